@@ -1,0 +1,46 @@
+import Router from '@koa/router';
+import Koa from 'koa';
+import { koaBody } from 'koa-body';
+import type { AppState } from './context.ts';
+import type { ApiDeps } from './deps.ts';
+import { authenticate } from './middleware/authenticate.ts';
+import { errorHandler } from './middleware/error-handler.ts';
+import { rateLimit } from './middleware/rate-limit.ts';
+import { requestId } from './middleware/request-id.ts';
+import { createHealthRouter } from './routes/health-routes.ts';
+import { createPingRouter } from './routes/ping-routes.ts';
+
+export const API_PREFIX = '/api/v1';
+
+/** Builds the Koa app from its dependencies; no module-level state, so tests can build as many as they like. */
+export function createApp(deps: ApiDeps): Koa<AppState> {
+  const app = new Koa<AppState>({ proxy: deps.config.http.trustProxy });
+  app.silent = true; // the error middleware logs; Koa's default handler would print to stderr
+
+  app.use(requestId());
+  app.use(errorHandler(deps.logger));
+  app.use(
+    koaBody({
+      json: true,
+      jsonStrict: true,
+      jsonLimit: deps.config.http.jsonBodyLimit,
+      multipart: false,
+      urlencoded: false,
+      text: false,
+    }),
+  );
+
+  const publicApi = new Router<AppState>({ prefix: API_PREFIX });
+  publicApi.use(createHealthRouter(deps).routes());
+
+  const api = new Router<AppState>({ prefix: API_PREFIX });
+  api.use(authenticate(deps));
+  api.use(rateLimit({ limiter: deps.rateLimiter, plans: deps.config.plans }));
+  api.use(createPingRouter(deps).routes());
+
+  app.use(publicApi.routes());
+  app.use(publicApi.allowedMethods({ throw: true }));
+  app.use(api.routes());
+  app.use(api.allowedMethods({ throw: true }));
+  return app;
+}

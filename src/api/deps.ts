@@ -1,0 +1,14 @@
+import type { Config } from '../config.ts';
+import type { Knex } from '../db/knex.ts';
+import type { Logger } from '../logger.ts';
+import type { RateLimiter } from '../rate-limit/rate-limiter.ts';
+import type { TemporalClientHandle } from '../temporal/client.ts';
+
+/** Everything the HTTP layer needs, handed in by whoever builds the app (main, tests, benchmarks). */
+export interface ApiDeps {
+  config: Config;
+  db: Knex;
+  temporal: TemporalClientHandle;
+  logger: Logger;
+  rateLimiter: RateLimiter;
+}

@@ -1,0 +1,56 @@
+import type { Middleware } from 'koa';
+import { hashApiSecret, parseBearerCredentials, type ApiScope } from '../../auth/api-key-format.ts';
+import { constantTimeEqual } from '../../auth/tokens.ts';
+import type { Db } from '../../db/knex.ts';
+import { apiKeysStore } from '../../db/stores/api-keys-store.ts';
+import { AppError } from '../../errors.ts';
+import type { Logger } from '../../logger.ts';
+import type { AppState } from '../context.ts';
+
+const MALFORMED = 'Missing or malformed Authorization header: expected "Bearer <API_KEY>:<API_SECRET>"';
+const INVALID = 'Invalid API key or secret';
+// Compared against when the key is unknown, so unknown keys and wrong secrets take the same time.
+const DUMMY_HASH = hashApiSecret('wathiq-dummy-secret-for-constant-time-compare');
+
+/** Authenticates `Authorization: Bearer KEY:SECRET`; every failure is a 401, never a 500. */
+export function authenticate(deps: { db: Db; logger: Logger }): Middleware<AppState> {
+  return async (ctx, next) => {
+    const credentials = parseBearerCredentials(ctx.get('authorization') || undefined);
+    if (!credentials) throw new AppError('unauthorized', MALFORMED, {}, { 'WWW-Authenticate': 'Bearer' });
+
+    const store = apiKeysStore(deps.db);
+    const key = await store.findForAuthentication(credentials.key);
+    const secretMatches = constantTimeEqual(hashApiSecret(credentials.secret), key?.secretHash ?? DUMMY_HASH);
+    if (!key || !secretMatches)
+      throw new AppError('unauthorized', INVALID, {}, { 'WWW-Authenticate': 'Bearer' });
+    if (key.revokedAt)
+      throw new AppError(
+        'unauthorized',
+        'This API key has been revoked',
+        {},
+        { 'WWW-Authenticate': 'Bearer' },
+      );
+
+    ctx.state.auth = {
+      accountId: key.accountId,
+      apiKeyId: key.id,
+      key: key.key,
+      scopes: key.scopes,
+      plan: key.plan,
+    };
+    store
+      .touchLastUsed(key.id)
+      .catch((err: unknown) => deps.logger.warn({ err }, 'could not record key use'));
+    await next();
+  };
+}
+
+/** 403 unless the key carries `scope` (decisions §8). */
+export function requireScope(scope: ApiScope): Middleware<AppState> {
+  return async (ctx, next) => {
+    if (!ctx.state.auth?.scopes.includes(scope)) {
+      throw new AppError('forbidden', `This API key lacks the "${scope}" scope`);
+    }
+    await next();
+  };
+}

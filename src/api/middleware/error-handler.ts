@@ -1,0 +1,61 @@
+import type { Middleware } from 'koa';
+import { AppError, ERROR_STATUS, isAppError, type ErrorCode } from '../../errors.ts';
+import type { Logger } from '../../logger.ts';
+import type { AppState } from '../context.ts';
+
+const MESSAGES: Partial<Record<number, [ErrorCode, string]>> = {
+  400: ['bad_request', 'Bad request'],
+  404: ['not_found', 'Not found'],
+  405: ['method_not_allowed', 'Method not allowed'],
+  413: ['payload_too_large', 'Request body too large'],
+  415: ['unsupported_media_type', 'Unsupported media type'],
+};
+
+interface HttpLikeError {
+  status?: number;
+  statusCode?: number;
+  expose?: boolean;
+  type?: string;
+}
+
+/** Turns what libraries throw (co-body, the router, Koa) into an AppError; anything unknown becomes a 500. */
+function toAppError(err: unknown): AppError {
+  if (isAppError(err)) return err;
+  const e = (err ?? {}) as HttpLikeError;
+  const status = e.status ?? e.statusCode;
+  if (status && status >= 400 && status < 500 && e.expose !== false) {
+    if (e.type === 'entity.parse.failed' || (status === 400 && err instanceof SyntaxError))
+      return new AppError('bad_request', 'Malformed JSON in request body');
+    if (e.type === 'entity.too.large') return new AppError('payload_too_large', 'Request body too large');
+    const known = MESSAGES[status];
+    if (known) return new AppError(known[0], known[1]);
+    return new AppError('bad_request', 'Bad request');
+  }
+  return new AppError('internal', 'Internal server error');
+}
+
+/**
+ * The top of the stack: every failure leaves as `{success:false, error:{code, message, details}}`.
+ * 5xx messages never carry internals; the log has them, keyed by request id.
+ */
+export function errorHandler(logger: Logger): Middleware<AppState> {
+  return async (ctx, next) => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) {
+        throw new AppError('not_found', `No route for ${ctx.method} ${ctx.path}`);
+      }
+    } catch (err) {
+      const appError = toAppError(err);
+      if (appError.status >= 500) {
+        logger.error({ err, requestId: ctx.state.requestId, path: ctx.path }, 'request failed');
+      }
+      for (const [name, value] of Object.entries(appError.headers)) ctx.set(name, value);
+      ctx.status = appError.status;
+      ctx.body = {
+        success: false,
+        error: { code: ERROR_STATUS[appError.code], message: appError.message, details: appError.details },
+      };
+    }
+  };
+}

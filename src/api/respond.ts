@@ -1,0 +1,29 @@
+import type { AppContext } from './context.ts';
+
+export interface PageMeta {
+  current_page: number;
+  per_page: number;
+  total: number;
+  last_page: number;
+}
+
+/** The success envelope of decisions §1. */
+export function ok(ctx: AppContext, data: unknown, status = 200): void {
+  ctx.status = status;
+  ctx.body = { success: true, data };
+}
+
+export function okPage(ctx: AppContext, data: unknown[], meta: PageMeta): void {
+  ctx.status = 200;
+  ctx.body = { success: true, data, meta };
+}
+
+/** ISO 8601 with an explicit +00:00 offset, as decisions §1 shows. */
+export function isoTime(d: Date | null | undefined): string | null {
+  return d
+    ? d
+        .toISOString()
+        .replace(/\.\d{3}Z$/, '+00:00')
+        .replace(/Z$/, '+00:00')
+    : null;
+}

@@ -1,0 +1,119 @@
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { createAccountWithKey } from './accounts/create-account.ts';
+import { ConfigError, loadConfig, type Config } from './config.ts';
+import { createDb, type Knex } from './db/knex.ts';
+import { migrateLatest } from './db/migrate.ts';
+import { isAppError } from './errors.ts';
+import { createLogger } from './logger.ts';
+import { startEmbeddedPostgres } from './runtime/embedded-postgres.ts';
+import path from 'node:path';
+
+const USAGE = `Usage: npm run cli -- <command> [options]
+
+Commands:
+  migrate                                   Apply database migrations
+  account:create --email E --password P --name N [--plan basic|business|enterprise]
+                                            Create an account and its first API key; prints JSON
+`;
+
+/**
+ * The database the CLI works on: DATABASE_URL, or the embedded one (the running `npm start`'s when it is up,
+ * otherwise started just for this command).
+ */
+async function withDatabase<T>(config: Config, run: (db: Knex) => Promise<T>): Promise<T> {
+  const logger = createLogger({ logLevel: 'warn' });
+  let url = config.database.url;
+  let stopEmbedded: (() => Promise<void>) | undefined;
+  if (!url) {
+    const embeddedUrl = `postgres://postgres:wathiq-embedded@127.0.0.1:${config.database.embeddedPort}/wathiq`;
+    const probe = new pg.Client({ connectionString: embeddedUrl, connectionTimeoutMillis: 1000 });
+    const running = await probe.connect().then(
+      () => true,
+      () => false,
+    );
+    await probe.end().catch(() => undefined);
+    if (running) url = embeddedUrl;
+    else {
+      const embedded = await startEmbeddedPostgres({
+        dir: path.join(config.dataDir, 'postgres', 'pgdata'),
+        port: config.database.embeddedPort,
+        logger,
+        database: 'wathiq',
+      });
+      url = embedded.url('wathiq');
+      stopEmbedded = () => embedded.stop();
+    }
+  }
+  const db = createDb(url, { poolMax: 2 });
+  try {
+    await migrateLatest(db);
+    return await run(db);
+  } finally {
+    await db.destroy();
+    await stopEmbedded?.();
+  }
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  const config = loadConfig();
+  switch (command) {
+    case 'migrate': {
+      await withDatabase(config, () => Promise.resolve());
+      process.stdout.write('migrations are up to date\n');
+      return 0;
+    }
+    case 'account:create': {
+      const { values } = parseArgs({
+        args: rest,
+        options: {
+          email: { type: 'string' },
+          password: { type: 'string' },
+          name: { type: 'string' },
+          plan: { type: 'string' },
+        },
+        strict: true,
+      });
+      const result = await withDatabase(config, (db) =>
+        createAccountWithKey(db, {
+          email: values.email ?? '',
+          password: values.password ?? '',
+          name: values.name ?? '',
+          plan: (values.plan ?? 'basic') as 'basic',
+        }),
+      );
+      process.stdout.write(
+        `${JSON.stringify(
+          {
+            account_id: result.account.id,
+            email: result.account.email,
+            plan: result.account.plan,
+            api_key: result.key.apiKey.key,
+            api_secret: result.key.secret,
+          },
+          null,
+          2,
+        )}\n`,
+      );
+      return 0;
+    }
+    default:
+      process.stderr.write(USAGE);
+      return command ? 2 : 0;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    if (isAppError(err)) {
+      process.stderr.write(`${JSON.stringify({ error: err.message, details: err.details }, null, 2)}\n`);
+    } else if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+    } else {
+      process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+    }
+    process.exit(1);
+  },
+);

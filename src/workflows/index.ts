@@ -1,0 +1,2 @@
+// Every workflow the worker registers. Imported by the worker's bundler, never by Node directly.
+export { pingWorkflow } from './ping-workflow.ts';

@@ -1,0 +1,139 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { apiKeysStore } from '../../src/db/stores/api-keys-store.ts';
+import { startTestService, type TestAccount, type TestService } from '../helpers/test-service.ts';
+
+let service: TestService;
+let account: TestAccount;
+
+beforeAll(async () => {
+  service = await startTestService({ worker: false });
+  account = await service.createAccount();
+});
+afterAll(() => service.close());
+
+async function expect401(res: Response, message: RegExp) {
+  expect(res.status).toBe(401);
+  const body = (await res.json()) as {
+    success: boolean;
+    error: { code: number; message: string; details: object };
+  };
+  expect(body.success).toBe(false);
+  expect(body.error.code).toBe(401);
+  expect(body.error.message).toMatch(message);
+  expect(body.error.details).toEqual({});
+}
+
+describe('authentication', () => {
+  it('accepts Bearer KEY:SECRET and records last use', async () => {
+    const res = await service.request('/pings/00000000-0000-4000-8000-000000000000', { account });
+    expect(res.status).toBe(404); // authenticated: the route answered, not the auth layer
+    const [key] = await apiKeysStore(service.database.db).listByAccount(account.accountId);
+    expect(key?.lastUsedAt).toBeInstanceOf(Date);
+  });
+
+  it.each([
+    ['no header', undefined],
+    ['empty header', ''],
+    ['another scheme', 'Basic dXNlcjpwYXNz'],
+    ['bearer without secret', 'Bearer wq_AAAAAAAAAAAAAAAAAAAAAAAA'],
+    ['garbage', 'Bearer !!!:???'],
+    ['a very long header', `Bearer ${'x'.repeat(10_000)}`],
+  ])('401 for a malformed header: %s', async (_label, header) => {
+    const res = await service.request('/pings/x', {
+      headers: header === undefined ? {} : { authorization: header },
+    });
+    await expect401(res, /malformed Authorization/);
+    expect(res.headers.get('www-authenticate')).toBe('Bearer');
+  });
+
+  it('401 for an unknown key', async () => {
+    const res = await service.request('/pings/x', {
+      headers: { authorization: `Bearer wq_${'Z'.repeat(24)}:${account.secret}` },
+    });
+    await expect401(res, /Invalid API key/);
+  });
+
+  it('401 for a wrong secret of a real key', async () => {
+    const wrong = account.secret.slice(0, -1) + (account.secret.endsWith('A') ? 'B' : 'A');
+    const res = await service.request('/pings/x', {
+      headers: { authorization: `Bearer ${account.key}:${wrong}` },
+    });
+    await expect401(res, /Invalid API key/);
+  });
+
+  it('401 for a revoked key, from the next request on', async () => {
+    const other = await service.createAccount();
+    expect(
+      (await service.request('/pings/00000000-0000-4000-8000-000000000000', { account: other })).status,
+    ).toBe(404);
+    expect(await apiKeysStore(service.database.db).revoke(other.accountId, other.apiKeyId)).toBe(true);
+    await expect401(await service.request('/pings/x', { account: other }), /revoked/);
+  });
+
+  it('stores only a hash of the secret', async () => {
+    const rows = await service.database.db('api_keys').select('*');
+    const dump = JSON.stringify(rows);
+    expect(dump).not.toContain(account.secret);
+    expect(dump).toContain(account.key);
+  });
+
+  it('leaves public endpoints public', async () => {
+    const res = await service.request('/health');
+    expect([200, 503]).toContain(res.status);
+    expect(res.headers.get('x-ratelimit-limit')).toBeNull();
+  });
+});
+
+describe('scopes', () => {
+  it('403 names the missing scope', async () => {
+    const { requireScope } = await import('../../src/api/middleware/authenticate.ts');
+    const readOnly = await service.createAccount({ scopes: ['documents:read'] });
+    // Exercise the middleware as a route would, through a real app with one scoped route.
+    const Router = (await import('@koa/router')).default;
+    const Koa = (await import('koa')).default;
+    const { authenticate } = await import('../../src/api/middleware/authenticate.ts');
+    const { errorHandler } = await import('../../src/api/middleware/error-handler.ts');
+    const { createServer } = await import('node:http');
+    const app = new Koa();
+    const router = new Router();
+    router.post(
+      '/write',
+      authenticate({ db: service.database.db, logger: service.logger }),
+      requireScope('documents:write'),
+      (ctx) => {
+        ctx.body = { success: true };
+      },
+    );
+    router.get(
+      '/read',
+      authenticate({ db: service.database.db, logger: service.logger }),
+      requireScope('documents:read'),
+      (ctx) => {
+        ctx.body = { success: true };
+      },
+    );
+    app.use(errorHandler(service.logger));
+    app.use(router.routes());
+    const handle = app.callback();
+    const server = createServer((req, res) => void handle(req, res)).listen(0, '127.0.0.1');
+    await new Promise((r) => server.once('listening', r));
+    const port = (server.address() as { port: number }).port;
+    try {
+      const denied = await fetch(`http://127.0.0.1:${port}/write`, {
+        method: 'POST',
+        headers: { authorization: readOnly.authorization },
+      });
+      expect(denied.status).toBe(403);
+      expect(await denied.json()).toEqual({
+        success: false,
+        error: { code: 403, message: 'This API key lacks the "documents:write" scope', details: {} },
+      });
+      const allowed = await fetch(`http://127.0.0.1:${port}/read`, {
+        headers: { authorization: readOnly.authorization },
+      });
+      expect(allowed.status).toBe(200);
+    } finally {
+      server.close();
+    }
+  });
+});

@@ -1,0 +1,142 @@
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { NativeConnection, Runtime, DefaultLogger, type Worker } from '@temporalio/worker';
+import { inject } from 'vitest';
+import { createActivities } from '../../src/activities/index.ts';
+import { issueApiKey } from '../../src/accounts/api-keys.ts';
+import type { ApiScope } from '../../src/auth/api-key-format.ts';
+import { hashPassword } from '../../src/auth/passwords.ts';
+import { loadConfig, type Config, type Plan } from '../../src/config.ts';
+import { accountsStore } from '../../src/db/stores/accounts-store.ts';
+import { createLogger, type Logger } from '../../src/logger.ts';
+import { startApiServer, type RunningApi } from '../../src/runtime/api-server.ts';
+import { createRateLimiter } from '../../src/runtime/rate-limiter-factory.ts';
+import { createTemporalClient, type TemporalClientHandle } from '../../src/temporal/client.ts';
+import { createWorker } from '../../src/temporal/worker.ts';
+import { createTestDatabase, type TestDatabase } from './test-database.ts';
+
+let runtimeInstalled = false;
+function quietTemporalRuntime(): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+}
+
+export interface TestAccount {
+  accountId: string;
+  apiKeyId: string;
+  key: string;
+  secret: string;
+  authorization: string;
+}
+
+export interface TestService {
+  baseUrl: string;
+  config: Config;
+  database: TestDatabase;
+  temporal: TemporalClientHandle;
+  taskQueue: string;
+  logger: Logger;
+  api: RunningApi;
+  createAccount(options?: { plan?: Plan; scopes?: readonly ApiScope[] }): Promise<TestAccount>;
+  request(path: string, init?: RequestInit & { account?: TestAccount }): Promise<Response>;
+  close(): Promise<void>;
+}
+
+let workflowBundle: { code: string } | undefined;
+
+/**
+ * The real service for one test file: its own database, its own task queue on the shared Temporal server, a
+ * worker, and the Koa app on a real HTTP port.
+ */
+export async function startTestService(
+  options: { env?: Record<string, string>; worker?: boolean; database?: TestDatabase } = {},
+): Promise<TestService> {
+  quietTemporalRuntime();
+  const database = options.database ?? (await createTestDatabase());
+  const taskQueue = `test-${randomBytes(6).toString('hex')}`;
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'silent',
+    PORT: '0',
+    DATABASE_URL: database.url,
+    TEMPORAL_ADDRESS: inject('temporalAddress'),
+    TEMPORAL_TASK_QUEUE: taskQueue,
+    ...options.env,
+  });
+  const logger = createLogger({ logLevel: process.env.TEST_LOG_LEVEL === 'debug' ? 'debug' : 'silent' });
+  const temporal = createTemporalClient({
+    address: inject('temporalAddress'),
+    namespace: config.temporal.namespace,
+  });
+
+  let worker: Worker | undefined;
+  let workerRun: Promise<void> | undefined;
+  let workerConnection: NativeConnection | undefined;
+  if (options.worker !== false) {
+    workflowBundle ??= { code: await readFile(inject('workflowBundlePath'), 'utf8') };
+    workerConnection = await NativeConnection.connect({ address: inject('temporalAddress') });
+    worker = await createWorker({
+      connection: workerConnection,
+      namespace: config.temporal.namespace,
+      taskQueue,
+      activities: createActivities({ db: database.db, logger }),
+      workflowBundle,
+    });
+    workerRun = worker.run();
+  }
+
+  const api = await startApiServer(
+    { config, db: database.db, temporal, logger, rateLimiter: createRateLimiter(config, database.db) },
+    '127.0.0.1',
+    0,
+  );
+
+  const service: TestService = {
+    baseUrl: `${api.url}/api/v1`,
+    config,
+    database,
+    temporal,
+    taskQueue,
+    logger,
+    api,
+    async createAccount(opts = {}) {
+      const account = await accountsStore(database.db).create({
+        name: 'Test Account',
+        email: `test-${randomBytes(6).toString('hex')}@example.test`,
+        passwordHash: await hashPassword('correct horse battery staple'),
+        plan: opts.plan ?? 'business',
+      });
+      const issued = await issueApiKey(database.db, {
+        accountId: account.id,
+        name: 'test key',
+        ...(opts.scopes ? { scopes: opts.scopes } : {}),
+      });
+      return {
+        accountId: account.id,
+        apiKeyId: issued.apiKey.id,
+        key: issued.apiKey.key,
+        secret: issued.secret,
+        authorization: `Bearer ${issued.apiKey.key}:${issued.secret}`,
+      };
+    },
+    request(path, init = {}) {
+      const { account, headers, ...rest } = init;
+      const h = new Headers(headers);
+      if (account && !h.has('authorization')) h.set('authorization', account.authorization);
+      if (typeof rest.body === 'string' && !h.has('content-type')) h.set('content-type', 'application/json');
+      return fetch(`${service.baseUrl}${path}`, { ...rest, headers: h });
+    },
+    async close() {
+      await api.stop();
+      if (worker) {
+        worker.shutdown();
+        await workerRun;
+        await workerConnection?.close();
+      }
+      await temporal.close();
+      if (!options.database) await database.drop();
+    },
+  };
+  return service;
+}

@@ -1,0 +1,110 @@
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import pg from 'pg';
+import type { TestProject } from 'vitest/node';
+import { createDb } from '../../src/db/knex.ts';
+import { migrateLatest } from '../../src/db/migrate.ts';
+import { createLogger } from '../../src/logger.ts';
+import { startEmbeddedPostgres } from '../../src/runtime/embedded-postgres.ts';
+import { locateOrBuildTemporalCli } from '../../src/runtime/temporal-cli.ts';
+import { workflowsPath } from '../../src/temporal/worker.ts';
+import { SEARCH_ATTRIBUTE_KEYS } from '../../src/workflows/search-attributes.ts';
+import { freePort } from './free-port.ts';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    pgAdminUrl: string;
+    templateDatabase: string;
+    temporalAddress: string;
+    temporalCliPath: string;
+    workflowBundlePath: string;
+  }
+}
+
+/**
+ * Starts the real infrastructure once for the whole run: PostgreSQL (embedded, or TEST_DATABASE_URL), a template
+ * database migrated once, a Temporal dev server (the CLI through @temporalio/testing, or TEMPORAL_ADDRESS), and
+ * one workflow bundle shared by every test worker.
+ */
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const logger = createLogger({ logLevel: 'warn' }, { part: 'test-setup' });
+  const teardown: (() => Promise<void>)[] = [];
+  const scratch = await mkdtemp(path.join(os.tmpdir(), 'wathiq-test-'));
+  await chmod(scratch, 0o755); // as root, PostgreSQL runs as its own user and must reach its folder
+  teardown.push(() => rm(scratch, { recursive: true, force: true }));
+
+  let adminUrl = process.env.TEST_DATABASE_URL;
+  if (!adminUrl) {
+    const pgServer = await startEmbeddedPostgres({
+      dir: path.join(scratch, 'postgres', 'pgdata'),
+      port: await freePort(),
+      logger,
+    });
+    teardown.push(() => pgServer.stop());
+    adminUrl = pgServer.url('postgres');
+  }
+
+  const templateDatabase = `wathiq_template_${process.pid}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS ${templateDatabase}`);
+  await admin.query(`CREATE DATABASE ${templateDatabase}`);
+  await admin.end();
+  const templateUrl = new URL(adminUrl);
+  templateUrl.pathname = `/${templateDatabase}`;
+  const templateDb = createDb(templateUrl.toString(), { poolMax: 1 });
+  await migrateLatest(templateDb);
+  await templateDb.destroy();
+  teardown.push(async () => {
+    const c = new pg.Client({ connectionString: adminUrl });
+    await c.connect();
+    await c.query(`DROP DATABASE IF EXISTS ${templateDatabase} WITH (FORCE)`).catch(() => undefined);
+    await c.end();
+  });
+
+  const cliPath = (await locateOrBuildTemporalCli(process.env.TEMPORAL_CLI_PATH, logger)) ?? '';
+  let temporalAddress = process.env.TEMPORAL_ADDRESS;
+  if (!temporalAddress) {
+    if (!cliPath)
+      throw new Error(
+        'The tests need the Temporal CLI: install Go, or set TEMPORAL_CLI_PATH or TEMPORAL_ADDRESS',
+      );
+    const env = await TestWorkflowEnvironment.createLocal({
+      server: {
+        executable: { type: 'existing-path', path: cliPath },
+        ip: '127.0.0.1',
+        searchAttributes: [...SEARCH_ATTRIBUTE_KEYS],
+        log: { format: 'pretty', level: 'error' },
+      },
+    });
+    teardown.push(() => env.teardown());
+    temporalAddress = env.address;
+  }
+
+  const bundle = await bundleWorkflowCode({ workflowsPath: workflowsPath(), logger: quietBundlerLogger });
+  const workflowBundlePath = path.join(scratch, 'workflow-bundle.js');
+  await writeFile(workflowBundlePath, bundle.code);
+
+  project.provide('pgAdminUrl', adminUrl);
+  project.provide('templateDatabase', templateDatabase);
+  project.provide('temporalAddress', temporalAddress);
+  project.provide('temporalCliPath', cliPath);
+  project.provide('workflowBundlePath', workflowBundlePath);
+
+  return async () => {
+    for (const step of teardown.reverse())
+      await step().catch((err: unknown) => logger.warn({ err }, 'teardown step failed'));
+  };
+}
+
+const quietBundlerLogger = {
+  trace: () => undefined,
+  debug: () => undefined,
+  info: () => undefined,
+  warn: (message: string, meta?: Record<string, unknown>) => console.warn(message, meta ?? ''),
+  error: (message: string, meta?: Record<string, unknown>) => console.error(message, meta ?? ''),
+  log: () => undefined,
+};
