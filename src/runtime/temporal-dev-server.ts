@@ -85,6 +85,9 @@ export async function startTemporalDevServer(
     options.logger.debug({ temporal: d.toString().trim() }, 'temporal'),
   );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // Never leave the dev server behind, whatever way this process ends.
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
   try {
     await waitForFrontend(address, child, 60_000);
   } catch (err) {
@@ -95,6 +98,7 @@ export async function startTemporalDevServer(
     address,
     uiUrl: `http://localhost:${options.uiPort}`,
     async stop() {
+      process.off('exit', killOnExit);
       if (child.exitCode === null) child.kill('SIGTERM');
       const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
       await exited;

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { NativeConnection, Runtime, DefaultLogger, type Worker } from '@temporalio/worker';
+import { NativeConnection, type Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
 import { createActivities } from '../../src/activities/index.ts';
 import { issueApiKey } from '../../src/accounts/api-keys.ts';
@@ -12,14 +12,15 @@ import { createLogger, type Logger } from '../../src/logger.ts';
 import { startApiServer, type RunningApi } from '../../src/runtime/api-server.ts';
 import { createRateLimiter } from '../../src/runtime/rate-limiter-factory.ts';
 import { createTemporalClient, type TemporalClientHandle } from '../../src/temporal/client.ts';
+import { installTemporalRuntime } from '../../src/temporal/runtime.ts';
 import { createWorker } from '../../src/temporal/worker.ts';
 import { createTestDatabase, type TestDatabase } from './test-database.ts';
 
 let runtimeInstalled = false;
-function quietTemporalRuntime(): void {
+function quietTemporalRuntime(logger: Logger): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
-  Runtime.install({ logger: new DefaultLogger('WARN') });
+  installTemporalRuntime(logger);
 }
 
 export interface TestAccount {
@@ -52,7 +53,6 @@ let workflowBundle: { code: string } | undefined;
 export async function startTestService(
   options: { env?: Record<string, string>; worker?: boolean; database?: TestDatabase } = {},
 ): Promise<TestService> {
-  quietTemporalRuntime();
   const database = options.database ?? (await createTestDatabase());
   const taskQueue = `test-${randomBytes(6).toString('hex')}`;
   const config = loadConfig({
@@ -65,6 +65,7 @@ export async function startTestService(
     ...options.env,
   });
   const logger = createLogger({ logLevel: process.env.TEST_LOG_LEVEL === 'debug' ? 'debug' : 'silent' });
+  quietTemporalRuntime(logger);
   const temporal = createTemporalClient({
     address: inject('temporalAddress'),
     namespace: config.temporal.namespace,

@@ -44,6 +44,7 @@ describe('API → Temporal → activity → PostgreSQL', () => {
     const read = await service.request(`/pings/${data.id}`, { account });
     expect(read.status).toBe(200);
     expect(((await read.json()) as { data: { recorded_at: string } }).data.recorded_at).toMatch(/\+00:00$/);
+    expect(data.recorded_at).toMatch(/\+00:00$/);
   });
 
   it('a ping of another account is 404', async () => {

@@ -34,7 +34,7 @@ export function createPingRouter(deps: Pick<ApiDeps, 'db' | 'temporal' | 'config
         id: result.pingId,
         workflow_id: result.workflowId,
         message: result.message,
-        recorded_at: result.recordedAt,
+        recorded_at: isoTime(new Date(result.recordedAt)),
       },
       201,
     );
