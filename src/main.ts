@@ -8,6 +8,7 @@ import { provideInfrastructure } from './runtime/infrastructure.ts';
 import { createRateLimiter } from './runtime/rate-limiter-factory.ts';
 import { createTemporalClient } from './temporal/client.ts';
 import { installTemporalRuntime } from './temporal/runtime.ts';
+import { ensureSearchAttributes } from './temporal/search-attributes-setup.ts';
 import { connectWorker, createWorker } from './temporal/worker.ts';
 import exitHook from 'async-exit-hook';
 
@@ -54,14 +55,17 @@ async function main(role: Role): Promise<void> {
     if (applied.length) logger.info({ applied }, 'migrations applied');
   }
 
+  const temporal = createTemporalClient({
+    address: infra.temporalAddress,
+    namespace: config.temporal.namespace,
+  });
+  stops.push(() => temporal.close());
+  if (config.temporal.address)
+    await ensureSearchAttributes(temporal.connection, config.temporal.namespace, logger);
+
   const listening: Record<string, string> = { ...infra.started };
   if (role !== 'api') listening.worker = await runWorker(config, db, infra.temporalAddress, logger, stops);
   if (role !== 'worker') {
-    const temporal = createTemporalClient({
-      address: infra.temporalAddress,
-      namespace: config.temporal.namespace,
-    });
-    stops.push(() => temporal.close());
     const api = await startApiServer(
       { config, db, temporal, logger, rateLimiter: createRateLimiter(config, db) },
       config.http.host,

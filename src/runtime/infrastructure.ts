@@ -1,8 +1,6 @@
 import path from 'node:path';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
-import { startEmbeddedPostgres } from './embedded-postgres.ts';
-import { startTemporalDevServer } from './temporal-dev-server.ts';
 
 export interface Infrastructure {
   databaseUrl: string;
@@ -25,6 +23,8 @@ export async function provideInfrastructure(config: Config, logger: Logger): Pro
   try {
     let databaseUrl = config.database.url;
     if (!databaseUrl) {
+      // Loaded only when used: a deployment with DATABASE_URL and TEMPORAL_ADDRESS never touches them.
+      const { startEmbeddedPostgres } = await import('./embedded-postgres.ts');
       const pg = await startEmbeddedPostgres({
         dir: path.join(config.dataDir, 'postgres', 'pgdata'),
         port: config.database.embeddedPort,
@@ -38,6 +38,7 @@ export async function provideInfrastructure(config: Config, logger: Logger): Pro
 
     let temporalAddress = config.temporal.address;
     if (!temporalAddress) {
+      const { startTemporalDevServer } = await import('./temporal-dev-server.ts');
       const temporal = await startTemporalDevServer({
         cliPath: config.temporal.cliPath,
         port: config.temporal.devPort,
