@@ -1,0 +1,46 @@
+/**
+ * The events a webhook can subscribe to (decisions §3 and §7). `document.approved` is the completion event; there is
+ * no `document.completed`. This module is pure data so workflow code may import it.
+ */
+export const SUBSCRIBABLE_EVENTS = [
+  'document.created',
+  'document.sent',
+  'approver.completed',
+  'document.approved',
+  'document.rejected',
+  'document.voided',
+  'document.expired',
+] as const;
+
+export type SubscribableEvent = (typeof SUBSCRIBABLE_EVENTS)[number];
+
+/** Sent only by `POST /webhooks/{id}/test`; it cannot be subscribed to. */
+export const TEST_EVENT = 'webhook.test';
+
+export type WebhookEvent = SubscribableEvent | typeof TEST_EVENT;
+
+export const EVENT_DESCRIPTIONS: Readonly<Record<WebhookEvent, string>> = {
+  'document.created': 'A document was created (POST /documents).',
+  'document.sent': 'A document was sent to its approvers (POST /documents/{id}/send).',
+  'approver.completed': 'An approver completed their action (sign, stamp, approve or review).',
+  'document.approved': 'Every approver completed: the signed PDF is ready at its permanent download URL.',
+  'document.rejected': 'An approver rejected the document; the approval ended.',
+  'document.voided': 'The document was voided by its account (POST /documents/{id}/void).',
+  'document.expired': 'The approval deadline (expires_at) passed before every approver completed.',
+  'webhook.test': 'A test delivery requested with POST /webhooks/{id}/test; not subscribable.',
+};
+
+export interface EventCatalogueEntry {
+  event: SubscribableEvent;
+  description: string;
+}
+
+/** What `GET /webhooks/events` lists: the subscribable events, in lifecycle order. */
+export const EVENT_CATALOGUE: readonly EventCatalogueEntry[] = SUBSCRIBABLE_EVENTS.map((event) => ({
+  event,
+  description: EVENT_DESCRIPTIONS[event],
+}));
+
+export function isSubscribableEvent(name: string): name is SubscribableEvent {
+  return (SUBSCRIBABLE_EVENTS as readonly string[]).includes(name);
+}

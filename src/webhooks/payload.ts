@@ -1,0 +1,39 @@
+import type { WebhookEvent } from './events.ts';
+
+/**
+ * The body of a delivery (decisions §7): `{"id", "event", "created_at", "data"}`. It is built once, stored with the
+ * delivery and sent byte for byte on every attempt, so receivers can verify it and deduplicate on `id`.
+ * Pure (no Node built-ins), so workflow code may import it.
+ */
+
+export interface EventBodyInput {
+  /** The delivery's numeric id: the same value as X-Wathiq-Delivery. */
+  deliveryId: number;
+  event: WebhookEvent;
+  /** When the event happened (not when it is delivered). */
+  createdAt: Date | string;
+  /** `{ document: {...}, approver?: {...} }` for document events; serialised as given, key order kept. */
+  data: Readonly<Record<string, unknown>>;
+}
+
+export function buildEventBody({ deliveryId, event, createdAt, data }: EventBodyInput): string {
+  if (!Number.isSafeInteger(deliveryId) || deliveryId < 1) {
+    throw new RangeError(`deliveryId must be a positive integer, got ${deliveryId}`);
+  }
+  return JSON.stringify({ id: deliveryId, event, created_at: isoUtc(createdAt), data });
+}
+
+/** ISO 8601 with the explicit +00:00 offset of decisions §1, whole seconds. */
+export function isoUtc(value: Date | string): string {
+  const date = typeof value === 'string' ? new Date(value) : value;
+  if (Number.isNaN(date.getTime())) throw new RangeError(`not a valid time: ${String(value)}`);
+  return date.toISOString().replace(/\.\d{3}Z$/, '+00:00');
+}
+
+/** The `data` of a `webhook.test` delivery: enough for a receiver to see which webhook it came from. */
+export function testEventData(webhook: { id: string; url: string }): Record<string, unknown> {
+  return {
+    webhook: { id: webhook.id, url: webhook.url },
+    message: 'This is a test delivery from Wathiq. It is signed like every other delivery.',
+  };
+}
