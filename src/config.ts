@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { storageConfigFromEnv, type StorageConfig } from './storage/storage-config.ts';
 
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
@@ -40,6 +41,18 @@ const schema = z.object({
   MAX_UPLOAD_MB_BUSINESS: z.coerce.number().positive().max(1024).default(20),
   MAX_UPLOAD_MB_ENTERPRISE: z.coerce.number().positive().max(1024).default(20),
   TRUST_PROXY: bool.default(false),
+
+  S3_BUCKET: optionalString,
+  S3_REGION: z.string().min(1).default('us-east-1'),
+  S3_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
+  S3_ACCESS_KEY_ID: optionalString,
+  S3_SECRET_ACCESS_KEY: optionalString,
+  S3_SESSION_TOKEN: optionalString,
+  S3_FORCE_PATH_STYLE: bool.optional(),
+  S3_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9._\/-]*$/, 'letters, digits, . _ - and /')
+    .optional(),
 });
 
 export type Env = z.input<typeof schema>;
@@ -60,6 +73,7 @@ export interface Config {
   };
   rateLimit: { store: 'memory' | 'postgres' };
   plans: Record<Plan, { requestsPerMinute: number; maxUploadBytes: number }>;
+  storage: StorageConfig;
 }
 
 export const PLANS = ['basic', 'business', 'enterprise'] as const;
@@ -81,6 +95,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
   }
   const e = parsed.data;
+  const storage = storageConfigFromEnv(e, path.resolve(e.DATA_DIR));
+  if (storage.issues.length > 0) throw new ConfigError(storage.issues);
   const mb = (n: number) => Math.floor(n * 1024 * 1024);
   return {
     env: e.NODE_ENV,
@@ -108,5 +124,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       business: { requestsPerMinute: 300, maxUploadBytes: mb(e.MAX_UPLOAD_MB_BUSINESS) },
       enterprise: { requestsPerMinute: 1000, maxUploadBytes: mb(e.MAX_UPLOAD_MB_ENTERPRISE) },
     },
+    storage: storage.storage,
   };
 }

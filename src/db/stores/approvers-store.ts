@@ -1,0 +1,247 @@
+import type { ActionType, ApproverStatus, Language, Placement } from '../../documents/model.ts';
+import type { Db } from '../knex.ts';
+
+export interface Approver {
+  id: string;
+  documentId: string;
+  accountId: string;
+  nameAr: string;
+  nameEn: string;
+  /** E.164 digits without the plus sign. */
+  phone: string;
+  roleAr: string | null;
+  roleEn: string | null;
+  /** Chosen language of messages and page; null means automatic (Arabic for Saudi numbers, else English). */
+  language: Language | null;
+  actionType: ActionType;
+  orderIndex: number;
+  placement: Placement | null;
+  status: ApproverStatus;
+  linkToken: string | null;
+  notifiedAt: Date | null;
+  notificationStatus: string | null;
+  notificationError: string | null;
+  actedAt: Date | null;
+  actionChannel: string | null;
+  actionIp: string | null;
+  actionUserAgent: string | null;
+  actionMessageId: string | null;
+  signatureKey: string | null;
+  typedName: string | null;
+  rejectionReason: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface ApproverRow {
+  id: string;
+  document_id: string;
+  account_id: string;
+  name_ar: string;
+  name_en: string;
+  phone: string;
+  role_ar: string | null;
+  role_en: string | null;
+  language: Language | null;
+  action_type: ActionType;
+  order_index: number;
+  placement_page: number | null;
+  placement_x: number | null;
+  placement_y: number | null;
+  placement_width: number | null;
+  status: ApproverStatus;
+  link_token: string | null;
+  notified_at: Date | null;
+  notification_status: string | null;
+  notification_error: string | null;
+  acted_at: Date | null;
+  action_channel: string | null;
+  action_ip: string | null;
+  action_user_agent: string | null;
+  action_message_id: string | null;
+  signature_key: string | null;
+  typed_name: string | null;
+  rejection_reason: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export const toApprover = (r: ApproverRow): Approver => ({
+  id: r.id,
+  documentId: r.document_id,
+  accountId: r.account_id,
+  nameAr: r.name_ar,
+  nameEn: r.name_en,
+  phone: r.phone,
+  roleAr: r.role_ar,
+  roleEn: r.role_en,
+  language: r.language,
+  actionType: r.action_type,
+  orderIndex: r.order_index,
+  placement:
+    r.placement_page !== null && r.placement_x !== null && r.placement_y !== null
+      ? { page: r.placement_page, x: r.placement_x, y: r.placement_y, width: r.placement_width }
+      : null,
+  status: r.status,
+  linkToken: r.link_token,
+  notifiedAt: r.notified_at,
+  notificationStatus: r.notification_status,
+  notificationError: r.notification_error,
+  actedAt: r.acted_at,
+  actionChannel: r.action_channel,
+  actionIp: r.action_ip,
+  actionUserAgent: r.action_user_agent,
+  actionMessageId: r.action_message_id,
+  signatureKey: r.signature_key,
+  typedName: r.typed_name,
+  rejectionReason: r.rejection_reason,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+/** What a client chooses about an approver (decisions §2); the rest is the workflow's. */
+export interface ApproverFields {
+  nameAr: string;
+  nameEn: string;
+  phone: string;
+  roleAr: string | null;
+  roleEn: string | null;
+  language: Language | null;
+  actionType: ActionType;
+  orderIndex: number;
+  placement: Placement | null;
+}
+
+export type ApproverPatch = Partial<
+  Omit<Approver, 'id' | 'documentId' | 'accountId' | 'createdAt' | 'updatedAt'>
+>;
+
+const COLUMNS: Record<Exclude<keyof ApproverPatch, 'placement'>, keyof ApproverRow> = {
+  nameAr: 'name_ar',
+  nameEn: 'name_en',
+  phone: 'phone',
+  roleAr: 'role_ar',
+  roleEn: 'role_en',
+  language: 'language',
+  actionType: 'action_type',
+  orderIndex: 'order_index',
+  status: 'status',
+  linkToken: 'link_token',
+  notifiedAt: 'notified_at',
+  notificationStatus: 'notification_status',
+  notificationError: 'notification_error',
+  actedAt: 'acted_at',
+  actionChannel: 'action_channel',
+  actionIp: 'action_ip',
+  actionUserAgent: 'action_user_agent',
+  actionMessageId: 'action_message_id',
+  signatureKey: 'signature_key',
+  typedName: 'typed_name',
+  rejectionReason: 'rejection_reason',
+};
+
+function toRowPatch(patch: ApproverPatch): Partial<ApproverRow> {
+  const row: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(patch)) {
+    if (value === undefined) continue;
+    if (field === 'placement') {
+      const p = value as Placement | null;
+      row.placement_page = p?.page ?? null;
+      row.placement_x = p?.x ?? null;
+      row.placement_y = p?.y ?? null;
+      row.placement_width = p?.width ?? null;
+      continue;
+    }
+    const column = COLUMNS[field as keyof typeof COLUMNS];
+    if (!column) throw new Error(`approversStore: unknown field ${field}`);
+    row[column] = value;
+  }
+  return row;
+}
+
+const ORDER = [
+  { column: 'order_index', order: 'asc' },
+  { column: 'created_at', order: 'asc' },
+  { column: 'id', order: 'asc' },
+] as const;
+
+/** Approvers, always read in `order_index` order. */
+export function approversStore(db: Db) {
+  return {
+    async insertMany(
+      document: { id: string; accountId: string },
+      approvers: readonly ApproverFields[],
+    ): Promise<Approver[]> {
+      if (approvers.length === 0) return [];
+      const rows = await db<ApproverRow>('approvers')
+        .insert(
+          approvers.map((a) => ({
+            document_id: document.id,
+            account_id: document.accountId,
+            ...toRowPatch({ ...a, placement: a.placement }),
+            status: 'waiting' as const,
+          })),
+        )
+        .returning('*');
+      return rows.map(toApprover).sort((a, b) => a.orderIndex - b.orderIndex);
+    },
+
+    async listByDocument(documentId: string): Promise<Approver[]> {
+      const rows = await db<ApproverRow>('approvers')
+        .where({ document_id: documentId })
+        .orderBy([...ORDER]);
+      return rows.map(toApprover);
+    },
+
+    /** Approvers of several documents at once (list pages), grouped by document id. */
+    async listByDocuments(documentIds: readonly string[]): Promise<Map<string, Approver[]>> {
+      const grouped = new Map<string, Approver[]>(documentIds.map((id) => [id, []]));
+      if (documentIds.length === 0) return grouped;
+      const rows = await db<ApproverRow>('approvers')
+        .whereIn('document_id', [...documentIds])
+        .orderBy([{ column: 'document_id' }, ...ORDER]);
+      for (const row of rows) grouped.get(row.document_id)?.push(toApprover(row));
+      return grouped;
+    },
+
+    async findById(accountId: string, id: string): Promise<Approver | undefined> {
+      const row = await db<ApproverRow>('approvers').where({ id, account_id: accountId }).first();
+      return row && toApprover(row);
+    },
+
+    async findByIdUnscoped(id: string): Promise<Approver | undefined> {
+      const row = await db<ApproverRow>('approvers').where({ id }).first();
+      return row && toApprover(row);
+    },
+
+    async findByLinkToken(token: string): Promise<Approver | undefined> {
+      const row = await db<ApproverRow>('approvers').where({ link_token: token }).first();
+      return row && toApprover(row);
+    },
+
+    async countByDocument(documentId: string): Promise<number> {
+      const [row] = await db('approvers')
+        .where({ document_id: documentId })
+        .count<{ count: number | string }[]>({ count: '*' });
+      return Number(row?.count ?? 0);
+    },
+
+    async update(id: string, patch: ApproverPatch): Promise<Approver | undefined> {
+      const [row] = await db('approvers')
+        .where({ id })
+        .update({ ...toRowPatch(patch), updated_at: db.fn.now() })
+        .returning<ApproverRow[]>('*');
+      return row && toApprover(row);
+    },
+
+    async delete(id: string): Promise<boolean> {
+      return (await db('approvers').where({ id }).delete()) > 0;
+    },
+
+    async deleteByDocument(documentId: string): Promise<number> {
+      return db('approvers').where({ document_id: documentId }).delete();
+    },
+  };
+}
+
+export type ApproversStore = ReturnType<typeof approversStore>;

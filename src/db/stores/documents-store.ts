@@ -1,0 +1,262 @@
+import type { DocumentStatus, WorkflowType } from '../../documents/model.ts';
+import type { Db } from '../knex.ts';
+
+export interface Document {
+  id: string;
+  accountId: string;
+  reference: string;
+  titleAr: string;
+  titleEn: string;
+  department: string | null;
+  workflowType: WorkflowType;
+  status: DocumentStatus;
+  expiresAt: Date;
+  fileKey: string;
+  fileName: string | null;
+  fileSha256: string;
+  fileSize: number;
+  pageCount: number;
+  finalFileKey: string | null;
+  finalToken: string | null;
+  finalSha256: string | null;
+  workflowId: string | null;
+  rejectionReason: string | null;
+  sentAt: Date | null;
+  completedAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface DocumentRow {
+  id: string;
+  account_id: string;
+  reference: string;
+  title_ar: string;
+  title_en: string;
+  department: string | null;
+  workflow_type: WorkflowType;
+  status: DocumentStatus;
+  expires_at: Date;
+  file_key: string;
+  file_name: string | null;
+  file_sha256: string;
+  file_size: number | string;
+  page_count: number;
+  final_file_key: string | null;
+  final_token: string | null;
+  final_sha256: string | null;
+  workflow_id: string | null;
+  rejection_reason: string | null;
+  sent_at: Date | null;
+  completed_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export const toDocument = (r: DocumentRow): Document => ({
+  id: r.id,
+  accountId: r.account_id,
+  reference: r.reference,
+  titleAr: r.title_ar,
+  titleEn: r.title_en,
+  department: r.department,
+  workflowType: r.workflow_type,
+  status: r.status,
+  expiresAt: r.expires_at,
+  fileKey: r.file_key,
+  fileName: r.file_name,
+  fileSha256: r.file_sha256,
+  fileSize: Number(r.file_size),
+  pageCount: r.page_count,
+  finalFileKey: r.final_file_key,
+  finalToken: r.final_token,
+  finalSha256: r.final_sha256,
+  workflowId: r.workflow_id,
+  rejectionReason: r.rejection_reason,
+  sentAt: r.sent_at,
+  completedAt: r.completed_at,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+/** Everything but the identity and the bookkeeping columns can change. */
+export type DocumentPatch = Partial<
+  Omit<Document, 'id' | 'accountId' | 'reference' | 'createdAt' | 'updatedAt'>
+>;
+
+const COLUMNS: Record<keyof DocumentPatch, keyof DocumentRow> = {
+  titleAr: 'title_ar',
+  titleEn: 'title_en',
+  department: 'department',
+  workflowType: 'workflow_type',
+  status: 'status',
+  expiresAt: 'expires_at',
+  fileKey: 'file_key',
+  fileName: 'file_name',
+  fileSha256: 'file_sha256',
+  fileSize: 'file_size',
+  pageCount: 'page_count',
+  finalFileKey: 'final_file_key',
+  finalToken: 'final_token',
+  finalSha256: 'final_sha256',
+  workflowId: 'workflow_id',
+  rejectionReason: 'rejection_reason',
+  sentAt: 'sent_at',
+  completedAt: 'completed_at',
+};
+
+function toRowPatch(patch: DocumentPatch): Partial<DocumentRow> {
+  const row: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(patch)) {
+    if (value === undefined) continue;
+    const column = COLUMNS[field as keyof DocumentPatch];
+    if (!column) throw new Error(`documentsStore: unknown field ${field}`);
+    row[column] = value;
+  }
+  return row;
+}
+
+export interface NewDocument {
+  id: string;
+  accountId: string;
+  reference: string;
+  titleAr: string;
+  titleEn: string;
+  department: string | null;
+  workflowType: WorkflowType;
+  expiresAt: Date;
+  fileKey: string;
+  fileName: string | null;
+  fileSha256: string;
+  fileSize: number;
+  pageCount: number;
+}
+
+/** `WQT-<year>-<6 digits>` (decisions: the sequence counts per account per calendar year). */
+export function formatReference(year: number, sequence: number): string {
+  return `WQT-${year}-${String(sequence).padStart(6, '0')}`;
+}
+
+/**
+ * Documents. Every read an API key can cause is scoped by account; the `…Unscoped` reads are for the workflow
+ * activities and the public file route, which hold an id or token rather than an account.
+ */
+export function documentsStore(db: Db) {
+  return {
+    /**
+     * The next reference of an account's year. The upsert takes the counter row's lock until the surrounding
+     * transaction ends, so concurrent creations queue on it, and a rolled-back creation gives its number back:
+     * no gaps, no duplicates. Call it inside the transaction that inserts the document.
+     */
+    async allocateReference(accountId: string, year: number): Promise<string> {
+      const { rows } = await db.raw<{ rows: { last_sequence: number }[] }>(
+        `INSERT INTO reference_counters (account_id, year, last_sequence) VALUES (?, ?, 1)
+         ON CONFLICT (account_id, year) DO UPDATE SET last_sequence = reference_counters.last_sequence + 1
+         RETURNING last_sequence`,
+        [accountId, year],
+      );
+      return formatReference(year, rows[0]!.last_sequence);
+    },
+
+    async insert(input: NewDocument): Promise<Document> {
+      const [row] = await db<DocumentRow>('documents')
+        .insert({
+          id: input.id,
+          account_id: input.accountId,
+          reference: input.reference,
+          title_ar: input.titleAr,
+          title_en: input.titleEn,
+          department: input.department,
+          workflow_type: input.workflowType,
+          status: 'draft',
+          expires_at: input.expiresAt,
+          file_key: input.fileKey,
+          file_name: input.fileName,
+          file_sha256: input.fileSha256,
+          file_size: input.fileSize,
+          page_count: input.pageCount,
+        })
+        .returning('*');
+      return toDocument(row!);
+    },
+
+    async findById(accountId: string, id: string): Promise<Document | undefined> {
+      const row = await db<DocumentRow>('documents').where({ id, account_id: accountId }).first();
+      return row && toDocument(row);
+    },
+
+    /** The row, locked until the transaction ends: status checks and the changes they allow happen atomically. */
+    async findByIdForUpdate(accountId: string, id: string): Promise<Document | undefined> {
+      const row = await db<DocumentRow>('documents').where({ id, account_id: accountId }).forUpdate().first();
+      return row && toDocument(row);
+    },
+
+    async findByIdUnscoped(id: string, options: { forUpdate?: boolean } = {}): Promise<Document | undefined> {
+      const query = db<DocumentRow>('documents').where({ id });
+      const row = await (options.forUpdate ? query.forUpdate() : query).first();
+      return row && toDocument(row);
+    },
+
+    async findByFinalToken(token: string): Promise<Document | undefined> {
+      const row = await db<DocumentRow>('documents').where({ final_token: token }).first();
+      return row && toDocument(row);
+    },
+
+    /** Newest first; `total` counts every match for the page metadata. */
+    async list(
+      accountId: string,
+      options: { status?: DocumentStatus; limit: number; offset: number },
+    ): Promise<{ documents: Document[]; total: number }> {
+      const scoped = () => {
+        const q = db<DocumentRow>('documents').where({ account_id: accountId });
+        return options.status ? q.andWhere({ status: options.status }) : q;
+      };
+      const [rows, counted] = await Promise.all([
+        scoped()
+          .orderBy([
+            { column: 'created_at', order: 'desc' },
+            { column: 'id', order: 'desc' },
+          ])
+          .limit(options.limit)
+          .offset(options.offset),
+        scoped().count<{ count: number | string }[]>({ count: '*' }),
+      ]);
+      return { documents: rows.map(toDocument), total: Number(counted[0]?.count ?? 0) };
+    },
+
+    /** Applies `patch` and bumps `updated_at`; undefined when the account has no such document. */
+    async update(accountId: string, id: string, patch: DocumentPatch): Promise<Document | undefined> {
+      const [row] = await db('documents')
+        .where({ id, account_id: accountId })
+        .update({ ...toRowPatch(patch), updated_at: db.fn.now() })
+        .returning<DocumentRow[]>('*');
+      return row && toDocument(row);
+    },
+
+    /**
+     * A guarded status move for the workflow: applies only while the status is one of `from`, so a replayed or
+     * late activity cannot move a document backwards. Undefined when the guard did not hold.
+     */
+    async transition(
+      id: string,
+      from: readonly DocumentStatus[],
+      to: DocumentStatus,
+      patch: Omit<DocumentPatch, 'status'> = {},
+    ): Promise<Document | undefined> {
+      const [row] = await db('documents')
+        .where({ id })
+        .whereIn('status', [...from])
+        .update({ ...toRowPatch(patch), status: to, updated_at: db.fn.now() })
+        .returning<DocumentRow[]>('*');
+      return row && toDocument(row);
+    },
+
+    /** Deletes the row (approvers cascade); true when there was one. */
+    async delete(accountId: string, id: string): Promise<boolean> {
+      const n = await db('documents').where({ id, account_id: accountId }).delete();
+      return n > 0;
+    },
+  };
+}
+
+export type DocumentsStore = ReturnType<typeof documentsStore>;

@@ -1,0 +1,121 @@
+import type { Db } from '../knex.ts';
+
+export interface IdempotencyRecord {
+  id: number;
+  accountId: string;
+  key: string;
+  method: string;
+  path: string;
+  requestHash: string;
+  /** Null while the first request is still being processed. */
+  responseStatus: number | null;
+  responseBody: unknown;
+  createdAt: Date;
+  expiresAt: Date;
+}
+
+interface IdempotencyRow {
+  id: number;
+  account_id: string;
+  key: string;
+  method: string;
+  path: string;
+  request_hash: string;
+  response_status: number | null;
+  response_body: unknown;
+  created_at: Date;
+  expires_at: Date;
+}
+
+const toRecord = (r: IdempotencyRow): IdempotencyRecord => ({
+  id: Number(r.id),
+  accountId: r.account_id,
+  key: r.key,
+  method: r.method,
+  path: r.path,
+  requestHash: r.request_hash,
+  responseStatus: r.response_status,
+  responseBody: r.response_body,
+  createdAt: r.created_at,
+  expiresAt: r.expires_at,
+});
+
+export type ClaimResult = { claimed: true; id: number } | { claimed: false; existing: IdempotencyRecord };
+
+/** Idempotency keys of decisions §8: one row per account and key, holding the first response for 24 h. */
+export function idempotencyStore(db: Db) {
+  return {
+    /**
+     * Claims the key for a request, or returns the row that already holds it. A row whose time is up, or whose
+     * request never finished within `staleAfterSeconds` (a crashed process), is taken over.
+     */
+    async claim(input: {
+      accountId: string;
+      key: string;
+      method: string;
+      path: string;
+      requestHash: string;
+      ttlSeconds: number;
+      staleAfterSeconds: number;
+    }): Promise<ClaimResult> {
+      const values = {
+        method: input.method,
+        path: input.path,
+        request_hash: input.requestHash,
+        expires_at: db.raw(`now() + make_interval(secs => ?)`, [input.ttlSeconds]),
+      };
+      for (let attempt = 0; ; attempt++) {
+        const [inserted] = await db('idempotency_keys')
+          .insert({ account_id: input.accountId, key: input.key, ...values })
+          .onConflict(['account_id', 'key'])
+          .ignore()
+          .returning<{ id: number }[]>('id');
+        if (inserted) return { claimed: true, id: Number(inserted.id) };
+
+        const [takenOver] = await db('idempotency_keys')
+          .where({ account_id: input.accountId, key: input.key })
+          .andWhere((q) => {
+            void q.where('expires_at', '<', db.fn.now()).orWhere((stale) => {
+              void stale
+                .whereNull('response_status')
+                .andWhereRaw(`created_at < now() - make_interval(secs => ?)`, [input.staleAfterSeconds]);
+            });
+          })
+          .update({ ...values, response_status: null, response_body: null, created_at: db.fn.now() })
+          .returning<{ id: number }[]>('id');
+        if (takenOver) return { claimed: true, id: Number(takenOver.id) };
+
+        const existing = await db<IdempotencyRow>('idempotency_keys')
+          .where({ account_id: input.accountId, key: input.key })
+          .first();
+        if (existing) return { claimed: false, existing: toRecord(existing) };
+        // Released between our statements: try again.
+        if (attempt >= 3) throw new Error('idempotency key kept changing hands');
+      }
+    },
+
+    /** Stores the response the key will replay. */
+    async complete(id: number, status: number, body: unknown): Promise<void> {
+      await db('idempotency_keys')
+        .where({ id })
+        .update({ response_status: status, response_body: JSON.stringify(body ?? null) });
+    },
+
+    /** Gives the key back (the request failed in a way worth retrying). */
+    async release(id: number): Promise<void> {
+      await db('idempotency_keys').where({ id }).whereNull('response_status').delete();
+    },
+
+    async find(accountId: string, key: string): Promise<IdempotencyRecord | undefined> {
+      const row = await db<IdempotencyRow>('idempotency_keys').where({ account_id: accountId, key }).first();
+      return row && toRecord(row);
+    },
+
+    /** Deletes up to `limit` expired rows; returns how many went. */
+    async purgeExpired(limit = 1000): Promise<number> {
+      return db('idempotency_keys')
+        .whereIn('id', db('idempotency_keys').select('id').where('expires_at', '<', db.fn.now()).limit(limit))
+        .delete();
+    },
+  };
+}

@@ -1,0 +1,49 @@
+/** The document lifecycle of the specification (decisions §3). */
+export const DOCUMENT_STATUSES = [
+  'draft',
+  'pending',
+  'in_progress',
+  'approved',
+  'rejected',
+  'expired',
+  'voided',
+] as const;
+export type DocumentStatus = (typeof DOCUMENT_STATUSES)[number];
+
+export const WORKFLOW_TYPES = ['sequential', 'parallel'] as const;
+export type WorkflowType = (typeof WORKFLOW_TYPES)[number];
+
+export const ACTION_TYPES = ['sign', 'stamp', 'approve_only', 'review_only'] as const;
+export type ActionType = (typeof ACTION_TYPES)[number];
+
+export const LANGUAGES = ['ar', 'en'] as const;
+export type Language = (typeof LANGUAGES)[number];
+
+/**
+ * Where an approver stands: `waiting` until the approval workflow notifies them, then `notified`, and finally
+ * `completed` or `rejected`. The workflow owns every move after `waiting`.
+ */
+export const APPROVER_STATUSES = ['waiting', 'notified', 'completed', 'rejected'] as const;
+export type ApproverStatus = (typeof APPROVER_STATUSES)[number];
+
+/** Bounds of decisions §2, in one place for the schemas, the services and the OpenAPI text. */
+export const LIMITS = {
+  textMax: 255,
+  approversMax: 50,
+  orderMax: 50,
+  expiresInDaysMin: 1,
+  expiresInDaysMax: 365,
+  expiresInDaysDefault: 7,
+  perPageDefault: 15,
+  perPageMax: 100,
+  /** PDF user space is at most 14 400 units across (ISO 32000 annex C). */
+  placementMax: 14_400,
+} as const;
+
+/** An optional signature position on the original pages, in PDF points from the bottom-left corner. */
+export interface Placement {
+  page: number;
+  x: number;
+  y: number;
+  width: number | null;
+}

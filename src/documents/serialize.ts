@@ -1,0 +1,101 @@
+import { isoTime } from '../api/respond.ts';
+import type { Approver } from '../db/stores/approvers-store.ts';
+import type { Document } from '../db/stores/documents-store.ts';
+import type { ActionType, ApproverStatus, DocumentStatus, Language, WorkflowType } from './model.ts';
+
+/**
+ * The one public representation of documents and approvers: API responses and webhook payloads both use it.
+ * Link tokens, storage keys, the final file's token and workflow internals never appear here.
+ */
+export interface SerializedApprover {
+  id: string;
+  document_id: string;
+  name_ar: string;
+  name_en: string;
+  phone: string;
+  role_ar: string | null;
+  role_en: string | null;
+  language: Language | null;
+  action_type: ActionType;
+  order_index: number;
+  page: number | null;
+  x: number | null;
+  y: number | null;
+  width: number | null;
+  status: ApproverStatus;
+  notified_at: string | null;
+  acted_at: string | null;
+  action_channel: string | null;
+  rejection_reason: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface SerializedDocument {
+  id: string;
+  reference: string;
+  title_ar: string;
+  title_en: string;
+  department: string | null;
+  workflow_type: WorkflowType;
+  status: DocumentStatus;
+  expires_at: string;
+  page_count: number;
+  file: { name: string | null; size: number; sha256: string };
+  rejection_reason: string | null;
+  sent_at: string | null;
+  completed_at: string | null;
+  created_at: string;
+  updated_at: string;
+  approvers: SerializedApprover[];
+}
+
+export function serializeApprover(a: Approver): SerializedApprover {
+  return {
+    id: a.id,
+    document_id: a.documentId,
+    name_ar: a.nameAr,
+    name_en: a.nameEn,
+    phone: a.phone,
+    role_ar: a.roleAr,
+    role_en: a.roleEn,
+    language: a.language,
+    action_type: a.actionType,
+    order_index: a.orderIndex,
+    page: a.placement?.page ?? null,
+    x: a.placement?.x ?? null,
+    y: a.placement?.y ?? null,
+    width: a.placement?.width ?? null,
+    status: a.status,
+    notified_at: isoTime(a.notifiedAt),
+    acted_at: isoTime(a.actedAt),
+    action_channel: a.actionChannel,
+    rejection_reason: a.rejectionReason,
+    created_at: isoTime(a.createdAt)!,
+    updated_at: isoTime(a.updatedAt)!,
+  };
+}
+
+/** `approvers` in any order; they come out by `order_index`. */
+export function serializeDocument(doc: Document, approvers: readonly Approver[]): SerializedDocument {
+  return {
+    id: doc.id,
+    reference: doc.reference,
+    title_ar: doc.titleAr,
+    title_en: doc.titleEn,
+    department: doc.department,
+    workflow_type: doc.workflowType,
+    status: doc.status,
+    expires_at: isoTime(doc.expiresAt)!,
+    page_count: doc.pageCount,
+    file: { name: doc.fileName, size: doc.fileSize, sha256: doc.fileSha256 },
+    rejection_reason: doc.rejectionReason,
+    sent_at: isoTime(doc.sentAt),
+    completed_at: isoTime(doc.completedAt),
+    created_at: isoTime(doc.createdAt)!,
+    updated_at: isoTime(doc.updatedAt)!,
+    approvers: [...approvers]
+      .sort((a, b) => a.orderIndex - b.orderIndex || a.createdAt.getTime() - b.createdAt.getTime())
+      .map(serializeApprover),
+  };
+}
