@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { storageConfigFromEnv, type StorageConfig } from './storage/storage-config.ts';
+import type { WhatsAppConfig } from './whatsapp/types.ts';
 
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
@@ -11,6 +12,12 @@ const optionalString = z
   .trim()
   .transform((v) => (v === '' ? undefined : v))
   .optional();
+
+// Meta's rules: template names are a-z, 0-9 and _; language codes look like ar or en_US.
+const templateName = z.string().regex(/^[a-z0-9_]{1,512}$/, 'a WhatsApp template name (a-z, 0-9, _)');
+const templateLanguage = z
+  .string()
+  .regex(/^[a-z]{2,3}(_[A-Z]{2})?$/, 'a WhatsApp language code such as ar or en_US');
 
 /** Every environment variable Wathiq reads, with its default. `.env.example` lists the same names. */
 const schema = z.object({
@@ -53,6 +60,27 @@ const schema = z.object({
     .string()
     .regex(/^[A-Za-z0-9._\/-]*$/, 'letters, digits, . _ - and /')
     .optional(),
+
+  WHATSAPP_PROVIDER: z.enum(['cloud', 'console']).default('console'),
+  WHATSAPP_API_URL: z.url({ protocol: /^https?$/ }).default('https://graph.facebook.com/v21.0'),
+  WHATSAPP_PHONE_NUMBER_ID: z
+    .string()
+    .regex(/^\d{1,32}$/, 'the numeric phone number id')
+    .optional(),
+  WHATSAPP_ACCESS_TOKEN: optionalString,
+  WHATSAPP_APP_SECRET: optionalString,
+  WHATSAPP_VERIFY_TOKEN: optionalString,
+  WHATSAPP_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+  WHATSAPP_TEMPLATE_APPROVAL: templateName.default('wathiq_approval_request'),
+  WHATSAPP_TEMPLATE_APPROVAL_APPROVE: templateName.default('wathiq_approval_request_approve'),
+  WHATSAPP_TEMPLATE_APPROVAL_REVIEW: templateName.default('wathiq_approval_request_review'),
+  WHATSAPP_TEMPLATE_REMINDER: templateName.default('wathiq_reminder'),
+  WHATSAPP_TEMPLATE_REMINDER_APPROVE: templateName.default('wathiq_reminder_approve'),
+  WHATSAPP_TEMPLATE_REMINDER_REVIEW: templateName.default('wathiq_reminder_review'),
+  WHATSAPP_TEMPLATE_VOIDED: templateName.default('wathiq_document_voided'),
+  WHATSAPP_TEMPLATE_REJECTED: templateName.default('wathiq_document_rejected'),
+  WHATSAPP_TEMPLATE_LANGUAGE_AR: templateLanguage.default('ar'),
+  WHATSAPP_TEMPLATE_LANGUAGE_EN: templateLanguage.default('en'),
 });
 
 export type Env = z.input<typeof schema>;
@@ -74,6 +102,7 @@ export interface Config {
   rateLimit: { store: 'memory' | 'postgres' };
   plans: Record<Plan, { requestsPerMinute: number; maxUploadBytes: number }>;
   storage: StorageConfig;
+  whatsapp: WhatsAppConfig;
 }
 
 export const PLANS = ['basic', 'business', 'enterprise'] as const;
@@ -97,6 +126,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const e = parsed.data;
   const storage = storageConfigFromEnv(e, path.resolve(e.DATA_DIR));
   if (storage.issues.length > 0) throw new ConfigError(storage.issues);
+  const whatsappIssues = checkWhatsApp(e);
+  if (whatsappIssues.length > 0) throw new ConfigError(whatsappIssues);
   const mb = (n: number) => Math.floor(n * 1024 * 1024);
   return {
     env: e.NODE_ENV,
@@ -125,5 +156,47 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       enterprise: { requestsPerMinute: 1000, maxUploadBytes: mb(e.MAX_UPLOAD_MB_ENTERPRISE) },
     },
     storage: storage.storage,
+    whatsapp: {
+      provider: e.WHATSAPP_PROVIDER,
+      apiUrl: e.WHATSAPP_API_URL.replace(/\/+$/, ''),
+      phoneNumberId: e.WHATSAPP_PHONE_NUMBER_ID,
+      accessToken: e.WHATSAPP_ACCESS_TOKEN,
+      appSecret: e.WHATSAPP_APP_SECRET,
+      verifyToken: e.WHATSAPP_VERIFY_TOKEN,
+      timeoutMs: e.WHATSAPP_TIMEOUT_MS,
+      templates: {
+        approvalRequest: {
+          link: e.WHATSAPP_TEMPLATE_APPROVAL,
+          approve: e.WHATSAPP_TEMPLATE_APPROVAL_APPROVE,
+          review: e.WHATSAPP_TEMPLATE_APPROVAL_REVIEW,
+        },
+        reminder: {
+          link: e.WHATSAPP_TEMPLATE_REMINDER,
+          approve: e.WHATSAPP_TEMPLATE_REMINDER_APPROVE,
+          review: e.WHATSAPP_TEMPLATE_REMINDER_REVIEW,
+        },
+        voided: e.WHATSAPP_TEMPLATE_VOIDED,
+        rejected: e.WHATSAPP_TEMPLATE_REJECTED,
+        languages: { ar: e.WHATSAPP_TEMPLATE_LANGUAGE_AR, en: e.WHATSAPP_TEMPLATE_LANGUAGE_EN },
+      },
+    },
   };
+}
+
+/** The Cloud API needs its ids and secrets; the console provider is for development only (decisions §5). */
+function checkWhatsApp(e: z.infer<typeof schema>): string[] {
+  if (e.WHATSAPP_PROVIDER === 'console') {
+    return e.NODE_ENV === 'production'
+      ? ['WHATSAPP_PROVIDER: console is for development; use cloud when NODE_ENV=production']
+      : [];
+  }
+  const required = {
+    WHATSAPP_PHONE_NUMBER_ID: e.WHATSAPP_PHONE_NUMBER_ID,
+    WHATSAPP_ACCESS_TOKEN: e.WHATSAPP_ACCESS_TOKEN,
+    WHATSAPP_APP_SECRET: e.WHATSAPP_APP_SECRET,
+    WHATSAPP_VERIFY_TOKEN: e.WHATSAPP_VERIFY_TOKEN,
+  };
+  return Object.entries(required)
+    .filter(([, v]) => v === undefined)
+    .map(([name]) => `${name}: required when WHATSAPP_PROVIDER=cloud`);
 }

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import * as initialSchema from './migrations/001-initial-schema.ts';
+import * as whatsapp from './migrations/002-whatsapp.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -12,6 +13,7 @@ interface Migration {
  */
 const migrations: Record<string, Migration> = {
   '001-initial-schema': initialSchema,
+  '002-whatsapp': whatsapp,
 };
 
 const source: Knex.MigrationSource<string> = {

@@ -1,0 +1,371 @@
+import type { Db } from '../knex.ts';
+
+/**
+ * Outbound WhatsApp messages (the console outbox too), inbound replies (the replay dedupe), and the delivery
+ * statuses Meta reports for each outbound message (evidence for the audit certificate).
+ *
+ * Outbound status moves only forward: pending → accepted → sent → delivered → read, and `failed` beats every
+ * other. Meta's notifications can arrive out of order (a `delivered` after a `read`) or twice; neither moves a
+ * message backwards, and every status received is also kept in `whatsapp_message_statuses`.
+ */
+export const OUTBOUND_STATUSES = ['pending', 'accepted', 'sent', 'delivered', 'read', 'failed'] as const;
+export type OutboundStatus = (typeof OUTBOUND_STATUSES)[number];
+export type ReportedStatus = Extract<OutboundStatus, 'sent' | 'delivered' | 'read' | 'failed'>;
+
+/** What `status_error` holds: a refused send, or the first error of a `failed` status. */
+export interface DeliveryError {
+  message: string;
+  code?: number;
+  details?: string;
+  retryable?: boolean;
+  [extra: string]: unknown;
+}
+
+export interface WhatsAppMessage {
+  id: number;
+  wamid: string | null;
+  direction: 'in' | 'out';
+  accountId: string | null;
+  documentId: string | null;
+  approverId: string | null;
+  phone: string;
+  kind: string;
+  payload: unknown;
+  status: OutboundStatus | null;
+  statusAt: Date | null;
+  statusError: DeliveryError | null;
+  idempotencyKey: string | null;
+  createdAt: Date;
+}
+
+export interface StatusUpdate {
+  wamid: string;
+  status: ReportedStatus;
+  timestamp: Date;
+  recipient?: string;
+  errors: { code?: number; title?: string; message?: string; details?: string }[];
+}
+
+export interface StatusEvent {
+  wamid: string;
+  status: ReportedStatus;
+  statusAt: Date;
+  recipient: string | null;
+  errors: StatusUpdate['errors'] | null;
+  receivedAt: Date;
+}
+
+export interface ApproverDeliveryStatus {
+  approverId: string;
+  messageId: number;
+  wamid: string | null;
+  kind: string;
+  status: OutboundStatus | null;
+  statusAt: Date | null;
+  statusError: DeliveryError | null;
+  sentAt: Date;
+}
+
+interface OutboundInput {
+  idempotencyKey: string;
+  accountId?: string | null;
+  documentId?: string | null;
+  approverId?: string | null;
+  phone: string;
+  kind: string;
+  payload: unknown;
+}
+
+interface MessageRow {
+  id: number;
+  wamid: string | null;
+  direction: 'in' | 'out';
+  account_id: string | null;
+  document_id: string | null;
+  approver_id: string | null;
+  phone: string;
+  kind: string;
+  payload: unknown;
+  status: OutboundStatus | null;
+  status_at: Date | null;
+  status_error: DeliveryError | null;
+  idempotency_key: string | null;
+  created_at: Date;
+}
+
+interface StatusRow {
+  wamid: string;
+  status: ReportedStatus;
+  status_at: Date;
+  recipient: string | null;
+  errors: StatusUpdate['errors'] | null;
+  received_at: Date;
+}
+
+const toMessage = (r: MessageRow): WhatsAppMessage => ({
+  id: r.id,
+  wamid: r.wamid,
+  direction: r.direction,
+  accountId: r.account_id,
+  documentId: r.document_id,
+  approverId: r.approver_id,
+  phone: r.phone,
+  kind: r.kind,
+  payload: r.payload,
+  status: r.status,
+  statusAt: r.status_at,
+  statusError: r.status_error,
+  idempotencyKey: r.idempotency_key,
+  createdAt: r.created_at,
+});
+
+const toStatusEvent = (r: StatusRow): StatusEvent => ({
+  wamid: r.wamid,
+  status: r.status,
+  statusAt: r.status_at,
+  recipient: r.recipient,
+  errors: r.errors,
+  receivedAt: r.received_at,
+});
+
+/** The order a status may only move forward in, as SQL over a column (null ranks lowest). */
+const rank = (column: string) =>
+  `(CASE ${column} WHEN 'failed' THEN 5 WHEN 'read' THEN 4 WHEN 'delivered' THEN 3 WHEN 'sent' THEN 2
+    WHEN 'accepted' THEN 1 WHEN 'pending' THEN 0 ELSE -1 END)`;
+
+// pg turns JS arrays into PostgreSQL arrays, so jsonb values are always passed as JSON text.
+const json = (v: unknown) => JSON.stringify(v ?? null);
+
+function statusErrorOf(update: StatusUpdate): DeliveryError | null {
+  const first = update.errors[0];
+  if (update.status !== 'failed' && !first) return null;
+  return {
+    message: first?.message ?? first?.title ?? 'Delivery failed',
+    ...(first?.code !== undefined && { code: first.code }),
+    ...(first?.details !== undefined && { details: first.details }),
+    ...(update.errors.length > 1 && { errors: update.errors }),
+  };
+}
+
+export function whatsAppMessagesStore(db: Db) {
+  async function applyRecordedStatuses(wamid: string): Promise<void> {
+    // A status can arrive before the send call returned the id; fold in whatever is already recorded.
+    await db.raw(
+      `UPDATE whatsapp_messages m
+          SET status = s.status, status_at = s.status_at,
+              status_error = CASE WHEN s.status = 'failed' THEN s.error ELSE m.status_error END
+         FROM (SELECT status, status_at,
+                      jsonb_build_object('message', COALESCE(errors->0->>'message', errors->0->>'title', 'Delivery failed'))
+                        || COALESCE(jsonb_strip_nulls(jsonb_build_object('code', errors->0->'code', 'details', errors->0->'details')), '{}'::jsonb)
+                        AS error
+                 FROM whatsapp_message_statuses WHERE wamid = ?
+                ORDER BY ${rank('status')} DESC LIMIT 1) s
+        WHERE m.wamid = ? AND m.direction = 'out' AND ${rank('m.status')} < ${rank('s.status')}`,
+      [wamid, wamid],
+    );
+  }
+
+  const store = {
+    async findByIdempotencyKey(key: string): Promise<WhatsAppMessage | undefined> {
+      const row = await db<MessageRow>('whatsapp_messages').where({ idempotency_key: key }).first();
+      return row && toMessage(row);
+    },
+
+    async findByWamid(wamid: string): Promise<WhatsAppMessage | undefined> {
+      const row = await db<MessageRow>('whatsapp_messages').where({ wamid }).first();
+      return row && toMessage(row);
+    },
+
+    /**
+     * Records a message the provider accepted. Idempotent by key: when the key already holds a message id,
+     * nothing changes and that earlier message is returned (compare its wamid with yours). A row left by a
+     * failed attempt (no id yet) takes this id.
+     */
+    async recordOutbound(input: OutboundInput & { wamid: string }): Promise<WhatsAppMessage> {
+      await db.raw(
+        `INSERT INTO whatsapp_messages
+           (wamid, direction, account_id, document_id, approver_id, phone, kind, payload, status, status_at,
+            idempotency_key)
+         VALUES (?, 'out', ?, ?, ?, ?, ?, ?::jsonb, 'accepted', now(), ?)
+         ON CONFLICT (idempotency_key) DO UPDATE
+           SET wamid = EXCLUDED.wamid, payload = EXCLUDED.payload, status = 'accepted', status_at = now(),
+               status_error = NULL
+           WHERE whatsapp_messages.wamid IS NULL`,
+        [
+          input.wamid,
+          input.accountId ?? null,
+          input.documentId ?? null,
+          input.approverId ?? null,
+          input.phone,
+          input.kind,
+          json(input.payload),
+          input.idempotencyKey,
+        ],
+      );
+      const row = await db<MessageRow>('whatsapp_messages')
+        .where({ idempotency_key: input.idempotencyKey })
+        .first();
+      if (row?.wamid) await applyRecordedStatuses(row.wamid);
+      return (await store.findByIdempotencyKey(input.idempotencyKey))!;
+    },
+
+    /**
+     * Records a send the provider refused, before the caller decides to retry: `pending` while a retry may
+     * still succeed, `failed` when it cannot. Never overwrites a message that already has an id.
+     */
+    async recordSendFailure(input: OutboundInput & { error: DeliveryError }): Promise<WhatsAppMessage> {
+      const status: OutboundStatus = input.error.retryable ? 'pending' : 'failed';
+      await db.raw(
+        `INSERT INTO whatsapp_messages
+           (wamid, direction, account_id, document_id, approver_id, phone, kind, payload, status, status_at,
+            status_error, idempotency_key)
+         VALUES (NULL, 'out', ?, ?, ?, ?, ?, ?::jsonb, ?, now(), ?::jsonb, ?)
+         ON CONFLICT (idempotency_key) DO UPDATE
+           SET status = EXCLUDED.status, status_at = now(), status_error = EXCLUDED.status_error
+           WHERE whatsapp_messages.wamid IS NULL`,
+        [
+          input.accountId ?? null,
+          input.documentId ?? null,
+          input.approverId ?? null,
+          input.phone,
+          input.kind,
+          json(input.payload),
+          status,
+          json(input.error),
+          input.idempotencyKey,
+        ],
+      );
+      return (await store.findByIdempotencyKey(input.idempotencyKey))!;
+    },
+
+    /**
+     * Records one delivery status from Meta. Returns the message it applies to (undefined when the message is
+     * not known yet: the status is kept and applied when recordOutbound sees the id) and whether the
+     * message's status moved.
+     */
+    async recordStatus(update: StatusUpdate): Promise<{ message?: WhatsAppMessage; changed: boolean }> {
+      await db.raw(
+        `INSERT INTO whatsapp_message_statuses (wamid, status, status_at, recipient, errors)
+         VALUES (?, ?, ?, ?, ?::jsonb) ON CONFLICT (wamid, status) DO NOTHING`,
+        [
+          update.wamid,
+          update.status,
+          update.timestamp,
+          update.recipient ?? null,
+          update.errors.length > 0 ? json(update.errors) : null,
+        ],
+      );
+      const error = statusErrorOf(update);
+      const result = await db.raw<{ rows: MessageRow[] }>(
+        `UPDATE whatsapp_messages
+            SET status = ?, status_at = ?, status_error = CASE WHEN ? = 'failed' THEN ?::jsonb ELSE status_error END
+          WHERE wamid = ? AND direction = 'out' AND ${rank('status')} < ${rank('?::text')}
+          RETURNING *`,
+        [update.status, update.timestamp, update.status, json(error), update.wamid, update.status],
+      );
+      const updated = result.rows[0];
+      if (updated) return { message: toMessage(updated), changed: true };
+      const message = await store.findByWamid(update.wamid);
+      return { ...(message && { message }), changed: false };
+    },
+
+    /** Every status Meta reported for one message, in the order they happened. */
+    async statusHistory(wamid: string): Promise<StatusEvent[]> {
+      const rows = await db<StatusRow>('whatsapp_message_statuses')
+        .where({ wamid })
+        .orderByRaw(`status_at, ${rank('status')}`);
+      return rows.map(toStatusEvent);
+    },
+
+    /**
+     * Records an inbound message id once; true when it is new. This is the replay dedupe: Meta re-delivers a
+     * notification until it gets a 200, so the same id can come back. If handling the message then fails,
+     * call `forgetInbound` before answering an error, so Meta's next delivery is handled.
+     */
+    async recordInbound(input: {
+      wamid: string;
+      phone: string;
+      kind: string;
+      payload: unknown;
+      accountId?: string | null;
+      documentId?: string | null;
+      approverId?: string | null;
+    }): Promise<boolean> {
+      const result = await db.raw<{ rows: { id: number }[] }>(
+        `INSERT INTO whatsapp_messages (wamid, direction, account_id, document_id, approver_id, phone, kind, payload)
+         VALUES (?, 'in', ?, ?, ?, ?, ?, ?::jsonb)
+         ON CONFLICT (wamid) DO NOTHING
+         RETURNING id`,
+        [
+          input.wamid,
+          input.accountId ?? null,
+          input.documentId ?? null,
+          input.approverId ?? null,
+          input.phone,
+          input.kind,
+          json(input.payload),
+        ],
+      );
+      return result.rows.length > 0;
+    },
+
+    async forgetInbound(wamid: string): Promise<void> {
+      await db('whatsapp_messages').where({ wamid, direction: 'in' }).delete();
+    },
+
+    /** Outbound messages, newest first: the development inbox. */
+    async listOutbox(
+      options: { limit?: number; beforeId?: number; accountId?: string; phone?: string } = {},
+    ): Promise<WhatsAppMessage[]> {
+      const q = db<MessageRow>('whatsapp_messages')
+        .where({ direction: 'out' })
+        .orderBy('id', 'desc')
+        .limit(Math.min(Math.max(options.limit ?? 50, 1), 500));
+      if (options.beforeId !== undefined) void q.where('id', '<', options.beforeId);
+      if (options.accountId) void q.where({ account_id: options.accountId });
+      if (options.phone) void q.where({ phone: options.phone });
+      return (await q).map(toMessage);
+    },
+
+    /** The status of the latest outbound message to each approver (optionally of some kinds only). */
+    async latestStatusForApprovers(
+      approverIds: readonly string[],
+      options: { kinds?: readonly string[] } = {},
+    ): Promise<Map<string, ApproverDeliveryStatus>> {
+      const out = new Map<string, ApproverDeliveryStatus>();
+      if (approverIds.length === 0) return out;
+      const q = db<MessageRow>('whatsapp_messages')
+        .distinctOn('approver_id')
+        .whereIn('approver_id', [...approverIds])
+        .andWhere({ direction: 'out' })
+        .orderBy([
+          { column: 'approver_id', order: 'asc' },
+          { column: 'id', order: 'desc' },
+        ]);
+      if (options.kinds) void q.whereIn('kind', [...options.kinds]);
+      for (const r of await q) {
+        out.set(r.approver_id!, {
+          approverId: r.approver_id!,
+          messageId: r.id,
+          wamid: r.wamid,
+          kind: r.kind,
+          status: r.status,
+          statusAt: r.status_at,
+          statusError: r.status_error,
+          sentAt: r.created_at,
+        });
+      }
+      return out;
+    },
+
+    async latestStatusForApprover(
+      approverId: string,
+      options: { kinds?: readonly string[] } = {},
+    ): Promise<ApproverDeliveryStatus | undefined> {
+      return (await store.latestStatusForApprovers([approverId], options)).get(approverId);
+    },
+  };
+  return store;
+}
+
+export type WhatsAppMessagesStore = ReturnType<typeof whatsAppMessagesStore>;

@@ -1,0 +1,33 @@
+/** The WhatsApp layer's public surface (decisions §5). */
+export * from './types.ts';
+export {
+  buildTemplateMessage,
+  buttonPayload,
+  languageFor,
+  renderPreview,
+  templateNameFor,
+  type GraphTemplateMessage,
+  type MessagePreview,
+  type PreviewButton,
+} from './templates.ts';
+export { GRAPH_ERROR_CODES, isRetryableGraphFailure } from './graph-errors.ts';
+export { createCloudProvider, type CloudProviderOptions } from './cloud-provider.ts';
+export {
+  createConsoleProvider,
+  type ConsoleMessage,
+  type ConsoleProviderOptions,
+} from './console-provider.ts';
+export { createWhatsAppProvider, type WhatsAppProviderDeps } from './create-provider.ts';
+export {
+  parseButtonPayload,
+  parseNotification,
+  signMetaPayload,
+  verifyHandshake,
+  verifyMetaSignature,
+  type ButtonPayload,
+  type DeliveryStatus,
+  type InboundReply,
+  type InboundStatus,
+  type ParsedNotification,
+} from './inbound.ts';
+export { sendNotice, type SendNoticeDeps, type SendNoticeResult } from './send-notice.ts';

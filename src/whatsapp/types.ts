@@ -1,0 +1,145 @@
+/** The WhatsApp layer's vocabulary: what the workflow asks to send, and how a send can fail. */
+
+export const NOTICE_KINDS = ['approval_request', 'reminder', 'voided', 'rejected'] as const;
+export type NoticeKind = (typeof NOTICE_KINDS)[number];
+
+export const ACTION_TYPES = ['sign', 'stamp', 'approve_only', 'review_only'] as const;
+export type ActionType = (typeof ACTION_TYPES)[number];
+
+export type NoticeLanguage = 'ar' | 'en';
+
+/**
+ * One message to one approver. `approval_request` and `reminder` carry the approver's link token (the URL
+ * button's suffix and the quick-reply payloads); `voided` and `rejected` are informational and do not use it.
+ */
+export interface ApprovalNotice {
+  kind: NoticeKind;
+  accountId: string;
+  documentId: string;
+  approverId: string;
+  /** E.164 digits without the plus, as stored on the approver. */
+  phone: string;
+  language: NoticeLanguage;
+  /** The approver's name in `language`. */
+  approverName: string;
+  /** The document title in `language`. */
+  documentTitle: string;
+  /** `WQT-2026-000042`. */
+  reference: string;
+  linkToken: string;
+  actionType: ActionType;
+  /**
+   * Same key, same message: a retried activity finds the earlier send and does not send twice. Make it from what
+   * identifies the notification (`<approverId>:approval_request:1`), never from the time or a random value.
+   */
+  idempotencyKey: string;
+}
+
+export interface WhatsAppProvider {
+  readonly name: 'cloud' | 'console';
+  /** Throws WhatsAppSendError; `retryable` says whether trying again later can succeed. */
+  send(notice: ApprovalNotice): Promise<{ wamid: string }>;
+}
+
+export type SendFailureReason = 'graph_error' | 'http_error' | 'network' | 'timeout' | 'invalid_response';
+
+export interface WhatsAppSendErrorInit {
+  retryable: boolean;
+  reason: SendFailureReason;
+  httpStatus?: number;
+  /** Graph `error.code`, e.g. 131026. */
+  code?: number;
+  /** Graph `error.error_subcode` (deprecated by Meta, still sent by some versions). */
+  subcode?: number;
+  type?: string;
+  details?: string;
+  fbtraceId?: string;
+  retryAfterMs?: number;
+  cause?: unknown;
+}
+
+export class WhatsAppSendError extends Error {
+  readonly retryable: boolean;
+  readonly reason: SendFailureReason;
+  readonly httpStatus?: number;
+  readonly code?: number;
+  readonly subcode?: number;
+  readonly type?: string;
+  readonly details?: string;
+  readonly fbtraceId?: string;
+  readonly retryAfterMs?: number;
+
+  constructor(message: string, init: WhatsAppSendErrorInit) {
+    super(message, init.cause === undefined ? undefined : { cause: init.cause });
+    this.name = 'WhatsAppSendError';
+    this.retryable = init.retryable;
+    this.reason = init.reason;
+    this.httpStatus = init.httpStatus;
+    this.code = init.code;
+    this.subcode = init.subcode;
+    this.type = init.type;
+    this.details = init.details;
+    this.fbtraceId = init.fbtraceId;
+    this.retryAfterMs = init.retryAfterMs;
+  }
+
+  /** What is persisted as the message's `status_error` and shown as evidence. */
+  toJSON(): SendErrorRecord {
+    return {
+      message: this.message,
+      retryable: this.retryable,
+      reason: this.reason,
+      ...(this.httpStatus !== undefined && { http_status: this.httpStatus }),
+      ...(this.code !== undefined && { code: this.code }),
+      ...(this.subcode !== undefined && { subcode: this.subcode }),
+      ...(this.details !== undefined && { details: this.details }),
+      ...(this.fbtraceId !== undefined && { fbtrace_id: this.fbtraceId }),
+    };
+  }
+}
+
+export interface SendErrorRecord {
+  message: string;
+  retryable: boolean;
+  reason: SendFailureReason;
+  http_status?: number;
+  code?: number;
+  subcode?: number;
+  details?: string;
+  fbtrace_id?: string;
+}
+
+export function isWhatsAppSendError(err: unknown): err is WhatsAppSendError {
+  return err instanceof WhatsAppSendError;
+}
+
+/**
+ * Template names per button set: `link` has only the URL button (sign, stamp); `approve` and `review` add the
+ * quick replies (approve_only, review_only). A template's buttons are fixed when Meta approves it, so each set
+ * is its own template.
+ */
+export interface TemplateVariants {
+  link: string;
+  approve: string;
+  review: string;
+}
+
+export interface WhatsAppTemplateConfig {
+  approvalRequest: TemplateVariants;
+  reminder: TemplateVariants;
+  voided: string;
+  rejected: string;
+  /** Meta language codes of the approved translations, e.g. `ar` and `en` (or `en_US`). */
+  languages: Record<NoticeLanguage, string>;
+}
+
+export interface WhatsAppConfig {
+  provider: 'cloud' | 'console';
+  apiUrl: string;
+  phoneNumberId?: string;
+  accessToken?: string;
+  appSecret?: string;
+  verifyToken?: string;
+  timeoutMs: number;
+  templates: WhatsAppTemplateConfig;
+}

@@ -1,0 +1,368 @@
+import { createHmac, randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A stand-in for Meta's WhatsApp Cloud API (the Graph API) on 127.0.0.1, speaking real HTTP:
+ * `POST /{version}/{phone-number-id}/messages` with a Bearer token. It records every request and answers
+ * success unless a test scripts otherwise (errors, 429, a hang). Also here: builders for Meta's inbound
+ * notification payloads and their `X-Hub-Signature-256`, for tests of the inbound webhook.
+ */
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  rawBody: string;
+  /** Parsed JSON, or undefined when the body was not JSON. */
+  body: unknown;
+  authorized: boolean;
+  /** The wamid the fake answered with, when it answered success. */
+  wamid?: string;
+}
+
+export type ScriptedResponse =
+  /** The normal success answer. */
+  | { kind: 'ok' }
+  /** A Graph error body `{error:{message,type,code,error_subcode,fbtrace_id}}` with this HTTP status. */
+  | { kind: 'graph_error'; status: number; code: number; message?: string; subcode?: number; type?: string }
+  /** Any status and body, verbatim (a 500 with an HTML page, a 302, a 200 without an id). */
+  | { kind: 'raw'; status: number; body?: string; headers?: Record<string, string> }
+  /** Headers are never sent, until the fake closes: the client's time-out must fire. */
+  | { kind: 'hang' }
+  /** Answers `then` (default ok) after `ms`: a slow but finite answer. */
+  | { kind: 'delay'; ms: number; then?: Exclude<ScriptedResponse, { kind: 'delay' }> };
+
+export interface FakeGraphApi {
+  /** What WHATSAPP_API_URL should be: `http://127.0.0.1:<port>/v21.0`. */
+  apiUrl: string;
+  phoneNumberId: string;
+  accessToken: string;
+  requests: RecordedRequest[];
+  /** Queue answers for the next requests, in order; when the queue is empty the answer is success. */
+  script(...responses: ScriptedResponse[]): void;
+  reset(): void;
+  close(): Promise<void>;
+}
+
+export interface FakeGraphApiOptions {
+  accessToken?: string;
+  phoneNumberId?: string;
+  version?: string;
+}
+
+export async function startFakeGraphApi(options: FakeGraphApiOptions = {}): Promise<FakeGraphApi> {
+  const accessToken = options.accessToken ?? `fake-token-${randomBytes(8).toString('hex')}`;
+  const phoneNumberId = options.phoneNumberId ?? String(100000000000000 + Math.floor(Math.random() * 1e12));
+  const version = options.version ?? 'v21.0';
+  const requests: RecordedRequest[] = [];
+  let queue: ScriptedResponse[] = [];
+  const timers = new Set<NodeJS.Timeout>();
+
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const rawBody = Buffer.concat(chunks).toString('utf8');
+      let body: unknown;
+      try {
+        body = JSON.parse(rawBody) as unknown;
+      } catch {
+        body = undefined;
+      }
+      const authorized = req.headers.authorization === `Bearer ${accessToken}`;
+      const recorded: RecordedRequest = {
+        method: req.method ?? '',
+        path: req.url ?? '',
+        headers: req.headers,
+        rawBody,
+        body,
+        authorized,
+      };
+      requests.push(recorded);
+
+      if (req.method !== 'POST' || req.url !== `/${version}/${phoneNumberId}/messages`) {
+        return sendGraphError(res, 400, 100, `Unsupported ${req.method} request to ${req.url}`);
+      }
+      if (!authorized) {
+        return sendGraphError(res, 401, 190, 'Invalid OAuth access token - Cannot parse access token');
+      }
+      const invalid = validateMessage(body);
+      if (invalid) return sendGraphError(res, 400, 100, invalid);
+      answer(queue.shift() ?? { kind: 'ok' }, res, recorded);
+    });
+  });
+
+  function answer(scripted: ScriptedResponse, res: http.ServerResponse, recorded: RecordedRequest): void {
+    switch (scripted.kind) {
+      case 'ok': {
+        const to = (recorded.body as { to: string }).to;
+        const wamid = newWamid();
+        recorded.wamid = wamid;
+        sendJson(res, 200, {
+          messaging_product: 'whatsapp',
+          contacts: [{ input: to, wa_id: to.replace(/\D/g, '') }],
+          messages: [{ id: wamid, message_status: 'accepted' }],
+        });
+        return;
+      }
+      case 'graph_error':
+        sendGraphError(
+          res,
+          scripted.status,
+          scripted.code,
+          scripted.message ?? `Scripted error ${scripted.code}`,
+          {
+            ...(scripted.subcode !== undefined && { subcode: scripted.subcode }),
+            ...(scripted.type !== undefined && { type: scripted.type }),
+          },
+        );
+        return;
+      case 'raw':
+        res.writeHead(scripted.status, scripted.headers ?? { 'content-type': 'text/plain' });
+        res.end(scripted.body ?? '');
+        return;
+      case 'hang':
+        return;
+      case 'delay': {
+        const timer = setTimeout(() => {
+          timers.delete(timer);
+          answer(scripted.then ?? { kind: 'ok' }, res, recorded);
+        }, scripted.ms);
+        timers.add(timer);
+        return;
+      }
+    }
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    apiUrl: `http://127.0.0.1:${port}/${version}`,
+    phoneNumberId,
+    accessToken,
+    requests,
+    script(...responses) {
+      queue.push(...responses);
+    },
+    reset() {
+      queue = [];
+      requests.length = 0;
+    },
+    async close() {
+      for (const t of timers) clearTimeout(t);
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+function validateMessage(body: unknown): string | undefined {
+  if (typeof body !== 'object' || body === null) return 'Request body is not JSON';
+  const b = body as Record<string, unknown>;
+  if (b.messaging_product !== 'whatsapp') return '(#100) The parameter messaging_product is required.';
+  if (typeof b.to !== 'string' || !/^\+?\d{6,20}$/.test(b.to)) return '(#100) Invalid parameter: to';
+  if (b.type === 'template') {
+    const t = b.template as { name?: unknown; language?: { code?: unknown } } | undefined;
+    if (typeof t?.name !== 'string' || typeof t.language?.code !== 'string') {
+      return '(#100) Invalid parameter: template.name and template.language.code are required';
+    }
+  }
+  return undefined;
+}
+
+function sendJson(res: http.ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+function sendGraphError(
+  res: http.ServerResponse,
+  status: number,
+  code: number,
+  message: string,
+  extra: { subcode?: number; type?: string } = {},
+): void {
+  sendJson(res, status, {
+    error: {
+      message,
+      type: extra.type ?? 'OAuthException',
+      code,
+      ...(extra.subcode !== undefined && { error_subcode: extra.subcode }),
+      error_data: { messaging_product: 'whatsapp', details: message },
+      fbtrace_id: randomBytes(12).toString('base64url'),
+    },
+  });
+}
+
+/** A message id in Meta's shape: `wamid.` and base64. */
+export function newWamid(): string {
+  return `wamid.HBgM${randomBytes(30).toString('base64')}`;
+}
+
+// ---- Inbound notifications, in Meta's payload shape ----
+
+export interface NotificationContext {
+  /** Our business number's id (metadata.phone_number_id). */
+  phoneNumberId?: string;
+  displayPhoneNumber?: string;
+  businessAccountId?: string;
+}
+
+interface ReplyInput extends NotificationContext {
+  /** The approver's number, digits. */
+  from: string;
+  /** Inbound message id; a fresh one when absent (pass the same one twice to replay). */
+  wamid?: string;
+  /** The id of our message whose button was tapped. */
+  contextWamid?: string;
+  timestamp?: Date;
+  profileName?: string;
+}
+
+const unix = (d: Date = new Date()) => String(Math.floor(d.getTime() / 1000));
+
+function envelope(ctx: NotificationContext, value: Record<string, unknown>) {
+  return {
+    object: 'whatsapp_business_account',
+    entry: [
+      {
+        id: ctx.businessAccountId ?? '102290129340398',
+        changes: [
+          {
+            value: {
+              messaging_product: 'whatsapp',
+              metadata: {
+                display_phone_number: ctx.displayPhoneNumber ?? '15550783881',
+                phone_number_id: ctx.phoneNumberId ?? '106540352242922',
+              },
+              ...value,
+            },
+            field: 'messages',
+          },
+        ],
+      },
+    ],
+  };
+}
+
+function inboundMessage(input: ReplyInput, type: string, content: Record<string, unknown>) {
+  return envelope(input, {
+    contacts: [{ profile: { name: input.profileName ?? 'Approver' }, wa_id: input.from }],
+    messages: [
+      {
+        ...(input.contextWamid !== undefined && {
+          context: { from: input.displayPhoneNumber ?? '15550783881', id: input.contextWamid },
+        }),
+        from: input.from,
+        id: input.wamid ?? newWamid(),
+        timestamp: unix(input.timestamp),
+        type,
+        ...content,
+      },
+    ],
+  });
+}
+
+/** A tap on a template quick-reply button: `messages[].button.payload`. */
+export function buttonReplyNotification(input: ReplyInput & { payload: string; text?: string }) {
+  return inboundMessage(input, 'button', {
+    button: { payload: input.payload, text: input.text ?? input.payload },
+  });
+}
+
+/** A tap on an interactive reply button: `messages[].interactive.button_reply.id`. */
+export function interactiveReplyNotification(input: ReplyInput & { id: string; title?: string }) {
+  return inboundMessage(input, 'interactive', {
+    interactive: { type: 'button_reply', button_reply: { id: input.id, title: input.title ?? input.id } },
+  });
+}
+
+/** A plain text message, which the webhook ignores. */
+export function textMessageNotification(input: ReplyInput & { text: string }) {
+  return inboundMessage(input, 'text', { text: { body: input.text } });
+}
+
+export interface StatusInput extends NotificationContext {
+  /** Our outbound message's id. */
+  wamid: string;
+  status: 'sent' | 'delivered' | 'read' | 'failed';
+  recipient: string;
+  timestamp?: Date;
+  /** For `failed`; defaults to 131026 "Message undeliverable". */
+  error?: { code: number; title: string; details?: string };
+}
+
+/** A delivery status notification: `statuses[]`. */
+export function statusNotification(input: StatusInput) {
+  const failed = input.status === 'failed';
+  const error = input.error ?? {
+    code: 131026,
+    title: 'Message undeliverable',
+    details: 'Message Undeliverable.',
+  };
+  return envelope(input, {
+    statuses: [
+      {
+        id: input.wamid,
+        status: input.status,
+        timestamp: unix(input.timestamp),
+        recipient_id: input.recipient,
+        ...(!failed && {
+          ...(input.status === 'sent' && {
+            conversation: {
+              id: randomBytes(16).toString('hex'),
+              expiration_timestamp: unix(new Date(Date.now() + 86_400_000)),
+              origin: { type: 'utility' },
+            },
+          }),
+          pricing: { billable: true, pricing_model: 'PMP', category: 'utility', type: 'regular' },
+        }),
+        ...(failed && {
+          errors: [
+            {
+              code: error.code,
+              title: error.title,
+              message: error.title,
+              error_data: { details: error.details ?? error.title },
+              href: 'https://developers.facebook.com/docs/whatsapp/cloud-api/support/error-codes/',
+            },
+          ],
+        }),
+      },
+    ],
+  });
+}
+
+export interface SignedRequest {
+  body: Buffer;
+  headers: { 'content-type': string; 'x-hub-signature-256': string };
+}
+
+/** The bytes Meta would POST and their `X-Hub-Signature-256` under the app secret. */
+export function signedNotification(payload: unknown, appSecret: string): SignedRequest {
+  const body = Buffer.from(JSON.stringify(payload));
+  return {
+    body,
+    headers: {
+      'content-type': 'application/json',
+      // Computed here, not with the service's own helper, so a test cannot pass by sharing a bug.
+      'x-hub-signature-256': `sha256=${createHmac('sha256', appSecret).update(body).digest('hex')}`,
+    },
+  };
+}
+
+/** POSTs a signed notification to the service's webhook, as Meta would. */
+export async function postSignedNotification(
+  url: string,
+  payload: unknown,
+  appSecret: string,
+): Promise<Response> {
+  const { body, headers } = signedNotification(payload, appSecret);
+  return fetch(url, { method: 'POST', headers, body });
+}
