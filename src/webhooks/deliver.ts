@@ -1,0 +1,302 @@
+import { isIP, type LookupFunction } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { Agent, request } from 'undici';
+import type { WebhookEvent } from './events.ts';
+import { signWebhook } from './signature.ts';
+import { forbiddenAddressReason, hostOf, systemResolveHost, type ResolveHost } from './ssrf-guard.ts';
+
+export const DEFAULT_DELIVERY_TIMEOUT_MS = 10_000;
+export const USER_AGENT = 'Wathiq-Webhooks/1';
+/** How much of a failing receiver's answer is kept, for logs only. */
+export const RESPONSE_EXCERPT_BYTES = 256;
+
+export type DeliveryErrorClass =
+  'timeout' | 'connection' | 'dns' | 'http_status' | 'redirect' | 'forbidden_address' | 'tls';
+
+/**
+ * What one attempt did, to be persisted as a webhook_delivery_attempts row before anyone decides to retry.
+ * `errorMessage` is ours (never the receiver's body); `responseExcerpt` is the start of a failing receiver's body,
+ * for logs only: never return it from the API (the test endpoint answers with the status alone).
+ */
+export interface DeliveryResult {
+  ok: boolean;
+  status?: number;
+  ms: number;
+  startedAt: Date;
+  /** The X-Wathiq-Timestamp this attempt carried. */
+  timestamp: number;
+  errorClass?: DeliveryErrorClass;
+  errorMessage?: string;
+  /** From Retry-After on a 429 or 503 (seconds or HTTP date), in ms from the answer. */
+  retryAfterMs?: number;
+  /** The receiver answered 410 Gone: the webhook should be disabled. */
+  gone?: boolean;
+  responseExcerpt?: string;
+}
+
+export interface DeliverOnceInput {
+  url: string;
+  event: WebhookEvent;
+  /** The same value on every attempt of a delivery (X-Wathiq-Delivery). */
+  deliveryId: number;
+  /** The stored body, sent byte for byte; never re-serialised. */
+  body: string;
+  secret: string;
+  timeoutMs?: number;
+  /** WEBHOOK_ALLOW_PRIVATE: permits loopback and private receivers (development and tests). */
+  allowPrivate?: boolean;
+  /** Resolver used for the connection itself; default: the system resolver, every address. */
+  lookup?: ResolveHost;
+  now?: () => Date;
+}
+
+/**
+ * One HTTP attempt of one delivery. Never throws: every outcome is a DeliveryResult. Redirects are not followed.
+ * The SSRF guard runs inside the connection's own DNS lookup, so the address judged is the address connected to.
+ */
+export async function deliverOnce(input: DeliverOnceInput): Promise<DeliveryResult> {
+  const now = input.now ?? (() => new Date());
+  const timeoutMs = input.timeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS;
+  const allowPrivate = input.allowPrivate ?? false;
+  const startedAt = now();
+  const timestamp = Math.floor(startedAt.getTime() / 1000);
+  const t0 = performance.now();
+  const base = () => ({ ms: Math.round(performance.now() - t0), startedAt, timestamp });
+  const failed = (errorClass: DeliveryErrorClass, errorMessage: string): DeliveryResult => ({
+    ok: false,
+    ...base(),
+    errorClass,
+    errorMessage,
+  });
+
+  let url: URL;
+  try {
+    url = new URL(input.url);
+  } catch {
+    return failed('forbidden_address', 'The webhook URL is not a valid URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    return failed('forbidden_address', `The scheme ${url.protocol} is not allowed; only http and https are`);
+  }
+  if (url.username !== '' || url.password !== '') {
+    return failed('forbidden_address', 'The webhook URL carries credentials, which are not allowed');
+  }
+  // A literal address skips DNS, so the connection's lookup never sees it: judge it here.
+  const host = hostOf(url);
+  if (!allowPrivate && isIP(host) !== 0) {
+    const reason = forbiddenAddressReason(host);
+    if (reason) return failed('forbidden_address', `${host} is not a public address (${reason})`);
+  }
+
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new DeliveryTimeoutError(timeoutMs)), timeoutMs);
+  const agent = new Agent({
+    connect: { lookup: guardedLookup(input.lookup ?? systemResolveHost, allowPrivate), timeout: timeoutMs },
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+    connections: 1,
+  });
+  try {
+    const res = await request(url, {
+      method: 'POST',
+      dispatcher: agent,
+      signal: controller.signal,
+      headers: {
+        'content-type': 'application/json',
+        'user-agent': USER_AGENT,
+        'x-wathiq-event': input.event,
+        'x-wathiq-timestamp': String(timestamp),
+        'x-wathiq-signature': signWebhook({ secret: input.secret, timestamp, body: input.body }),
+        'x-wathiq-delivery': String(input.deliveryId),
+      },
+      body: input.body,
+    });
+    const status = res.statusCode;
+    if (status >= 200 && status < 300) {
+      await res.body.dump({ limit: 0 }).catch(() => undefined);
+      return { ok: true, status, ...base() };
+    }
+    const excerpt = await readExcerpt(res.body);
+    const result: DeliveryResult = { ok: false, status, ...base(), errorClass: 'http_status' };
+    if (excerpt) result.responseExcerpt = excerpt;
+    if (status >= 300 && status < 400) {
+      const location = firstHeader(res.headers.location);
+      result.errorClass = 'redirect';
+      result.errorMessage =
+        `Receiver answered ${status}${location ? ` (Location: ${truncate(location, 200)})` : ''}; ` +
+        'redirects are not followed, point the webhook at the final URL';
+    } else if (status === 410) {
+      result.gone = true;
+      result.errorMessage = 'Receiver answered 410 Gone';
+    } else {
+      result.errorMessage = `Receiver answered ${status}`;
+      if (status === 429 || status === 503) {
+        const retryAfterMs = parseRetryAfter(firstHeader(res.headers['retry-after']), now());
+        if (retryAfterMs !== undefined) result.retryAfterMs = retryAfterMs;
+      }
+    }
+    return result;
+  } catch (err) {
+    if (controller.signal.aborted) return failed('timeout', `No answer within ${timeoutMs} ms`);
+    const errorClass = classifyError(err);
+    return failed(errorClass, describeError(err, errorClass, timeoutMs));
+  } finally {
+    clearTimeout(timer);
+    await agent.destroy().catch(() => undefined);
+  }
+}
+
+class DeliveryTimeoutError extends Error {
+  constructor(timeoutMs: number) {
+    super(`No answer within ${timeoutMs} ms`);
+    this.name = 'DeliveryTimeoutError';
+  }
+}
+
+export class ForbiddenAddressError extends Error {
+  readonly code = 'WATHIQ_FORBIDDEN_ADDRESS';
+  constructor(hostname: string, address: string, reason: string) {
+    super(`${hostname} resolves to ${address}, which is not a public address (${reason})`);
+    this.name = 'ForbiddenAddressError';
+  }
+}
+
+/**
+ * A `net.connect` lookup that resolves with `resolve` and refuses the connection when any address is forbidden,
+ * the same rule as at creation. Supports both shapes Node asks for (`all: true` with autoSelectFamily, or one).
+ */
+export function guardedLookup(resolve: ResolveHost, allowPrivate: boolean): LookupFunction {
+  return (hostname, options, callback) => {
+    const wanted = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : (options.family ?? 0);
+    resolve(hostname).then(
+      (found) => {
+        if (!allowPrivate) {
+          for (const address of found) {
+            const reason = forbiddenAddressReason(address);
+            if (reason) return callback(new ForbiddenAddressError(hostname, address, reason), '');
+          }
+        }
+        const usable = found
+          .map((address) => ({ address, family: isIP(address) }))
+          .filter((a) => a.family !== 0 && (wanted === 0 || a.family === wanted));
+        const first = usable[0];
+        if (!first) return callback(dnsError(hostname, 'ENOTFOUND', 'no usable address'), '');
+        if (options.all) return callback(null, usable);
+        return callback(null, first.address, first.family);
+      },
+      (err: unknown) => {
+        const code = (err as { code?: unknown }).code;
+        const detail = err instanceof Error ? err.message : String(err);
+        callback(dnsError(hostname, typeof code === 'string' ? code : 'ENOTFOUND', detail), '');
+      },
+    );
+  };
+}
+
+function dnsError(hostname: string, code: string, detail: string): NodeJS.ErrnoException {
+  return Object.assign(new Error(`DNS lookup of ${hostname} failed: ${detail}`), {
+    code,
+    hostname,
+    syscall: 'getaddrinfo',
+  });
+}
+
+const DNS_CODES = new Set([
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EAI_FAIL',
+  'EAI_NODATA',
+  'EAI_NONAME',
+  'ENODATA',
+  'ESERVFAIL',
+  'ENONAME',
+  'EREFUSED',
+]);
+const TIMEOUT_CODES = new Set([
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'ETIMEDOUT',
+]);
+
+function errorChain(err: unknown): { name?: string; code?: string; syscall?: string }[] {
+  const chain: { name?: string; code?: string; syscall?: string }[] = [];
+  let cur: unknown = err;
+  for (let i = 0; i < 5 && cur && typeof cur === 'object'; i++) {
+    const e = cur as { name?: unknown; code?: unknown; syscall?: unknown; cause?: unknown };
+    chain.push({
+      name: typeof e.name === 'string' ? e.name : undefined,
+      code: typeof e.code === 'string' ? e.code : undefined,
+      syscall: typeof e.syscall === 'string' ? e.syscall : undefined,
+    });
+    cur = e.cause;
+  }
+  return chain;
+}
+
+export function classifyError(err: unknown): DeliveryErrorClass {
+  const chain = errorChain(err);
+  const any = (test: (e: (typeof chain)[number]) => boolean) => chain.some(test);
+  if (any((e) => e.code === 'WATHIQ_FORBIDDEN_ADDRESS')) return 'forbidden_address';
+  if (any((e) => e.name === 'TimeoutError' || (e.code !== undefined && TIMEOUT_CODES.has(e.code)))) {
+    return 'timeout';
+  }
+  if (any((e) => (e.code !== undefined && DNS_CODES.has(e.code)) || e.syscall === 'getaddrinfo'))
+    return 'dns';
+  if (any((e) => e.code !== undefined && /CERT|TLS|SSL|EPROTO/.test(e.code))) return 'tls';
+  return 'connection';
+}
+
+function describeError(err: unknown, errorClass: DeliveryErrorClass, timeoutMs: number): string {
+  if (errorClass === 'timeout') return `No answer within ${timeoutMs} ms`;
+  const e = err as { message?: unknown; code?: unknown };
+  const message = typeof e.message === 'string' ? e.message : String(err);
+  const showCode = (errorClass === 'connection' || errorClass === 'tls') && typeof e.code === 'string';
+  const code = showCode && !message.includes(e.code as string) ? `${e.code as string}: ` : '';
+  return truncate(`${code}${message}`, 300);
+}
+
+/** Retry-After as delta-seconds or an HTTP date, in ms from `now`; undefined when absent or unreadable. */
+export function parseRetryAfter(value: string | undefined, now: Date): number | undefined {
+  const v = value?.trim();
+  if (!v) return undefined;
+  if (/^\d{1,10}$/.test(v)) return Number(v) * 1000;
+  // IMF-fixdate / RFC 850 ("Sun, 06 Nov 1994 ...", "Sunday, 06-Nov-94 ...") and asctime ("Sun Nov  6 ...").
+  if (!/^[A-Za-z]{3,9},? /.test(v)) return undefined;
+  const at = Date.parse(v);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now.getTime());
+}
+
+function firstHeader(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+async function readExcerpt(
+  body: AsyncIterable<unknown> & { destroy(): unknown },
+): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of body) {
+      const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
+      chunks.push(buf);
+      size += buf.length;
+      if (size >= RESPONSE_EXCERPT_BYTES) break;
+    }
+  } catch {
+    // The status is what counts; a body that breaks off or times out adds nothing.
+  } finally {
+    body.destroy();
+  }
+  const text = Buffer.concat(chunks)
+    .subarray(0, RESPONSE_EXCERPT_BYTES)
+    .toString('utf8')
+    // eslint-disable-next-line no-control-regex -- control characters are exactly what a log line must not carry
+    .replace(/[\u0000-\u001f\u007f\ufffd]+/g, ' ')
+    .trim();
+  return text === '' ? undefined : text;
+}
+
+function truncate(s: string, max: number): string {
+  return s.length <= max ? s : `${s.slice(0, max - 1)}…`;
+}
