@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import Koa from 'koa';
 import { koaBody } from 'koa-body';
+import { createAdminDashboard } from '../admin/dashboard.ts';
 import type { AppState } from './context.ts';
 import type { ApiDeps } from './deps.ts';
 import { authenticate } from './middleware/authenticate.ts';
@@ -19,6 +20,8 @@ export function createApp(deps: ApiDeps): Koa<AppState> {
 
   app.use(requestId());
   app.use(errorHandler(deps.logger));
+  // The dashboard (/admin) parses its own forms and renders its own HTML errors, so it sits before the JSON edge.
+  app.use(createAdminDashboard(deps));
   app.use(
     koaBody({
       json: true,

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import * as initialSchema from './migrations/001-initial-schema.ts';
 import * as whatsapp from './migrations/002-whatsapp.ts';
+import * as admin from './migrations/004-admin.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -14,6 +15,7 @@ interface Migration {
 const migrations: Record<string, Migration> = {
   '001-initial-schema': initialSchema,
   '002-whatsapp': whatsapp,
+  '004-admin': admin,
 };
 
 const source: Knex.MigrationSource<string> = {

@@ -1,0 +1,26 @@
+import type { ParameterizedContext } from 'koa';
+import type { AppState } from '../api/context.ts';
+import type { ApiDeps } from '../api/deps.ts';
+import type { AdminSession } from '../db/stores/admin-sessions-store.ts';
+import type { Locale, Translate } from './i18n.ts';
+
+/** What the dashboard needs from the service: the database, the configuration and a logger. */
+export type AdminDeps = Pick<ApiDeps, 'db' | 'config' | 'logger'> & {
+  /** The clock; tests may pin it. */
+  now?: () => Date;
+};
+
+export interface AdminState extends AppState {
+  locale: Locale;
+  t: Translate;
+  /** Set by `loadSession` when the cookie names a live session. */
+  session?: AdminSession;
+  /** The cookie named a session that has expired or no longer exists. */
+  sessionEnded?: boolean;
+}
+
+export type AdminContext = ParameterizedContext<AdminState>;
+
+export function clockOf(deps: AdminDeps): () => Date {
+  return deps.now ?? (() => new Date());
+}

@@ -1,0 +1,42 @@
+/** Every dashboard URL in one place, so views and routes agree. */
+export const ADMIN_PATHS = {
+  home: '/admin',
+  login: '/admin/login',
+  logout: '/admin/logout',
+  keys: '/admin/api',
+  createKey: '/admin/api/keys',
+  revokeKey: (id: string) => `/admin/api/keys/${encodeURIComponent(id)}/revoke`,
+  document: (id: string) => `/admin/documents/${encodeURIComponent(id)}`,
+  asset: (name: string, version: string) => `/admin/assets/${name}?v=${version}`,
+} as const;
+
+export function isAdminPath(path: string): boolean {
+  return path === '/admin' || path.startsWith('/admin/');
+}
+
+/** Flash messages are codes in the query string, mapped to fixed texts: nothing a link can inject. */
+export const FLASH_CODES = ['signed_out', 'expired', 'revoked', 'already_revoked'] as const;
+export type FlashCode = (typeof FLASH_CODES)[number];
+
+/** Where to go after signing in: only a dashboard page of this site (no open redirect). */
+export function safeNext(value: unknown): string | undefined {
+  if (typeof value !== 'string' || value.length > 512) return undefined;
+  if (!/^\/admin(?:[/?][\x21-\x7e]*)?$/.test(value)) return undefined;
+  if (value.startsWith('//') || value.includes('\\')) return undefined;
+  // No dot segments, raw or encoded: the target must be the dashboard page it names.
+  if (/\/\.\.?(?:[/?]|$)/.test(value) || /%2e|%2f|%5c/i.test(value)) return undefined;
+  const path = value.split('?')[0];
+  if (path === ADMIN_PATHS.login || path === ADMIN_PATHS.logout) return undefined;
+  return value;
+}
+
+export function loginUrl(
+  options: { next?: string | undefined; message?: FlashCode | undefined } = {},
+): string {
+  const params = new URLSearchParams();
+  const next = safeNext(options.next);
+  if (next && next !== ADMIN_PATHS.home) params.set('next', next);
+  if (options.message) params.set('m', options.message);
+  const query = params.toString();
+  return query ? `${ADMIN_PATHS.login}?${query}` : ADMIN_PATHS.login;
+}

@@ -1,0 +1,76 @@
+import type Router from '@koa/router';
+import { issueApiKey } from '../../accounts/api-keys.ts';
+import { API_SCOPES } from '../../auth/api-key-format.ts';
+import { apiKeysStore } from '../../db/stores/api-keys-store.ts';
+import type { AdminContext, AdminDeps, AdminState } from '../context.ts';
+import { csrfProtection, formField } from '../csrf.ts';
+import { AdminPageError } from '../errors.ts';
+import type { Translate } from '../i18n.ts';
+import { ADMIN_PATHS } from '../paths.ts';
+import { isUuid, renderPage, seeOther } from '../render.ts';
+import { requireSession } from '../sessions.ts';
+import { keysPage, type KeysView, type NewKeyForm } from '../views/keys-page.ts';
+import { pageContextOf } from '../views/page.ts';
+
+const EMPTY_FORM: NewKeyForm = { name: '', scopes: API_SCOPES, errors: {} };
+
+/** Reads the create form; checkboxes arrive as one string or an array, unknown scopes are ignored. */
+function readKeyForm(ctx: AdminContext, t: Translate): NewKeyForm {
+  const rawName = formField(ctx, 'name');
+  const name = typeof rawName === 'string' ? rawName.trim() : '';
+  const rawScopes = formField(ctx, 'scopes');
+  const given = Array.isArray(rawScopes) ? rawScopes : [rawScopes];
+  const scopes = API_SCOPES.filter((s) => given.includes(s));
+  const errors: NewKeyForm['errors'] = {};
+  if (!name) errors.name = t('errorNameRequired');
+  else if ([...name].length > 255) errors.name = t('errorNameTooLong');
+  if (!scopes.length) errors.scopes = t('errorScopesRequired');
+  return { name, scopes, errors };
+}
+
+export function mountKeyRoutes(router: Router<AdminState>, deps: AdminDeps): void {
+  const show = async (ctx: AdminContext, status: number, extra: Pick<KeysView, 'form' | 'created'>) => {
+    const session = ctx.state.session!;
+    const keys = await apiKeysStore(deps.db).listByAccount(session.accountId);
+    renderPage(
+      ctx,
+      status,
+      keysPage(pageContextOf(ctx), {
+        plan: session.plan,
+        requestsPerMinute: deps.config.plans[session.plan].requestsPerMinute,
+        keys,
+        ...extra,
+      }),
+    );
+  };
+
+  router.get(ADMIN_PATHS.keys, requireSession(), (ctx) => show(ctx, 200, { form: EMPTY_FORM }));
+
+  router.post(ADMIN_PATHS.createKey, requireSession(), csrfProtection(deps.config), async (ctx) => {
+    const form = readKeyForm(ctx, ctx.state.t);
+    if (form.errors.name || form.errors.scopes) return show(ctx, 422, { form });
+    const issued = await issueApiKey(deps.db, {
+      accountId: ctx.state.session!.accountId,
+      name: form.name,
+      scopes: form.scopes,
+    });
+    // The secret is rendered into this response only; it is never stored and never shown again.
+    await show(ctx, 200, {
+      form: EMPTY_FORM,
+      created: { name: issued.apiKey.name, key: issued.apiKey.key, secret: issued.secret },
+    });
+  });
+
+  router.post('/admin/api/keys/:id/revoke', requireSession(), csrfProtection(deps.config), async (ctx) => {
+    const id = ctx.params.id;
+    const accountId = ctx.state.session!.accountId;
+    if (!isUuid(id)) throw AdminPageError.notFound();
+    const store = apiKeysStore(deps.db);
+    // Keys of another account are indistinguishable from keys that do not exist.
+    const key = (await store.listByAccount(accountId)).find((k) => k.id === id);
+    if (!key) throw AdminPageError.notFound();
+    if (key.revokedAt) return seeOther(ctx, `${ADMIN_PATHS.keys}?m=already_revoked`);
+    await store.revoke(accountId, id);
+    seeOther(ctx, `${ADMIN_PATHS.keys}?m=revoked`);
+  });
+}

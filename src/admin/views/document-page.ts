@@ -1,0 +1,94 @@
+import type { ApproverSummary, DocumentDetail } from '../../db/stores/admin-overview-store.ts';
+import { html, type SafeHtml } from '../html.ts';
+import { labelFor } from '../i18n.ts';
+import { ADMIN_PATHS } from '../paths.ts';
+import { approversProgress, statusBadge } from './home-page.ts';
+import { layout, time, type PageContext } from './page.ts';
+
+function approverName(page: PageContext, a: ApproverSummary): string {
+  return (page.locale === 'ar' ? a.nameAr : a.nameEn) || a.nameAr || a.nameEn;
+}
+
+function approverRole(page: PageContext, a: ApproverSummary): string {
+  return (page.locale === 'ar' ? a.roleAr : a.roleEn) ?? a.roleAr ?? a.roleEn ?? page.t('dash');
+}
+
+function approversTable(page: PageContext, approvers: ApproverSummary[]): SafeHtml {
+  const { t } = page;
+  if (!approvers.length) return html`<p>${t('noApprovers')}</p>`;
+  return html`<div class="table-wrap">
+    <table>
+      <caption class="visually-hidden">
+        ${t('approversHeading')}
+      </caption>
+      <thead>
+        <tr>
+          <th scope="col">${t('colOrder')}</th>
+          <th scope="col">${t('colName')}</th>
+          <th scope="col">${t('colRole')}</th>
+          <th scope="col">${t('colPhone')}</th>
+          <th scope="col">${t('colAction')}</th>
+          <th scope="col">${t('colStatus')}</th>
+          <th scope="col">${t('colActedAt')}</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${approvers.map(
+          (a) =>
+            html`<tr>
+              <td>${a.orderIndex}</td>
+              <th scope="row" dir="auto">${approverName(page, a)}</th>
+              <td dir="auto">${approverRole(page, a)}</td>
+              <td><span dir="ltr">+${a.phone}</span></td>
+              <td>${labelFor(t, 'action', a.actionType)}</td>
+              <td>${statusBadge(page, 'approver', a.status)}</td>
+              <td>${time(page, a.actedAt)}</td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>
+  </div>`;
+}
+
+/** One document, read-only: its facts and its approvers' progress. */
+export function documentPage(page: PageContext, doc: DocumentDetail, approvers: ApproverSummary[]) {
+  const { t } = page;
+  const title = t('documentTitle', { reference: doc.reference });
+  const body = html`<p><a href="${ADMIN_PATHS.home}">${t('backToOverview')}</a></p>
+    <h1>${title}</h1>
+    <section class="card" aria-labelledby="facts-heading">
+      <h2 id="facts-heading" class="visually-hidden">${title}</h2>
+      <dl class="facts">
+        <dt>${t('fieldStatus')}</dt>
+        <dd>${statusBadge(page, 'status', doc.status)}</dd>
+        <dt>${t('fieldTitleAr')}</dt>
+        <dd lang="ar" dir="rtl">${doc.titleAr}</dd>
+        <dt>${t('fieldTitleEn')}</dt>
+        <dd lang="en" dir="ltr">${doc.titleEn}</dd>
+        <dt>${t('fieldWorkflow')}</dt>
+        <dd>${labelFor(t, 'workflow', doc.workflowType)}</dd>
+        <dt>${t('fieldDepartment')}</dt>
+        <dd>${doc.department ?? t('dash')}</dd>
+        <dt>${t('colApprovers')}</dt>
+        <dd>${approversProgress(page, doc)}</dd>
+        <dt>${t('fieldCreated')}</dt>
+        <dd>${time(page, doc.createdAt)}</dd>
+        <dt>${t('fieldSent')}</dt>
+        <dd>${time(page, doc.sentAt)}</dd>
+        <dt>${t('fieldExpires')}</dt>
+        <dd>${time(page, doc.expiresAt)}</dd>
+        <dt>${t('fieldCompleted')}</dt>
+        <dd>${time(page, doc.completedAt)}</dd>
+        ${
+          doc.rejectionReason &&
+          html`<dt>${t('fieldRejection')}</dt>
+            <dd dir="auto">${doc.rejectionReason}</dd>`
+        }
+      </dl>
+    </section>
+    <section class="card" aria-labelledby="approvers-heading">
+      <h2 id="approvers-heading">${t('approversHeading')}</h2>
+      ${approversTable(page, approvers)}
+    </section>`;
+  return layout(page, { title, current: 'home', body });
+}

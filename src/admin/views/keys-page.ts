@@ -1,0 +1,222 @@
+import { API_SCOPES, type ApiScope } from '../../auth/api-key-format.ts';
+import type { Plan } from '../../config.ts';
+import type { ApiKey } from '../../db/stores/api-keys-store.ts';
+import { html, type SafeHtml } from '../html.ts';
+import { formatNumber } from '../i18n.ts';
+import { ADMIN_PATHS } from '../paths.ts';
+import { csrfInput, layout, time, type PageContext } from './page.ts';
+
+export interface NewKeyForm {
+  name: string;
+  scopes: readonly ApiScope[];
+  errors: { name?: string; scopes?: string };
+}
+
+export interface KeysView {
+  plan: Plan;
+  requestsPerMinute: number;
+  keys: ApiKey[];
+  form: NewKeyForm;
+  /** Right after creation: the only time the secret is ever shown. */
+  created?: { name: string; key: string; secret: string };
+}
+
+/** The public key id is not secret, but a prefix is enough to recognise a key and keeps the table narrow. */
+export function keyPrefix(key: string): string {
+  return `${key.slice(0, 11)}…`;
+}
+
+function copyField(page: PageContext, id: string, label: string, value: string): SafeHtml {
+  const { t } = page;
+  return html`<div class="field">
+    <label for="${id}">${label}</label>
+    <div class="copy-row">
+      <input
+        id="${id}"
+        type="text"
+        class="mono"
+        dir="ltr"
+        readonly
+        value="${value}"
+        spellcheck="false"
+        autocomplete="off"
+      />
+      <button
+        type="button"
+        class="button button-secondary"
+        hidden
+        data-copy-target="${id}"
+        data-copy-status="copy-status"
+        data-copied="${t('copied')}"
+        data-copy-failed="${t('copyFailed')}"
+        aria-label="${t('copyWhat', { what: label })}"
+      >
+        ${t('copy')}
+      </button>
+    </div>
+  </div>`;
+}
+
+function createdPanel(page: PageContext, created: NonNullable<KeysView['created']>): SafeHtml {
+  const { t } = page;
+  return html`<section
+    class="card new-key"
+    id="new-key"
+    aria-labelledby="new-key-heading"
+    tabindex="-1"
+    data-focus-on-load
+  >
+    <h2 id="new-key-heading">${t('newKeyHeading', { name: created.name })}</h2>
+    <p class="notice notice-warn"><strong>${t('newKeyOnce')}</strong></p>
+    ${copyField(page, 'new-key-id', t('newKeyKey'), created.key)}
+    ${copyField(page, 'new-key-secret', t('newKeySecret'), created.secret)}
+    ${copyField(page, 'new-key-header', t('newKeyHeader'), `Authorization: Bearer ${created.key}:${created.secret}`)}
+    <p class="copy-status" id="copy-status" role="status" aria-live="polite"></p>
+  </section>`;
+}
+
+function keysTable(page: PageContext, keys: ApiKey[], csrfToken: string): SafeHtml {
+  const { t } = page;
+  if (!keys.length) return html`<p>${t('keysNone')}</p>`;
+  const row = (k: ApiKey) =>
+    html`<tr class="${k.revokedAt ? 'revoked' : ''}" data-key-id="${k.id}">
+      <th scope="row">${k.name}</th>
+      <td><code dir="ltr">${keyPrefix(k.key)}</code></td>
+      <td>
+        <ul class="plain">
+          ${k.scopes.map((s) => html`<li><code dir="ltr">${s}</code></li>`)}
+        </ul>
+      </td>
+      <td>${time(page, k.createdAt)}</td>
+      <td>${time(page, k.lastUsedAt, t('never'))}</td>
+      <td>
+        ${
+          k.revokedAt
+            ? html`<span class="badge badge-off">${t('keyRevoked')}</span><br />${time(page, k.revokedAt)}`
+            : html`<span class="badge badge-ok">${t('keyActive')}</span>`
+        }
+      </td>
+      <td>
+        ${
+          !k.revokedAt &&
+          html`<form
+            method="post"
+            action="${ADMIN_PATHS.revokeKey(k.id)}"
+            data-confirm="${t('revokeConfirm')}"
+          >
+            ${csrfInput(csrfToken)}
+            <button
+              type="submit"
+              class="button button-danger"
+              aria-label="${t('revokeKeyNamed', { name: k.name })}"
+            >
+              ${t('revoke')}
+            </button>
+          </form>`
+        }
+      </td>
+    </tr>`;
+  return html`<div class="table-wrap">
+    <table>
+      <caption class="visually-hidden">
+        ${t('keysListHeading')}
+      </caption>
+      <thead>
+        <tr>
+          <th scope="col">${t('colName')}</th>
+          <th scope="col">${t('colKey')}</th>
+          <th scope="col">${t('colScopes')}</th>
+          <th scope="col">${t('colCreated')}</th>
+          <th scope="col">${t('colLastUsed')}</th>
+          <th scope="col">${t('colStatus')}</th>
+          <th scope="col">${t('colActions')}</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${keys.map(row)}
+      </tbody>
+    </table>
+  </div>`;
+}
+
+function createForm(page: PageContext, form: NewKeyForm, csrfToken: string): SafeHtml {
+  const { t } = page;
+  const { errors } = form;
+  const messages = [errors.name, errors.scopes].filter((m): m is string => !!m);
+  const nameDescribedBy = ['key-name-hint', errors.name ? 'key-name-error' : ''].join(' ').trim();
+  const scopesDescribedBy = ['scopes-hint', errors.scopes ? 'scopes-error' : ''].join(' ').trim();
+  return html`<form method="post" action="${ADMIN_PATHS.createKey}">
+    ${csrfInput(csrfToken)}
+    ${
+      messages.length > 0 &&
+      html`<div class="notice notice-error" role="alert">
+        <p>${t('errorSummary')}</p>
+        <ul>
+          ${messages.map((m) => html`<li>${m}</li>`)}
+        </ul>
+      </div>`
+    }
+    <div class="field">
+      <label for="key-name">${t('keyName')}</label>
+      <p class="hint" id="key-name-hint">${t('keyNameHint')}</p>
+      ${errors.name && html`<p class="error-text" id="key-name-error">${errors.name}</p>`}
+      <input
+        id="key-name"
+        name="name"
+        type="text"
+        required
+        maxlength="255"
+        autocomplete="off"
+        dir="auto"
+        value="${form.name}"
+        aria-describedby="${nameDescribedBy}"
+        ${errors.name ? html`aria-invalid="true" autofocus` : ''}
+      />
+    </div>
+    <fieldset aria-describedby="${scopesDescribedBy}" ${errors.scopes ? html`aria-invalid="true"` : ''}>
+      <legend>${t('scopesLegend')}</legend>
+      <p class="hint" id="scopes-hint">${t('scopesHint')}</p>
+      ${errors.scopes && html`<p class="error-text" id="scopes-error">${errors.scopes}</p>`}
+      ${API_SCOPES.map((scope) => {
+        const id = `scope-${scope.replace(':', '-')}`;
+        return html`<div class="checkbox">
+          <input
+            type="checkbox"
+            id="${id}"
+            name="scopes"
+            value="${scope}"
+            ${form.scopes.includes(scope) ? html`checked` : ''}
+          />
+          <label for="${id}">${t(`scope.${scope}`)} <code dir="ltr">${scope}</code></label>
+        </div>`;
+      })}
+    </fieldset>
+    <button type="submit" class="button button-primary">${t('createKey')}</button>
+  </form>`;
+}
+
+export function keysPage(page: PageContext, view: KeysView) {
+  const { t } = page;
+  const csrfToken = page.account?.csrfToken ?? '';
+  const body = html`<h1>${t('keysTitle')}</h1>
+    <p class="lead">${t('keysIntro')}</p>
+    ${view.created && createdPanel(page, view.created)}
+    <section class="card" aria-labelledby="plan-heading">
+      <h2 id="plan-heading">${t('planHeading')}</h2>
+      <p id="plan-line">
+        ${t('planLine', {
+          plan: t(`plan.${view.plan}`),
+          limit: formatNumber(page.locale, view.requestsPerMinute),
+        })}
+      </p>
+    </section>
+    <section class="card" aria-labelledby="keys-heading">
+      <h2 id="keys-heading">${t('keysListHeading')}</h2>
+      ${keysTable(page, view.keys, csrfToken)}
+    </section>
+    <section class="card" aria-labelledby="create-heading">
+      <h2 id="create-heading">${t('createHeading')}</h2>
+      ${createForm(page, view.form, csrfToken)}
+    </section>`;
+  return layout(page, { title: t('keysTitle'), current: 'keys', body });
+}

@@ -1,0 +1,130 @@
+import type { Plan } from '../../config.ts';
+import type { Db } from '../knex.ts';
+
+/** A dashboard session with the account it belongs to. Only the SHA-256 of the cookie token is stored. */
+export interface AdminSession {
+  idHash: string;
+  accountId: string;
+  accountName: string;
+  email: string;
+  plan: Plan;
+  csrfToken: string;
+  createdAt: Date;
+  lastSeenAt: Date;
+  expiresAt: Date;
+}
+
+interface SessionRow {
+  id_hash: string;
+  account_id: string;
+  csrf_token: string;
+  created_at: Date;
+  last_seen_at: Date;
+  expires_at: Date;
+  account_name: string;
+  email: string;
+  plan: Plan;
+}
+
+const toSession = (r: SessionRow): AdminSession => ({
+  idHash: r.id_hash,
+  accountId: r.account_id,
+  accountName: r.account_name,
+  email: r.email,
+  plan: r.plan,
+  csrfToken: r.csrf_token,
+  createdAt: r.created_at,
+  lastSeenAt: r.last_seen_at,
+  expiresAt: r.expires_at,
+});
+
+export function adminSessionsStore(db: Db) {
+  return {
+    async create(input: {
+      idHash: string;
+      accountId: string;
+      csrfToken: string;
+      now: Date;
+      expiresAt: Date;
+    }): Promise<void> {
+      await db('admin_sessions').insert({
+        id_hash: input.idHash,
+        account_id: input.accountId,
+        csrf_token: input.csrfToken,
+        created_at: input.now,
+        last_seen_at: input.now,
+        expires_at: input.expiresAt,
+      });
+    },
+
+    async findByIdHash(idHash: string): Promise<AdminSession | undefined> {
+      const row = await db('admin_sessions as s')
+        .join('accounts as a', 'a.id', 's.account_id')
+        .where('s.id_hash', idHash)
+        .first<SessionRow | undefined>('s.*', 'a.name as account_name', 'a.email', 'a.plan');
+      return row && toSession(row);
+    },
+
+    async touch(idHash: string, now: Date): Promise<void> {
+      await db('admin_sessions').where({ id_hash: idHash }).update({ last_seen_at: now });
+    },
+
+    async delete(idHash: string): Promise<void> {
+      await db('admin_sessions').where({ id_hash: idHash }).delete();
+    },
+
+    /** Housekeeping on sign-in: sessions past their absolute or idle expiry are of no use to anyone. */
+    async deleteExpired(now: Date, idleSince: Date): Promise<number> {
+      return db('admin_sessions')
+        .where('expires_at', '<=', now)
+        .orWhere('last_seen_at', '<=', idleSince)
+        .delete();
+    },
+  };
+}
+
+/** Failed sign-in counters, one row per bucket (`email:<address>`, `ip:<address>`). */
+export interface LoginAttempts {
+  bucket: string;
+  failures: number;
+  lockedUntil: Date | null;
+  updatedAt: Date;
+}
+
+interface LoginAttemptsRow {
+  bucket: string;
+  failures: number;
+  locked_until: Date | null;
+  updated_at: Date;
+}
+
+export function loginAttemptsStore(db: Db) {
+  return {
+    /** The bucket's row, locked for the rest of the transaction (created empty when missing). */
+    async getForUpdate(bucket: string, now: Date): Promise<LoginAttempts> {
+      await db.raw(
+        'INSERT INTO login_attempts (bucket, failures, updated_at) VALUES (?, 0, ?) ON CONFLICT (bucket) DO NOTHING',
+        [bucket, now],
+      );
+      const row = await db<LoginAttemptsRow>('login_attempts').where({ bucket }).forUpdate().first();
+      return {
+        bucket,
+        failures: row?.failures ?? 0,
+        lockedUntil: row?.locked_until ?? null,
+        updatedAt: row?.updated_at ?? now,
+      };
+    },
+
+    async put(attempts: LoginAttempts): Promise<void> {
+      await db('login_attempts').where({ bucket: attempts.bucket }).update({
+        failures: attempts.failures,
+        locked_until: attempts.lockedUntil,
+        updated_at: attempts.updatedAt,
+      });
+    },
+
+    async clear(bucket: string): Promise<void> {
+      await db('login_attempts').where({ bucket }).delete();
+    },
+  };
+}
