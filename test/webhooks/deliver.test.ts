@@ -81,6 +81,15 @@ describe('deliverOnce', () => {
     expect([a!.verification?.ok, b!.verification?.ok]).toEqual([true, true]);
   });
 
+  it('a receiver that checks signatures refuses a delivery signed with another secret (after a rotation)', async () => {
+    const r = await receiver({ refuseUnverified: true });
+    const result = await attempt(r.url, { secret: generateWebhookSecret() });
+    expect(result).toMatchObject({ ok: false, status: 401, errorClass: 'http_status' });
+    const [req] = await r.waitForRequests(1);
+    expect(req!.verification).toEqual({ ok: false, reason: 'bad_signature' });
+    expect(await attempt(r.url)).toMatchObject({ ok: true, status: 200 });
+  });
+
   it('counts any 2xx as success', async () => {
     const r = await receiver({ steps: [{ status: 201 }, { status: 202 }, { status: 204 }, { status: 299 }] });
     for (const status of [201, 202, 204, 299]) {
