@@ -6,6 +6,7 @@ import { createLogger, type Logger } from './logger.ts';
 import { startApiServer } from './runtime/api-server.ts';
 import { provideInfrastructure } from './runtime/infrastructure.ts';
 import { createRateLimiter } from './runtime/rate-limiter-factory.ts';
+import { createWorkerDeps } from './runtime/worker-deps.ts';
 import { createTemporalClient } from './temporal/client.ts';
 import { installTemporalRuntime } from './temporal/runtime.ts';
 import { ensureSearchAttributes } from './temporal/search-attributes-setup.ts';
@@ -89,7 +90,7 @@ async function runWorker(
     connection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
-    activities: createActivities({ db, logger }),
+    activities: createActivities(createWorkerDeps(config, db, logger)),
   });
   const running = worker.run();
   running.catch((err: unknown) => {

@@ -1,9 +1,10 @@
-import type { Db } from '../db/knex.ts';
+import type { Knex } from '../db/knex.ts';
 import type { Logger } from '../logger.ts';
+import { createApprovalActivities, type ApprovalActivityDeps } from './approval-activities.ts';
 import { createPingActivities } from './ping-activities.ts';
 
-export interface ActivityDeps {
-  db: Db;
+export interface ActivityDeps extends ApprovalActivityDeps {
+  db: Knex;
   logger: Logger;
 }
 
@@ -11,6 +12,7 @@ export interface ActivityDeps {
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createPingActivities(deps),
+    ...createApprovalActivities(deps),
   };
 }
 

@@ -4,17 +4,30 @@ import { koaBody } from 'koa-body';
 import { createAdminDashboard } from '../admin/dashboard.ts';
 import type { AppState } from './context.ts';
 import type { ApiDeps } from './deps.ts';
+import { createStorage } from '../storage/create-storage.ts';
+import type { Storage } from '../storage/storage.ts';
 import { authenticate } from './middleware/authenticate.ts';
 import { errorHandler } from './middleware/error-handler.ts';
+import { idempotency } from './middleware/idempotency.ts';
 import { rateLimit } from './middleware/rate-limit.ts';
 import { requestId } from './middleware/request-id.ts';
+import { registerCoreOperations } from './openapi/core-operations.ts';
+import { createOpenApiRouter } from './openapi/openapi-routes.ts';
+import { OpenApiRegistry } from './openapi/registry.ts';
+import { createApproversRouter } from './routes/approvers-routes.ts';
+import { createDocumentsRouter } from './routes/documents-routes.ts';
+import { createApprovalRouter } from './routes/approval-routes.ts';
 import { createHealthRouter } from './routes/health-routes.ts';
 import { createPingRouter } from './routes/ping-routes.ts';
 
 export const API_PREFIX = '/api/v1';
 
 /** Builds the Koa app from its dependencies; no module-level state, so tests can build as many as they like. */
-export function createApp(deps: ApiDeps): Koa<AppState> {
+export function createApp(deps: ApiDeps & { storage?: Storage }): Koa<AppState> {
+  const storage = deps.storage ?? createStorage(deps.config);
+  // Routers add their operations as they mount them; GET /openapi.json renders the result.
+  const openapi = new OpenApiRegistry();
+  registerCoreOperations(openapi);
   const app = new Koa<AppState>({ proxy: deps.config.http.trustProxy });
   app.silent = true; // the error middleware logs; Koa's default handler would print to stderr
 
@@ -35,11 +48,18 @@ export function createApp(deps: ApiDeps): Koa<AppState> {
 
   const publicApi = new Router<AppState>({ prefix: API_PREFIX });
   publicApi.use(createHealthRouter(deps).routes());
+  publicApi.use(
+    createOpenApiRouter(openapi, { serverUrl: `${deps.config.http.publicBaseUrl}${API_PREFIX}` }).routes(),
+  );
 
   const api = new Router<AppState>({ prefix: API_PREFIX });
   api.use(authenticate(deps));
   api.use(rateLimit({ limiter: deps.rateLimiter, plans: deps.config.plans }));
+  api.use(idempotency(deps));
   api.use(createPingRouter(deps).routes());
+  api.use(createDocumentsRouter({ ...deps, storage }, openapi).routes());
+  api.use(createApproversRouter(deps, openapi).routes());
+  api.use(createApprovalRouter(deps).routes());
 
   app.use(publicApi.routes());
   app.use(publicApi.allowedMethods({ throw: true }));

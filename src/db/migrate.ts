@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import * as initialSchema from './migrations/001-initial-schema.ts';
 import * as whatsapp from './migrations/002-whatsapp.ts';
 import * as admin from './migrations/004-admin.ts';
+import * as approval from './migrations/005-approval.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -16,6 +17,7 @@ const migrations: Record<string, Migration> = {
   '001-initial-schema': initialSchema,
   '002-whatsapp': whatsapp,
   '004-admin': admin,
+  '005-approval': approval,
 };
 
 const source: Knex.MigrationSource<string> = {

@@ -1,2 +1,3 @@
 // Every workflow the worker registers. Imported by the worker's bundler, never by Node directly.
 export { pingWorkflow } from './ping-workflow.ts';
+export { approvalWorkflow } from './approval/approval-workflow.ts';

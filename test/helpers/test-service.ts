@@ -11,6 +11,7 @@ import { accountsStore } from '../../src/db/stores/accounts-store.ts';
 import { createLogger, type Logger } from '../../src/logger.ts';
 import { startApiServer, type RunningApi } from '../../src/runtime/api-server.ts';
 import { createRateLimiter } from '../../src/runtime/rate-limiter-factory.ts';
+import { createWorkerDeps } from '../../src/runtime/worker-deps.ts';
 import { createTemporalClient, type TemporalClientHandle } from '../../src/temporal/client.ts';
 import { installTemporalRuntime } from '../../src/temporal/runtime.ts';
 import { createWorker } from '../../src/temporal/worker.ts';
@@ -81,7 +82,7 @@ export async function startTestService(
       connection: workerConnection,
       namespace: config.temporal.namespace,
       taskQueue,
-      activities: createActivities({ db: database.db, logger }),
+      activities: createActivities(createWorkerDeps(config, database.db, logger)),
       workflowBundle,
     });
     workerRun = worker.run();

@@ -1,0 +1,228 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import { randomToken } from '../auth/tokens.ts';
+import type { Db, Knex } from '../db/knex.ts';
+import { approversStore, type Approver } from '../db/stores/approvers-store.ts';
+import { documentEventsStore, type DocumentEvent } from '../db/stores/document-events-store.ts';
+import { documentsStore, type Document } from '../db/stores/documents-store.ts';
+import { whatsAppMessagesStore } from '../db/stores/whatsapp-messages-store.ts';
+import { serializeApprover, serializeDocument } from '../documents/serialize.ts';
+import type { Logger } from '../logger.ts';
+import {
+  isWhatsAppSendError,
+  languageFor,
+  sendNotice,
+  type WhatsAppProvider,
+  type WhatsAppTemplateConfig,
+} from '../whatsapp/index.ts';
+import type { ApprovalActivities, NotifyApproverInput, RecordActionInput } from './approval-types.ts';
+
+export interface ApprovalActivityDeps {
+  db: Knex;
+  logger: Logger;
+  whatsapp: { provider: WhatsAppProvider; templates: WhatsAppTemplateConfig };
+  /** Called after an event is committed, to hand it to webhook delivery. */
+  onEvent?: (event: DocumentEvent) => Promise<void>;
+  /** Produces and stores the signed final PDF; set by the finalization module. */
+  finalize?: (documentId: string) => Promise<void>;
+}
+
+const OPEN = ['pending', 'in_progress'] as const;
+
+async function loadForWorkflow(db: Db, documentId: string, approverId?: string) {
+  const document = await documentsStore(db).findByIdUnscoped(documentId, { forUpdate: true });
+  if (!document)
+    throw ApplicationFailure.nonRetryable(`Document ${documentId} does not exist`, 'document_missing');
+  const approvers = await approversStore(db).listByDocument(documentId);
+  const approver = approverId ? approvers.find((a) => a.id === approverId) : undefined;
+  if (approverId && !approver) {
+    throw ApplicationFailure.nonRetryable(
+      `Approver ${approverId} is not on document ${documentId}`,
+      'approver_missing',
+    );
+  }
+  return { document, approvers, approver };
+}
+
+const eventData = (document: Document, approvers: readonly Approver[], approver?: Approver) => ({
+  document: serializeDocument(document, approvers),
+  ...(approver ? { approver: serializeApprover(approver) } : {}),
+});
+
+/**
+ * The approval workflow's side effects. Each one is idempotent: its writes are guarded by the state they move
+ * from, and its events are keyed, so a retry (or a replay after a crash) changes nothing the second time.
+ */
+export function createApprovalActivities(deps: ApprovalActivityDeps): ApprovalActivities {
+  const { db } = deps;
+
+  /** Runs `work` in a transaction, then hands the events it recorded to delivery once they are committed. */
+  async function inTransaction(work: (trx: Knex.Transaction) => Promise<DocumentEvent[]>): Promise<void> {
+    const events = await db.transaction(work);
+    for (const event of events) await deps.onEvent?.(event);
+  }
+
+  async function record(
+    trx: Knex.Transaction,
+    event: string,
+    dedupeKey: string,
+    document: Document,
+    approver?: Approver,
+  ): Promise<DocumentEvent> {
+    const approvers = await approversStore(trx).listByDocument(document.id);
+    const current = approver ? approvers.find((a) => a.id === approver.id) : undefined;
+    return documentEventsStore(trx).record({
+      accountId: document.accountId,
+      documentId: document.id,
+      approverId: approver?.id ?? null,
+      event,
+      data: eventData(document, approvers, current),
+      dedupeKey,
+    });
+  }
+
+  return {
+    async markDocumentSent({ documentId, workflowId }) {
+      await inTransaction(async (trx) => {
+        const { document } = await loadForWorkflow(trx, documentId);
+        if (document.status !== 'draft') return []; // a retry: the first attempt moved it
+        const sent = await documentsStore(trx).transition(documentId, ['draft'], 'pending', {
+          sentAt: new Date(),
+          workflowId,
+        });
+        return sent ? [await record(trx, 'document.sent', `document.sent:${documentId}`, sent)] : [];
+      });
+    },
+
+    async notifyApprover(input: NotifyApproverInput) {
+      const { document, approver } = await loadForWorkflow(db, input.documentId, input.approverId);
+      const target = approver!;
+      let linkToken = target.linkToken;
+      if (!linkToken) {
+        // Set once; a concurrent or retried attempt reads the token the first one stored.
+        await db('approvers')
+          .where({ id: target.id })
+          .whereNull('link_token')
+          .update({ link_token: randomToken(32) });
+        linkToken = (await approversStore(db).findByIdUnscoped(target.id))!.linkToken!;
+      }
+      const language = languageFor(target.phone, target.language);
+      const notice = {
+        kind: input.kind,
+        accountId: document.accountId,
+        documentId: document.id,
+        approverId: target.id,
+        phone: target.phone,
+        language,
+        approverName: language === 'ar' ? target.nameAr : target.nameEn,
+        documentTitle: language === 'ar' ? document.titleAr : document.titleEn,
+        reference: document.reference,
+        linkToken,
+        actionType: target.actionType,
+        idempotencyKey: input.idempotencyKey,
+      };
+      const markNotified = async (patch: {
+        notificationStatus: string;
+        notificationError: string | null;
+      }) => {
+        if (input.kind !== 'approval_request') return;
+        await db('approvers').where({ id: target.id, status: 'waiting' }).update({
+          status: 'notified',
+          notified_at: db.fn.now(),
+          notification_status: patch.notificationStatus,
+          notification_error: patch.notificationError,
+          updated_at: db.fn.now(),
+        });
+      };
+      try {
+        const { wamid } = await sendNotice(
+          {
+            provider: deps.whatsapp.provider,
+            templates: deps.whatsapp.templates,
+            messages: whatsAppMessagesStore(db),
+          },
+          notice,
+        );
+        await markNotified({ notificationStatus: 'accepted', notificationError: null });
+        return { wamid, sent: true };
+      } catch (err) {
+        if (isWhatsAppSendError(err) && !err.retryable) {
+          // WhatsApp refused for good (say, a number not on WhatsApp): recorded, visible in the status, and the
+          // approval goes on — the approver can still be given the link some other way.
+          deps.logger.warn({ err, approverId: target.id }, 'WhatsApp refused a notification');
+          await markNotified({ notificationStatus: 'failed', notificationError: err.message });
+          return { wamid: null, sent: false, error: err.message };
+        }
+        throw err; // retryable: Temporal tries again on the activity's policy
+      }
+    },
+
+    async recordApproverAction(input: RecordActionInput) {
+      await inTransaction(async (trx) => {
+        const { approver } = await loadForWorkflow(trx, input.documentId, input.approverId);
+        if (approver!.status === 'completed' || approver!.status === 'rejected') return [];
+        const e = input.evidence;
+        const acted = await approversStore(trx).update(approver!.id, {
+          status: input.kind === 'complete' ? 'completed' : 'rejected',
+          actedAt: new Date(e.at),
+          actionChannel: e.channel,
+          actionIp: e.ip ?? null,
+          actionUserAgent: e.userAgent ?? null,
+          actionMessageId: e.messageId ?? null,
+          signatureKey: e.imageKey ?? null,
+          typedName: e.typedName ?? null,
+          rejectionReason: input.kind === 'reject' ? (e.reason ?? null) : null,
+        });
+        if (e.generatedSeal)
+          await trx('approvers').where({ id: approver!.id }).update({ generated_seal: true });
+
+        if (input.kind === 'complete') {
+          const document =
+            (await documentsStore(trx).transition(input.documentId, ['pending'], 'in_progress')) ??
+            (await documentsStore(trx).findByIdUnscoped(input.documentId))!;
+          return [
+            await record(trx, 'approver.completed', `approver.completed:${approver!.id}`, document, acted),
+          ];
+        }
+        const document = await documentsStore(trx).transition(input.documentId, OPEN, 'rejected', {
+          rejectionReason: e.reason ?? null,
+          completedAt: new Date(e.at),
+        });
+        return document
+          ? [await record(trx, 'document.rejected', `document.rejected:${input.documentId}`, document, acted)]
+          : [];
+      });
+    },
+
+    async markDocumentVoided({ documentId, at }) {
+      await inTransaction(async (trx) => {
+        const voided = await documentsStore(trx).transition(documentId, OPEN, 'voided', {
+          completedAt: new Date(at),
+        });
+        return voided ? [await record(trx, 'document.voided', `document.voided:${documentId}`, voided)] : [];
+      });
+    },
+
+    async markDocumentExpired({ documentId }) {
+      await inTransaction(async (trx) => {
+        const expired = await documentsStore(trx).transition(documentId, OPEN, 'expired', {
+          completedAt: new Date(),
+        });
+        return expired
+          ? [await record(trx, 'document.expired', `document.expired:${documentId}`, expired)]
+          : [];
+      });
+    },
+
+    async finalizeApprovedDocument({ documentId }) {
+      if (deps.finalize) await deps.finalize(documentId);
+      await inTransaction(async (trx) => {
+        const approved = await documentsStore(trx).transition(documentId, OPEN, 'approved', {
+          completedAt: new Date(),
+        });
+        return approved
+          ? [await record(trx, 'document.approved', `document.approved:${documentId}`, approved)]
+          : [];
+      });
+    },
+  };
+}
