@@ -7,6 +7,7 @@ import {
   PDFNumber,
   type PDFObject,
 } from 'pdf-lib';
+import { checkXref } from './writer/pdf-revision.ts';
 
 /** More pages than this and the upload is refused: the certificate and signatures pages stay a small share. */
 export const MAX_PDF_PAGES = 500;
@@ -25,6 +26,8 @@ export const REASONS = {
   encrypted: 'The PDF is encrypted; upload it without a password.',
   noPages: 'The PDF has no pages.',
   tooManyPages: (n: number) => `The PDF has ${n} pages; at most ${MAX_PDF_PAGES} pages are accepted.`,
+  signedDamaged:
+    'The PDF is already signed, but its internal structure is damaged, so another signature cannot be added without breaking the existing one; upload the document before it was signed.',
   certified:
     'The PDF is certified by its author against changes, so signatures cannot be added to it; upload a copy without the certification.',
 } as const;
@@ -54,8 +57,14 @@ export async function inspectPdf(bytes: Uint8Array): Promise<PdfInspection> {
     if (err instanceof EncryptedPDFError || looksEncrypted(buf)) return refuse(REASONS.encrypted);
     return refuse(REASONS.damaged);
   }
-  if (doc.isEncrypted) return refuse(REASONS.encrypted);
+  const inspection = inspectLoaded(doc);
+  if (inspection.ok && inspection.signed && !checkXref(bytes).ok) return refuse(REASONS.signedDamaged);
+  return inspection;
+}
 
+/** The checks that need the parsed document (also used by the finalizer, which has parsed it already). */
+export function inspectLoaded(doc: PDFDocument): PdfInspection {
+  if (doc.isEncrypted) return refuse(REASONS.encrypted);
   let pageCount: number;
   try {
     pageCount = countPages(doc);
@@ -153,7 +162,7 @@ function acroFormFields(doc: PDFDocument): PDFDict[] {
 }
 
 /** Signed means a signature field carries a value; an empty signature field is only an invitation to sign. */
-function hasSignature(doc: PDFDocument): boolean {
+export function hasSignature(doc: PDFDocument): boolean {
   return acroFormFields(doc).some(
     (f) => f.lookup(PDFName.of('FT')) === PDFName.of('Sig') && f.lookup(PDFName.of('V')) instanceof PDFDict,
   );

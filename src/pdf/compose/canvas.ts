@@ -88,6 +88,28 @@ export class PageCanvas {
   }
 
   /**
+   * Draws each cluster of a line with its own text matrix (text along a curve). `place` receives the cluster's
+   * centre along the line and its advance, in points, and returns the Tm operator for the cluster's origin.
+   */
+  placeClusters(line: LineLayout, place: (xCenter: number, advance: number) => string, color: Rgb): this {
+    const parts: string[] = [`${color.map(num).join(' ')} rg`, 'BT'];
+    for (const run of line.runs) {
+      if (run.clusters.length === 0) continue;
+      const { name, ref, cids } = this.typesetter.pdfFonts.use(run.font, run.clusters);
+      this.fonts.set(name, ref);
+      parts.push(`/${name} ${num(run.size)} Tf`);
+      run.clusters.forEach((cluster, i) => {
+        const { cid, width } = cids[i] ?? { cid: 0, width: 0 };
+        const advance = (width * run.size) / 1000;
+        parts.push(place(cluster.x + advance / 2, advance), `<${hex4(cid)}> Tj`);
+      });
+    }
+    parts.push('ET');
+    this.ops.push(parts.join('\n'));
+    return this;
+  }
+
+  /**
    * Draws one line of text aligned in a box of the given width: 'start' is the left for left-to-right text and
    * the right for right-to-left text. Returns the width drawn.
    */

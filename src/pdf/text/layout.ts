@@ -156,12 +156,14 @@ function longestFittingPrefix(
 
 /** Control characters and line breaks become spaces; runs of spaces collapse; NFC so fonts find composed forms. */
 export function cleanText(text: string): string {
-  return text
-    .normalize('NFC')
-    // eslint-disable-next-line no-control-regex -- removing control characters is the point
-    .replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, ' ')
-    .replace(/ {2,}/g, ' ')
-    .trim();
+  return (
+    text
+      .normalize('NFC')
+      // eslint-disable-next-line no-control-regex -- removing control characters is the point
+      .replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, ' ')
+      .replace(/ {2,}/g, ' ')
+      .trim()
+  );
 }
 
 const ARABIC_SCRIPT = /[\u0600-\u06ff\u0750-\u077f\u0870-\u08ff\ufb50-\ufdff\ufe70-\ufeff]/u;

@@ -1,0 +1,113 @@
+import { parsePhoneNumberFromString } from 'libphonenumber-js';
+import type { ActionType, ApprovalChannel, FinalizeApprover } from '../types.ts';
+
+/** Isolates a left-to-right fragment (dates, numbers, ids) so bidi keeps it whole inside Arabic text. */
+export const ltr = (text: string) => `\u2066${text}\u2069`;
+
+const pad = (n: number) => String(n).padStart(2, '0');
+
+export function formatUtc(date: Date): string {
+  return `${date.getUTCFullYear()}-${pad(date.getUTCMonth() + 1)}-${pad(date.getUTCDate())} ${pad(
+    date.getUTCHours(),
+  )}:${pad(date.getUTCMinutes())}:${pad(date.getUTCSeconds())} UTC`;
+}
+
+const riyadhParts = new Intl.DateTimeFormat('en-GB', {
+  timeZone: 'Asia/Riyadh',
+  year: 'numeric',
+  month: '2-digit',
+  day: '2-digit',
+  hour: '2-digit',
+  minute: '2-digit',
+  second: '2-digit',
+  hourCycle: 'h23',
+  timeZoneName: 'longOffset',
+});
+
+/** "2026-01-15 13:00:00 GMT+03:00 (Asia/Riyadh)". */
+export function formatRiyadh(date: Date): string {
+  const p = Object.fromEntries(riyadhParts.formatToParts(date).map((x) => [x.type, x.value]));
+  return `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}:${p.second} ${p.timeZoneName} (Asia/Riyadh)`;
+}
+
+/** Both times on one line, for boxes with little room. */
+export function formatShortTimes(date: Date): string {
+  const p = Object.fromEntries(riyadhParts.formatToParts(date).map((x) => [x.type, x.value]));
+  return `${formatUtc(date)} · ${p.hour}:${p.minute} Riyadh`;
+}
+
+/** "+966 •••••4567": the country code and the last four digits; the rest is personal data the page need not show. */
+export function maskPhone(digits: string): string {
+  const clean = digits.replace(/\D/g, '');
+  const parsed = parsePhoneNumberFromString(`+${clean}`);
+  const cc = parsed?.countryCallingCode ?? '';
+  const national = parsed ? parsed.nationalNumber : clean;
+  const shown = national.slice(-4);
+  return `${cc ? `+${cc} ` : ''}${'•'.repeat(Math.max(0, national.length - shown.length))}${shown}`;
+}
+
+export const ACTION_LABEL: Record<ActionType, { en: string; ar: string }> = {
+  sign: { en: 'Sign', ar: 'توقيع' },
+  stamp: { en: 'Stamp', ar: 'ختم' },
+  approve_only: { en: 'Approve', ar: 'موافقة' },
+  review_only: { en: 'Review', ar: 'مراجعة' },
+};
+
+export const CHANNEL_LABEL: Record<ApprovalChannel, { en: string; ar: string }> = {
+  whatsapp: { en: 'WhatsApp button', ar: 'زر واتساب' },
+  page: { en: 'Approval page', ar: 'صفحة الموافقة' },
+};
+
+/** What the approver actually did, in both languages. */
+export function outcome(a: FinalizeApprover): { en: string; ar: string } {
+  if (a.status !== 'completed') return { en: a.status, ar: a.status };
+  switch (a.actionType) {
+    case 'sign':
+      if (a.signaturePng) return { en: 'Signed (drawn signature)', ar: 'وقّع (توقيع مرسوم)' };
+      return {
+        en: `Signed (typed name: ${a.typedName ?? a.nameEn})`,
+        ar: `وقّع (اسم مكتوب: ${a.typedName ?? a.nameAr})`,
+      };
+    case 'stamp':
+      if (a.stampPng) return { en: 'Stamped (uploaded stamp)', ar: 'ختم (ختم مرفوع)' };
+      return { en: 'Stamped (generated seal)', ar: 'ختم (ختم مُولَّد)' };
+    case 'approve_only':
+      return { en: 'Approved', ar: 'وافق' };
+    case 'review_only':
+      return { en: 'Reviewed', ar: 'راجع' };
+  }
+}
+
+export const LABELS = {
+  certificateTitle: { en: 'Audit certificate', ar: 'شهادة التدقيق' },
+  continued: { en: 'Audit certificate (continued)', ar: 'شهادة التدقيق (تابع)' },
+  signaturesTitle: { en: 'Signatures and stamps', ar: 'التوقيعات والأختام' },
+  document: { en: 'Document', ar: 'المستند' },
+  reference: { en: 'Reference', ar: 'الرقم المرجعي' },
+  title: { en: 'Title', ar: 'العنوان' },
+  account: { en: 'Account', ar: 'الحساب' },
+  sha256: { en: 'SHA-256 of the original file', ar: 'بصمة SHA-256 للملف الأصلي' },
+  originalPages: { en: 'Pages of the original', ar: 'صفحات الأصل' },
+  created: { en: 'Created', ar: 'تاريخ الإنشاء' },
+  sent: { en: 'Sent', ar: 'تاريخ الإرسال' },
+  completed: { en: 'Completed', ar: 'تاريخ الاكتمال' },
+  approver: { en: 'Approver', ar: 'المعتمِد' },
+  of: { en: 'of', ar: 'من' },
+  name: { en: 'Name', ar: 'الاسم' },
+  role: { en: 'Role', ar: 'المسمى الوظيفي' },
+  phone: { en: 'Phone', ar: 'رقم الجوال' },
+  action: { en: 'Action requested', ar: 'الإجراء المطلوب' },
+  result: { en: 'What they did', ar: 'ما قام به' },
+  channel: { en: 'Channel', ar: 'القناة' },
+  timeUtc: { en: 'Time (UTC)', ar: 'الوقت (UTC)' },
+  timeRiyadh: { en: 'Time (Riyadh)', ar: 'الوقت (الرياض)' },
+  ip: { en: 'IP address', ar: 'عنوان IP' },
+  userAgent: { en: 'User agent', ar: 'المتصفح' },
+  whatsappId: { en: 'WhatsApp message id', ar: 'معرّف رسالة واتساب' },
+  page: { en: 'Page', ar: 'صفحة' },
+  statement: {
+    en: 'This certificate records how the document above was approved. The file is sealed with a digital signature: any change made after signing invalidates it.',
+    ar: 'توثّق هذه الشهادة مسار اعتماد المستند أعلاه. الملف مختوم بتوقيع رقمي، وأي تعديل عليه بعد التوقيع يُبطل التوقيع.',
+  },
+  typed: { en: 'typed', ar: 'مكتوب' },
+} as const;

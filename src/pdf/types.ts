@@ -1,0 +1,77 @@
+/** Inputs of the final-PDF module: plain data, so the activity, the tests and the benchmark build them alike. */
+import type { Signer } from './sign/signer.ts';
+
+export type ActionType = 'sign' | 'stamp' | 'approve_only' | 'review_only';
+export type ApprovalChannel = 'whatsapp' | 'page';
+
+/** Where an approver's mark goes instead of the signatures page: PDF points on the page as displayed. */
+export interface Placement {
+  /** 1-based page number of the original document. */
+  page: number;
+  /** From the left edge of the visible page. */
+  x: number;
+  /** From the bottom edge of the visible page. */
+  y: number;
+  /** Width of the mark; the height follows the image's aspect ratio. */
+  width: number;
+}
+
+export interface FinalizeApprover {
+  nameAr: string;
+  nameEn: string;
+  roleAr?: string | null;
+  roleEn?: string | null;
+  /** E.164 digits without '+', as stored; shown masked. */
+  phone: string;
+  actionType: ActionType;
+  order: number;
+  /** 'completed' for every approver of an approved document; anything else is printed as it is. */
+  status: string;
+  actedAt: Date;
+  channel: ApprovalChannel;
+  /** Page actions only. */
+  ip?: string | null;
+  userAgent?: string | null;
+  /** WhatsApp button actions only. */
+  whatsappMessageId?: string | null;
+  /** sign: a drawn signature (PNG) or a typed name. */
+  signaturePng?: Uint8Array | null;
+  typedName?: string | null;
+  /** stamp: an uploaded stamp (PNG) or a seal generated from the account and approver. */
+  stampPng?: Uint8Array | null;
+  generatedSeal?: boolean;
+  placement?: Placement | null;
+}
+
+export interface FinalizeDocumentInfo {
+  reference: string;
+  titleAr: string;
+  titleEn: string;
+  createdAt: Date;
+  sentAt: Date;
+  completedAt: Date;
+  /** Lowercase hex SHA-256 of the uploaded file, as recorded at upload. */
+  originalSha256: string;
+  accountName: string;
+}
+
+export interface FinalizeInput {
+  original: Uint8Array;
+  document: FinalizeDocumentInfo;
+  approvers: FinalizeApprover[];
+  signer: Signer;
+  options?: {
+    /** RFC 3161 time-stamp authority; adds a signature time-stamp (PAdES B-T). */
+    tsaUrl?: string;
+    /** Milliseconds to wait for the time-stamp authority. */
+    tsaTimeoutMs?: number;
+    /** The signing time written into the signature dictionary; defaults to document.completedAt. */
+    now?: Date;
+  };
+}
+
+export interface FinalizeResult {
+  pdf: Buffer;
+  sha256: string;
+  pageCount: number;
+}
