@@ -1,0 +1,225 @@
+import { Transform, type TransformCallback } from 'node:stream';
+import busboy from 'busboy';
+import type { Plan } from '../../config.ts';
+import { AppError, type ErrorDetails } from '../../errors.ts';
+import type { Storage } from '../../storage/storage.ts';
+import type { AppContext } from '../context.ts';
+
+/** Room for the form fields next to the file: 50 approvers × a dozen fields fit well within it. */
+export const FIELDS_ALLOWANCE_BYTES = 1024 * 1024;
+const FIELD_MAX_BYTES = 16 * 1024;
+/** After refusing a body early, read and discard at most this much before closing the connection. */
+const LINGER_BYTES = 4 * 1024 * 1024;
+const LINGER_MS = 5_000;
+
+export interface ReceivedFile {
+  key: string;
+  filename: string | null;
+  size: number;
+  sha256: string;
+  /** The file once more, in memory, for the PDF checks (at most the plan's limit). */
+  bytes: Buffer;
+}
+
+export interface ReceivedUpload {
+  /** Form fields in arrival order. */
+  fields: [string, string][];
+  file?: ReceivedFile;
+  /** Problems with parts that do not stop the upload (extra files, over-long fields). */
+  errors: ErrorDetails;
+}
+
+function megabytes(bytes: number): string {
+  const mb = bytes / (1024 * 1024);
+  return Number.isInteger(mb) ? String(mb) : mb.toFixed(1);
+}
+
+export function tooLargeError(maxFileBytes: number, plan: Plan): AppError {
+  return AppError.validation({
+    file: [
+      `The file is larger than the ${megabytes(maxFileBytes)} MB limit of the ${plan} plan; upload a smaller PDF.`,
+    ],
+  });
+}
+
+function cleanFilename(name: string | undefined): string | null {
+  if (!name) return null;
+  // eslint-disable-next-line no-control-regex
+  const base = (name.split(/[\\/]/).pop() ?? '').replace(/[\u0000-\u001f\u007f]/g, '').slice(0, 255);
+  return base || null;
+}
+
+/**
+ * After answering a request whose body we stopped reading: drain a little of the rest (so the client, still
+ * sending, reads our answer instead of a connection reset), then close the connection.
+ */
+function lingerAndClose(ctx: AppContext): void {
+  const { req, res } = ctx;
+  res.once('finish', () => {
+    let drained = 0;
+    const close = () => req.socket.destroy();
+    const timer = setTimeout(close, LINGER_MS);
+    timer.unref();
+    req.on('data', (chunk: Buffer) => {
+      drained += chunk.length;
+      if (drained > LINGER_BYTES) {
+        clearTimeout(timer);
+        close();
+      }
+    });
+    req.once('end', () => clearTimeout(timer));
+    req.resume();
+  });
+}
+
+class ByteCap extends Transform {
+  private seen = 0;
+  constructor(
+    private readonly cap: number,
+    private readonly onExceeded: () => void,
+  ) {
+    super();
+  }
+  override _transform(chunk: Buffer, _e: BufferEncoding, callback: TransformCallback): void {
+    this.seen += chunk.length;
+    if (this.seen > this.cap) {
+      this.onExceeded();
+      callback();
+      return;
+    }
+    callback(null, chunk);
+  }
+}
+
+/**
+ * Streams a multipart/form-data body: form fields are collected, the part named `file` goes straight to storage
+ * under `fileKey` while its size and SHA-256 are computed. The plan's byte limit is enforced as the bytes arrive
+ * (and up front from Content-Length): past it, reading stops, the partial file is removed and the answer is a 422
+ * on `file`. On any failure nothing is left under `fileKey`.
+ */
+export async function receiveUpload(
+  ctx: AppContext,
+  options: { storage: Storage; fileKey: string; maxFileBytes: number; plan: Plan },
+): Promise<ReceivedUpload> {
+  const { storage, fileKey, maxFileBytes } = options;
+  const bodyCap = maxFileBytes + FIELDS_ALLOWANCE_BYTES;
+  const declared = Number(ctx.get('content-length'));
+  if (Number.isFinite(declared) && declared > bodyCap) {
+    lingerAndClose(ctx);
+    throw tooLargeError(maxFileBytes, options.plan);
+  }
+
+  let parser: busboy.Busboy;
+  try {
+    parser = busboy({
+      headers: ctx.req.headers,
+      defParamCharset: 'utf8',
+      limits: {
+        fileSize: maxFileBytes,
+        files: 1,
+        fields: 1000,
+        parts: 1002,
+        fieldSize: FIELD_MAX_BYTES,
+        fieldNameSize: 200,
+      },
+    });
+  } catch (err) {
+    throw new AppError(
+      'bad_request',
+      `Malformed multipart/form-data request: ${err instanceof Error ? err.message : 'unreadable'}`,
+    );
+  }
+
+  const fields: [string, string][] = [];
+  const errors: ErrorDetails = {};
+  const chunks: Buffer[] = [];
+  let filename: string | null = null;
+  let fileSink: Transform | undefined;
+  let stored: Promise<{ size: number; sha256: string }> | undefined;
+  let failure: Error | undefined;
+
+  let settle!: (err?: Error) => void;
+  const parsed = new Promise<void>((resolve, reject) => {
+    settle = (err) => (err ? reject(err) : resolve());
+  });
+
+  const fail = (err: Error) => {
+    if (failure) return;
+    failure = err;
+    ctx.req.unpipe();
+    ctx.req.pause();
+    fileSink?.destroy(err);
+    parser.destroy();
+    settle(err);
+  };
+  const cap = new ByteCap(bodyCap, () => fail(tooLargeError(maxFileBytes, options.plan)));
+
+  parser.on('field', (name, value, info) => {
+    if (info.valueTruncated) (errors[name] ??= []).push(`${name} is too long`);
+    else fields.push([name, value]);
+  });
+  parser.on('file', (name, stream, info) => {
+    if (name !== 'file' || fileSink) {
+      (errors[name] ??= []).push('Only one file may be uploaded, in the field named "file"');
+      stream.resume();
+      return;
+    }
+    filename = cleanFilename(info.filename);
+    fileSink = new Transform({
+      transform(chunk: Buffer, _e, callback) {
+        chunks.push(chunk);
+        callback(null, chunk);
+      },
+    });
+    stream.on('limit', () => fail(tooLargeError(maxFileBytes, options.plan)));
+    stream.on('error', (err: Error) => fail(err));
+    stream.pipe(fileSink);
+    stored = storage.put(fileKey, fileSink, { contentType: 'application/pdf' });
+    stored.catch(() => undefined); // awaited below; failures surface there or through `fail`
+  });
+  parser.on('filesLimit', () => {
+    (errors.file ??= []).push('Only one file may be uploaded, in the field named "file"');
+  });
+  const tooManyParts = () =>
+    fail(AppError.validation({ _: ['Too many form fields: a document has at most 50 approvers'] }));
+  parser.on('fieldsLimit', tooManyParts);
+  parser.on('partsLimit', tooManyParts);
+  parser.on('error', (err: Error) =>
+    fail(new AppError('bad_request', `Malformed multipart/form-data request: ${err.message}`)),
+  );
+  parser.on('close', () => settle());
+  ctx.req.on('close', () => {
+    if (!ctx.req.complete) fail(new AppError('bad_request', 'The request was aborted by the client'));
+  });
+
+  ctx.req.pipe(cap).pipe(parser);
+
+  try {
+    await parsed;
+    const result = stored ? await stored : undefined;
+    if (failure) throw failure;
+    return {
+      fields,
+      errors,
+      ...(result
+        ? {
+            file: {
+              key: fileKey,
+              filename,
+              size: result.size,
+              sha256: result.sha256,
+              bytes: Buffer.concat(chunks),
+            },
+          }
+        : {}),
+    };
+  } catch (err) {
+    await stored?.catch(() => undefined);
+    await storage.delete(fileKey).catch(() => undefined);
+    if (failure) {
+      lingerAndClose(ctx);
+      throw failure;
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,165 @@
+import { createHash } from 'node:crypto';
+import type { Middleware } from 'koa';
+import type { Db } from '../../db/knex.ts';
+import { idempotencyStore } from '../../db/stores/idempotency-store.ts';
+import { AppError, ERROR_STATUS, isAppError } from '../../errors.ts';
+import type { Logger } from '../../logger.ts';
+import type { AppContext, AppState } from '../context.ts';
+
+export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
+/** A claim older than this whose request never finished (a crashed process) may be taken over. */
+export const IDEMPOTENCY_STALE_SECONDS = 5 * 60;
+const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+
+/** Thrown by `begin` when the key already holds a response; the middleware answers with it. */
+class IdempotentReplay extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: unknown,
+  ) {
+    super('idempotent replay');
+  }
+}
+
+export interface IdempotencyHandle {
+  readonly key: string;
+  /**
+   * Claims the key for this request, identified by `fingerprint`. Throws (and the middleware answers) when the
+   * key already holds a response to replay (same fingerprint), was used for another request (422), or is held by
+   * a request still in flight (409). Call it before any side effect.
+   */
+  begin(fingerprint: string): Promise<void>;
+}
+
+const handles = new WeakMap<AppContext, IdempotencyHandle>();
+
+/**
+ * The handle of a POST that carries an Idempotency-Key. JSON requests are claimed by the middleware itself;
+ * a multipart handler, whose body is only known once streamed, calls `begin` with its own fingerprint.
+ */
+export function idempotencyOf(ctx: AppContext): IdempotencyHandle | undefined {
+  return handles.get(ctx);
+}
+
+function canonical(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(canonical);
+  if (value && typeof value === 'object')
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((k) => [k, canonical((value as Record<string, unknown>)[k])]),
+    );
+  return value;
+}
+
+/** SHA-256 over the method, the path and the body with its object keys sorted (key order is not meaning). */
+export function requestFingerprint(method: string, path: string, body: unknown): string {
+  return createHash('sha256')
+    .update(JSON.stringify([method.toUpperCase(), path, canonical(body ?? null)]))
+    .digest('hex');
+}
+
+function isJsonValue(body: unknown): boolean {
+  return body === null || (typeof body === 'object' && !Buffer.isBuffer(body) && !('pipe' in body));
+}
+
+/**
+ * `Idempotency-Key` on POST (decisions §8), per account: the same key and the same request within 24 hours
+ * replays the stored status and body with `Idempotent-Replayed: true`; a different request is 422; a duplicate
+ * arriving while the first is still running is 409. Successes and validation failures are stored; anything else
+ * (404, 409, 5xx) gives the key back, so a retry runs again.
+ */
+export function idempotency(deps: { db: Db; logger: Logger }): Middleware<AppState> {
+  return async (ctx, next) => {
+    const key = ctx.get('idempotency-key');
+    if (ctx.method !== 'POST' || !key || !ctx.state.auth) {
+      await next();
+      return;
+    }
+    if (!KEY_PATTERN.test(key)) {
+      throw AppError.validation({
+        'Idempotency-Key': [
+          'Idempotency-Key must be 1 to 255 visible ASCII characters (a UUID is a good choice)',
+        ],
+      });
+    }
+    const accountId = ctx.state.auth.accountId;
+    const store = idempotencyStore(deps.db);
+    let claimed: number | undefined;
+
+    const handle: IdempotencyHandle = {
+      key,
+      async begin(fingerprint) {
+        if (claimed !== undefined) throw new Error('idempotency: begin called twice');
+        if (Math.random() < 0.01) {
+          store.purgeExpired().catch((err: unknown) => deps.logger.warn({ err }, 'idempotency purge failed'));
+        }
+        const result = await store.claim({
+          accountId,
+          key,
+          method: ctx.method,
+          path: ctx.path,
+          requestHash: fingerprint,
+          ttlSeconds: IDEMPOTENCY_TTL_SECONDS,
+          staleAfterSeconds: IDEMPOTENCY_STALE_SECONDS,
+        });
+        if (result.claimed) {
+          claimed = result.id;
+          return;
+        }
+        const existing = result.existing;
+        if (existing.requestHash !== fingerprint) {
+          throw AppError.validation({
+            'Idempotency-Key': [
+              'This Idempotency-Key was already used for a different request; use a new key for a new request',
+            ],
+          });
+        }
+        if (existing.responseStatus === null) {
+          throw AppError.conflict(
+            'A request with this Idempotency-Key is still in progress; retry once it has finished',
+          );
+        }
+        throw new IdempotentReplay(existing.responseStatus, existing.responseBody);
+      },
+    };
+    handles.set(ctx, handle);
+
+    try {
+      if (!ctx.is('multipart'))
+        await handle.begin(requestFingerprint(ctx.method, ctx.path, ctx.request.body));
+      await next();
+    } catch (err) {
+      if (err instanceof IdempotentReplay) {
+        ctx.status = err.status;
+        ctx.body = err.body;
+        ctx.set('Idempotent-Replayed', 'true');
+        return;
+      }
+      if (claimed !== undefined) {
+        if (isAppError(err) && err.code === 'validation_failed') {
+          const body = {
+            success: false,
+            error: { code: ERROR_STATUS.validation_failed, message: err.message, details: err.details },
+          };
+          await store.complete(claimed, err.status, body);
+        } else {
+          await store
+            .release(claimed)
+            .catch((e: unknown) => deps.logger.warn({ err: e }, 'idempotency release'));
+        }
+      }
+      throw err;
+    }
+    if (claimed === undefined) return;
+    // The work is done: a failure to record it must not turn the answer into an error.
+    const id = claimed;
+    const record =
+      ctx.status >= 200 && ctx.status < 300 && isJsonValue(ctx.body)
+        ? store.complete(id, ctx.status, ctx.body ?? null)
+        : store.release(id);
+    await record.catch((err: unknown) =>
+      deps.logger.error({ err, requestId: ctx.state.requestId }, 'could not record the idempotent response'),
+    );
+  };
+}

@@ -1,0 +1,255 @@
+import { z } from 'zod';
+import type { ApiScope } from '../../auth/api-key-format.ts';
+import { ErrorEnvelope } from '../schemas/envelopes.ts';
+
+type JsonSchema = Record<string, unknown>;
+type ParamsSchema = z.ZodObject<Record<string, z.ZodType>>;
+type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+export interface ApiResponseSpec {
+  description: string;
+  /** The JSON body; omitted for bodies that are not JSON (files). */
+  schema?: z.ZodType;
+  /** Other media types, e.g. `{ 'application/pdf': { type: 'string', contentMediaType: 'application/pdf' } }`. */
+  content?: Record<string, JsonSchema>;
+  headers?: Record<string, { description: string; schema: JsonSchema }>;
+}
+
+/** One operation of the API: the same zod schemas validate the request and describe it here. */
+export interface ApiOperation {
+  method: HttpMethod;
+  /** Relative to /api/v1, OpenAPI style: `/documents/{id}`. */
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  tags: string[];
+  /** The scope the key needs; `true`: any valid key; `false`: public. */
+  auth: ApiScope | boolean;
+  pathParams?: ParamsSchema;
+  query?: ParamsSchema;
+  body?: { json?: z.ZodType; multipart?: z.ZodType; required?: boolean; description?: string };
+  responses: Record<number, ApiResponseSpec>;
+  /** Error statuses worth listing besides the ones every protected operation has (401, 403, 429, 500). */
+  errors?: number[];
+}
+
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'Bad request (malformed JSON or multipart body)',
+  401: 'Missing, malformed, unknown or revoked API key',
+  403: 'The API key lacks the required scope',
+  404: 'No such resource in this account',
+  409: "Refused by the resource's current status; the message names the status",
+  413: 'Request body too large',
+  415: 'Unsupported content type',
+  422: 'Validation failed; details maps each field to its messages',
+  429: 'Rate limit exceeded; Retry-After says when to try again',
+  500: 'Server error',
+  503: 'A dependency is unavailable',
+};
+
+const RATE_LIMIT_HEADERS = {
+  'X-RateLimit-Limit': {
+    description: 'Requests allowed per minute for this key',
+    schema: { type: 'integer' },
+  },
+  'X-RateLimit-Remaining': { description: 'Requests left in this minute', schema: { type: 'integer' } },
+  'X-RateLimit-Reset': {
+    description: 'Unix time (seconds) when the window resets',
+    schema: { type: 'integer' },
+  },
+};
+
+function walk(value: unknown, visit: (obj: Record<string, unknown>) => void): void {
+  if (Array.isArray(value)) value.forEach((v) => walk(v, visit));
+  else if (value && typeof value === 'object') {
+    visit(value as Record<string, unknown>);
+    Object.values(value).forEach((v) => walk(v, visit));
+  }
+}
+
+/**
+ * Collects operations and renders the OpenAPI 3.1 document. Routers add their operations as they mount their
+ * routes (see `route()`), so a route cannot exist without its description. Schemas with a `.meta({ id })` become
+ * shared components.
+ */
+export class OpenApiRegistry {
+  private readonly operations: ApiOperation[] = [];
+  private readonly components: Record<string, JsonSchema> = {};
+  private readonly componentSources = new Map<string, string>();
+
+  add(operation: ApiOperation): void {
+    const clash = this.operations.find((o) => o.path === operation.path && o.method === operation.method);
+    if (clash)
+      throw new Error(`OpenAPI: ${operation.method.toUpperCase()} ${operation.path} registered twice`);
+    if (this.operations.some((o) => o.operationId === operation.operationId))
+      throw new Error(`OpenAPI: operationId ${operation.operationId} registered twice`);
+    this.operations.push(operation);
+  }
+
+  list(): readonly ApiOperation[] {
+    return this.operations;
+  }
+
+  /** JSON Schema (2020-12, the dialect of OpenAPI 3.1) of a zod schema, its named parts hoisted into components. */
+  schema(type: z.ZodType, io: 'input' | 'output'): JsonSchema {
+    const json = z.toJSONSchema(type, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as JsonSchema;
+    delete json.$schema;
+    const defs = (json.$defs ?? {}) as Record<string, JsonSchema>;
+    delete json.$defs;
+    const ref = (name: string) => `#/components/schemas/${name}`;
+    const rewrite = (node: unknown) =>
+      walk(node, (obj) => {
+        if (typeof obj.$ref === 'string' && obj.$ref.startsWith('#/$defs/'))
+          obj.$ref = ref(obj.$ref.slice('#/$defs/'.length));
+        // z.int() states the safe-integer range; it says nothing to a reader.
+        if (obj.type === 'integer') {
+          if (obj.minimum === Number.MIN_SAFE_INTEGER) delete obj.minimum;
+          if (obj.maximum === Number.MAX_SAFE_INTEGER) delete obj.maximum;
+        }
+      });
+    rewrite(json);
+    for (const [name, def] of Object.entries(defs)) {
+      rewrite(def);
+      this.addComponent(name, def);
+    }
+    return json;
+  }
+
+  private addComponent(name: string, schema: JsonSchema): void {
+    const text = JSON.stringify(schema);
+    const known = this.componentSources.get(name);
+    if (known !== undefined && known !== text)
+      throw new Error(`OpenAPI: two different schemas are both named ${name}`);
+    this.componentSources.set(name, text);
+    this.components[name] = schema;
+  }
+
+  private parameters(op: ApiOperation): JsonSchema[] {
+    const out: JsonSchema[] = [];
+    const add = (where: 'path' | 'query', shape: ParamsSchema | undefined) => {
+      if (!shape) return;
+      for (const [name, field] of Object.entries(shape.shape)) {
+        const schema = this.schema(field, 'input');
+        const { description, ...rest } = schema;
+        out.push({
+          name,
+          in: where,
+          required: where === 'path' || !field.safeParse(undefined).success,
+          ...(typeof description === 'string' ? { description } : {}),
+          schema: rest,
+        });
+      }
+    };
+    add('path', op.pathParams);
+    add('query', op.query);
+    if (op.method === 'post' && op.auth !== false) {
+      out.push({
+        name: 'Idempotency-Key',
+        in: 'header',
+        required: false,
+        description:
+          'Makes the POST safe to retry: the same key with the same request within 24 hours replays the first response (marked by the Idempotent-Replayed: true header); the same key with a different request is a 422; while the first request is still running, 409.',
+        schema: { type: 'string', minLength: 1, maxLength: 255 },
+      });
+    }
+    return out;
+  }
+
+  private operationObject(op: ApiOperation): JsonSchema {
+    const responses: Record<string, JsonSchema> = {};
+    for (const [status, spec] of Object.entries(op.responses)) {
+      const content: Record<string, JsonSchema> = {};
+      if (spec.schema) content['application/json'] = { schema: this.schema(spec.schema, 'output') };
+      for (const [media, schema] of Object.entries(spec.content ?? {})) content[media] = { schema };
+      responses[status] = {
+        description: spec.description,
+        headers: {
+          'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' },
+          ...(op.auth !== false ? RATE_LIMIT_HEADERS : {}),
+          ...(spec.headers ?? {}),
+        },
+        ...(Object.keys(content).length ? { content } : {}),
+      };
+    }
+    const errors = new Set([...(op.auth !== false ? [401, 403, 429] : []), ...(op.errors ?? []), 500]);
+    for (const status of [...errors].sort())
+      responses[String(status)] = { $ref: `#/components/responses/E${status}` };
+
+    const requestBody: JsonSchema | undefined = op.body && {
+      required: op.body.required ?? true,
+      ...(op.body.description ? { description: op.body.description } : {}),
+      content: {
+        ...(op.body.json ? { 'application/json': { schema: this.schema(op.body.json, 'input') } } : {}),
+        ...(op.body.multipart
+          ? {
+              'multipart/form-data': {
+                schema: this.schema(op.body.multipart, 'input'),
+                encoding: { file: { contentType: 'application/pdf' } },
+              },
+            }
+          : {}),
+      },
+    };
+    return {
+      operationId: op.operationId,
+      summary: op.summary,
+      ...(op.description ? { description: op.description } : {}),
+      tags: op.tags,
+      security: op.auth === false ? [] : [{ apiKey: [] }],
+      ...(typeof op.auth === 'string' ? { 'x-required-scope': op.auth } : {}),
+      parameters: this.parameters(op),
+      ...(requestBody ? { requestBody } : {}),
+      responses,
+    };
+  }
+
+  /** The whole OpenAPI 3.1 document. */
+  document(options: { serverUrl: string; version: string }): JsonSchema {
+    const paths: Record<string, Record<string, JsonSchema>> = {};
+    for (const op of this.operations) (paths[op.path] ??= {})[op.method] = this.operationObject(op);
+    const errorEnvelope = this.schema(ErrorEnvelope, 'output');
+    const errorResponses: Record<string, JsonSchema> = {};
+    for (const [status, description] of Object.entries(ERROR_DESCRIPTIONS)) {
+      errorResponses[`E${status}`] = {
+        description,
+        headers: {
+          'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' },
+          ...(status === '429'
+            ? { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } } }
+            : {}),
+        },
+        content: { 'application/json': { schema: errorEnvelope } },
+      };
+    }
+    return {
+      openapi: '3.1.0',
+      info: {
+        title: 'Wathiq API',
+        version: options.version,
+        description:
+          'Document approvals over WhatsApp: upload a PDF with its approvers, send it, and download the digitally signed result. Every response is an envelope: {"success": true, "data": …} or {"success": false, "error": {"code", "message", "details"}}.',
+      },
+      servers: [{ url: options.serverUrl }],
+      tags: [...new Set(this.operations.flatMap((o) => o.tags))].map((name) => ({ name })),
+      paths,
+      components: {
+        schemas: Object.fromEntries(Object.entries(this.components).sort(([a], [b]) => a.localeCompare(b))),
+        responses: errorResponses,
+        headers: {
+          'X-Request-Id': {
+            description: "The request's id: the caller's X-Request-Id when it is sane, otherwise a new UUID",
+            schema: { type: 'string' },
+          },
+        },
+        securitySchemes: {
+          apiKey: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'Authorization: Bearer <API_KEY>:<API_SECRET> (key and secret joined by a colon)',
+          },
+        },
+      },
+    };
+  }
+}

@@ -1,0 +1,166 @@
+import Router from '@koa/router';
+import type { Knex } from '../../db/knex.ts';
+import { approversStore } from '../../db/stores/approvers-store.ts';
+import { documentsStore } from '../../db/stores/documents-store.ts';
+import { addApprover, deleteApprover, listApprovers, updateApprover } from '../../documents/approvers.ts';
+import { LIMITS } from '../../documents/model.ts';
+import { REFUSALS, requireDraft } from '../../documents/rules.ts';
+import { serializeApprover } from '../../documents/serialize.ts';
+import { AppError } from '../../errors.ts';
+import { authOf, type AppState } from '../context.ts';
+import { DocumentIdParams, IdParams, jsonBody, pathId } from '../documents/route-helpers.ts';
+import type { OpenApiRegistry } from '../openapi/registry.ts';
+import { route } from '../openapi/route.ts';
+import { ok, okPage } from '../respond.ts';
+import {
+  ApproverInputSchema,
+  ApproverInputShape,
+  ApproverResource,
+  ApproverUpdateSchema,
+  ApproverUpdateShape,
+} from '../schemas/approvers.ts';
+import { DeletedResource } from '../schemas/documents.ts';
+import { envelope, pageEnvelope } from '../schemas/envelopes.ts';
+import { parseBody } from '../validation.ts';
+
+const TAGS = ['Approvers'];
+
+/** GET/POST /documents/{documentId}/approvers, GET/PUT/DELETE /approvers/{id}. */
+export function createApproversRouter(deps: { db: Knex }, openapi: OpenApiRegistry): Router<AppState> {
+  const router = new Router<AppState>();
+  const { db } = deps;
+
+  route(
+    router,
+    openapi,
+    {
+      method: 'get',
+      path: '/documents/{documentId}/approvers',
+      operationId: 'listApprovers',
+      summary: "List a document's approvers",
+      description: 'Ordered by order_index; all of them on one page (at most 50).',
+      tags: TAGS,
+      auth: 'documents:read',
+      pathParams: DocumentIdParams,
+      responses: { 200: { description: 'The approvers', schema: pageEnvelope(ApproverResource) } },
+      errors: [404],
+    },
+    async (ctx) => {
+      const { accountId } = authOf(ctx);
+      const documentId = pathId(ctx, 'documentId', 'Document');
+      const { approvers } = await listApprovers(db, { accountId, documentId });
+      okPage(ctx, approvers.map(serializeApprover), {
+        current_page: 1,
+        per_page: LIMITS.approversMax,
+        total: approvers.length,
+        last_page: 1,
+      });
+    },
+  );
+
+  route(
+    router,
+    openapi,
+    {
+      method: 'post',
+      path: '/documents/{documentId}/approvers',
+      operationId: 'addApprover',
+      summary: 'Add an approver to a draft',
+      description:
+        'Without order_index the approver goes last. Drafts only: 409 once the document has been sent.',
+      tags: TAGS,
+      auth: 'documents:write',
+      pathParams: DocumentIdParams,
+      body: { json: ApproverInputShape },
+      responses: { 201: { description: 'The new approver', schema: envelope(ApproverResource) } },
+      errors: [400, 404, 409, 415, 422],
+    },
+    async (ctx) => {
+      const { accountId } = authOf(ctx);
+      const documentId = pathId(ctx, 'documentId', 'Document');
+      const document = await documentsStore(db).findById(accountId, documentId);
+      if (!document) throw AppError.notFound('Document');
+      requireDraft(document, REFUSALS.addApprover);
+      const approver = parseBody(ApproverInputSchema, jsonBody(ctx));
+      const created = await addApprover(db, { accountId, documentId, approver });
+      ok(ctx, serializeApprover(created), 201);
+    },
+  );
+
+  route(
+    router,
+    openapi,
+    {
+      method: 'get',
+      path: '/approvers/{id}',
+      operationId: 'getApprover',
+      summary: 'Get an approver',
+      tags: TAGS,
+      auth: 'documents:read',
+      pathParams: IdParams,
+      responses: { 200: { description: 'The approver', schema: envelope(ApproverResource) } },
+      errors: [404],
+    },
+    async (ctx) => {
+      const { accountId } = authOf(ctx);
+      const approver = await approversStore(db).findById(accountId, pathId(ctx, 'id', 'Approver'));
+      if (!approver) throw AppError.notFound('Approver');
+      ok(ctx, serializeApprover(approver));
+    },
+  );
+
+  route(
+    router,
+    openapi,
+    {
+      method: 'put',
+      path: '/approvers/{id}',
+      operationId: 'updateApprover',
+      summary: 'Update an approver of a draft',
+      description:
+        'Only the given fields change. A placement (page, x, y, width) is replaced as a whole; page: null removes it. Drafts only: 409 otherwise.',
+      tags: TAGS,
+      auth: 'documents:write',
+      pathParams: IdParams,
+      body: { json: ApproverUpdateShape },
+      responses: { 200: { description: 'The approver', schema: envelope(ApproverResource) } },
+      errors: [400, 404, 409, 415, 422],
+    },
+    async (ctx) => {
+      const { accountId } = authOf(ctx);
+      const id = pathId(ctx, 'id', 'Approver');
+      const approver = await approversStore(db).findById(accountId, id);
+      if (!approver) throw AppError.notFound('Approver');
+      const document = await documentsStore(db).findById(accountId, approver.documentId);
+      if (!document) throw AppError.notFound('Approver');
+      requireDraft(document, REFUSALS.changeApprover);
+      const update = parseBody(ApproverUpdateSchema, jsonBody(ctx));
+      ok(ctx, serializeApprover(await updateApprover(db, { accountId, id, update })));
+    },
+  );
+
+  route(
+    router,
+    openapi,
+    {
+      method: 'delete',
+      path: '/approvers/{id}',
+      operationId: 'deleteApprover',
+      summary: 'Remove an approver from a draft',
+      description: 'Drafts only: 409 otherwise.',
+      tags: TAGS,
+      auth: 'documents:write',
+      pathParams: IdParams,
+      responses: { 200: { description: 'Deleted', schema: envelope(DeletedResource) } },
+      errors: [404, 409],
+    },
+    async (ctx) => {
+      const { accountId } = authOf(ctx);
+      const id = pathId(ctx, 'id', 'Approver');
+      await deleteApprover(db, { accountId, id });
+      ok(ctx, { id, deleted: true });
+    },
+  );
+
+  return router;
+}

@@ -1,0 +1,260 @@
+import { randomUUID } from 'node:crypto';
+import Router from '@koa/router';
+import type { Config } from '../../config.ts';
+import type { Knex } from '../../db/knex.ts';
+import { approversStore } from '../../db/stores/approvers-store.ts';
+import { documentsStore } from '../../db/stores/documents-store.ts';
+import { createDocument } from '../../documents/create-document.ts';
+import { originalFileKey } from '../../documents/file-keys.ts';
+import type { DocumentFile } from '../../documents/inputs.ts';
+import { LIMITS } from '../../documents/model.ts';
+import { placementDetails, REFUSALS, requireDraft } from '../../documents/rules.ts';
+import { serializeDocument } from '../../documents/serialize.ts';
+import { deleteDocument, updateDocument } from '../../documents/update-document.ts';
+import { AppError } from '../../errors.ts';
+import type { Logger } from '../../logger.ts';
+import type { Storage } from '../../storage/storage.ts';
+import { authOf, type AppContext, type AppState } from '../context.ts';
+import { readDocumentForm } from '../documents/document-form.ts';
+import { mergeDetails } from '../documents/form-fields.ts';
+import { IdParams, jsonBody, pathId } from '../documents/route-helpers.ts';
+import { receiveUpload } from '../documents/upload.ts';
+import type { OpenApiRegistry } from '../openapi/registry.ts';
+import { route } from '../openapi/route.ts';
+import { ok, okPage } from '../respond.ts';
+import {
+  CreateDocumentMultipart,
+  CreateDocumentSchema,
+  DeletedResource,
+  DocumentResource,
+  ListDocumentsQuery,
+  UpdateDocumentMultipart,
+  UpdateDocumentSchema,
+  UpdateDocumentShape,
+} from '../schemas/documents.ts';
+import { envelope, pageEnvelope } from '../schemas/envelopes.ts';
+import { issuesToDetails, parseBody } from '../validation.ts';
+
+export interface DocumentsRouterDeps {
+  db: Knex;
+  config: Config;
+  logger: Logger;
+  storage: Storage;
+}
+
+const TAGS = ['Documents'];
+
+/** GET/POST /documents, GET/PUT/DELETE /documents/{id}. */
+export function createDocumentsRouter(deps: DocumentsRouterDeps, openapi: OpenApiRegistry): Router<AppState> {
+  const router = new Router<AppState>();
+  const { db, storage } = deps;
+
+  const discard = async (key: string | undefined) => {
+    if (!key) return;
+    await storage
+      .delete(key)
+      .catch((err: unknown) => deps.logger.warn({ err, key }, 'could not remove a file'));
+  };
+
+  const receive = async (ctx: AppContext, documentId: string, fileRequired: boolean) => {
+    const { accountId, plan } = authOf(ctx);
+    const upload = await receiveUpload(ctx, {
+      storage,
+      fileKey: originalFileKey(accountId, documentId),
+      maxFileBytes: deps.config.plans[plan].maxUploadBytes,
+      plan,
+    });
+    try {
+      return await readDocumentForm(ctx, upload, { fileRequired });
+    } catch (err) {
+      await discard(upload.file?.key);
+      throw err;
+    }
+  };
+
+  route(
+    router,
+    openapi,
+    {
+      method: 'get',
+      path: '/documents',
+      operationId: 'listDocuments',
+      summary: 'List documents',
+      description: 'Newest first. `page` beyond the last page gives an empty list.',
+      tags: TAGS,
+      auth: 'documents:read',
+      query: ListDocumentsQuery,
+      responses: { 200: { description: 'A page of documents', schema: pageEnvelope(DocumentResource) } },
+      errors: [422],
+    },
+    async (ctx) => {
+      const { accountId } = authOf(ctx);
+      const query = parseBody(ListDocumentsQuery, ctx.query);
+      const page = query.page ?? 1;
+      const perPage = query.per_page ?? LIMITS.perPageDefault;
+      const { documents, total } = await documentsStore(db).list(accountId, {
+        status: query.status,
+        limit: perPage,
+        offset: (page - 1) * perPage,
+      });
+      const approvers = await approversStore(db).listByDocuments(documents.map((d) => d.id));
+      okPage(
+        ctx,
+        documents.map((d) => serializeDocument(d, approvers.get(d.id) ?? [])),
+        { current_page: page, per_page: perPage, total, last_page: Math.max(1, Math.ceil(total / perPage)) },
+      );
+    },
+  );
+
+  route(
+    router,
+    openapi,
+    {
+      method: 'post',
+      path: '/documents',
+      operationId: 'createDocument',
+      summary: 'Create a draft document',
+      description:
+        'Uploads the PDF with its fields and approvers and saves a draft with its WQT-<year>-<sequence> reference. Nothing is sent: POST /documents/{id}/send starts the approval. Emits document.created.',
+      tags: TAGS,
+      auth: 'documents:write',
+      body: { multipart: CreateDocumentMultipart },
+      responses: {
+        201: {
+          description: 'The draft',
+          schema: envelope(DocumentResource),
+          headers: { Location: { description: 'The new document', schema: { type: 'string' } } },
+        },
+      },
+      errors: [400, 409, 415, 422],
+    },
+    async (ctx) => {
+      const { accountId } = authOf(ctx);
+      if (!ctx.is('multipart')) {
+        throw new AppError(
+          'unsupported_media_type',
+          'POST /documents takes multipart/form-data: the PDF in the part "file" and the other fields as parts',
+        );
+      }
+      const id = randomUUID();
+      const form = await receive(ctx, id, true);
+      try {
+        const parsed = CreateDocumentSchema.safeParse(form.value);
+        const details = mergeDetails(
+          form.details,
+          parsed.success ? {} : issuesToDetails(parsed.error.issues),
+          parsed.success && form.file ? placementDetails(parsed.data.approvers, form.file.pageCount) : {},
+        );
+        if (!parsed.success || !form.file || Object.keys(details).length) throw AppError.validation(details);
+        const { document, approvers } = await createDocument(db, {
+          id,
+          accountId,
+          fields: parsed.data,
+          file: form.file,
+        });
+        ctx.set('Location', `${ctx.path}/${document.id}`);
+        ok(ctx, serializeDocument(document, approvers), 201);
+      } catch (err) {
+        await discard(form.file?.key);
+        throw err;
+      }
+    },
+  );
+
+  route(
+    router,
+    openapi,
+    {
+      method: 'get',
+      path: '/documents/{id}',
+      operationId: 'getDocument',
+      summary: 'Get a document with its approvers',
+      tags: TAGS,
+      auth: 'documents:read',
+      pathParams: IdParams,
+      responses: { 200: { description: 'The document', schema: envelope(DocumentResource) } },
+      errors: [404],
+    },
+    async (ctx) => {
+      const { accountId } = authOf(ctx);
+      const document = await documentsStore(db).findById(accountId, pathId(ctx, 'id', 'Document'));
+      if (!document) throw AppError.notFound('Document');
+      ok(ctx, serializeDocument(document, await approversStore(db).listByDocument(document.id)));
+    },
+  );
+
+  route(
+    router,
+    openapi,
+    {
+      method: 'put',
+      path: '/documents/{id}',
+      operationId: 'updateDocument',
+      summary: 'Update a draft',
+      description:
+        'Only the given fields change (title sets both languages; title_ar or title_en one). expires_in_days counts from now. approvers, when given, replaces every approver. Send multipart/form-data to replace the PDF. Drafts only: 409 otherwise.',
+      tags: TAGS,
+      auth: 'documents:write',
+      pathParams: IdParams,
+      body: { json: UpdateDocumentShape, multipart: UpdateDocumentMultipart },
+      responses: { 200: { description: 'The updated draft', schema: envelope(DocumentResource) } },
+      errors: [400, 404, 409, 415, 422],
+    },
+    async (ctx) => {
+      const { accountId } = authOf(ctx);
+      const id = pathId(ctx, 'id', 'Document');
+      const existing = await documentsStore(db).findById(accountId, id);
+      if (!existing) throw AppError.notFound('Document');
+      requireDraft(existing, REFUSALS.update);
+
+      let value: unknown;
+      let file: DocumentFile | undefined;
+      if (ctx.is('multipart')) {
+        const form = await receive(ctx, id, false);
+        if (Object.keys(form.details).length) {
+          await discard(form.file?.key);
+          throw AppError.validation(form.details);
+        }
+        value = form.value;
+        file = form.file;
+      } else {
+        value = jsonBody(ctx, ', or as multipart/form-data to replace the file');
+      }
+      try {
+        const update = parseBody(UpdateDocumentSchema, value);
+        const result = await updateDocument(db, { accountId, id, update, file });
+        await discard(result.replacedFileKey);
+        ok(ctx, serializeDocument(result.document, result.approvers));
+      } catch (err) {
+        await discard(file?.key);
+        throw err;
+      }
+    },
+  );
+
+  route(
+    router,
+    openapi,
+    {
+      method: 'delete',
+      path: '/documents/{id}',
+      operationId: 'deleteDocument',
+      summary: 'Delete a draft',
+      description: 'Removes the draft, its approvers and its stored file. Drafts only: 409 otherwise.',
+      tags: TAGS,
+      auth: 'documents:write',
+      pathParams: IdParams,
+      responses: { 200: { description: 'Deleted', schema: envelope(DeletedResource) } },
+      errors: [404, 409],
+    },
+    async (ctx) => {
+      const { accountId } = authOf(ctx);
+      const id = pathId(ctx, 'id', 'Document');
+      const { fileKey } = await deleteDocument(db, { accountId, id });
+      await discard(fileKey);
+      ok(ctx, { id, deleted: true });
+    },
+  );
+
+  return router;
+}

@@ -1,0 +1,172 @@
+import { z } from 'zod';
+import type { ApproverInput, ApproverUpdate } from '../../documents/inputs.ts';
+import { ACTION_TYPES, APPROVER_STATUSES, LANGUAGES, LIMITS, type Placement } from '../../documents/model.ts';
+import { normalizePhone, PHONE_MESSAGES } from '../../documents/phone.ts';
+import type { SerializedApprover } from '../../documents/serialize.ts';
+import { Timestamp } from './envelopes.ts';
+import { clearableText, decimal, integer, oneOf, requireBilingual, text } from './fields.ts';
+
+const Phone = z
+  .preprocess(
+    (v) => (typeof v === 'number' && Number.isSafeInteger(v) ? String(v) : v),
+    z.string({
+      error: (iss) => (iss.input === undefined ? PHONE_MESSAGES.required : PHONE_MESSAGES.notString),
+    }),
+  )
+  .transform((value, ctx) => {
+    const result = normalizePhone(value);
+    if (result.ok) return result.phone;
+    ctx.addIssue({ code: 'custom', message: result.message });
+    return z.NEVER;
+  })
+  .meta({
+    description:
+      'WhatsApp number in international form: country code and number, digits only, optionally after +. Stored and returned as digits only.',
+    examples: ['966501234567', '+966501234567'],
+  });
+
+/** The approver fields of decisions §2 and the optional placement of §6; shared by create and update. */
+const approverShape = {
+  name: text('name').optional().meta({ description: 'Shorthand: used for both name_ar and name_en' }),
+  name_ar: text('name_ar').optional(),
+  name_en: text('name_en').optional(),
+  phone: Phone,
+  role_ar: clearableText('role_ar').optional(),
+  role_en: clearableText('role_en').optional(),
+  action_type: oneOf('action_type', ACTION_TYPES).optional().meta({ description: 'Default sign' }),
+  order_index: integer('order_index', 1, LIMITS.orderMax)
+    .optional()
+    .meta({ description: 'Position, 1-based; default: the position in which the approver was given' }),
+  order: integer('order', 1, LIMITS.orderMax).optional().meta({ description: 'Alias of order_index' }),
+  page: integer('page', 1, 100_000).nullable().optional().meta({
+    description: 'Placement: page (1-based, at most the PDF page count); null removes the placement',
+  }),
+  x: decimal('x', 0, LIMITS.placementMax)
+    .nullable()
+    .optional()
+    .meta({ description: 'Placement: left edge in PDF points' }),
+  y: decimal('y', 0, LIMITS.placementMax)
+    .nullable()
+    .optional()
+    .meta({ description: 'Placement: bottom edge in PDF points' }),
+  width: decimal('width', 0, LIMITS.placementMax, { exclusiveMin: true })
+    .nullable()
+    .optional()
+    .meta({ description: 'Placement: width in PDF points (optional)' }),
+  language: oneOf('language', LANGUAGES)
+    .nullable()
+    .optional()
+    .meta({ description: 'Language of messages and the approval page; default Arabic for Saudi numbers' }),
+};
+
+type ApproverInputValue = {
+  [K in keyof typeof approverShape]?: z.output<(typeof approverShape)[K]>;
+};
+
+function checkShared(v: ApproverInputValue, ctx: z.RefinementCtx): void {
+  if (v.order_index !== undefined && v.order !== undefined && v.order_index !== v.order) {
+    ctx.addIssue({ code: 'custom', path: ['order'], message: 'give order_index or order, not both' });
+  }
+  // The placement is one group: a position needs its page and both coordinates.
+  const placing = [v.page, v.x, v.y, v.width].some((p) => p !== undefined && p !== null);
+  if (placing) {
+    for (const field of ['page', 'x', 'y'] as const) {
+      if (v[field] === undefined || v[field] === null) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [field],
+          message: `${field} is required when a placement (page, x, y, width) is given`,
+        });
+      }
+    }
+  }
+}
+
+function placementOf(v: ApproverInputValue): Placement | null {
+  return v.page != null && v.x != null && v.y != null
+    ? { page: v.page, x: v.x, y: v.y, width: v.width ?? null }
+    : null;
+}
+
+export const ApproverInputShape = z.object(approverShape).meta({
+  required: ['phone'],
+  anyOf: [{ required: ['name'] }, { required: ['name_ar', 'name_en'] }],
+});
+
+export const ApproverInputSchema = ApproverInputShape.superRefine((v, ctx) => {
+  requireBilingual(v, ctx, 'name');
+  checkShared(v, ctx);
+}).transform((v): ApproverInput => ({
+  nameAr: (v.name_ar ?? v.name)!,
+  nameEn: (v.name_en ?? v.name)!,
+  phone: v.phone,
+  roleAr: v.role_ar ?? null,
+  roleEn: v.role_en ?? null,
+  language: v.language ?? null,
+  actionType: v.action_type ?? 'sign',
+  orderIndex: v.order_index ?? v.order,
+  placement: placementOf(v),
+}));
+
+/** PUT /approvers/{id}: every field optional; what is given replaces what was there. */
+export const ApproverUpdateShape = z.object({ ...approverShape, phone: Phone.optional() });
+
+export const ApproverUpdateSchema = ApproverUpdateShape.superRefine((v, ctx) =>
+  checkShared(v, ctx),
+).transform((v): ApproverUpdate => {
+  const update: ApproverUpdate = {};
+  if (v.name_ar !== undefined || v.name !== undefined) update.nameAr = (v.name_ar ?? v.name)!;
+  if (v.name_en !== undefined || v.name !== undefined) update.nameEn = (v.name_en ?? v.name)!;
+  if (v.phone !== undefined) update.phone = v.phone;
+  if (v.role_ar !== undefined) update.roleAr = v.role_ar;
+  if (v.role_en !== undefined) update.roleEn = v.role_en;
+  if (v.language !== undefined) update.language = v.language;
+  if (v.action_type !== undefined) update.actionType = v.action_type;
+  const order = v.order_index ?? v.order;
+  if (order !== undefined) update.orderIndex = order;
+  if (v.page === null) update.placement = null;
+  else if (v.page !== undefined) update.placement = placementOf(v);
+  return update;
+});
+
+export const ApproverResource = z
+  .strictObject({
+    id: z.uuid(),
+    document_id: z.uuid(),
+    name_ar: z.string(),
+    name_en: z.string(),
+    phone: z
+      .string()
+      .regex(/^[1-9]\d{6,14}$/)
+      .meta({ description: 'E.164 digits without +' }),
+    role_ar: z.string().nullable(),
+    role_en: z.string().nullable(),
+    language: z
+      .enum(LANGUAGES)
+      .nullable()
+      .meta({ description: 'null: automatic (Arabic for Saudi numbers)' }),
+    action_type: z.enum(ACTION_TYPES),
+    order_index: z.int().min(1).max(LIMITS.orderMax),
+    page: z.int().nullable(),
+    x: z.number().nullable(),
+    y: z.number().nullable(),
+    width: z.number().nullable(),
+    status: z.enum(APPROVER_STATUSES),
+    notified_at: Timestamp.nullable(),
+    acted_at: Timestamp.nullable(),
+    action_channel: z
+      .string()
+      .nullable()
+      .meta({ description: 'whatsapp or page, once the approver has acted' }),
+    rejection_reason: z.string().nullable(),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  })
+  .meta({ id: 'Approver' });
+
+// The serializer and the documented schema must describe the same object.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+export const approverResourceMatchesSerializer: Same<
+  z.output<typeof ApproverResource>,
+  SerializedApprover
+> = true;

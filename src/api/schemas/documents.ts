@@ -1,0 +1,153 @@
+import { z } from 'zod';
+import type { ApproverInput, DocumentInput, DocumentUpdate } from '../../documents/inputs.ts';
+import { DOCUMENT_STATUSES, LIMITS, WORKFLOW_TYPES } from '../../documents/model.ts';
+import type { SerializedDocument } from '../../documents/serialize.ts';
+import { ApproverInputSchema, ApproverResource } from './approvers.ts';
+import { Timestamp } from './envelopes.ts';
+import { integer, oneOf, requireBilingual, text } from './fields.ts';
+
+const DEPARTMENT = /^[a-z][a-z0-9_-]{0,31}$/;
+
+const Department = z.preprocess(
+  (v) => (v === '' ? null : v),
+  z
+    .string({ error: 'department must be a string' })
+    .regex(DEPARTMENT, {
+      error: 'department must be a lowercase key: a letter, then up to 31 letters, digits, _ or -',
+    })
+    .nullable(),
+);
+
+const Approvers = z
+  .array(ApproverInputSchema, { error: 'approvers must be a list of approvers' })
+  .max(LIMITS.approversMax, { error: `A document can have at most ${LIMITS.approversMax} approvers` });
+
+const documentShape = {
+  title: text('title').optional().meta({ description: 'Shorthand: used for both title_ar and title_en' }),
+  title_ar: text('title_ar').optional(),
+  title_en: text('title_en').optional(),
+  department: Department.optional().meta({ description: 'Department key, e.g. hr, finance, legal' }),
+  workflow_type: oneOf('workflow_type', WORKFLOW_TYPES)
+    .optional()
+    .meta({ description: 'Default sequential' }),
+  expires_in_days: integer('expires_in_days', LIMITS.expiresInDaysMin, LIMITS.expiresInDaysMax)
+    .optional()
+    .meta({ description: `Days until the approval deadline; default ${LIMITS.expiresInDaysDefault}` }),
+  approvers: Approvers.optional(),
+};
+
+/** Approvers get distinct positions: a position not given is the approver's place in the list (1-based). */
+function resolveOrder(approvers: readonly ApproverInput[], ctx: z.RefinementCtx): void {
+  const seen = new Map<number, number>();
+  approvers.forEach((a, i) => {
+    const order = a.orderIndex ?? i + 1;
+    const first = seen.get(order);
+    if (first !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['approvers', i, 'order_index'],
+        message: `order_index ${order} is already taken by approvers.${first}; give each approver its own position`,
+      });
+    } else seen.set(order, i);
+  });
+}
+
+/** The parts of POST /documents besides the file (multipart `approvers[N][field]` parts become the array). */
+export const CreateDocumentShape = z.object(documentShape);
+
+export const CreateDocumentSchema = CreateDocumentShape.superRefine((v, ctx) => {
+  requireBilingual(v, ctx, 'title');
+  if (v.approvers) resolveOrder(v.approvers, ctx);
+}).transform((v): DocumentInput => ({
+  titleAr: (v.title_ar ?? v.title)!,
+  titleEn: (v.title_en ?? v.title)!,
+  department: v.department ?? null,
+  workflowType: v.workflow_type ?? 'sequential',
+  expiresInDays: v.expires_in_days ?? LIMITS.expiresInDaysDefault,
+  approvers: (v.approvers ?? []).map((a, i) => ({ ...a, orderIndex: a.orderIndex ?? i + 1 })),
+}));
+
+/** For the OpenAPI document: the multipart body is the fields plus the file. */
+export const CreateDocumentMultipart = CreateDocumentShape.extend({
+  file: z.any().meta({
+    type: 'string',
+    contentMediaType: 'application/pdf',
+    description: 'The PDF: not encrypted, at most 500 pages, at most the plan size limit (20 MB by default)',
+  }),
+}).meta({
+  required: ['file'],
+  anyOf: [{ required: ['title'] }, { required: ['title_ar', 'title_en'] }],
+  description:
+    'multipart/form-data. Approvers are sent as approvers[N][field] parts (N from 0, no gaps), e.g. approvers[0][name], approvers[0][phone]. Give title, or both title_ar and title_en; likewise name, or name_ar and name_en.',
+});
+
+/** PUT /documents/{id}: JSON, or multipart with a new `file`. Only given fields change. */
+export const UpdateDocumentShape = z.object(documentShape);
+
+export const UpdateDocumentSchema = UpdateDocumentShape.superRefine((v, ctx) => {
+  if (v.approvers) resolveOrder(v.approvers, ctx);
+}).transform((v): DocumentUpdate => {
+  const update: DocumentUpdate = {};
+  if (v.title_ar !== undefined || v.title !== undefined) update.titleAr = (v.title_ar ?? v.title)!;
+  if (v.title_en !== undefined || v.title !== undefined) update.titleEn = (v.title_en ?? v.title)!;
+  if (v.department !== undefined) update.department = v.department;
+  if (v.workflow_type !== undefined) update.workflowType = v.workflow_type;
+  if (v.expires_in_days !== undefined) update.expiresInDays = v.expires_in_days;
+  if (v.approvers !== undefined)
+    update.approvers = v.approvers.map((a, i) => ({ ...a, orderIndex: a.orderIndex ?? i + 1 }));
+  return update;
+});
+
+export const UpdateDocumentMultipart = UpdateDocumentShape.extend({
+  file: z.any().optional().meta({
+    type: 'string',
+    contentMediaType: 'application/pdf',
+    description: 'A replacement PDF (optional)',
+  }),
+});
+
+export const ListDocumentsQuery = z.object({
+  status: oneOf('status', DOCUMENT_STATUSES).optional(),
+  page: integer('page', 1, 1_000_000).optional().meta({ description: 'Page number, from 1; default 1' }),
+  per_page: integer('per_page', 1, LIMITS.perPageMax)
+    .optional()
+    .meta({ description: `Items per page; default ${LIMITS.perPageDefault}, at most ${LIMITS.perPageMax}` }),
+});
+
+export const DocumentResource = z
+  .strictObject({
+    id: z.uuid(),
+    reference: z
+      .string()
+      .regex(/^WQT-\d{4}-\d{6,}$/)
+      .meta({ example: 'WQT-2026-000042' }),
+    title_ar: z.string(),
+    title_en: z.string(),
+    department: z.string().nullable(),
+    workflow_type: z.enum(WORKFLOW_TYPES),
+    status: z.enum(DOCUMENT_STATUSES),
+    expires_at: Timestamp.meta({ description: 'Approval deadline' }),
+    page_count: z.int().min(1),
+    file: z.strictObject({
+      name: z.string().nullable(),
+      size: z.int().min(0),
+      sha256: z.string().regex(/^[0-9a-f]{64}$/),
+    }),
+    rejection_reason: z.string().nullable(),
+    sent_at: Timestamp.nullable(),
+    completed_at: Timestamp.nullable(),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    approvers: z.array(ApproverResource).meta({ description: 'Ordered by order_index' }),
+  })
+  .meta({ id: 'Document' });
+
+export const DeletedResource = z
+  .strictObject({ id: z.uuid(), deleted: z.literal(true) })
+  .meta({ id: 'Deleted' });
+
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+export const documentResourceMatchesSerializer: Same<
+  z.output<typeof DocumentResource>,
+  SerializedDocument
+> = true;

@@ -1,0 +1,114 @@
+import type { Knex } from '../db/knex.ts';
+import { approversStore, type Approver, type ApproverPatch } from '../db/stores/approvers-store.ts';
+import { documentsStore, type Document } from '../db/stores/documents-store.ts';
+import { AppError } from '../errors.ts';
+import type { ApproverInput, ApproverUpdate } from './inputs.ts';
+import { LIMITS } from './model.ts';
+import { placementProblem, REFUSALS, requireDraft } from './rules.ts';
+
+/**
+ * Approver changes on a draft. Each runs in a transaction holding the document's row lock, so it cannot
+ * interleave with a send (which takes the same lock) or with another change to the same document's approvers.
+ */
+
+export async function listApprovers(
+  db: Knex,
+  input: { accountId: string; documentId: string },
+): Promise<{ document: Document; approvers: Approver[] }> {
+  const document = await documentsStore(db).findById(input.accountId, input.documentId);
+  if (!document) throw AppError.notFound('Document');
+  return { document, approvers: await approversStore(db).listByDocument(document.id) };
+}
+
+function takenBy(approvers: readonly Approver[], order: number, except?: string): Approver | undefined {
+  return approvers.find((a) => a.orderIndex === order && a.id !== except);
+}
+
+export async function addApprover(
+  db: Knex,
+  input: { accountId: string; documentId: string; approver: ApproverInput },
+): Promise<Approver> {
+  return db.transaction(async (trx) => {
+    const document = await documentsStore(trx).findByIdForUpdate(input.accountId, input.documentId);
+    if (!document) throw AppError.notFound('Document');
+    requireDraft(document, REFUSALS.addApprover);
+    const store = approversStore(trx);
+    const existing = await store.listByDocument(document.id);
+    if (existing.length >= LIMITS.approversMax) {
+      throw AppError.validation({
+        approvers: [`A document can have at most ${LIMITS.approversMax} approvers; this one has them all`],
+      });
+    }
+    const { approver } = input;
+    let orderIndex = approver.orderIndex;
+    if (orderIndex === undefined) {
+      orderIndex = Math.max(0, ...existing.map((a) => a.orderIndex)) + 1;
+      if (orderIndex > LIMITS.orderMax)
+        throw AppError.validation({
+          order_index: [`The last position (${LIMITS.orderMax}) is taken; give order_index explicitly`],
+        });
+    } else if (takenBy(existing, orderIndex)) {
+      throw AppError.validation({
+        order_index: [`order_index ${orderIndex} is already taken by another approver of this document`],
+      });
+    }
+    const problem = placementProblem(approver.placement, document.pageCount);
+    if (problem) throw AppError.validation({ page: [problem] });
+    const [created] = await store.insertMany(document, [{ ...approver, orderIndex }]);
+    return created!;
+  });
+}
+
+/** The approver (scoped to the account) and its document, locked, for a change. */
+async function lockForChange(
+  trx: Knex.Transaction,
+  accountId: string,
+  id: string,
+  refusal: string,
+): Promise<{ approver: Approver; document: Document }> {
+  const found = await approversStore(trx).findById(accountId, id);
+  if (!found) throw AppError.notFound('Approver');
+  const document = await documentsStore(trx).findByIdForUpdate(accountId, found.documentId);
+  // Re-read under the document's lock: the approver may have gone meanwhile.
+  const approver = document && (await approversStore(trx).findById(accountId, id));
+  if (!document || !approver) throw AppError.notFound('Approver');
+  requireDraft(document, refusal);
+  return { approver, document };
+}
+
+export async function updateApprover(
+  db: Knex,
+  input: { accountId: string; id: string; update: ApproverUpdate },
+): Promise<Approver> {
+  return db.transaction(async (trx) => {
+    const { approver, document } = await lockForChange(
+      trx,
+      input.accountId,
+      input.id,
+      REFUSALS.changeApprover,
+    );
+    const { update } = input;
+    const store = approversStore(trx);
+    if (update.orderIndex !== undefined && update.orderIndex !== approver.orderIndex) {
+      const others = await store.listByDocument(document.id);
+      if (takenBy(others, update.orderIndex, approver.id)) {
+        throw AppError.validation({
+          order_index: [
+            `order_index ${update.orderIndex} is already taken by another approver of this document`,
+          ],
+        });
+      }
+    }
+    const problem = update.placement && placementProblem(update.placement, document.pageCount);
+    if (problem) throw AppError.validation({ page: [problem] });
+    const patch: ApproverPatch = { ...update };
+    return (await store.update(approver.id, patch))!;
+  });
+}
+
+export async function deleteApprover(db: Knex, input: { accountId: string; id: string }): Promise<void> {
+  await db.transaction(async (trx) => {
+    const { approver } = await lockForChange(trx, input.accountId, input.id, REFUSALS.removeApprover);
+    await approversStore(trx).delete(approver.id);
+  });
+}
