@@ -145,7 +145,9 @@ describe.each([
 
   it('builds a PAdES CMS: content-type, message-digest, signing-certificate-v2, no signing-time', () => {
     const info = signerInfo(lastCms(pdf));
-    const signed = info.find((n) => n.tagClass === asn1.Class.CONTEXT_SPECIFIC && (n.type as number) === 0) as Asn1;
+    const signed = info.find(
+      (n) => n.tagClass === asn1.Class.CONTEXT_SPECIFIC && (n.type as number) === 0,
+    ) as Asn1;
     const oids = attrOids(signed);
     expect(oids.sort()).toEqual([OID.contentType, OID.messageDigest, OID.signingCertificateV2].sort());
     expect(oids).not.toContain(OID.signingTime);
@@ -181,7 +183,9 @@ describe('finalizeDocument', () => {
       const { signatures, output } = pdfsig(file, pki.nssDir);
       expect(signatures[0], output).toMatchObject({ valid: true, total: true, trusted: true });
       const info = signerInfo(lastCms(result.pdf));
-      const unsigned = info.find((n) => n.tagClass === asn1.Class.CONTEXT_SPECIFIC && (n.type as number) === 1) as Asn1;
+      const unsigned = info.find(
+        (n) => n.tagClass === asn1.Class.CONTEXT_SPECIFIC && (n.type as number) === 1,
+      ) as Asn1;
       expect(attrOids(unsigned)).toEqual([OID.signatureTimeStampToken]);
       const token = (((unsigned.value as Asn1[])[0]?.value as Asn1[])[1]?.value as Asn1[])[0] as Asn1;
       const signature = Buffer.from(info[5]?.value as string, 'binary');
