@@ -12,7 +12,10 @@ import type { ReceivedUpload } from './upload.ts';
  */
 export interface DocumentForm {
   value: Record<string, unknown>;
+  /** Set when the file passed the checks. */
   file?: DocumentFile;
+  /** Where the received file was stored, checked or not: the caller removes it if the request fails. */
+  storedKey?: string;
   details: ErrorDetails;
 }
 
@@ -38,14 +41,16 @@ export async function readDocumentForm(
     if (options.fileRequired) (details.file ??= []).push('A PDF is required in the part named "file"');
     return { value: form.value, details };
   }
+  const storedKey = upload.file.key;
   const inspection = await inspectPdf(upload.file.bytes);
   if (!inspection.ok) {
     (details.file ??= []).push(inspection.reason);
-    return { value: form.value, details };
+    return { value: form.value, details, storedKey };
   }
   return {
     value: form.value,
     details,
+    storedKey,
     file: {
       key: upload.file.key,
       name: upload.file.filename,

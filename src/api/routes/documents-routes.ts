@@ -155,7 +155,7 @@ export function createDocumentsRouter(deps: DocumentsRouterDeps, openapi: OpenAp
         ctx.set('Location', `${ctx.path}/${document.id}`);
         ok(ctx, serializeDocument(document, approvers), 201);
       } catch (err) {
-        await discard(form.file?.key);
+        await discard(form.storedKey);
         throw err;
       }
     },
@@ -209,14 +209,16 @@ export function createDocumentsRouter(deps: DocumentsRouterDeps, openapi: OpenAp
 
       let value: unknown;
       let file: DocumentFile | undefined;
+      let storedKey: string | undefined;
       if (ctx.is('multipart')) {
         const form = await receive(ctx, id, false);
         if (Object.keys(form.details).length) {
-          await discard(form.file?.key);
+          await discard(form.storedKey);
           throw AppError.validation(form.details);
         }
         value = form.value;
         file = form.file;
+        storedKey = form.storedKey;
       } else {
         value = jsonBody(ctx, ', or as multipart/form-data to replace the file');
       }
@@ -226,7 +228,7 @@ export function createDocumentsRouter(deps: DocumentsRouterDeps, openapi: OpenAp
         await discard(result.replacedFileKey);
         ok(ctx, serializeDocument(result.document, result.approvers));
       } catch (err) {
-        await discard(file?.key);
+        await discard(storedKey);
         throw err;
       }
     },

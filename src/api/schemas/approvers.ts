@@ -4,7 +4,15 @@ import { ACTION_TYPES, APPROVER_STATUSES, LANGUAGES, LIMITS, type Placement } fr
 import { normalizePhone, PHONE_MESSAGES } from '../../documents/phone.ts';
 import type { SerializedApprover } from '../../documents/serialize.ts';
 import { Timestamp } from './envelopes.ts';
-import { clearableText, decimal, integer, oneOf, requireBilingual, text } from './fields.ts';
+import {
+  ALWAYS_ON_OBJECTS,
+  clearableText,
+  decimal,
+  integer,
+  oneOf,
+  requireBilingual,
+  text,
+} from './fields.ts';
 
 const Phone = z
   .preprocess(
@@ -93,20 +101,22 @@ export const ApproverInputShape = z.object(approverShape).meta({
   anyOf: [{ required: ['name'] }, { required: ['name_ar', 'name_en'] }],
 });
 
-export const ApproverInputSchema = ApproverInputShape.superRefine((v, ctx) => {
-  requireBilingual(v, ctx, 'name');
-  checkShared(v, ctx);
-}).transform((v): ApproverInput => ({
-  nameAr: (v.name_ar ?? v.name)!,
-  nameEn: (v.name_en ?? v.name)!,
-  phone: v.phone,
-  roleAr: v.role_ar ?? null,
-  roleEn: v.role_en ?? null,
-  language: v.language ?? null,
-  actionType: v.action_type ?? 'sign',
-  orderIndex: v.order_index ?? v.order,
-  placement: placementOf(v),
-}));
+export const ApproverInputSchema = ApproverInputShape.superRefine(
+  (v, ctx) => requireBilingual(v, ctx, 'name'),
+  ALWAYS_ON_OBJECTS,
+)
+  .superRefine(checkShared)
+  .transform((v): ApproverInput => ({
+    nameAr: (v.name_ar ?? v.name)!,
+    nameEn: (v.name_en ?? v.name)!,
+    phone: v.phone,
+    roleAr: v.role_ar ?? null,
+    roleEn: v.role_en ?? null,
+    language: v.language ?? null,
+    actionType: v.action_type ?? 'sign',
+    orderIndex: v.order_index ?? v.order,
+    placement: placementOf(v),
+  }));
 
 /** PUT /approvers/{id}: every field optional; what is given replaces what was there. */
 export const ApproverUpdateShape = z.object({ ...approverShape, phone: Phone.optional() });

@@ -4,7 +4,7 @@ import { DOCUMENT_STATUSES, LIMITS, WORKFLOW_TYPES } from '../../documents/model
 import type { SerializedDocument } from '../../documents/serialize.ts';
 import { ApproverInputSchema, ApproverResource } from './approvers.ts';
 import { Timestamp } from './envelopes.ts';
-import { integer, oneOf, requireBilingual, text } from './fields.ts';
+import { ALWAYS_ON_OBJECTS, integer, oneOf, requireBilingual, text } from './fields.ts';
 
 const DEPARTMENT = /^[a-z][a-z0-9_-]{0,31}$/;
 
@@ -55,17 +55,21 @@ function resolveOrder(approvers: readonly ApproverInput[], ctx: z.RefinementCtx)
 /** The parts of POST /documents besides the file (multipart `approvers[N][field]` parts become the array). */
 export const CreateDocumentShape = z.object(documentShape);
 
-export const CreateDocumentSchema = CreateDocumentShape.superRefine((v, ctx) => {
-  requireBilingual(v, ctx, 'title');
-  if (v.approvers) resolveOrder(v.approvers, ctx);
-}).transform((v): DocumentInput => ({
-  titleAr: (v.title_ar ?? v.title)!,
-  titleEn: (v.title_en ?? v.title)!,
-  department: v.department ?? null,
-  workflowType: v.workflow_type ?? 'sequential',
-  expiresInDays: v.expires_in_days ?? LIMITS.expiresInDaysDefault,
-  approvers: (v.approvers ?? []).map((a, i) => ({ ...a, orderIndex: a.orderIndex ?? i + 1 })),
-}));
+export const CreateDocumentSchema = CreateDocumentShape.superRefine(
+  (v, ctx) => requireBilingual(v, ctx, 'title'),
+  ALWAYS_ON_OBJECTS,
+)
+  .superRefine((v, ctx) => {
+    if (v.approvers) resolveOrder(v.approvers, ctx);
+  })
+  .transform((v): DocumentInput => ({
+    titleAr: (v.title_ar ?? v.title)!,
+    titleEn: (v.title_en ?? v.title)!,
+    department: v.department ?? null,
+    workflowType: v.workflow_type ?? 'sequential',
+    expiresInDays: v.expires_in_days ?? LIMITS.expiresInDaysDefault,
+    approvers: (v.approvers ?? []).map((a, i) => ({ ...a, orderIndex: a.orderIndex ?? i + 1 })),
+  }));
 
 /** For the OpenAPI document: the multipart body is the fields plus the file. */
 export const CreateDocumentMultipart = CreateDocumentShape.extend({

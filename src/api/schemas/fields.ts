@@ -78,5 +78,14 @@ export function requireBilingual(
   }
 }
 
+/**
+ * For refinements that must report even when other fields already failed (a missing title is worth saying
+ * alongside a bad department), as long as the input is an object at all.
+ */
+export const ALWAYS_ON_OBJECTS = {
+  when: (payload: { value: unknown }) =>
+    typeof payload.value === 'object' && payload.value !== null && !Array.isArray(payload.value),
+};
+
 /** Path ids: anything that is not a UUID cannot name a resource, so it is a 404 like an unknown one. */
 export const Uuid = z.uuid();
