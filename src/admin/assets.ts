@@ -85,6 +85,7 @@ fieldset[aria-invalid="true"] { border-color: var(--danger); }
 table { border-collapse: collapse; width: 100%; background: var(--card); }
 th, td { text-align: start; padding: .6rem .7rem; border-bottom: 1px solid var(--line); vertical-align: top; }
 th { font-size: .85rem; color: var(--muted); font-weight: 600; background: #fafbfc; }
+tbody th { font-size: 1rem; color: var(--ink); background: none; }
 tr.revoked td { color: var(--muted); }
 td form { margin: 0; }
 ul.plain { list-style: none; margin: 0; padding: 0; }

@@ -18,7 +18,7 @@ const STRINGS = {
   navHome: { en: 'Overview', ar: 'نظرة عامة' },
   navApiKeys: { en: 'API keys', ar: 'مفاتيح API' },
   signOut: { en: 'Sign out', ar: 'تسجيل الخروج' },
-  signedInAs: { en: 'Signed in as {email}', ar: 'مسجّل الدخول بالحساب {email}' },
+  signedInAs: { en: 'Signed in as', ar: 'مسجّل الدخول بالحساب' },
   switchLanguage: { en: 'Language', ar: 'اللغة' },
   dash: { en: '—', ar: '—' },
   never: { en: 'Never', ar: 'لم يُستخدم بعد' },
@@ -59,8 +59,8 @@ const STRINGS = {
   // API keys
   keysTitle: { en: 'API keys', ar: 'مفاتيح API' },
   keysIntro: {
-    en: 'Your systems call the Wathiq API with a key and its secret: Authorization: Bearer <key>:<secret>.',
-    ar: 'تتصل أنظمتك بواجهة واثق البرمجية باستخدام مفتاح وسرّه: Authorization: Bearer <key>:<secret>.',
+    en: 'Your systems call the Wathiq API with a key and its secret, sent in this header:',
+    ar: 'تتصل أنظمتك بواجهة واثق البرمجية باستخدام مفتاح وسرّه، يُرسلان في هذه الترويسة:',
   },
   planHeading: { en: 'Your plan', ar: 'خطتك' },
   planLine: {
@@ -122,7 +122,7 @@ const STRINGS = {
   newKeySecret: { en: 'Secret', ar: 'السر' },
   newKeyHeader: { en: 'Authorization header', ar: 'ترويسة التفويض (Authorization)' },
   copy: { en: 'Copy', ar: 'نسخ' },
-  copyWhat: { en: 'Copy the {what}', ar: 'نسخ {what}' },
+  copyWhat: { en: 'Copy {what}', ar: 'نسخ {what}' },
   copied: { en: 'Copied to the clipboard.', ar: 'تم النسخ إلى الحافظة.' },
   copyFailed: {
     en: 'Could not copy: select the text and copy it yourself.',

@@ -199,7 +199,9 @@ export function keysPage(page: PageContext, view: KeysView) {
   const { t } = page;
   const csrfToken = page.account?.csrfToken ?? '';
   const body = html`<h1>${t('keysTitle')}</h1>
-    <p class="lead">${t('keysIntro')}</p>
+    <p class="lead">
+      ${t('keysIntro')} <code dir="ltr">Authorization: Bearer &lt;key&gt;:&lt;secret&gt;</code>
+    </p>
     ${view.created && createdPanel(page, view.created)}
     <section class="card" aria-labelledby="plan-heading">
       <h2 id="plan-heading">${t('planHeading')}</h2>

@@ -94,7 +94,7 @@ function nav(page: PageContext, current: NavItem | undefined): SafeHtml {
 
 function accountTools(page: PageContext): SafeHtml {
   if (!page.account) return html``;
-  return html`<span class="who">${page.t('signedInAs', { email: page.account.email })}</span>
+  return html`<span class="who">${page.t('signedInAs')} <bdi dir="ltr">${page.account.email}</bdi></span>
     <form method="post" action="${ADMIN_PATHS.logout}">
       ${csrfInput(page.account.csrfToken)}
       <button type="submit" class="button-link">${page.t('signOut')}</button>
