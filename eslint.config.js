@@ -3,6 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import { importX } from 'eslint-plugin-import-x';
 import { builtinModules } from 'node:module';
+import globals from 'globals';
 
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
@@ -44,5 +45,10 @@ export default tseslint.config(
   {
     files: ['**/*.js'],
     ...tseslint.configs.disableTypeChecked,
+  },
+  {
+    // Scripts served to browsers as they are (no build step).
+    files: ['src/**/public/**/*.js'],
+    languageOptions: { globals: globals.browser },
   },
 );

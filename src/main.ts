@@ -6,6 +6,7 @@ import { createLogger, type Logger } from './logger.ts';
 import { startApiServer } from './runtime/api-server.ts';
 import { provideInfrastructure } from './runtime/infrastructure.ts';
 import { createRateLimiter } from './runtime/rate-limiter-factory.ts';
+import { createStorage } from './storage/create-storage.ts';
 import { createWorkerDeps } from './runtime/worker-deps.ts';
 import { createTemporalClient } from './temporal/client.ts';
 import { installTemporalRuntime } from './temporal/runtime.ts';
@@ -68,7 +69,14 @@ async function main(role: Role): Promise<void> {
   if (role !== 'api') listening.worker = await runWorker(config, db, infra.temporalAddress, logger, stops);
   if (role !== 'worker') {
     const api = await startApiServer(
-      { config, db, temporal, logger, rateLimiter: createRateLimiter(config, db) },
+      {
+        config,
+        db,
+        temporal,
+        logger,
+        rateLimiter: createRateLimiter(config, db),
+        storage: createStorage(config),
+      },
       config.http.host,
       config.http.port,
     );

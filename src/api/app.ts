@@ -18,12 +18,22 @@ import { createApproversRouter } from './routes/approvers-routes.ts';
 import { createDocumentsRouter } from './routes/documents-routes.ts';
 import { createApprovalRouter } from './routes/approval-routes.ts';
 import { createHealthRouter } from './routes/health-routes.ts';
+import { createWhatsAppWebhookRouter, WHATSAPP_WEBHOOK_PATH } from './routes/whatsapp-webhook-routes.ts';
+import { createApprovalPageRouter } from '../approval-page/approval-page-routes.ts';
+import { createDevInboxRouter } from '../dev-inbox/dev-inbox-routes.ts';
 import { createPingRouter } from './routes/ping-routes.ts';
+import { createWebhooksRouter } from './routes/webhooks-routes.ts';
+import type { ResolveHost } from '../webhooks/ssrf-guard.ts';
 
 export const API_PREFIX = '/api/v1';
 
+const readsOwnBody = (path: string) =>
+  path.startsWith('/a/') || path === `${API_PREFIX}${WHATSAPP_WEBHOOK_PATH}` || path.startsWith('/dev/inbox');
+
 /** Builds the Koa app from its dependencies; no module-level state, so tests can build as many as they like. */
-export function createApp(deps: ApiDeps & { storage?: Storage }): Koa<AppState> {
+export function createApp(
+  deps: ApiDeps & { storage?: Storage; webhookResolve?: ResolveHost },
+): Koa<AppState> {
   const storage = deps.storage ?? createStorage(deps.config);
   // Routers add their operations as they mount them; GET /openapi.json renders the result.
   const openapi = new OpenApiRegistry();
@@ -35,19 +45,28 @@ export function createApp(deps: ApiDeps & { storage?: Storage }): Koa<AppState> 
   app.use(errorHandler(deps.logger));
   // The dashboard (/admin) parses its own forms and renders its own HTML errors, so it sits before the JSON edge.
   app.use(createAdminDashboard(deps));
-  app.use(
-    koaBody({
-      json: true,
-      jsonStrict: true,
-      jsonLimit: deps.config.http.jsonBodyLimit,
-      multipart: false,
-      urlencoded: false,
-      text: false,
-    }),
-  );
+  const jsonBody = koaBody({
+    json: true,
+    jsonStrict: true,
+    jsonLimit: deps.config.http.jsonBodyLimit,
+    multipart: false,
+    urlencoded: false,
+    text: false,
+  });
+  // Routes that need the raw bytes (signatures) or a larger limit (signature images) read their own bodies.
+  app.use(async (ctx, next) => {
+    if (readsOwnBody(ctx.path)) await next();
+    else await (jsonBody(ctx, next) as Promise<unknown>);
+  });
+
+  app.use(createApprovalPageRouter(deps).routes());
+  if (deps.config.whatsapp.provider === 'console' && deps.config.env !== 'production') {
+    app.use(createDevInboxRouter(deps).routes());
+  }
 
   const publicApi = new Router<AppState>({ prefix: API_PREFIX });
   publicApi.use(createHealthRouter(deps).routes());
+  publicApi.use(createWhatsAppWebhookRouter(deps).routes());
   publicApi.use(
     createOpenApiRouter(openapi, { serverUrl: `${deps.config.http.publicBaseUrl}${API_PREFIX}` }).routes(),
   );
@@ -60,6 +79,7 @@ export function createApp(deps: ApiDeps & { storage?: Storage }): Koa<AppState> 
   api.use(createDocumentsRouter({ ...deps, storage }, openapi).routes());
   api.use(createApproversRouter(deps, openapi).routes());
   api.use(createApprovalRouter(deps).routes());
+  api.use(createWebhooksRouter(deps, openapi).routes());
 
   app.use(publicApi.routes());
   app.use(publicApi.allowedMethods({ throw: true }));

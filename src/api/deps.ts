@@ -2,6 +2,7 @@ import type { Config } from '../config.ts';
 import type { Knex } from '../db/knex.ts';
 import type { Logger } from '../logger.ts';
 import type { RateLimiter } from '../rate-limit/rate-limiter.ts';
+import type { Storage } from '../storage/storage.ts';
 import type { TemporalClientHandle } from '../temporal/client.ts';
 
 /** Everything the HTTP layer needs, handed in by whoever builds the app (main, tests, benchmarks). */
@@ -11,4 +12,5 @@ export interface ApiDeps {
   temporal: TemporalClientHandle;
   logger: Logger;
   rateLimiter: RateLimiter;
+  storage: Storage;
 }

@@ -93,6 +93,7 @@ describe('error envelope', () => {
     const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent' });
     const api = await startApiServer(
       {
+        ...service.deps,
         config,
         db,
         temporal: service.temporal,

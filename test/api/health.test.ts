@@ -41,6 +41,7 @@ describe('GET /api/v1/health', () => {
     const config = loadConfig({ NODE_ENV: 'test' });
     const api = await startApiServer(
       {
+        ...service.deps,
         config,
         db: service.database.db,
         temporal,
@@ -79,6 +80,7 @@ describe('GET /api/v1/health with PostgreSQL stopped', () => {
     const service = await startTestService({ worker: false });
     const api = await startApiServer(
       {
+        ...service.deps,
         config: service.config,
         db,
         temporal: service.temporal,

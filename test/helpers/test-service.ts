@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
 import { createActivities } from '../../src/activities/index.ts';
+import type { ApiDeps } from '../../src/api/deps.ts';
 import { issueApiKey } from '../../src/accounts/api-keys.ts';
 import type { ApiScope } from '../../src/auth/api-key-format.ts';
 import { hashPassword } from '../../src/auth/passwords.ts';
@@ -11,6 +12,7 @@ import { accountsStore } from '../../src/db/stores/accounts-store.ts';
 import { createLogger, type Logger } from '../../src/logger.ts';
 import { startApiServer, type RunningApi } from '../../src/runtime/api-server.ts';
 import { createRateLimiter } from '../../src/runtime/rate-limiter-factory.ts';
+import { createStorage } from '../../src/storage/create-storage.ts';
 import { createWorkerDeps } from '../../src/runtime/worker-deps.ts';
 import { createTemporalClient, type TemporalClientHandle } from '../../src/temporal/client.ts';
 import { installTemporalRuntime } from '../../src/temporal/runtime.ts';
@@ -40,8 +42,14 @@ export interface TestService {
   taskQueue: string;
   logger: Logger;
   api: RunningApi;
+  /** What the app was built from, for tests that build a second app with one part changed. */
+  deps: ApiDeps;
   createAccount(options?: { plan?: Plan; scopes?: readonly ApiScope[] }): Promise<TestAccount>;
   request(path: string, init?: RequestInit & { account?: TestAccount }): Promise<Response>;
+  /** Stops the worker (as a crash or deploy would); Temporal keeps the workflows and their timers. */
+  stopWorker(): Promise<void>;
+  /** Starts a worker again on the same task queue. */
+  startWorker(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -52,7 +60,12 @@ let workflowBundle: { code: string } | undefined;
  * worker, and the Koa app on a real HTTP port.
  */
 export async function startTestService(
-  options: { env?: Record<string, string>; worker?: boolean; database?: TestDatabase } = {},
+  options: {
+    env?: Record<string, string>;
+    worker?: boolean;
+    database?: TestDatabase;
+    workerOverrides?: Parameters<typeof createWorkerDeps>[3];
+  } = {},
 ): Promise<TestService> {
   const database = options.database ?? (await createTestDatabase());
   const taskQueue = `test-${randomBytes(6).toString('hex')}`;
@@ -63,6 +76,8 @@ export async function startTestService(
     DATABASE_URL: database.url,
     TEMPORAL_ADDRESS: inject('temporalAddress'),
     TEMPORAL_TASK_QUEUE: taskQueue,
+    // Webhook receivers in tests are real HTTP servers on 127.0.0.1.
+    WEBHOOK_ALLOW_PRIVATE: 'true',
     ...options.env,
   });
   const logger = createLogger({ logLevel: process.env.TEST_LOG_LEVEL === 'debug' ? 'debug' : 'silent' });
@@ -75,24 +90,39 @@ export async function startTestService(
   let worker: Worker | undefined;
   let workerRun: Promise<void> | undefined;
   let workerConnection: NativeConnection | undefined;
-  if (options.worker !== false) {
+  const startWorker = async () => {
+    if (worker) return;
     workflowBundle ??= { code: await readFile(inject('workflowBundlePath'), 'utf8') };
     workerConnection = await NativeConnection.connect({ address: inject('temporalAddress') });
     worker = await createWorker({
       connection: workerConnection,
       namespace: config.temporal.namespace,
       taskQueue,
-      activities: createActivities(createWorkerDeps(config, database.db, logger)),
+      activities: createActivities(createWorkerDeps(config, database.db, logger, options.workerOverrides)),
       workflowBundle,
     });
     workerRun = worker.run();
-  }
+  };
+  const stopWorker = async () => {
+    if (!worker) return;
+    worker.shutdown();
+    await workerRun;
+    await workerConnection?.close();
+    worker = undefined;
+    workerRun = undefined;
+    workerConnection = undefined;
+  };
+  if (options.worker !== false) await startWorker();
 
-  const api = await startApiServer(
-    { config, db: database.db, temporal, logger, rateLimiter: createRateLimiter(config, database.db) },
-    '127.0.0.1',
-    0,
-  );
+  const deps: ApiDeps = {
+    config,
+    db: database.db,
+    temporal,
+    logger,
+    rateLimiter: createRateLimiter(config, database.db),
+    storage: createStorage(config),
+  };
+  const api = await startApiServer(deps, '127.0.0.1', 0);
 
   const service: TestService = {
     baseUrl: `${api.url}/api/v1`,
@@ -102,6 +132,7 @@ export async function startTestService(
     taskQueue,
     logger,
     api,
+    deps,
     async createAccount(opts = {}) {
       const account = await accountsStore(database.db).create({
         name: 'Test Account',
@@ -129,13 +160,11 @@ export async function startTestService(
       if (typeof rest.body === 'string' && !h.has('content-type')) h.set('content-type', 'application/json');
       return fetch(`${service.baseUrl}${path}`, { ...rest, headers: h });
     },
+    stopWorker,
+    startWorker,
     async close() {
       await api.stop();
-      if (worker) {
-        worker.shutdown();
-        await workerRun;
-        await workerConnection?.close();
-      }
+      await stopWorker();
       await temporal.close();
       if (!options.database) await database.drop();
     },

@@ -1,0 +1,49 @@
+import Router from '@koa/router';
+import { createApprovalClient } from '../../approvals/approval-client.ts';
+import { handleWhatsAppNotification } from '../../approvals/whatsapp-inbound.ts';
+import { AppError } from '../../errors.ts';
+import { parseNotification, verifyHandshake, verifyMetaSignature } from '../../whatsapp/index.ts';
+import type { AppState } from '../context.ts';
+import type { ApiDeps } from '../deps.ts';
+import { parseJson, readRawBody } from '../raw-body.ts';
+
+export const WHATSAPP_WEBHOOK_PATH = '/webhooks/whatsapp';
+const MAX_NOTIFICATION_BYTES = 1024 * 1024;
+
+/**
+ * Meta's webhook (decisions §5): the verification handshake, and notifications accepted only with a valid
+ * X-Hub-Signature-256 over the raw bytes. Public: Meta does not send our API keys.
+ */
+export function createWhatsAppWebhookRouter(
+  deps: Pick<ApiDeps, 'db' | 'temporal' | 'config' | 'logger'>,
+): Router<AppState> {
+  const router = new Router<AppState>();
+  const approvals = createApprovalClient({
+    client: deps.temporal.client,
+    taskQueue: deps.config.temporal.taskQueue,
+  });
+  const { appSecret, verifyToken } = deps.config.whatsapp;
+
+  router.get(WHATSAPP_WEBHOOK_PATH, (ctx) => {
+    const challenge = verifyToken ? verifyHandshake(ctx.query, verifyToken) : undefined;
+    if (challenge === undefined) throw new AppError('forbidden', 'Verification token mismatch');
+    ctx.type = 'text/plain';
+    ctx.body = challenge;
+  });
+
+  router.post(WHATSAPP_WEBHOOK_PATH, async (ctx) => {
+    const raw = await readRawBody(ctx.req, MAX_NOTIFICATION_BYTES);
+    if (!appSecret || !verifyMetaSignature(raw, ctx.get('x-hub-signature-256') || undefined, appSecret)) {
+      throw new AppError('unauthorized', 'Invalid or missing X-Hub-Signature-256');
+    }
+    const outcomes = await handleWhatsAppNotification(
+      { db: deps.db, approvals, logger: deps.logger },
+      parseNotification(parseJson(raw)),
+    );
+    deps.logger.info({ outcomes }, 'WhatsApp notification handled');
+    ctx.status = 200;
+    ctx.body = { success: true, data: { received: true } };
+  });
+
+  return router;
+}

@@ -1,0 +1,135 @@
+import { html, trustedHtml, type SafeHtml } from '../admin/html.ts';
+import type { Approver } from '../db/stores/approvers-store.ts';
+import type { Document } from '../db/stores/documents-store.ts';
+import { STRINGS, type PageLanguage } from './strings.ts';
+
+const ASSETS = '/a/assets';
+
+function layout(lang: PageLanguage, title: string, body: SafeHtml, scripts: SafeHtml = html``): string {
+  const dir = lang === 'ar' ? 'rtl' : 'ltr';
+  return `<!doctype html>${
+    html`<html lang="${lang}" dir="${dir}">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <meta name="robots" content="noindex" />
+        <title>${title} · Wathiq</title>
+        <link rel="stylesheet" href="${ASSETS}/approval.css" />
+      </head>
+      <body>
+        <header class="bar"><span class="brand">Wathiq · واثق</span></header>
+        <main>${body}</main>
+        ${scripts}
+      </body>
+    </html>`.value
+  }`;
+}
+
+/** JSON for the page script, safe inside <script type="application/json"> (no `</script>` break-out). */
+function jsonScript(id: string, data: unknown): SafeHtml {
+  const json = JSON.stringify(data)
+    .replace(/</g, '\\u003c')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
+  return trustedHtml(`<script type="application/json" id="${id}">${json}</script>`);
+}
+
+export function renderApprovalPage(input: {
+  token: string;
+  lang: PageLanguage;
+  document: Document;
+  approver: Approver;
+  accountName: string;
+}): string {
+  const { lang, document: doc, approver } = input;
+  const t = STRINGS[lang];
+  const other: PageLanguage = lang === 'ar' ? 'en' : 'ar';
+  const title = lang === 'ar' ? doc.titleAr : doc.titleEn;
+  const name = lang === 'ar' ? approver.nameAr : approver.nameEn;
+  const action = approver.actionType;
+  const base = `/a/${input.token}`;
+
+  const signPanel = html` <fieldset class="panel" id="sign-panel">
+    <legend>${t.drawHint}</legend>
+    <canvas id="signature-pad" width="600" height="220" aria-label="${t.drawHint}" role="img"></canvas>
+    <button type="button" class="link" id="clear-signature">${t.clear}</button>
+    <label for="typed-name">${t.orType}</label>
+    <input
+      id="typed-name"
+      name="typed_name"
+      maxlength="255"
+      autocomplete="name"
+      placeholder="${t.typedLabel}"
+    />
+  </fieldset>`;
+  const stampPanel = html` <fieldset class="panel" id="stamp-panel">
+    <legend>${t.actions.stamp}</legend>
+    <label for="stamp-file">${t.uploadStamp}</label>
+    <input id="stamp-file" type="file" accept="image/png,image/jpeg" />
+    <img id="stamp-preview" alt="" hidden />
+    <label class="check"><input id="generated-seal" type="checkbox" /> ${t.useSeal}</label>
+  </fieldset>`;
+
+  const body = html` <section class="card" aria-labelledby="doc-title">
+      <p class="meta"><a href="?lang=${other}" class="lang" hreflang="${other}">${t.language}</a></p>
+      <h1 id="doc-title">${title}</h1>
+      <p class="meta">
+        ${t.reference}: <bdi>${doc.reference}</bdi> · ${t.from}: <bdi>${input.accountName}</bdi>
+      </p>
+      <p class="who">
+        <bdi>${name}</bdi
+        >${approver.roleAr || approver.roleEn ? html` — <bdi>${lang === 'ar' ? (approver.roleAr ?? approver.roleEn) : (approver.roleEn ?? approver.roleAr)}</bdi>` : ''}
+      </p>
+      <p class="action">${t.yourAction}: <strong>${t.actions[action]}</strong></p>
+    </section>
+    <section class="viewer" aria-label="PDF">
+      <p id="pdf-status">${t.loadingPdf}</p>
+      <div id="pdf-pages"></div>
+      <p><a href="${base}/document.pdf" target="_blank" rel="noopener">${t.openPdf}</a></p>
+    </section>
+    <form id="approve-form" class="card" novalidate>
+      ${action === 'sign' ? signPanel : ''} ${action === 'stamp' ? stampPanel : ''}
+      <p id="form-error" class="error" role="alert" hidden></p>
+      <button type="submit" class="primary" id="submit-action">${t.submit[action]}</button>
+    </form>
+    <details class="card reject">
+      <summary>${t.reject}</summary>
+      <form id="reject-form" novalidate>
+        <label for="reject-reason">${t.rejectReason}</label>
+        <textarea id="reject-reason" name="reason" maxlength="1000" rows="3"></textarea>
+        <button type="submit" class="danger" id="submit-reject">${t.rejectConfirm}</button>
+      </form>
+    </details>
+    <section id="done" class="card done" hidden tabindex="-1">
+      <h2>${t.doneTitle}</h2>
+      <p id="done-text"></p>
+    </section>`;
+
+  const data = {
+    base,
+    assets: ASSETS,
+    actionType: action,
+    strings: { ...t.errors, doneCompleted: t.doneCompleted, doneRejected: t.doneRejected, pages: t.pages },
+  };
+  return layout(
+    lang,
+    title,
+    body,
+    html`${jsonScript('approval-data', data)}
+      <script type="module" src="${ASSETS}/approval.js"></script>`,
+  );
+}
+
+/** A page for a link that cannot be used now (already acted, document finished, not yet your turn). */
+export function renderClosedPage(lang: PageLanguage, message: string, detail?: string): string {
+  const t = STRINGS[lang];
+  return layout(
+    lang,
+    t.title,
+    html`<section class="card">
+      <h1>${t.title}</h1>
+      <p>${message}</p>
+      ${detail ? html`<p class="meta">${detail}</p>` : ''}
+    </section>`,
+  );
+}
