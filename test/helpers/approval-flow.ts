@@ -1,0 +1,198 @@
+import { randomBytes } from 'node:crypto';
+import { expect } from 'vitest';
+import {
+  buttonReplyNotification,
+  postSignedNotification,
+  startFakeGraphApi,
+  type FakeGraphApi,
+  type RecordedRequest,
+} from '../fakes/fake-graph-api.ts';
+import { documentForm, type FormValue } from './multipart.ts';
+import { makePdf } from './pdf.ts';
+import { startTestService, type TestAccount, type TestService } from './test-service.ts';
+
+export interface FlowHarness {
+  service: TestService;
+  account: TestAccount;
+  graph: FakeGraphApi;
+  appSecret: string;
+  close(): Promise<void>;
+}
+
+/** The real service with the Cloud API WhatsApp provider pointed at a fake Graph API on loopback. */
+export async function startFlowHarness(
+  options: { env?: Record<string, string>; worker?: boolean } = {},
+): Promise<FlowHarness> {
+  const graph = await startFakeGraphApi();
+  const appSecret = `app-secret-${randomBytes(8).toString('hex')}`;
+  const service = await startTestService({
+    ...(options.worker === false ? { worker: false } : {}),
+    env: {
+      WHATSAPP_PROVIDER: 'cloud',
+      WHATSAPP_API_URL: graph.apiUrl,
+      WHATSAPP_PHONE_NUMBER_ID: graph.phoneNumberId,
+      WHATSAPP_ACCESS_TOKEN: graph.accessToken,
+      WHATSAPP_APP_SECRET: appSecret,
+      WHATSAPP_VERIFY_TOKEN: 'verify-me',
+      ...options.env,
+    },
+  });
+  const account = await service.createAccount({ plan: 'enterprise' });
+  return {
+    service,
+    account,
+    graph,
+    appSecret,
+    async close() {
+      await service.close();
+      await graph.close();
+    },
+  };
+}
+
+export interface ApproverSpec {
+  name: string;
+  phone: string;
+  action_type: 'sign' | 'stamp' | 'approve_only' | 'review_only';
+  order?: number;
+}
+
+export interface CreatedDocument {
+  id: string;
+  reference: string;
+  status: string;
+  approvers: { id: string; phone: string; action_type: string; order_index: number }[];
+}
+
+export async function createDocument(
+  h: FlowHarness,
+  options: { workflowType: 'sequential' | 'parallel'; approvers: ApproverSpec[]; title?: string },
+): Promise<CreatedDocument> {
+  const form = documentForm(
+    { title: options.title ?? 'عقد توريد — Supply contract', workflow_type: options.workflowType },
+    {
+      approvers: options.approvers.map((a) => ({ ...a }) as Record<string, FormValue>),
+      file: await makePdf(2, 'Contract'),
+    },
+  );
+  const res = await h.service.request('/documents', { method: 'POST', account: h.account, body: form });
+  const body = (await res.json()) as { data: CreatedDocument };
+  expect(res.status, JSON.stringify(body)).toBe(201);
+  return body.data;
+}
+
+export async function send(h: FlowHarness, documentId: string): Promise<Response> {
+  return h.service.request(`/documents/${documentId}/send`, { method: 'POST', account: h.account });
+}
+
+export interface DocumentStatusView {
+  status: string;
+  progress: { completed: number; total: number };
+  current_approver_ids: string[];
+  approvers: {
+    id: string;
+    status: string;
+    acted_at: string | null;
+    action_channel: string | null;
+    notification: { status: string | null; error: unknown } | null;
+  }[];
+}
+
+export async function statusOf(h: FlowHarness, documentId: string): Promise<DocumentStatusView> {
+  const res = await h.service.request(`/documents/${documentId}/status`, { account: h.account });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { data: DocumentStatusView }).data;
+}
+
+/** The Cloud API requests the fake received for `phone`, in order. */
+export const messagesTo = (h: FlowHarness, phone: string): RecordedRequest[] =>
+  h.graph.requests.filter((r) => r.authorized && (r.body as { to?: string } | undefined)?.to === phone);
+
+/** Waits for the `n`-th message (1-based) to `phone` after `since` earlier ones. */
+export const nthMessageTo = (h: FlowHarness, phone: string, since: number, n = 1): Promise<RecordedRequest> =>
+  eventually(async () => messagesTo(h, phone)[since + n - 1]);
+
+interface TemplateButton {
+  type: 'button';
+  sub_type: 'url' | 'quick_reply';
+  parameters: { type: string; text?: string; payload?: string }[];
+}
+const buttonsOf = (r: RecordedRequest): TemplateButton[] =>
+  ((r.body as { template?: { components?: TemplateButton[] } }).template?.components ?? []).filter(
+    (c) => c.type === 'button',
+  );
+
+/** The approval link token carried by the message's URL button. */
+export function linkTokenOf(r: RecordedRequest): string {
+  const url = buttonsOf(r).find((b) => b.sub_type === 'url');
+  const token = url?.parameters[0]?.text;
+  if (!token) throw new Error('message has no URL button');
+  return token;
+}
+
+export const quickRepliesOf = (r: RecordedRequest): string[] =>
+  buttonsOf(r)
+    .filter((b) => b.sub_type === 'quick_reply')
+    .map((b) => b.parameters[0]!.payload!);
+
+export const templateNameOf = (r: RecordedRequest): string =>
+  (r.body as { template: { name: string } }).template.name;
+
+/** Taps a WhatsApp button as the phone would: a Meta-signed notification to the service's webhook. */
+export function tapButton(
+  h: FlowHarness,
+  input: { from: string; payload: string; wamid?: string },
+): Promise<Response> {
+  return postSignedNotification(
+    `${h.service.baseUrl}/webhooks/whatsapp`,
+    buttonReplyNotification({
+      from: input.from,
+      payload: input.payload,
+      ...(input.wamid ? { wamid: input.wamid } : {}),
+    }),
+    h.appSecret,
+  );
+}
+
+export function pagePost(
+  h: FlowHarness,
+  token: string,
+  action: 'complete' | 'reject',
+  body: unknown,
+): Promise<Response> {
+  return fetch(`${h.service.api.url}/a/${token}/${action}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'user-agent': 'WathiqTest/1.0 (iPhone)' },
+    body: JSON.stringify(body),
+  });
+}
+
+/** Polls until `check` returns a value (workflow steps after an update happen asynchronously). */
+export async function eventually<T>(
+  check: () => Promise<T | undefined | false>,
+  timeoutMs = 15_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const v = await check();
+      if (v) return v;
+    } catch (err) {
+      last = err;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`condition not met within ${timeoutMs} ms${last ? `: ${String(last)}` : ''}`);
+}
+
+/** A small real PNG (a 40×16 wavy stroke), as a data URL. */
+export const TINY_PNG =
+  'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAACgAAAAQCAYAAABk1z2tAAAAdUlEQVR4nN2UMQ4AIAgDmX2Jr/P/m24OxAQoJRqHTgbvRFRaH/Jyrgt8KzhVKuAuhlVUIRlieAtZomGGt90MSYihF9Iz46gNMQQARiWRQ+0aAbqBdgRioMNuwVkPKyV4EqF/T1lBSzK9P0OQeaVlgmW5LmBlAfM7B6eIysSKAAAAAElFTkSuQmCC';
+
+export const PHONES = {
+  saudiA: '966501234567',
+  saudiB: '966551234568',
+  saudiC: '966561234569',
+  uk: '447911123456',
+};
