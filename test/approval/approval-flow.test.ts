@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RecordedRequest } from '../fakes/fake-graph-api.ts';
 import {
   createDocument,
   eventually,
@@ -47,7 +48,7 @@ describe('sequential approval with all four action types', () => {
     expect((await statusOf(h, doc.id)).current_approver_ids).toEqual([signer!.id]);
 
     // Only the first approver hears about it; in Arabic for a Saudi number, with the link button only.
-    const first = await eventually(async () => messagesTo(h, PHONES.saudiA)[0]);
+    const first = await eventually(() => messagesTo(h, PHONES.saudiA)[0]);
     expect((first.body as { template: { language: { code: string } } }).template.language.code).toBe('ar');
     expect(quickRepliesOf(first)).toEqual([]);
     expect(messagesTo(h, PHONES.saudiB)).toHaveLength(0);
@@ -63,12 +64,12 @@ describe('sequential approval with all four action types', () => {
     });
 
     // 2. Stamp with the generated seal.
-    const second = await eventually(async () => messagesTo(h, PHONES.saudiB)[0]);
+    const second = await eventually(() => messagesTo(h, PHONES.saudiB)[0]);
     expect(messagesTo(h, PHONES.uk)).toHaveLength(0);
     expect((await pagePost(h, linkTokenOf(second), 'complete', { generated_seal: true })).status).toBe(200);
 
     // 3. Approve with the WhatsApp quick reply; English for a UK number.
-    const third = await eventually(async () => messagesTo(h, PHONES.uk)[0]);
+    const third = await eventually(() => messagesTo(h, PHONES.uk)[0]);
     expect((third.body as { template: { language: { code: string } } }).template.language.code).toBe('en');
     const [approve, reject] = quickRepliesOf(third);
     expect(approve).toMatch(/^approve:/);
@@ -81,7 +82,7 @@ describe('sequential approval with all four action types', () => {
     });
 
     // 4. Review with the WhatsApp quick reply.
-    const fourth = await eventually(async () => messagesTo(h, PHONES.saudiC)[0]);
+    const fourth = await eventually(() => messagesTo(h, PHONES.saudiC)[0]);
     expect(quickRepliesOf(fourth)[0]).toMatch(/^review:/);
     expect((await tapButton(h, { from: PHONES.saudiC, payload: quickRepliesOf(fourth)[0]! })).status).toBe(
       200,
@@ -104,7 +105,10 @@ describe('sequential approval with all four action types', () => {
     // Each approver was notified exactly once.
     for (const phone of [PHONES.saudiA, PHONES.saudiB, PHONES.uk, PHONES.saudiC])
       expect(messagesTo(h, phone)).toHaveLength(1);
-    const evidence = await h.service.database.db('approvers').where({ id: signer!.id }).first();
+    const evidence = await h.service.database
+      .db('approvers')
+      .where({ id: signer!.id })
+      .first<Record<string, string>>();
     expect(evidence).toMatchObject({ action_channel: 'page', action_user_agent: 'WathiqTest/1.0 (iPhone)' });
     expect(evidence.action_ip).toMatch(/127\.0\.0\.1/);
     expect(evidence.signature_key).toMatch(/^approvals\//);
@@ -112,7 +116,12 @@ describe('sequential approval with all four action types', () => {
       generated_seal: true,
     });
     expect(
-      (await h.service.database.db('approvers').where({ id: reviewer!.id }).first()).action_message_id,
+      (
+        await h.service.database
+          .db('approvers')
+          .where({ id: reviewer!.id })
+          .first<{ action_message_id: string }>()
+      ).action_message_id,
     ).toMatch(/^wamid\./);
 
     const wf = await h.service.temporal.client.workflow.getHandle(`document-${doc.id}`).describe();
@@ -135,7 +144,7 @@ describe('parallel approval', () => {
     });
     const before = h.graph.requests.length;
     expect((await send(h, doc.id)).status).toBe(200);
-    const toAll = await eventually(async () => {
+    const toAll = await eventually((): RecordedRequest[] | false => {
       const fresh = h.graph.requests.slice(before);
       return fresh.length === 3 && fresh;
     });

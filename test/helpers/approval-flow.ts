@@ -71,7 +71,7 @@ export async function createDocument(
   const form = documentForm(
     { title: options.title ?? 'عقد توريد — Supply contract', workflow_type: options.workflowType },
     {
-      approvers: options.approvers.map((a) => ({ ...a }) as Record<string, FormValue>),
+      approvers: options.approvers.map((a): Record<string, FormValue> => ({ ...a })),
       file: await makePdf(2, 'Contract'),
     },
   );
@@ -110,7 +110,7 @@ export const messagesTo = (h: FlowHarness, phone: string): RecordedRequest[] =>
 
 /** Waits for the `n`-th message (1-based) to `phone` after `since` earlier ones. */
 export const nthMessageTo = (h: FlowHarness, phone: string, since: number, n = 1): Promise<RecordedRequest> =>
-  eventually(async () => messagesTo(h, phone)[since + n - 1]);
+  eventually(() => messagesTo(h, phone)[since + n - 1]);
 
 interface TemplateButton {
   type: 'button';
@@ -183,7 +183,9 @@ export async function eventually<T>(
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error(`condition not met within ${timeoutMs} ms${last ? `: ${String(last)}` : ''}`);
+  throw new Error(
+    `condition not met within ${timeoutMs} ms${last instanceof Error ? `: ${last.message}` : ''}`,
+  );
 }
 
 /** A small real PNG (a 40×16 wavy stroke), as a data URL. */
