@@ -115,8 +115,10 @@ export async function receiveUpload(
       headers: ctx.req.headers,
       defParamCharset: 'utf8',
       limits: {
-        fileSize: maxFileBytes,
-        files: 1,
+        // busboy reports the limit on reaching it; one byte more lets a file of exactly the limit through.
+        fileSize: maxFileBytes + 1,
+        // Two, so a stray second file is reported under its own part name (and discarded).
+        files: 2,
         fields: 1000,
         parts: 1002,
         fieldSize: FIELD_MAX_BYTES,
@@ -143,16 +145,18 @@ export async function receiveUpload(
     settle = (err) => (err ? reject(err) : resolve());
   });
 
+  const cap = new ByteCap(bodyCap, () => fail(tooLargeError(maxFileBytes, options.plan)));
+  // Stops reading: nothing more reaches the parser (which is left to the garbage collector rather than destroyed,
+  // as busboy may still be inside the call that reported the problem).
   const fail = (err: Error) => {
     if (failure) return;
     failure = err;
-    ctx.req.unpipe();
+    ctx.req.unpipe(cap);
+    cap.unpipe(parser);
     ctx.req.pause();
     fileSink?.destroy(err);
-    parser.destroy();
     settle(err);
   };
-  const cap = new ByteCap(bodyCap, () => fail(tooLargeError(maxFileBytes, options.plan)));
 
   parser.on('field', (name, value, info) => {
     if (info.valueTruncated) (errors[name] ??= []).push(`${name} is too long`);
