@@ -81,6 +81,10 @@ const schema = z.object({
   WHATSAPP_TEMPLATE_REJECTED: templateName.default('wathiq_document_rejected'),
   WHATSAPP_TEMPLATE_LANGUAGE_AR: templateLanguage.default('ar'),
   WHATSAPP_TEMPLATE_LANGUAGE_EN: templateLanguage.default('en'),
+
+  WEBHOOK_ALLOW_PRIVATE: bool.default(false),
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
+  WEBHOOK_RETRY_SCALE: z.coerce.number().gt(0).max(1).default(1),
 });
 
 export type Env = z.input<typeof schema>;
@@ -103,6 +107,13 @@ export interface Config {
   plans: Record<Plan, { requestsPerMinute: number; maxUploadBytes: number }>;
   storage: StorageConfig;
   whatsapp: WhatsAppConfig;
+  webhooks: {
+    /** Lets webhooks reach loopback and private addresses: development and tests only. */
+    allowPrivate: boolean;
+    timeoutMs: number;
+    /** Multiplies every retry delay; below 1 only in tests. */
+    retryScale: number;
+  };
 }
 
 export const PLANS = ['basic', 'business', 'enterprise'] as const;
@@ -179,6 +190,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         rejected: e.WHATSAPP_TEMPLATE_REJECTED,
         languages: { ar: e.WHATSAPP_TEMPLATE_LANGUAGE_AR, en: e.WHATSAPP_TEMPLATE_LANGUAGE_EN },
       },
+    },
+    webhooks: {
+      allowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
+      timeoutMs: e.WEBHOOK_TIMEOUT_MS,
+      retryScale: e.WEBHOOK_RETRY_SCALE,
     },
   };
 }

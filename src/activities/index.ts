@@ -2,8 +2,9 @@ import type { Knex } from '../db/knex.ts';
 import type { Logger } from '../logger.ts';
 import { createApprovalActivities, type ApprovalActivityDeps } from './approval-activities.ts';
 import { createPingActivities } from './ping-activities.ts';
+import { createWebhookActivities, type WebhookActivityDeps } from './webhook-activities.ts';
 
-export interface ActivityDeps extends ApprovalActivityDeps {
+export interface ActivityDeps extends ApprovalActivityDeps, WebhookActivityDeps {
   db: Knex;
   logger: Logger;
 }
@@ -13,6 +14,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...createPingActivities(deps),
     ...createApprovalActivities(deps),
+    ...createWebhookActivities(deps),
   };
 }
 

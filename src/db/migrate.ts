@@ -3,6 +3,7 @@ import * as initialSchema from './migrations/001-initial-schema.ts';
 import * as whatsapp from './migrations/002-whatsapp.ts';
 import * as admin from './migrations/004-admin.ts';
 import * as approval from './migrations/005-approval.ts';
+import * as webhookDispatch from './migrations/006-webhook-dispatch.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -18,6 +19,7 @@ const migrations: Record<string, Migration> = {
   '002-whatsapp': whatsapp,
   '004-admin': admin,
   '005-approval': approval,
+  '006-webhook-dispatch': webhookDispatch,
 };
 
 const source: Knex.MigrationSource<string> = {

@@ -1,7 +1,10 @@
 import type { ActivityDeps } from '../activities/index.ts';
+import { activityTemporalClient } from '../activities/webhook-activities.ts';
 import type { Config } from '../config.ts';
 import type { Knex } from '../db/knex.ts';
 import type { Logger } from '../logger.ts';
+import { createWebhookDispatcher } from '../webhooks/dispatch.ts';
+import type { ResolveHost } from '../webhooks/ssrf-guard.ts';
 import { createWhatsAppProvider, type WhatsAppProvider } from '../whatsapp/index.ts';
 
 /** Everything the worker's activities need, built from config: one place for main, tests and benchmarks. */
@@ -9,14 +12,30 @@ export function createWorkerDeps(
   config: Config,
   db: Knex,
   logger: Logger,
-  overrides: { whatsappProvider?: WhatsAppProvider } = {},
+  overrides: { whatsappProvider?: WhatsAppProvider; webhookLookup?: ResolveHost } = {},
 ): ActivityDeps {
+  // Events recorded by activities are dispatched from inside them, with the worker's own Temporal client.
+  const webhooks = createWebhookDispatcher({
+    db,
+    temporal: activityTemporalClient,
+    taskQueue: config.temporal.taskQueue,
+    retryScale: config.webhooks.retryScale,
+    logger,
+  });
   return {
     db,
     logger,
     whatsapp: {
       provider: overrides.whatsappProvider ?? createWhatsAppProvider(config, { logger }),
       templates: config.whatsapp.templates,
+    },
+    webhooks: {
+      allowPrivate: config.webhooks.allowPrivate,
+      timeoutMs: config.webhooks.timeoutMs,
+      ...(overrides.webhookLookup ? { lookup: overrides.webhookLookup } : {}),
+    },
+    onEvent: async (event) => {
+      await webhooks.dispatchEvent(event);
     },
   };
 }

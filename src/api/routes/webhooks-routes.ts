@@ -1,0 +1,392 @@
+import Router from '@koa/router';
+import type { Config } from '../../config.ts';
+import type { Knex } from '../../db/knex.ts';
+import { webhookDeliveriesStore } from '../../db/stores/webhook-deliveries-store.ts';
+import { webhookDispatchStore } from '../../db/stores/webhook-dispatch-store.ts';
+import { webhooksStore, type Webhook } from '../../db/stores/webhooks-store.ts';
+import { LIMITS } from '../../documents/model.ts';
+import { AppError } from '../../errors.ts';
+import type { TemporalClientHandle } from '../../temporal/client.ts';
+import { createWebhookDispatcher } from '../../webhooks/dispatch.ts';
+import { EVENT_CATALOGUE } from '../../webhooks/events.ts';
+import { serializeDelivery, serializeWebhook } from '../../webhooks/serialize.ts';
+import { generateWebhookSecret } from '../../webhooks/signature.ts';
+import { assertWebhookUrl, type ResolveHost } from '../../webhooks/ssrf-guard.ts';
+import { sendTestDelivery } from '../../webhooks/test-delivery.ts';
+import { authOf, type AppContext, type AppState } from '../context.ts';
+import type { OpenApiRegistry } from '../openapi/registry.ts';
+import { route } from '../openapi/route.ts';
+import { ok, okPage } from '../respond.ts';
+import { envelope, pageEnvelope } from '../schemas/envelopes.ts';
+import {
+  CreateWebhookBody,
+  DeliveryIdParams,
+  DeliveryResource,
+  EventCatalogueResource,
+  ListQuery,
+  TestDeliveryResource,
+  UpdateWebhookBody,
+  WebhookIdParams,
+  WebhookResource,
+  WebhookWithSecretResource,
+} from '../schemas/webhooks.ts';
+import { z } from 'zod';
+import { parseBody } from '../validation.ts';
+
+export interface WebhooksRouterDeps {
+  db: Knex;
+  config: Config;
+  temporal: TemporalClientHandle;
+  /** Resolver for the SSRF check at creation; the system's by default (tests inject names). */
+  webhookResolve?: ResolveHost;
+}
+
+const TAGS = ['Webhooks'];
+const UUID = z.uuid();
+const DELIVERY_ID = /^[1-9]\d{0,14}$/;
+
+function webhookIdOf(ctx: AppContext): string {
+  const parsed = UUID.safeParse((ctx.params as Record<string, string | undefined>).id);
+  if (!parsed.success) throw AppError.notFound('Webhook');
+  return parsed.data;
+}
+
+function deliveryIdOf(ctx: AppContext): number {
+  const raw = (ctx.params as Record<string, string | undefined>).id ?? '';
+  if (!DELIVERY_ID.test(raw)) throw AppError.notFound('Delivery');
+  return Number(raw);
+}
+
+/** The JSON body of a POST/PUT; `{}` when there is none. */
+function jsonBody(ctx: AppContext): unknown {
+  if (ctx.request.length && !ctx.is('json')) {
+    throw new AppError('unsupported_media_type', 'Send the body as application/json');
+  }
+  return ctx.request.body ?? {};
+}
+
+function pageOf(ctx: AppContext) {
+  const query = parseBody(ListQuery, ctx.query);
+  return { page: query.page ?? 1, perPage: query.per_page ?? LIMITS.perPageDefault };
+}
+
+const meta = (page: { page: number; perPage: number }, total: number) => ({
+  current_page: page.page,
+  per_page: page.perPage,
+  total,
+  last_page: Math.max(1, Math.ceil(total / page.perPage)),
+});
+
+/**
+ * The webhook endpoints of service-api.md and decisions §7, plus get/update/delete, the deliveries listing and
+ * redelivery. Everything is scoped to the key's account: another account's webhook or delivery is a 404.
+ */
+export function createWebhooksRouter(deps: WebhooksRouterDeps, openapi: OpenApiRegistry): Router<AppState> {
+  const router = new Router<AppState>();
+  const { db, config } = deps;
+  const dispatcher = createWebhookDispatcher({
+    db,
+    temporal: () => deps.temporal.client,
+    taskQueue: config.temporal.taskQueue,
+    retryScale: config.webhooks.retryScale,
+  });
+  const checkUrl = async (url: string) =>
+    (
+      await assertWebhookUrl(url, {
+        allowPrivate: config.webhooks.allowPrivate,
+        ...(deps.webhookResolve ? { resolve: deps.webhookResolve } : {}),
+      })
+    ).href;
+  const load = async (ctx: AppContext): Promise<Webhook> => {
+    const webhook = await webhooksStore(db).findById(authOf(ctx).accountId, webhookIdOf(ctx));
+    if (!webhook) throw AppError.notFound('Webhook');
+    return webhook;
+  };
+
+  route(
+    router,
+    openapi,
+    {
+      method: 'get',
+      path: '/webhooks/events',
+      operationId: 'listWebhookEvents',
+      summary: 'The events a webhook can subscribe to',
+      tags: TAGS,
+      auth: 'webhooks:read',
+      responses: { 200: { description: 'The events', schema: envelope(z.array(EventCatalogueResource)) } },
+    },
+    (ctx) => {
+      ok(ctx, EVENT_CATALOGUE);
+    },
+  );
+
+  route(
+    router,
+    openapi,
+    {
+      method: 'get',
+      path: '/webhooks',
+      operationId: 'listWebhooks',
+      summary: 'List webhooks',
+      description: 'Newest first. The secret is never shown.',
+      tags: TAGS,
+      auth: 'webhooks:read',
+      query: ListQuery,
+      responses: { 200: { description: 'A page of webhooks', schema: pageEnvelope(WebhookResource) } },
+      errors: [422],
+    },
+    async (ctx) => {
+      const page = pageOf(ctx);
+      const { items, total } = await webhooksStore(db).list(authOf(ctx).accountId, page);
+      okPage(ctx, items.map(serializeWebhook), meta(page, total));
+    },
+  );
+
+  route(
+    router,
+    openapi,
+    {
+      method: 'post',
+      path: '/webhooks',
+      operationId: 'createWebhook',
+      summary: 'Create a webhook',
+      description:
+        'Answers with the signing secret (`data.secret`) once; it is never shown again (rotate it if lost). URLs that are, or resolve to, loopback, private, link-local, CGNAT, unique-local or metadata addresses are refused (422).',
+      tags: TAGS,
+      auth: 'webhooks:write',
+      body: { json: CreateWebhookBody, required: true },
+      responses: {
+        201: {
+          description: 'The webhook with its secret',
+          schema: envelope(WebhookWithSecretResource),
+          headers: { Location: { description: 'The new webhook', schema: { type: 'string' } } },
+        },
+      },
+      errors: [400, 415, 422],
+    },
+    async (ctx) => {
+      const input = parseBody(CreateWebhookBody, jsonBody(ctx));
+      const url = await checkUrl(input.url);
+      const secret = generateWebhookSecret();
+      const webhook = await webhooksStore(db).create({
+        accountId: authOf(ctx).accountId,
+        url,
+        events: input.events,
+        secret,
+      });
+      ctx.set('Location', `${ctx.path}/${webhook.id}`);
+      ok(ctx, { ...serializeWebhook(webhook), secret }, 201);
+    },
+  );
+
+  route(
+    router,
+    openapi,
+    {
+      method: 'get',
+      path: '/webhooks/{id}',
+      operationId: 'getWebhook',
+      summary: 'Get a webhook',
+      description: 'The secret is never shown.',
+      tags: TAGS,
+      auth: 'webhooks:read',
+      pathParams: WebhookIdParams,
+      responses: { 200: { description: 'The webhook', schema: envelope(WebhookResource) } },
+      errors: [404],
+    },
+    async (ctx) => {
+      ok(ctx, serializeWebhook(await load(ctx)));
+    },
+  );
+
+  route(
+    router,
+    openapi,
+    {
+      method: 'put',
+      path: '/webhooks/{id}',
+      operationId: 'updateWebhook',
+      summary: 'Change a webhook’s url, events or active flag',
+      description:
+        'Only the given fields change. `active: false` stops the webhook: its pending deliveries fail. `active: true` enables it again (after a 410 Gone disabled it); failed deliveries can then be redelivered. A new url is used from the next attempt.',
+      tags: TAGS,
+      auth: 'webhooks:write',
+      pathParams: WebhookIdParams,
+      body: { json: UpdateWebhookBody, required: true },
+      responses: { 200: { description: 'The webhook', schema: envelope(WebhookResource) } },
+      errors: [400, 404, 415, 422],
+    },
+    async (ctx) => {
+      const { accountId } = authOf(ctx);
+      const id = (await load(ctx)).id;
+      const input = parseBody(UpdateWebhookBody, jsonBody(ctx));
+      const url = input.url === undefined ? undefined : await checkUrl(input.url);
+      const updated = await db.transaction(async (trx) => {
+        const webhook = await webhooksStore(trx).update(accountId, id, {
+          ...(url !== undefined ? { url } : {}),
+          ...(input.events !== undefined ? { events: input.events } : {}),
+          ...(input.active !== undefined ? { active: input.active } : {}),
+        });
+        if (webhook && input.active === false) {
+          await webhookDispatchStore(trx).failPendingOfWebhook(
+            id,
+            'The webhook was disabled (PUT active: false)',
+          );
+        }
+        return webhook;
+      });
+      if (!updated) throw AppError.notFound('Webhook');
+      ok(ctx, serializeWebhook(updated));
+    },
+  );
+
+  route(
+    router,
+    openapi,
+    {
+      method: 'delete',
+      path: '/webhooks/{id}',
+      operationId: 'deleteWebhook',
+      summary: 'Delete a webhook',
+      description: 'Removes the webhook with its deliveries; pending deliveries are not attempted again.',
+      tags: TAGS,
+      auth: 'webhooks:write',
+      pathParams: WebhookIdParams,
+      responses: {
+        200: {
+          description: 'Deleted',
+          schema: envelope(z.strictObject({ id: z.uuid(), deleted: z.literal(true) })),
+        },
+      },
+      errors: [404],
+    },
+    async (ctx) => {
+      const id = webhookIdOf(ctx);
+      if (!(await webhooksStore(db).delete(authOf(ctx).accountId, id))) throw AppError.notFound('Webhook');
+      ok(ctx, { id, deleted: true });
+    },
+  );
+
+  route(
+    router,
+    openapi,
+    {
+      method: 'post',
+      path: '/webhooks/{id}/rotate-secret',
+      operationId: 'rotateWebhookSecret',
+      summary: 'Replace the signing secret',
+      description:
+        'Answers with the new secret once. The old secret stops signing at once, including retries of pending deliveries.',
+      tags: TAGS,
+      auth: 'webhooks:write',
+      pathParams: WebhookIdParams,
+      responses: {
+        200: { description: 'The webhook with its new secret', schema: envelope(WebhookWithSecretResource) },
+      },
+      errors: [404],
+    },
+    async (ctx) => {
+      const secret = generateWebhookSecret();
+      const webhook = await webhooksStore(db).rotateSecret(authOf(ctx).accountId, webhookIdOf(ctx), secret);
+      if (!webhook) throw AppError.notFound('Webhook');
+      ok(ctx, { ...serializeWebhook(webhook), secret });
+    },
+  );
+
+  route(
+    router,
+    openapi,
+    {
+      method: 'post',
+      path: '/webhooks/{id}/test',
+      operationId: 'testWebhook',
+      summary: 'Send a webhook.test delivery now',
+      description:
+        'Sends a signed `webhook.test` delivery within this request (even to a disabled webhook) and answers with what the receiver did: its status code, never its body. The delivery is recorded with its one attempt and is not retried.',
+      tags: TAGS,
+      auth: 'webhooks:write',
+      pathParams: WebhookIdParams,
+      responses: { 200: { description: 'The outcome', schema: envelope(TestDeliveryResource) } },
+      errors: [404],
+    },
+    async (ctx) => {
+      const result = await sendTestDelivery(
+        {
+          db,
+          allowPrivate: config.webhooks.allowPrivate,
+          timeoutMs: config.webhooks.timeoutMs,
+          ...(deps.webhookResolve ? { lookup: deps.webhookResolve } : {}),
+        },
+        authOf(ctx).accountId,
+        webhookIdOf(ctx),
+      );
+      if (!result) throw AppError.notFound('Webhook');
+      ok(ctx, {
+        delivery_id: result.deliveryId,
+        ok: result.ok,
+        status_code: result.statusCode,
+        duration_ms: result.durationMs,
+        error_class: result.errorClass,
+        error_message: result.errorMessage,
+      });
+    },
+  );
+
+  route(
+    router,
+    openapi,
+    {
+      method: 'get',
+      path: '/webhooks/{id}/deliveries',
+      operationId: 'listWebhookDeliveries',
+      summary: 'Deliveries of a webhook with their attempts',
+      description:
+        'Newest first; each delivery lists its attempts with status code, duration and error class.',
+      tags: TAGS,
+      auth: 'webhooks:read',
+      pathParams: WebhookIdParams,
+      query: ListQuery,
+      responses: { 200: { description: 'A page of deliveries', schema: pageEnvelope(DeliveryResource) } },
+      errors: [404, 422],
+    },
+    async (ctx) => {
+      const { accountId } = authOf(ctx);
+      const webhook = await load(ctx);
+      const page = pageOf(ctx);
+      const { items, total } = await webhookDeliveriesStore(db).listByWebhook(accountId, webhook.id, page);
+      const reasons = await webhookDispatchStore(db).failureReasons(items.map((d) => d.id));
+      okPage(
+        ctx,
+        items.map((d) => serializeDelivery(d, reasons.get(d.id) ?? null)),
+        meta(page, total),
+      );
+    },
+  );
+
+  route(
+    router,
+    openapi,
+    {
+      method: 'post',
+      path: '/webhooks/deliveries/{id}/redeliver',
+      operationId: 'redeliverWebhookDelivery',
+      summary: 'Send a delivery again',
+      description:
+        'Sends a succeeded or failed delivery again with the same id and the same body, on a new round of the retry schedule, after any delivery of the same document still queued for the webhook. 409 while the delivery is pending or its webhook is disabled.',
+      tags: TAGS,
+      auth: 'webhooks:write',
+      pathParams: DeliveryIdParams,
+      responses: { 202: { description: 'Queued', schema: envelope(DeliveryResource) } },
+      errors: [404, 409],
+    },
+    async (ctx) => {
+      const { accountId } = authOf(ctx);
+      const delivery = await dispatcher.redeliver(accountId, deliveryIdOf(ctx));
+      const attempts = await webhookDeliveriesStore(db).listAttempts(delivery.id);
+      const { body: _body, ...rest } = delivery;
+      ok(ctx, serializeDelivery({ ...rest, attempts }, null), 202);
+    },
+  );
+
+  return router;
+}

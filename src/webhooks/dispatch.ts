@@ -1,0 +1,207 @@
+import type { Client } from '@temporalio/client';
+import type { Knex } from '../db/knex.ts';
+import { documentEventsStore, type DocumentEvent } from '../db/stores/document-events-store.ts';
+import { webhookDeliveriesStore, type WebhookDelivery } from '../db/stores/webhook-deliveries-store.ts';
+import { webhookDispatchStore } from '../db/stores/webhook-dispatch-store.ts';
+import { webhooksStore } from '../db/stores/webhooks-store.ts';
+import { AppError } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+import {
+  enqueueDeliverySignal,
+  WEBHOOK_DELIVERY_WORKFLOW_TYPE,
+  webhookDeliveryWorkflowId,
+  type DeliveryRequest,
+  type DeliveryScope,
+  type WebhookDeliveryWorkflowInput,
+} from '../workflows/webhooks/definitions.ts';
+import type { webhookDeliveryWorkflow } from '../workflows/webhooks/delivery-workflow.ts';
+import type { WebhookEvent } from './events.ts';
+import { buildEventBody } from './payload.ts';
+
+export interface WebhookDispatcherDeps {
+  db: Knex;
+  /** The Temporal client: the API's, or inside an activity the worker's (`activityTemporalClient`). */
+  temporal: () => Client;
+  taskQueue: string;
+  /** WEBHOOK_RETRY_SCALE, handed to each delivery workflow. */
+  retryScale: number;
+  logger?: Logger;
+  /** How long an idle delivery workflow waits for more before completing (default in the workflow). */
+  idleMs?: number;
+}
+
+export interface DispatchSummary {
+  /** Events handed to delivery by this call (the event itself and earlier ones of its document left behind). */
+  events: number;
+  /** Deliveries signalled to their workflows. */
+  deliveries: number;
+}
+
+/**
+ * Hands committed events to webhook delivery: for each active webhook of the account subscribed to the event, a
+ * delivery row (created once per webhook and event, its body fixed now) and a signal-with-start of the delivery
+ * workflow of that webhook and document. Every step is idempotent, so a retried caller, two processes racing, or
+ * the outbox sweep never send a delivery twice: the rows are unique, the workflow ignores rounds it has taken,
+ * and an attempt is only made while the delivery is pending.
+ *
+ * Events of one document are dispatched in the order they happened: dispatching an event first dispatches the
+ * earlier events of its document that are still waiting (a process died between their commit and dispatch).
+ */
+export function createWebhookDispatcher(deps: WebhookDispatcherDeps) {
+  const { db } = deps;
+
+  async function signal(webhookId: string, scope: DeliveryScope, request: DeliveryRequest): Promise<void> {
+    const input: WebhookDeliveryWorkflowInput = {
+      webhookId,
+      retryScale: deps.retryScale,
+      ...(deps.idleMs !== undefined ? { idleMs: deps.idleMs } : {}),
+    };
+    await deps
+      .temporal()
+      .workflow.signalWithStart<typeof webhookDeliveryWorkflow, [DeliveryRequest]>(
+        WEBHOOK_DELIVERY_WORKFLOW_TYPE,
+        {
+          workflowId: webhookDeliveryWorkflowId(webhookId, scope),
+          taskQueue: deps.taskQueue,
+          args: [input],
+          signal: enqueueDeliverySignal,
+          signalArgs: [request],
+        },
+      );
+  }
+
+  const scopeOf = (documentId: string | null, eventId: number): DeliveryScope =>
+    documentId ? { documentId } : { eventId };
+
+  async function fanOut(event: DocumentEvent): Promise<number> {
+    const hooks = await webhooksStore(db).findSubscribers(event.accountId, event.event);
+    let signalled = 0;
+    for (const hook of hooks) {
+      const { delivery } = await webhookDeliveriesStore(db).createOnce({
+        webhookId: hook.id,
+        accountId: event.accountId,
+        eventId: event.id,
+        event: event.event,
+        body: (deliveryId) =>
+          buildEventBody({
+            deliveryId,
+            event: event.event as WebhookEvent,
+            createdAt: event.createdAt,
+            data: event.data,
+          }),
+      });
+      // Dispatched before, and already succeeded or failed: the account's redeliver is the way to send it again.
+      if (delivery.status !== 'pending') continue;
+      // A delivery dispatched again while pending starts after its recorded attempts; if its first round is
+      // still running, this round waits behind it and is skipped once the delivery is no longer pending.
+      await signal(hook.id, scopeOf(event.documentId, event.id), {
+        deliveryId: delivery.id,
+        firstAttempt: delivery.attemptCount + 1,
+      });
+      signalled++;
+    }
+    return signalled;
+  }
+
+  async function dispatchEvent(event: DocumentEvent): Promise<DispatchSummary> {
+    const outbox = webhookDispatchStore(db);
+    const waiting = await outbox.undispatchedUpTo(event);
+    const summary: DispatchSummary = { events: 0, deliveries: 0 };
+    for (const id of waiting) {
+      const pending = id === event.id ? event : await documentEventsStore(db).findById(id);
+      if (!pending) continue;
+      summary.deliveries += await fanOut(pending);
+      await outbox.markDispatched(id);
+      summary.events++;
+    }
+    return summary;
+  }
+
+  async function dispatchEventById(eventId: number): Promise<DispatchSummary> {
+    const event = await documentEventsStore(db).findById(eventId);
+    return event ? dispatchEvent(event) : { events: 0, deliveries: 0 };
+  }
+
+  return {
+    /** Call once the transaction that recorded `event` has committed. Idempotent. */
+    dispatchEvent,
+
+    /** Dispatches a recorded event by id (for callers that did not keep the event). */
+    dispatchEventById,
+
+    /**
+     * Dispatches every event of a document still waiting, in order: for code that recorded an event in its own
+     * transaction without keeping it (POST /documents and `document.created`). Call after the commit.
+     */
+    async dispatchDocument(documentId: string): Promise<DispatchSummary> {
+      const waiting = await webhookDispatchStore(db).undispatchedOfDocument(documentId);
+      const last = waiting.at(-1);
+      return last === undefined ? { events: 0, deliveries: 0 } : dispatchEventById(last);
+    },
+
+    /**
+     * The outbox sweep: dispatches events that were committed at least `olderThanMs` ago and never dispatched
+     * (their process died, or Temporal was unreachable, right after the commit). Returns how many it took.
+     */
+    async dispatchStranded(options: { olderThanMs?: number; limit?: number } = {}): Promise<number> {
+      const ids = await webhookDispatchStore(db).findUndispatched({
+        olderThanMs: options.olderThanMs ?? 60_000,
+        limit: options.limit ?? 500,
+      });
+      let events = 0;
+      for (const id of ids) {
+        try {
+          events += (await dispatchEventById(id)).events;
+        } catch (err) {
+          deps.logger?.warn(
+            { err, eventId: id },
+            'could not dispatch a stranded event; the next sweep retries',
+          );
+        }
+      }
+      return events;
+    },
+
+    /**
+     * `POST /webhooks/deliveries/{id}/redeliver`: reopens a finished delivery (same id, same body, its past
+     * attempts kept) and queues a new round of attempts behind whatever its document's queue holds.
+     */
+    async redeliver(accountId: string, deliveryId: number): Promise<WebhookDelivery> {
+      const deliveries = webhookDeliveriesStore(db);
+      const existing = await deliveries.findById(accountId, deliveryId);
+      if (!existing) throw AppError.notFound('Delivery');
+      if (existing.status === 'pending') {
+        throw AppError.conflict(
+          `Delivery ${deliveryId} is pending: its attempts are still running; redeliver it once it has succeeded or failed`,
+        );
+      }
+      const webhook = await webhooksStore(db).findById(accountId, existing.webhookId);
+      if (!webhook) throw AppError.notFound('Delivery');
+      if (!webhook.active) {
+        throw AppError.conflict(
+          `Webhook ${webhook.id} is disabled; enable it with PUT /webhooks/${webhook.id} and {"active": true} first`,
+        );
+      }
+      const reopened = await deliveries.reopen(accountId, deliveryId);
+      if (!reopened) throw AppError.notFound('Delivery');
+      const outbox = webhookDispatchStore(db);
+      await outbox.clearFailureReason(deliveryId);
+      const route = await outbox.deliveryRoute(deliveryId);
+      const scope: DeliveryScope = route?.documentId
+        ? { documentId: route.documentId }
+        : route?.eventId
+          ? { eventId: route.eventId }
+          : { deliveryId };
+      try {
+        await signal(existing.webhookId, scope, { deliveryId, firstAttempt: reopened.nextAttemptNumber });
+      } catch (err) {
+        // Not left pending with nobody working on it: the account can simply try again.
+        await outbox.fail(deliveryId, 'The redelivery could not be queued; redeliver again');
+        throw err;
+      }
+      return reopened.delivery;
+    },
+  };
+}
+
+export type WebhookDispatcher = ReturnType<typeof createWebhookDispatcher>;

@@ -1,0 +1,79 @@
+import type { Knex } from '../db/knex.ts';
+import { webhookDeliveriesStore } from '../db/stores/webhook-deliveries-store.ts';
+import { webhookDispatchStore } from '../db/stores/webhook-dispatch-store.ts';
+import { webhooksStore } from '../db/stores/webhooks-store.ts';
+import { deliverOnce, type DeliveryErrorClass } from './deliver.ts';
+import { TEST_EVENT } from './events.ts';
+import { buildEventBody, testEventData } from './payload.ts';
+import type { ResolveHost } from './ssrf-guard.ts';
+
+export interface TestDeliveryDeps {
+  db: Knex;
+  allowPrivate: boolean;
+  timeoutMs: number;
+  lookup?: ResolveHost;
+}
+
+export interface TestDeliveryResult {
+  deliveryId: number;
+  ok: boolean;
+  statusCode: number | null;
+  durationMs: number;
+  errorClass: DeliveryErrorClass | null;
+  errorMessage: string | null;
+}
+
+/**
+ * `POST /webhooks/{id}/test`: sends a `webhook.test` delivery now, in the caller's request, signed like every
+ * delivery, and records it (one delivery, one attempt) so it shows in the webhook's deliveries. It is sent once,
+ * even to a disabled webhook, and never retried; a 410 answer does not disable the webhook. Undefined when the
+ * account has no such webhook. The receiver's body is never returned.
+ */
+export async function sendTestDelivery(
+  deps: TestDeliveryDeps,
+  accountId: string,
+  webhookId: string,
+): Promise<TestDeliveryResult | undefined> {
+  const hooks = webhooksStore(deps.db);
+  const webhook = (await hooks.findById(accountId, webhookId)) && (await hooks.findWithSecret(webhookId));
+  if (!webhook) return undefined;
+  const deliveries = webhookDeliveriesStore(deps.db);
+  const { delivery } = await deliveries.createOnce({
+    webhookId: webhook.id,
+    accountId,
+    eventId: null,
+    event: TEST_EVENT,
+    body: (deliveryId) =>
+      buildEventBody({ deliveryId, event: TEST_EVENT, createdAt: new Date(), data: testEventData(webhook) }),
+  });
+  const result = await deliverOnce({
+    url: webhook.url,
+    event: TEST_EVENT,
+    deliveryId: delivery.id,
+    body: delivery.body,
+    secret: webhook.secret,
+    timeoutMs: deps.timeoutMs,
+    allowPrivate: deps.allowPrivate,
+    ...(deps.lookup ? { lookup: deps.lookup } : {}),
+  });
+  await deliveries.recordAttempt({
+    deliveryId: delivery.id,
+    attemptNumber: 1,
+    startedAt: result.startedAt,
+    statusCode: result.status,
+    durationMs: result.ms,
+    errorClass: result.errorClass,
+    errorMessage: result.errorMessage,
+    nextAttemptAt: null,
+  });
+  if (result.ok) await deliveries.markSucceeded(delivery.id);
+  else await webhookDispatchStore(deps.db).fail(delivery.id, 'A test delivery is sent once and not retried');
+  return {
+    deliveryId: delivery.id,
+    ok: result.ok,
+    statusCode: result.status ?? null,
+    durationMs: result.ms,
+    errorClass: result.errorClass ?? null,
+    errorMessage: result.errorMessage ?? null,
+  };
+}

@@ -1,0 +1,102 @@
+import { defineQuery, defineSignal } from '@temporalio/workflow';
+
+/**
+ * The webhook delivery workflow's contract, shared by the workflow, its activities and the dispatcher.
+ *
+ * One workflow per (webhook, document) takes that document's deliveries for that webhook one at a time, in the
+ * order they were signalled, each with its retries on Temporal timers: so one document's events reach a receiver
+ * in order, and a retry waiting five hours survives restarts of every process.
+ */
+export const WEBHOOK_DELIVERY_WORKFLOW_TYPE = 'webhookDeliveryWorkflow';
+
+/** Where a delivery is queued: its document's queue, or one of its own when it has no document (webhook.test). */
+export type DeliveryScope = { documentId: string } | { eventId: number } | { deliveryId: number };
+
+export function webhookDeliveryWorkflowId(webhookId: string, scope: DeliveryScope): string {
+  if ('documentId' in scope) return `webhook-${webhookId}-document-${scope.documentId}`;
+  if ('eventId' in scope) return `webhook-${webhookId}-event-${scope.eventId}`;
+  return `webhook-${webhookId}-delivery-${scope.deliveryId}`;
+}
+
+/** One round of attempts of one delivery. */
+export interface DeliveryRequest {
+  deliveryId: number;
+  /**
+   * The attempt number the round starts at: 1 for a new delivery, the next free number for a redelivery (its
+   * past attempts are kept). The schedule counts from the round's first attempt.
+   */
+  firstAttempt: number;
+}
+
+export interface DeliveryQueueState {
+  /** Rounds waiting, the first one in progress. */
+  queue: DeliveryRequest[];
+  /** Keys of every round ever queued in this workflow (see `requestKey`): a repeated signal is ignored. */
+  taken: string[];
+}
+
+export interface WebhookDeliveryWorkflowInput {
+  webhookId: string;
+  /** Multiplies every retry delay (WEBHOOK_RETRY_SCALE): 1 in production, tiny in tests. */
+  retryScale: number;
+  /** How long the workflow waits for another delivery once its queue is empty before it completes. */
+  idleMs?: number;
+  /** The queue carried over continue-as-new. */
+  carried?: DeliveryQueueState;
+}
+
+export const DEFAULT_IDLE_MS = 5 * 60 * 1000;
+
+export const enqueueDeliverySignal = defineSignal<[DeliveryRequest]>('enqueueDelivery');
+
+export interface DeliveryQueueView {
+  queued: DeliveryRequest[];
+  /** The attempt in progress or waiting for its timer. */
+  current: { deliveryId: number; attemptNumber: number; nextAttemptAt: string | null } | null;
+}
+
+export const deliveryQueueQuery = defineQuery<DeliveryQueueView>('deliveryQueue');
+
+// ---- Activities (the workflow imports these types only) ----
+
+export interface AttemptInput {
+  deliveryId: number;
+  attemptNumber: number;
+}
+
+export type SkipReason = 'delivery_missing' | 'not_pending' | 'webhook_missing' | 'webhook_disabled';
+
+export type AttemptOutcome =
+  | {
+      kind: 'attempted';
+      ok: boolean;
+      statusCode: number | null;
+      durationMs: number;
+      errorClass: string | null;
+      errorMessage: string | null;
+      /** From Retry-After on a 429 or 503. */
+      retryAfterMs: number | null;
+      /** The receiver answered 410 Gone. */
+      gone: boolean;
+    }
+  | { kind: 'skipped'; reason: SkipReason };
+
+/** What the workflow decided after an attempt; `settleWebhookDelivery` writes it. */
+export type Settlement =
+  | { kind: 'succeeded' }
+  | { kind: 'retry'; nextAttemptAt: string }
+  | { kind: 'failed'; reason: string }
+  /** Disables the webhook and ends every pending delivery of it. */
+  | { kind: 'gone'; reason: string };
+
+export interface SettleInput {
+  deliveryId: number;
+  webhookId: string;
+  settlement: Settlement;
+}
+
+export interface WebhookActivities {
+  /** One HTTP attempt, recorded before it returns; never throws for what the receiver did. */
+  attemptWebhookDelivery(input: AttemptInput): Promise<AttemptOutcome>;
+  settleWebhookDelivery(input: SettleInput): Promise<void>;
+}
