@@ -1,0 +1,388 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createApprovalClient } from '../../src/approvals/approval-client.ts';
+import { webhookDeliveriesStore } from '../../src/db/stores/webhook-deliveries-store.ts';
+import { webhooksStore } from '../../src/db/stores/webhooks-store.ts';
+import { createWebhookDispatcher, type WebhookDispatcher } from '../../src/webhooks/dispatch.ts';
+import { deliveryQueueQuery, webhookDeliveryWorkflowId } from '../../src/workflows/webhooks/definitions.ts';
+import {
+  startWebhookReceiver,
+  type WebhookReceiver,
+  type WebhookReceiverOptions,
+} from '../fakes/webhook-receiver.ts';
+import { startTestService, type TestAccount, type TestService } from '../helpers/test-service.ts';
+import {
+  bodyOf,
+  createWebhook,
+  deliveriesOf,
+  eventually,
+  expectVerified,
+  insertDocument,
+  recordEvent,
+  settled,
+  startGate,
+} from './support.ts';
+
+/**
+ * Delivery through the real worker and Temporal: events recorded in PostgreSQL, dispatched, and delivered by the
+ * delivery workflow to real HTTP receivers on loopback. The retry schedule runs at 1/10 000 of its length
+ * (WEBHOOK_RETRY_SCALE), so 5 s, 5 min and 30 min become 0.5, 30 and 180 ms: no test waits for real hours.
+ */
+
+const SCALE = 0.0001;
+let service: TestService;
+let account: TestAccount;
+let dispatcher: WebhookDispatcher;
+
+beforeAll(async () => {
+  service = await startTestService({
+    env: { WEBHOOK_RETRY_SCALE: String(SCALE), WEBHOOK_TIMEOUT_MS: '400' },
+  });
+  dispatcher = createWebhookDispatcher({
+    db: service.database.db,
+    temporal: () => service.temporal.client,
+    taskQueue: service.taskQueue,
+    retryScale: SCALE,
+  });
+});
+afterAll(() => service.close());
+
+const receivers: WebhookReceiver[] = [];
+async function receiver(options: WebhookReceiverOptions = {}) {
+  const r = await startWebhookReceiver(options);
+  receivers.push(r);
+  return r;
+}
+afterEach(async () => {
+  await Promise.all(receivers.splice(0).map((r) => r.close()));
+});
+
+/** A receiver with a webhook subscribed to `events`, and a document to have events about. */
+async function setup(options: WebhookReceiverOptions = {}, events = ['document.sent', 'approver.completed']) {
+  // Each test its own account: an account's events go to every one of its webhooks.
+  account = await service.createAccount();
+  const r = await receiver(options);
+  const hook = await createWebhook(service, account, { url: r.url, events });
+  r.setSecret(hook.secret);
+  const doc = await insertDocument(service.database.db, account.accountId);
+  return { r, hook, ...doc };
+}
+
+async function emit(doc: Awaited<ReturnType<typeof setup>>, event: string) {
+  const recorded = await recordEvent(service.database.db, doc.document, doc.approvers, event);
+  await dispatcher.dispatchEvent(recorded);
+  return recorded;
+}
+
+describe('durable delivery', () => {
+  it('retries 500, 500, 500 then 200: four attempts of one delivery, the same bytes each time', async () => {
+    const ctx = await setup({ steps: [{ status: 500 }, { status: 500 }, { status: 500 }] });
+    await emit(ctx, 'document.sent');
+
+    const [delivery] = await deliveriesOf(service.database.db, ctx.hook.id);
+    const { delivery: done, attempts } = await settled(service.database.db, delivery!.id);
+    expect(done.status).toBe('succeeded');
+    expect(attempts.map((a) => [a.attemptNumber, a.statusCode, a.errorClass])).toEqual([
+      [1, 500, 'http_status'],
+      [2, 500, 'http_status'],
+      [3, 500, 'http_status'],
+      [4, 200, null],
+    ]);
+
+    const requests = ctx.r.requests;
+    expect(requests).toHaveLength(4);
+    await expectVerified(requests, ctx.hook.secret);
+    expect(new Set(requests.map((q) => q.headers['x-wathiq-delivery']))).toEqual(new Set([String(done.id)]));
+    expect(new Set(requests.map((q) => q.rawBody.toString('base64'))).size).toBe(1);
+    expect(requests[0]!.rawBody.toString('utf8')).toBe(done.body);
+    const body = bodyOf(requests[0]!);
+    expect(body).toMatchObject({ id: done.id, event: 'document.sent' });
+    expect(body.data.document?.id).toBe(ctx.document.id);
+    // The retries waited on the (scaled) schedule: 5 s, 5 min and 30 min apart.
+    const gaps = attempts.slice(1).map((a, i) => a.startedAt.getTime() - attempts[i]!.startedAt.getTime());
+    expect(gaps[1]).toBeGreaterThanOrEqual(300_000 * SCALE - 5);
+    expect(gaps[2]).toBeGreaterThanOrEqual(1_800_000 * SCALE - 5);
+  });
+
+  it('delivers to a receiver that is down while the worker restarts', async () => {
+    account = await service.createAccount();
+    const r = await receiver();
+    const gate = await startGate(r.port);
+    const hook = await createWebhook(service, account, { url: gate.url, events: ['document.sent'] });
+    r.setSecret(hook.secret);
+    const doc = await insertDocument(service.database.db, account.accountId);
+    const event = await recordEvent(service.database.db, doc.document, doc.approvers, 'document.sent');
+    await dispatcher.dispatchEvent(event); // the receiver is down: the gate is closed
+
+    const [delivery] = await deliveriesOf(service.database.db, hook.id);
+    const store = webhookDeliveriesStore(service.database.db);
+    await eventually(async () => expect((await store.listAttempts(delivery!.id)).length).toBeGreaterThan(0));
+    await service.stopWorker();
+    const whileDown = await store.listAttempts(delivery!.id);
+    expect(whileDown.every((a) => a.errorClass === 'connection' && a.statusCode === null)).toBe(true);
+    expect((await store.load(delivery!.id))!.status).toBe('pending');
+
+    await gate.open();
+    await service.startWorker();
+    const { delivery: done, attempts } = await settled(service.database.db, delivery!.id);
+    await gate.close();
+
+    expect(done.status).toBe('succeeded');
+    expect(attempts.length).toBeGreaterThan(whileDown.length);
+    expect(attempts.at(-1)!.statusCode).toBe(200);
+    expect(r.requests).toHaveLength(1);
+    await expectVerified(r.requests, hook.secret);
+    expect(r.requests[0]!.headers['x-wathiq-delivery']).toBe(String(delivery!.id));
+  });
+
+  it('records a redirect as a failure and does not follow it', async () => {
+    const ctx = await setup({ steps: [{ status: 302, headers: { location: '/elsewhere' } }] });
+    await emit(ctx, 'document.sent');
+    const [delivery] = await deliveriesOf(service.database.db, ctx.hook.id);
+    const { delivery: done, attempts } = await settled(service.database.db, delivery!.id);
+    expect(done.status).toBe('succeeded');
+    expect(attempts.map((a) => [a.statusCode, a.errorClass])).toEqual([
+      [302, 'redirect'],
+      [200, null],
+    ]);
+    expect(ctx.r.requests.map((q) => q.path)).toEqual(['/hooks/wathiq', '/hooks/wathiq']);
+  });
+
+  it('disables the webhook on 410 Gone until PUT enables it again', async () => {
+    const ctx = await setup({ steps: [{ status: 410 }] });
+    await emit(ctx, 'document.sent');
+    const [delivery] = await deliveriesOf(service.database.db, ctx.hook.id);
+    const { delivery: done, attempts } = await settled(service.database.db, delivery!.id);
+    expect(done.status).toBe('failed');
+    expect(attempts.map((a) => a.statusCode)).toEqual([410]);
+
+    const res = await service.request(`/webhooks/${ctx.hook.id}`, { account });
+    const { data } = (await res.json()) as { data: { active: boolean; disabled_reason: string } };
+    expect(data.active).toBe(false);
+    expect(data.disabled_reason).toMatch(/410 Gone/);
+    const listed = (await (
+      await service.request(`/webhooks/${ctx.hook.id}/deliveries`, { account })
+    ).json()) as { data: { failure_reason: string }[] };
+    expect(listed.data[0]!.failure_reason).toMatch(/410 Gone/);
+
+    // Disabled: the next event makes no delivery at all.
+    await emit(ctx, 'approver.completed');
+    expect(await deliveriesOf(service.database.db, ctx.hook.id)).toHaveLength(1);
+
+    const put = await service.request(`/webhooks/${ctx.hook.id}`, {
+      method: 'PUT',
+      account,
+      body: JSON.stringify({ active: true }),
+    });
+    expect(((await put.json()) as { data: unknown }).data).toMatchObject({
+      active: true,
+      disabled_reason: null,
+    });
+    await emit(ctx, 'approver.completed');
+    const after = await deliveriesOf(service.database.db, ctx.hook.id);
+    expect(after).toHaveLength(2);
+    expect((await settled(service.database.db, after[1]!.id)).delivery.status).toBe('succeeded');
+    expect(ctx.r.requests.map((q) => q.headers['x-wathiq-event'])).toEqual([
+      'document.sent',
+      'approver.completed',
+    ]);
+  });
+
+  it('honours Retry-After on 429, within the schedule', async () => {
+    // One hour asked for; the schedule's next step is 5 s: the retry waits the hour (scaled: 360 ms).
+    const ctx = await setup({ steps: [{ status: 429, headers: { 'retry-after': '3600' } }] });
+    await emit(ctx, 'document.sent');
+    const [delivery] = await deliveriesOf(service.database.db, ctx.hook.id);
+    const store = webhookDeliveriesStore(service.database.db);
+    const waiting = await eventually(async () => {
+      const d = await store.load(delivery!.id);
+      expect(d!.nextAttemptAt).not.toBeNull();
+      return d!;
+    });
+    const [first] = await store.listAttempts(delivery!.id);
+    const planned = waiting.nextAttemptAt!.getTime() - first!.startedAt.getTime();
+    expect(planned).toBeGreaterThanOrEqual(3_600_000 * SCALE);
+    expect(planned).toBeLessThan(3_600_000 * SCALE + 5_000);
+
+    const { delivery: done, attempts } = await settled(service.database.db, delivery!.id);
+    expect(done.status).toBe('succeeded');
+    expect(done.nextAttemptAt).toBeNull();
+    expect(attempts.map((a) => a.statusCode)).toEqual([429, 200]);
+    const [a, b] = ctx.r.requests;
+    expect(b!.receivedAt.getTime() - a!.receivedAt.getTime()).toBeGreaterThanOrEqual(3_600_000 * SCALE - 5);
+  });
+
+  it('gives up on a receiver that does not answer within the time-out, and retries', async () => {
+    const ctx = await setup({ steps: [{ hang: true }] });
+    await emit(ctx, 'document.sent');
+    const [delivery] = await deliveriesOf(service.database.db, ctx.hook.id);
+    const { delivery: done, attempts } = await settled(service.database.db, delivery!.id);
+    expect(done.status).toBe('succeeded');
+    expect(attempts.map((a) => [a.statusCode, a.errorClass])).toEqual([
+      [null, 'timeout'],
+      [200, null],
+    ]);
+    expect(attempts[0]!.durationMs).toBeGreaterThanOrEqual(390);
+  });
+});
+
+describe('dispatch', () => {
+  it('delivers one document’s events in the order they happened, even when the first needs retries', async () => {
+    const ctx = await setup({ steps: [{ status: 503 }, { status: 503 }] }, [
+      'document.sent',
+      'approver.completed',
+      'document.approved',
+    ]);
+    const events = [];
+    for (const name of ['document.sent', 'approver.completed', 'document.approved']) {
+      events.push(await emit(ctx, name));
+    }
+    const deliveries = await deliveriesOf(service.database.db, ctx.hook.id);
+    for (const d of deliveries) await settled(service.database.db, d.id);
+
+    const seen = ctx.r.requests.map((q) => bodyOf(q).event);
+    expect(seen).toEqual([
+      'document.sent',
+      'document.sent',
+      'document.sent',
+      'approver.completed',
+      'document.approved',
+    ]);
+    await expectVerified(ctx.r.requests, ctx.hook.secret);
+  });
+
+  it('never delivers twice: repeated and concurrent dispatches, and a redispatch after success', async () => {
+    const ctx = await setup();
+    const event = await recordEvent(service.database.db, ctx.document, ctx.approvers, 'document.sent');
+    await Promise.all([dispatcher.dispatchEvent(event), dispatcher.dispatchEvent(event)]);
+    await dispatcher.dispatchEventById(event.id);
+    const [delivery] = await deliveriesOf(service.database.db, ctx.hook.id);
+    await settled(service.database.db, delivery!.id);
+    await dispatcher.dispatchEvent(event);
+    // A later event of the same document queues behind anything a duplicate could have queued.
+    await emit(ctx, 'approver.completed');
+    const all = await deliveriesOf(service.database.db, ctx.hook.id);
+    expect(all).toHaveLength(2);
+    await settled(service.database.db, all[1]!.id);
+    expect(ctx.r.requests.map((q) => bodyOf(q).event)).toEqual(['document.sent', 'approver.completed']);
+  });
+
+  it('dispatches an event its process never dispatched: before the next event of its document, or by the sweep', async () => {
+    const ctx = await setup();
+    // Committed, then the process died before dispatching it.
+    await recordEvent(service.database.db, ctx.document, ctx.approvers, 'document.sent');
+    await emit(ctx, 'approver.completed');
+    const both = await deliveriesOf(service.database.db, ctx.hook.id);
+    for (const d of both) await settled(service.database.db, d.id);
+    expect(ctx.r.requests.map((q) => bodyOf(q).event)).toEqual(['document.sent', 'approver.completed']);
+
+    const lone = await setup();
+    await recordEvent(service.database.db, lone.document, lone.approvers, 'document.sent');
+    expect(await dispatcher.dispatchStranded({ olderThanMs: 0 })).toBeGreaterThanOrEqual(1);
+    const [stranded] = await deliveriesOf(service.database.db, lone.hook.id);
+    expect((await settled(service.database.db, stranded!.id)).delivery.status).toBe('succeeded');
+    expect(await dispatcher.dispatchStranded({ olderThanMs: 0 })).toBe(0);
+  });
+
+  it('never delivers an event to another account’s webhook', async () => {
+    const mine = await setup();
+    const other = await service.createAccount();
+    const theirs = await receiver();
+    const theirHook = await createWebhook(service, other, { url: theirs.url, events: ['document.sent'] });
+    await emit(mine, 'document.sent');
+    const [delivery] = await deliveriesOf(service.database.db, mine.hook.id);
+    await settled(service.database.db, delivery!.id);
+    expect(mine.r.requests).toHaveLength(1);
+    expect(await deliveriesOf(service.database.db, theirHook.id)).toHaveLength(0);
+    expect(theirs.requests).toHaveLength(0);
+  });
+
+  it('sends nothing to a webhook not subscribed to the event, and stops pending retries of a disabled one', async () => {
+    const ctx = await setup({ fallback: { status: 500 } }, ['document.sent']);
+    await emit(ctx, 'approver.completed');
+    expect(await deliveriesOf(service.database.db, ctx.hook.id)).toHaveLength(0);
+
+    await emit(ctx, 'document.sent');
+    const [delivery] = await deliveriesOf(service.database.db, ctx.hook.id);
+    await ctx.r.waitForRequests(2);
+    const put = await service.request(`/webhooks/${ctx.hook.id}`, {
+      method: 'PUT',
+      account,
+      body: JSON.stringify({ active: false }),
+    });
+    expect(put.status).toBe(200);
+    const { delivery: done } = await settled(service.database.db, delivery!.id);
+    expect(done.status).toBe('failed');
+    // The workflow wakes for its next attempt, finds the delivery over and sends nothing more.
+    const handle = service.temporal.client.workflow.getHandle(
+      webhookDeliveryWorkflowId(ctx.hook.id, { documentId: ctx.document.id }),
+    );
+    await eventually(async () => expect((await handle.query(deliveryQueueQuery)).current).toBeNull(), 15_000);
+    const count = ctx.r.requests.length;
+    expect((await webhookDeliveriesStore(service.database.db).load(delivery!.id))!.attemptCount).toBe(count);
+  });
+
+  it('redelivers with the same id and body on a new round', async () => {
+    const ctx = await setup();
+    await emit(ctx, 'document.sent');
+    const [delivery] = await deliveriesOf(service.database.db, ctx.hook.id);
+    await settled(service.database.db, delivery!.id);
+
+    const res = await service.request(`/webhooks/deliveries/${delivery!.id}/redeliver`, {
+      method: 'POST',
+      account,
+    });
+    expect(res.status).toBe(202);
+    expect(((await res.json()) as { data: { id: number; status: string } }).data).toMatchObject({
+      id: delivery!.id,
+      status: 'pending',
+    });
+    const { delivery: again, attempts } = await settled(service.database.db, delivery!.id);
+    expect(again.status).toBe('succeeded');
+    expect(attempts.map((a) => a.attemptNumber)).toEqual([1, 2]);
+    const [first, second] = ctx.r.requests;
+    expect(second!.rawBody.equals(first!.rawBody)).toBe(true);
+    expect(second!.headers['x-wathiq-delivery']).toBe(String(delivery!.id));
+    await expectVerified(ctx.r.requests, ctx.hook.secret);
+  });
+});
+
+describe('events of the approval workflow', () => {
+  it('reach the webhook from the workflow’s own activities, in order, signed', async () => {
+    account = await service.createAccount();
+    const r = await receiver();
+    const hook = await createWebhook(service, account, {
+      url: r.url,
+      events: ['document.sent', 'approver.completed', 'document.approved'],
+    });
+    r.setSecret(hook.secret);
+    const { document, approvers } = await insertDocument(service.database.db, account.accountId);
+
+    const sent = await service.request(`/documents/${document.id}/send`, { method: 'POST', account });
+    expect(sent.status).toBe(200);
+    const approvals = createApprovalClient({ client: service.temporal.client, taskQueue: service.taskQueue });
+    await eventually(async () => {
+      const a = await service.database
+        .db('approvers')
+        .where({ id: approvers[0]!.id })
+        .first<{ status: string }>('status');
+      expect(a.status).toBe('notified');
+    });
+    await approvals.act(document.id, {
+      approverId: approvers[0]!.id,
+      kind: 'complete',
+      evidence: { at: new Date().toISOString(), channel: 'page' },
+    });
+
+    const requests = await r.waitForRequests(3);
+    await expectVerified(requests, hook.secret);
+    const bodies = requests.map(bodyOf);
+    expect(bodies.map((b) => b.event)).toEqual(['document.sent', 'approver.completed', 'document.approved']);
+    expect(bodies.map((b) => b.data.document?.id)).toEqual([document.id, document.id, document.id]);
+    expect(bodies[2]!.data.document?.status).toBe('approved');
+    expect(bodies[1]!.data.approver).toMatchObject({ id: approvers[0]!.id, status: 'completed' });
+    expect(new Set(bodies.map((b) => b.id)).size).toBe(3);
+    expect((await webhooksStore(service.database.db).findById(account.accountId, hook.id))!.active).toBe(
+      true,
+    );
+  });
+});
