@@ -1,6 +1,7 @@
 import { PngEmbedder, type PDFContext, type PDFRef } from 'pdf-lib';
 import type { FinalizeApprover } from '../types.ts';
 import { type PageCanvas, type Rgb, num } from './canvas.ts';
+import { decodePng, embedDecodedPng } from './png.ts';
 import { ltr } from './wording.ts';
 
 export class FinalizeInputError extends Error {
@@ -26,6 +27,10 @@ export async function embedPng(context: PDFContext, png: Uint8Array, who: string
     throw new FinalizeInputError('invalid_image', `The image of ${who} is not a PNG.`);
   }
   try {
+    const decoded = decodePng(png);
+    if (decoded)
+      return { ref: embedDecodedPng(context, decoded), width: decoded.width, height: decoded.height };
+    // Interlaced or low bit depth: pdf-lib's (slower) decoder handles those.
     const embedder = await PngEmbedder.for(png);
     const ref = await embedder.embedIntoContext(context, context.nextRef());
     return { ref, width: embedder.width, height: embedder.height };

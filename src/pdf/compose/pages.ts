@@ -8,6 +8,7 @@ import {
   PDFStream,
   type PDFContext,
 } from 'pdf-lib';
+import { flateStream } from '../writer/flate.ts';
 import { type PdfRevision, PdfStructureError, markDirty } from '../writer/pdf-revision.ts';
 import { type PageCanvas, num } from './canvas.ts';
 
@@ -27,7 +28,7 @@ export function appendPage(
 
   const resources = context.obj({});
   canvas.writeResources(context, resources);
-  const contents = context.register(context.flateStream(canvas.content()));
+  const contents = context.register(flateStream(context, canvas.content()));
   const pageRef = context.register(
     context.obj({
       Type: 'Page',
@@ -68,7 +69,7 @@ export function pageGeometry(
     if (!(v instanceof PDFArray) || v.size() !== 4) return undefined;
     const n = [0, 1, 2, 3].map((i) => context.lookup(v.get(i)));
     if (!n.every((x) => x instanceof PDFNumber)) return undefined;
-    const [a, b, c, d] = n.map((x) => (x).asNumber()) as [number, number, number, number];
+    const [a, b, c, d] = n.map((x) => x.asNumber()) as [number, number, number, number];
     return [Math.min(a, c), Math.min(b, d), Math.max(a, c), Math.max(b, d)];
   };
   const media = asBox(inherited('MediaBox')) ?? [0, 0, A4[0], A4[1]];
@@ -147,7 +148,7 @@ export function overlayOnPage(
   const formResources = context.obj({});
   canvas.writeResources(context, formResources);
   const form = context.register(
-    context.flateStream(canvas.content(), {
+    flateStream(context, canvas.content(), {
       Type: 'XObject',
       Subtype: 'Form',
       BBox: [0, 0, bbox[0], bbox[1]],
@@ -164,8 +165,8 @@ export function overlayOnPage(
   ownResources.set(PDFName.of('XObject'), xobjects);
   page.set(PDFName.of('Resources'), ownResources);
 
-  const open = context.register(context.flateStream('q\n'));
-  const overlay = context.register(context.flateStream(`Q\nq\n${matrix}\n/WqMark${n} Do\nQ\n`));
+  const open = context.register(flateStream(context, 'q\n'));
+  const overlay = context.register(flateStream(context, `Q\nq\n${matrix}\n/WqMark${n} Do\nQ\n`));
   page.set(PDFName.of('Contents'), context.obj([open, ...streams, overlay]));
   markDirty(revision, pageRef);
 }

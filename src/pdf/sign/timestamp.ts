@@ -95,7 +95,7 @@ export function tstInfo(token: Asn1): { imprint: Buffer; nonce?: Buffer; genTime
   const octetString =
     typeof eContent.value === 'string'
       ? eContent.value
-      : (eContent.value).map((p) => p.value as string).join('');
+      : eContent.value.map((p) => p.value as string).join('');
   const info = asn1.fromDer(octetString).value as Asn1[];
   const imprint = Buffer.from(((info[2]?.value as Asn1[])[1] as Asn1).value as string, 'binary');
   const genTime = asn1.generalizedTimeToDate(info[4]?.value as string);

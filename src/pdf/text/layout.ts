@@ -55,6 +55,34 @@ export function layoutLine(
   size: number,
   direction: BaseDirection = 'auto',
 ): LineLayout {
+  let setId = fontSetIds.get(fonts);
+  if (setId === undefined) {
+    setId = fontSetIds.size + 1;
+    fontSetIds.set(fonts, setId);
+  }
+  const key = `${setId}|${size}|${direction}|${input}`;
+  const cached = layoutCache.get(key);
+  if (cached) return cached;
+  const line = computeLayout(input, fonts, size, direction);
+  if (layoutCache.size >= LAYOUT_CACHE_LIMIT) layoutCache.clear();
+  layoutCache.set(key, line);
+  return line;
+}
+
+/**
+ * Layouts are pure functions of their inputs and never mutated, and certificates repeat the same labels and
+ * values many times (measured, then drawn): a bounded memo saves most of the shaping work.
+ */
+const layoutCache = new Map<string, LineLayout>();
+const LAYOUT_CACHE_LIMIT = 20_000;
+const fontSetIds = new Map<readonly LoadedFont[], number>();
+
+function computeLayout(
+  input: string,
+  fonts: readonly LoadedFont[],
+  size: number,
+  direction: BaseDirection,
+): LineLayout {
   const text = cleanText(input);
   if (text === '') return { width: 0, runs: [], rtl: direction === 'rtl' };
   const levels = bidi.getEmbeddingLevels(text, direction);
@@ -113,23 +141,33 @@ export function wrapText(
 ): string[] {
   const lines: string[] = [];
   for (const paragraph of input.split(/\r?\n/)) {
-    const words = cleanText(paragraph)
-      .split(' ')
-      .filter((w) => w !== '');
+    const clean = cleanText(paragraph);
+    if (measure(clean, fonts, size, direction) <= maxWidth) {
+      lines.push(clean);
+      continue;
+    }
+    // Arabic letters do not join across spaces, so a line's width is close to the sum of its words' widths;
+    // a small margin absorbs kerning across the spaces.
+    const space = measure('a a', fonts, size, direction) - 2 * measure('a', fonts, size, direction);
+    const words = clean.split(' ').filter((w) => w !== '');
     let line = '';
+    let width = 0;
     for (const word of words) {
-      const candidate = line === '' ? word : `${line} ${word}`;
-      if (measure(candidate, fonts, size, direction) <= maxWidth) {
-        line = candidate;
+      const w = measure(word, fonts, size, direction);
+      if (line !== '' && width + space + w <= maxWidth - 0.5) {
+        line = `${line} ${word}`;
+        width += space + w;
         continue;
       }
       if (line !== '') lines.push(line);
       line = word;
+      width = w;
       while (measure(line, fonts, size, direction) > maxWidth) {
         const cut = longestFittingPrefix(line, fonts, size, maxWidth, direction);
         lines.push(line.slice(0, cut));
         line = line.slice(cut);
       }
+      width = measure(line, fonts, size, direction);
     }
     if (line !== '' || lines.length === 0) lines.push(line);
   }

@@ -3,6 +3,7 @@ import { PDFString, type PDFContext, type PDFRef } from 'pdf-lib';
 import type { LoadedFont } from './fonts.ts';
 import type { PlacedCluster } from './layout.ts';
 import { type CompositeGlyph, buildFontProgram } from './subset-truetype.ts';
+import { flateStream } from '../writer/flate.ts';
 
 interface CidEntry {
   cid: number;
@@ -105,7 +106,7 @@ export class PdfFonts {
     const baseFont = `${tag}+${font.postScriptName}`;
     const k = 1000 / font.unitsPerEm;
 
-    const fontFileRef = context.register(context.flateStream(program, { Length1: program.length }));
+    const fontFileRef = context.register(flateStream(context, program, { Length1: program.length }));
     const descriptorRef = context.register(
       context.obj({
         Type: 'FontDescriptor',
@@ -128,7 +129,7 @@ export class PdfFonts {
       cidToGid.writeUInt16BE(gidOf(e), e.cid * 2);
       widths[e.cid] = e.width;
     }
-    const cidToGidRef = context.register(context.flateStream(cidToGid));
+    const cidToGidRef = context.register(flateStream(context, cidToGid));
 
     const cidFontRef = context.register(
       context.obj({
@@ -142,7 +143,7 @@ export class PdfFonts {
       }),
     );
 
-    const toUnicode = context.register(context.flateStream(toUnicodeCMap(entries)));
+    const toUnicode = context.register(flateStream(context, toUnicodeCMap(entries)));
     context.assign(
       use.ref,
       context.obj({
