@@ -235,6 +235,7 @@ const STRINGS = {
 } as const satisfies Record<string, Record<Locale, string>>;
 
 export type MessageKey = keyof typeof STRINGS;
+export const MESSAGE_KEYS = Object.keys(STRINGS) as MessageKey[];
 export type Translate = (key: MessageKey, params?: Record<string, string | number>) => string;
 
 export function isLocale(value: unknown): value is Locale {

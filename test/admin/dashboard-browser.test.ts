@@ -154,8 +154,9 @@ describe('the dashboard in a browser', () => {
     await page.screenshot({ path: path.join(ARTIFACTS, 'admin-keys-ar.png'), fullPage: true });
 
     await page.getByRole('link', { name: 'English' }).click();
-    await page.waitForURL(/lang=en/);
+    await page.waitForURL(`${base}/admin/api?lang=en`);
     expect(await page.getAttribute('html', 'dir')).toBe('ltr');
+    expect(await page.getByRole('heading', { level: 1 }).innerText()).toBe('API keys');
   });
 
   it('asks before revoking, revokes in the page, and the API refuses the key from the next request', async () => {

@@ -1,4 +1,11 @@
+import { createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import Koa from 'koa';
+import { createAdminDashboard } from '../../src/admin/dashboard.ts';
+import type { AppState } from '../../src/api/context.ts';
+import { errorHandler } from '../../src/api/middleware/error-handler.ts';
+import { requestId } from '../../src/api/middleware/request-id.ts';
+import type { Knex } from '../../src/db/knex.ts';
 import { sha256Hex } from '../../src/auth/tokens.ts';
 import { apiKeysStore } from '../../src/db/stores/api-keys-store.ts';
 import { startTestService, type TestService } from '../helpers/test-service.ts';
@@ -426,5 +433,49 @@ describe('overview', () => {
     const { client } = await signedIn();
     expect((await client.get('/admin/documents/nope')).status).toBe(404);
     expect((await client.get('/admin/documents/00000000-0000-4000-8000-000000000000')).status).toBe(404);
+  });
+});
+
+describe('failures', () => {
+  it('answers an unexpected failure with an HTML 500 that names the request and hides the cause', async () => {
+    const broken = (() => {
+      throw new Error('connect ECONNREFUSED 10.0.0.5:5432 password=hunter2');
+    }) as unknown as Knex;
+    // The dashboard mounted as app.ts mounts it, over a database that fails on every query.
+    const app = new Koa<AppState>();
+    app.silent = true;
+    app.use(requestId());
+    app.use(errorHandler(service.logger));
+    app.use(createAdminDashboard({ config: service.config, db: broken, logger: service.logger }));
+    const handle = app.callback();
+    const server = createServer((req, res) => void handle(req, res)).listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    try {
+      const { port } = server.address() as { port: number };
+      const res = await fetch(`http://127.0.0.1:${port}/admin/api`, {
+        redirect: 'manual',
+        headers: { cookie: `wathiq_admin_session=${'A'.repeat(43)}`, 'x-request-id': 'req-500-check' },
+      });
+      expect(res.status).toBe(500);
+      expect(res.headers.get('content-type')).toContain('text/html');
+      expect(res.headers.get('content-security-policy')).toContain("default-src 'none'");
+      const body = await res.text();
+      expect(body).toContain('Something went wrong');
+      expect(body).toContain('req-500-check');
+      expect(body).not.toMatch(/hunter2|ECONNREFUSED/);
+    } finally {
+      server.close();
+    }
+  });
+
+  it('sends a GET of the create address to the keys page, and links the language switch to a real page', async () => {
+    const { client, csrf } = await signedIn();
+    const get = await client.get('/admin/api/keys');
+    expect(get.status).toBe(303);
+    expect(get.headers.get('location')).toBe('/admin/api');
+    const invalid = await client.post('/admin/api/keys', { _csrf: csrf, name: '' });
+    expect(await invalid.text()).toContain('href="/admin/api?lang=ar"');
+    const forbidden = await client.post('/admin/api/keys', { name: 'x' });
+    expect(await forbidden.text()).toContain('href="/admin?lang=ar"');
   });
 });

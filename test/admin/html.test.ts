@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { html, trustedHtml } from '../../src/admin/html.ts';
-import { LOCALES, translator } from '../../src/admin/i18n.ts';
+import { LOCALES, MESSAGE_KEYS, translator } from '../../src/admin/i18n.ts';
 import { loginUrl, safeNext } from '../../src/admin/paths.ts';
+import { homePage } from '../../src/admin/views/home-page.ts';
+import type { PageContext } from '../../src/admin/views/page.ts';
 
 describe('html template', () => {
   it('escapes every interpolated value', () => {
@@ -30,11 +32,14 @@ describe('i18n', () => {
     expect(translator('en')('welcome')).toBe('Welcome, {name}');
   });
 
-  it('has a non-empty text for every key in every language', async () => {
-    const source = await import('../../src/admin/i18n.ts');
-    const t = LOCALES.map((l) => source.translator(l));
-    const keys = ['loginTitle', 'errorCsrf', 'flashRevoked', 'status.in_progress'] as const;
-    for (const translate of t) for (const key of keys) expect(translate(key).length).toBeGreaterThan(0);
+  it('has every text in both languages, with the same placeholders', () => {
+    const placeholders = (text: string) => [...text.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
+    const [en, ar] = LOCALES.map((l) => translator(l));
+    for (const key of MESSAGE_KEYS) {
+      expect(en!(key).trim(), key).not.toBe('');
+      expect(ar!(key).trim(), key).not.toBe('');
+      expect(placeholders(ar!(key)), key).toEqual(placeholders(en!(key)));
+    }
   });
 });
 
@@ -69,5 +74,27 @@ describe('redirect targets after sign-in', () => {
       '/admin/login?next=%2Fadmin%2Fapi&m=expired',
     );
     expect(loginUrl({ next: 'https://evil.example' })).toBe('/admin/login');
+  });
+});
+
+describe('overview page', () => {
+  it('renders the sections it could read and a notice for those it could not', () => {
+    const page: PageContext = {
+      locale: 'en',
+      t: translator('en'),
+      path: '/admin',
+      method: 'GET',
+      query: new URLSearchParams(),
+      requestId: 'r-1',
+      account: { name: 'Acme <Ltd>', email: 'a@b.c', csrfToken: 'tok' },
+    };
+    const out = homePage(page, {
+      counts: { ok: true, value: new Map([['approved', 2]]) },
+      latest: { ok: false },
+      webhooks: { ok: false },
+    }).value;
+    expect(out).toContain('Welcome, Acme &lt;Ltd&gt;');
+    expect(out.match(/This section cannot be shown right now\./g)).toHaveLength(2);
+    expect(out).toMatch(/data-status="approved">\s*<span class="count">2<\/span>/);
   });
 });

@@ -46,6 +46,9 @@ export function mountKeyRoutes(router: Router<AdminState>, deps: AdminDeps): voi
 
   router.get(ADMIN_PATHS.keys, requireSession(), (ctx) => show(ctx, 200, { form: EMPTY_FORM }));
 
+  // The create form posts here; a reload or a bookmark of this address lands on the keys page.
+  router.get(ADMIN_PATHS.createKey, (ctx) => seeOther(ctx, ADMIN_PATHS.keys));
+
   router.post(ADMIN_PATHS.createKey, requireSession(), csrfProtection(deps.config), async (ctx) => {
     const form = readKeyForm(ctx, ctx.state.t);
     if (form.errors.name || form.errors.scopes) return show(ctx, 422, { form });

@@ -220,5 +220,5 @@ export function keysPage(page: PageContext, view: KeysView) {
       <h2 id="create-heading">${t('createHeading')}</h2>
       ${createForm(page, view.form, csrfToken)}
     </section>`;
-  return layout(page, { title: t('keysTitle'), current: 'keys', body });
+  return layout(page, { title: t('keysTitle'), current: 'keys', body, switchPath: ADMIN_PATHS.keys });
 }

@@ -58,5 +58,5 @@ export function loginPage(page: PageContext, view: LoginView) {
       <button type="submit" class="button button-primary">${t('signIn')}</button>
     </form>
   </div>`;
-  return layout(page, { title: t('loginTitle'), body });
+  return layout(page, { title: t('loginTitle'), body, switchPath: ADMIN_PATHS.login });
 }

@@ -19,6 +19,7 @@ export interface PageContext {
   locale: Locale;
   t: Translate;
   path: string;
+  method: string;
   query: URLSearchParams;
   requestId: string;
   /** Present on pages of a signed-in account. */
@@ -31,6 +32,7 @@ export function pageContextOf(ctx: AdminContext): PageContext {
     locale: ctx.state.locale,
     t: ctx.state.t,
     path: ctx.path,
+    method: ctx.method,
     query: new URLSearchParams(ctx.querystring),
     requestId: ctx.state.requestId,
     ...(session
@@ -63,15 +65,20 @@ function flash(page: PageContext): SafeHtml {
   return html`${known && html`<p class="notice notice-${known.tone}" role="status">${page.t(known.key)}</p>`}`;
 }
 
-/** The same page in the other language: the current query with `lang` replaced (and the flash dropped). */
-function languageLinks(page: PageContext): SafeHtml {
+/**
+ * The same page in the other language: the current query with `lang` replaced (and the flash dropped). A page
+ * answering a form post names the page to switch on (`switchPath`); re-sending the post is never an option.
+ */
+function languageLinks(page: PageContext, switchPath: string | undefined): SafeHtml {
+  const isGet = page.method === 'GET' || page.method === 'HEAD';
+  const path = switchPath ?? (isGet ? page.path : ADMIN_PATHS.home);
   return html`${LOCALES.filter((l) => l !== page.locale).map((other) => {
-    const query = new URLSearchParams(page.query);
+    const query = isGet ? new URLSearchParams(page.query) : new URLSearchParams();
     query.delete('m');
     query.set('lang', other);
     return html`<a
       class="lang-switch"
-      href="${`${page.path}?${query.toString()}`}"
+      href="${`${path}?${query.toString()}`}"
       lang="${other}"
       hreflang="${other}"
       >${LANGUAGE_NAME[other]}</a
@@ -104,7 +111,7 @@ function accountTools(page: PageContext): SafeHtml {
 /** The document around every page: language and direction, header, navigation, flash, main landmark. */
 export function layout(
   page: PageContext,
-  options: { title: string; current?: NavItem; body: SafeHtml },
+  options: { title: string; current?: NavItem; body: SafeHtml; switchPath?: string },
 ): SafeHtml {
   const { t } = page;
   const css = ASSETS['admin.css'];
@@ -125,7 +132,7 @@ export function layout(
           <div class="inner">
             <a class="brand" href="${ADMIN_PATHS.home}">${t('appName')}<span>${t('dashboard')}</span></a>
             ${nav(page, options.current)}
-            <div class="header-tools">${languageLinks(page)} ${accountTools(page)}</div>
+            <div class="header-tools">${languageLinks(page, options.switchPath)} ${accountTools(page)}</div>
           </div>
         </header>
         <main id="main" tabindex="-1">${flash(page)} ${options.body}</main>
