@@ -169,7 +169,7 @@ export function pagePost(
 
 /** Polls until `check` returns a value (workflow steps after an update happen asynchronously). */
 export async function eventually<T>(
-  check: () => Promise<T | undefined | false>,
+  check: () => T | undefined | false | Promise<T | undefined | false>,
   timeoutMs = 15_000,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
