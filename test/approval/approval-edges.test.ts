@@ -1,0 +1,225 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  interactiveReplyNotification,
+  newWamid,
+  postSignedNotification,
+  statusNotification,
+} from '../fakes/fake-graph-api.ts';
+import {
+  createDocument,
+  eventually,
+  linkTokenOf,
+  messagesTo,
+  nthMessageTo,
+  pagePost,
+  PHONES,
+  quickRepliesOf,
+  send,
+  startFlowHarness,
+  statusOf,
+  tapButton,
+  type FlowHarness,
+} from '../helpers/approval-flow.ts';
+
+let h: FlowHarness;
+beforeAll(async () => {
+  h = await startFlowHarness();
+});
+afterAll(() => h.close());
+
+const events = async (documentId: string, event: string) =>
+  (await h.service.database.db('document_events').where({ document_id: documentId, event })).length;
+
+async function sentDocument(
+  workflowType: 'sequential' | 'parallel',
+  approvers: { phone: string; action_type: 'sign' | 'stamp' | 'approve_only' | 'review_only' }[],
+) {
+  const since = approvers.map((a) => messagesTo(h, a.phone).length);
+  const doc = await createDocument(h, {
+    workflowType,
+    approvers: approvers.map((a, i) => ({ name: `Approver ${i + 1}`, ...a })),
+  });
+  expect((await send(h, doc.id)).status).toBe(200);
+  return { doc, since };
+}
+
+describe('races have one answer', () => {
+  it('void against the last approval: exactly one wins, and the API says which', async () => {
+    const { doc, since } = await sentDocument('parallel', [
+      { phone: PHONES.saudiA, action_type: 'approve_only' },
+      { phone: PHONES.saudiB, action_type: 'sign' },
+    ]);
+    const a = await nthMessageTo(h, PHONES.saudiA, since[0]!);
+    const b = await nthMessageTo(h, PHONES.saudiB, since[1]!);
+    expect((await tapButton(h, { from: PHONES.saudiA, payload: quickRepliesOf(a)[0]! })).status).toBe(200);
+
+    const [voided, signed] = await Promise.all([
+      h.service.request(`/documents/${doc.id}/void`, { method: 'POST', account: h.account }),
+      pagePost(h, linkTokenOf(b), 'complete', { typed_name: 'Last Signer' }),
+    ]);
+    const winners = [voided.status === 200, signed.status === 200].filter(Boolean);
+    expect(winners).toHaveLength(1);
+    if (voided.status === 200) {
+      expect(signed.status).toBe(410);
+      expect((await statusOf(h, doc.id)).status).toBe('voided');
+    } else {
+      expect(voided.status).toBe(409);
+      await eventually(async () => (await statusOf(h, doc.id)).status === 'approved');
+    }
+    expect((await events(doc.id, 'document.voided')) + (await events(doc.id, 'document.approved'))).toBe(1);
+  });
+
+  it('two taps of the same button act once', async () => {
+    const { doc, since } = await sentDocument('parallel', [
+      { phone: PHONES.saudiA, action_type: 'approve_only' },
+      { phone: PHONES.saudiB, action_type: 'approve_only' },
+    ]);
+    const a = await nthMessageTo(h, PHONES.saudiA, since[0]!);
+    const payload = quickRepliesOf(a)[0]!;
+    const taps = await Promise.all([
+      tapButton(h, { from: PHONES.saudiA, payload }),
+      tapButton(h, { from: PHONES.saudiA, payload }),
+    ]);
+    expect(taps.map((t) => t.status)).toEqual([200, 200]); // Meta must not retry either
+    expect(await events(doc.id, 'approver.completed')).toBe(1);
+    expect((await statusOf(h, doc.id)).progress.completed).toBe(1);
+  });
+});
+
+describe('inbound WhatsApp', () => {
+  it('answers Meta’s verification handshake only with the verify token', async () => {
+    const ok = await fetch(
+      `${h.service.baseUrl}/webhooks/whatsapp?hub.mode=subscribe&hub.verify_token=verify-me&hub.challenge=1158201444`,
+    );
+    expect(ok.status).toBe(200);
+    expect(await ok.text()).toBe('1158201444');
+    const bad = await fetch(
+      `${h.service.baseUrl}/webhooks/whatsapp?hub.mode=subscribe&hub.verify_token=nope&hub.challenge=1`,
+    );
+    expect(bad.status).toBe(403);
+  });
+
+  it('a bad signature is 401 and changes nothing; a replayed message id acts once; a stranger’s reply is ignored', async () => {
+    const { doc, since } = await sentDocument('parallel', [
+      { phone: PHONES.saudiA, action_type: 'approve_only' },
+      { phone: PHONES.saudiB, action_type: 'review_only' },
+    ]);
+    const a = await nthMessageTo(h, PHONES.saudiA, since[0]!);
+    const b = await nthMessageTo(h, PHONES.saudiB, since[1]!);
+    const approveA = quickRepliesOf(a)[0]!;
+
+    const forged = await postSignedNotification(
+      `${h.service.baseUrl}/webhooks/whatsapp`,
+      interactiveReplyNotification({ from: PHONES.saudiA, id: approveA }),
+      'not-the-app-secret',
+    );
+    expect(forged.status).toBe(401);
+    expect(((await forged.json()) as { error: { code: number } }).error.code).toBe(401);
+    expect((await statusOf(h, doc.id)).progress.completed).toBe(0);
+
+    // A stranger taps a forwarded button: ignored.
+    expect((await tapButton(h, { from: PHONES.uk, payload: quickRepliesOf(b)[0]! })).status).toBe(200);
+    expect((await statusOf(h, doc.id)).progress.completed).toBe(0);
+
+    // The interactive button shape works, and the same message id delivered again acts once.
+    const wamid = newWamid();
+    const reply = interactiveReplyNotification({ from: PHONES.saudiA, id: approveA, wamid });
+    expect(
+      (await postSignedNotification(`${h.service.baseUrl}/webhooks/whatsapp`, reply, h.appSecret)).status,
+    ).toBe(200);
+    expect(
+      (await postSignedNotification(`${h.service.baseUrl}/webhooks/whatsapp`, reply, h.appSecret)).status,
+    ).toBe(200);
+    expect(await events(doc.id, 'approver.completed')).toBe(1);
+    const inbound = await h.service.database.db('whatsapp_messages').where({ wamid, direction: 'in' });
+    expect(inbound).toHaveLength(1);
+  });
+
+  it('records delivery statuses; a failed delivery shows on the approver', async () => {
+    const { doc, since } = await sentDocument('parallel', [
+      { phone: PHONES.saudiC, action_type: 'approve_only' },
+    ]);
+    const m = await nthMessageTo(h, PHONES.saudiC, since[0]!);
+    const post = (status: 'sent' | 'delivered' | 'read' | 'failed') =>
+      postSignedNotification(
+        `${h.service.baseUrl}/webhooks/whatsapp`,
+        statusNotification({ wamid: m.wamid!, status, recipient: PHONES.saudiC }),
+        h.appSecret,
+      );
+    expect((await post('delivered')).status).toBe(200);
+    expect((await statusOf(h, doc.id)).approvers[0]!.notification?.status).toBe('delivered');
+    expect((await post('sent')).status).toBe(200); // late and out of order: never moves backwards
+    expect((await statusOf(h, doc.id)).approvers[0]!.notification?.status).toBe('delivered');
+    await post('failed');
+    const failed = (await statusOf(h, doc.id)).approvers[0]!.notification;
+    expect(failed?.status).toBe('failed');
+    expect(JSON.stringify(failed?.error)).toContain('131026');
+  });
+});
+
+describe('the Graph API failing', () => {
+  it('500 then 200: the notification is retried and sent once', async () => {
+    h.graph.script({ kind: 'raw', status: 500, body: 'oops' }, { kind: 'ok' });
+    const before = h.graph.requests.length;
+    const { doc } = await sentDocument('parallel', [{ phone: PHONES.saudiA, action_type: 'approve_only' }]);
+    await eventually(async () => (await statusOf(h, doc.id)).approvers[0]!.status === 'notified', 20_000);
+    const attempts = h.graph.requests
+      .slice(before)
+      .filter((r) => (r.body as { to?: string }).to === PHONES.saudiA);
+    expect(attempts.map((r) => r.wamid !== undefined)).toEqual([false, true]);
+    const rows = await h.service.database
+      .db('whatsapp_messages')
+      .where({ document_id: doc.id, direction: 'out' });
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ wamid: attempts[1]!.wamid });
+  });
+
+  it('400 (not on WhatsApp): not retried, recorded on the approver, and the approval goes on', async () => {
+    h.graph.script({ kind: 'graph_error', status: 400, code: 131026, message: 'Message undeliverable' });
+    const before = h.graph.requests.length;
+    const { doc } = await sentDocument('parallel', [{ phone: PHONES.saudiB, action_type: 'approve_only' }]);
+    const status = await eventually(async () => {
+      const s = await statusOf(h, doc.id);
+      return s.approvers[0]!.status === 'notified' && s;
+    });
+    expect(status.approvers[0]!.notification?.status).toBe('failed');
+    expect(h.graph.requests.length - before).toBe(1);
+    const token = (
+      await h.service.database
+        .db('approvers')
+        .where({ id: status.approvers[0]!.id })
+        .first<{ link_token: string }>()
+    ).link_token;
+    expect((await pagePost(h, token, 'complete', {})).status).toBe(200); // the link still works when shared otherwise
+  });
+});
+
+describe('a worker killed mid-flow', () => {
+  it('finishes the document after a restart, notifying nobody twice for the same step', async () => {
+    const sinceA = messagesTo(h, PHONES.saudiA).length;
+    const sinceB = messagesTo(h, PHONES.saudiB).length;
+    const doc = await createDocument(h, {
+      workflowType: 'sequential',
+      approvers: [
+        { name: 'First', phone: PHONES.saudiA, action_type: 'approve_only' },
+        { name: 'Second', phone: PHONES.saudiB, action_type: 'approve_only' },
+      ],
+    });
+    expect((await send(h, doc.id)).status).toBe(200);
+    await h.service.stopWorker(); // mid-flow: the first notification may or may not have gone out
+    await h.service.startWorker();
+    const first = await nthMessageTo(h, PHONES.saudiA, sinceA);
+    expect((await tapButton(h, { from: PHONES.saudiA, payload: quickRepliesOf(first)[0]! })).status).toBe(
+      200,
+    );
+    await h.service.stopWorker(); // right after the action: the next notification is pending
+    await h.service.startWorker();
+    const second = await nthMessageTo(h, PHONES.saudiB, sinceB);
+    expect((await tapButton(h, { from: PHONES.saudiB, payload: quickRepliesOf(second)[0]! })).status).toBe(
+      200,
+    );
+    await eventually(async () => (await statusOf(h, doc.id)).status === 'approved', 20_000);
+    expect(messagesTo(h, PHONES.saudiA).length - sinceA).toBe(1);
+    expect(messagesTo(h, PHONES.saudiB).length - sinceB).toBe(1);
+  });
+});
