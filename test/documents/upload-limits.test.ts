@@ -107,7 +107,7 @@ function streamUpload(
         req.end();
       }
     })().catch((err: unknown) => {
-      if (!answered) reject(err);
+      if (!answered) reject(err instanceof Error ? err : new Error(String(err)));
     });
   });
 }
