@@ -8,7 +8,8 @@ import {
   enqueue,
 } from '../../src/workflows/webhooks/delivery-queue.ts';
 
-const failed = (statusCode: number | null, extra: Partial<AttemptOutcome> = {}): AttemptOutcome => ({
+type Attempted = Extract<AttemptOutcome, { kind: 'attempted' }>;
+const failed = (statusCode: number | null, extra: Partial<Attempted> = {}): Attempted => ({
   kind: 'attempted',
   ok: false,
   statusCode,
@@ -19,7 +20,7 @@ const failed = (statusCode: number | null, extra: Partial<AttemptOutcome> = {}):
   gone: false,
   ...extra,
 });
-const succeeded: AttemptOutcome = { ...failed(204), ok: true, errorClass: null } as AttemptOutcome;
+const succeeded: AttemptOutcome = { ...failed(204), ok: true, errorClass: null };
 const NOW = Date.parse('2026-11-22T09:41:00Z');
 
 describe('the delivery queue', () => {

@@ -1,14 +1,18 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createApprovalClient } from '../../src/approvals/approval-client.ts';
+import { documentEventsStore } from '../../src/db/stores/document-events-store.ts';
 import { webhookDeliveriesStore } from '../../src/db/stores/webhook-deliveries-store.ts';
-import { webhooksStore } from '../../src/db/stores/webhooks-store.ts';
 import { createWebhookDispatcher, type WebhookDispatcher } from '../../src/webhooks/dispatch.ts';
+import { SUBSCRIBABLE_EVENTS } from '../../src/webhooks/events.ts';
+import { isoUtc } from '../../src/webhooks/payload.ts';
 import { deliveryQueueQuery, webhookDeliveryWorkflowId } from '../../src/workflows/webhooks/definitions.ts';
 import {
   startWebhookReceiver,
   type WebhookReceiver,
   type WebhookReceiverOptions,
 } from '../fakes/webhook-receiver.ts';
+import { documentForm } from '../helpers/multipart.ts';
+import { makePdf } from '../helpers/pdf.ts';
 import { startTestService, type TestAccount, type TestService } from '../helpers/test-service.ts';
 import {
   bodyOf,
@@ -346,16 +350,26 @@ describe('dispatch', () => {
   });
 });
 
-describe('events of the approval workflow', () => {
-  it('reach the webhook from the workflow’s own activities, in order, signed', async () => {
+describe('events of the documents API and the approval workflow', () => {
+  it('reach the webhook in order, signed, each body carrying its event’s data', async () => {
     account = await service.createAccount();
     const r = await receiver();
-    const hook = await createWebhook(service, account, {
-      url: r.url,
-      events: ['document.sent', 'approver.completed', 'document.approved'],
-    });
+    const hook = await createWebhook(service, account, { url: r.url, events: [...SUBSCRIBABLE_EVENTS] });
     r.setSecret(hook.secret);
-    const { document, approvers } = await insertDocument(service.database.db, account.accountId);
+
+    const form = documentForm(
+      { title: 'عقد توريد' },
+      {
+        approvers: [{ name: 'Ali', phone: '+966501234567', action_type: 'approve_only' }],
+        file: await makePdf(1),
+      },
+    );
+    const created = await service.request('/documents', { method: 'POST', account, body: form });
+    expect(created.status).toBe(201);
+    const document = ((await created.json()) as { data: { id: string; approvers: { id: string }[] } }).data;
+    const approverId = document.approvers[0]!.id;
+    // document.created is dispatched by the API itself, before the document is sent.
+    await r.waitForRequests(1);
 
     const sent = await service.request(`/documents/${document.id}/send`, { method: 'POST', account });
     expect(sent.status).toBe(200);
@@ -363,26 +377,34 @@ describe('events of the approval workflow', () => {
     await eventually(async () => {
       const a = await service.database
         .db('approvers')
-        .where({ id: approvers[0]!.id })
+        .where({ id: approverId })
         .first<{ status: string }>('status');
       expect(a.status).toBe('notified');
     });
     await approvals.act(document.id, {
-      approverId: approvers[0]!.id,
+      approverId,
       kind: 'complete',
       evidence: { at: new Date().toISOString(), channel: 'page' },
     });
 
-    const requests = await r.waitForRequests(3);
+    const requests = await r.waitForRequests(4);
     await expectVerified(requests, hook.secret);
     const bodies = requests.map(bodyOf);
-    expect(bodies.map((b) => b.event)).toEqual(['document.sent', 'approver.completed', 'document.approved']);
-    expect(bodies.map((b) => b.data.document?.id)).toEqual([document.id, document.id, document.id]);
-    expect(bodies[2]!.data.document?.status).toBe('approved');
-    expect(bodies[1]!.data.approver).toMatchObject({ id: approvers[0]!.id, status: 'completed' });
-    expect(new Set(bodies.map((b) => b.id)).size).toBe(3);
-    expect((await webhooksStore(service.database.db).findById(account.accountId, hook.id))!.active).toBe(
-      true,
+    expect(bodies.map((b) => b.event)).toEqual([
+      'document.created',
+      'document.sent',
+      'approver.completed',
+      'document.approved',
+    ]);
+    expect(bodies[3]!.data.document?.status).toBe('approved');
+    expect(bodies[2]!.data.approver).toMatchObject({ id: approverId, status: 'completed' });
+    // Whatever data an event records (the approved document's download_url included) is what the body carries.
+    const events = await documentEventsStore(service.database.db).listByDocument(
+      account.accountId,
+      document.id,
     );
+    expect(bodies.map((b) => b.data)).toEqual(events.map((e) => e.data));
+    expect(bodies.map((b) => b.created_at)).toEqual(events.map((e) => isoUtc(e.createdAt)));
+    expect(new Set(bodies.map((b) => b.id)).size).toBe(4);
   });
 });

@@ -14,6 +14,8 @@ import { deleteDocument, updateDocument } from '../../documents/update-document.
 import { AppError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
 import type { Storage } from '../../storage/storage.ts';
+import type { TemporalClientHandle } from '../../temporal/client.ts';
+import { createWebhookDispatcher } from '../../webhooks/dispatch.ts';
 import { authOf, type AppContext, type AppState } from '../context.ts';
 import { readDocumentForm } from '../documents/document-form.ts';
 import { mergeDetails } from '../documents/form-fields.ts';
@@ -40,6 +42,7 @@ export interface DocumentsRouterDeps {
   config: Config;
   logger: Logger;
   storage: Storage;
+  temporal: TemporalClientHandle;
 }
 
 const TAGS = ['Documents'];
@@ -48,6 +51,13 @@ const TAGS = ['Documents'];
 export function createDocumentsRouter(deps: DocumentsRouterDeps, openapi: OpenApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
   const { db, storage } = deps;
+  const webhooks = createWebhookDispatcher({
+    db,
+    temporal: () => deps.temporal.client,
+    taskQueue: deps.config.temporal.taskQueue,
+    retryScale: deps.config.webhooks.retryScale,
+    logger: deps.logger,
+  });
 
   const discard = async (key: string | undefined) => {
     if (!key) return;
@@ -152,6 +162,13 @@ export function createDocumentsRouter(deps: DocumentsRouterDeps, openapi: OpenAp
           fields: parsed.data,
           file: form.file,
         });
+        // document.created is committed with the document. Delivery never fails the creation: an event left
+        // undispatched goes out before the document's next event, or with the webhook outbox sweep.
+        await webhooks
+          .dispatchDocument(document.id)
+          .catch((err: unknown) =>
+            deps.logger.warn({ err, documentId: document.id }, 'document.created not dispatched yet'),
+          );
         ctx.set('Location', `${ctx.path}/${document.id}`);
         ok(ctx, serializeDocument(document, approvers), 201);
       } catch (err) {
