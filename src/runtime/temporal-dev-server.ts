@@ -19,8 +19,8 @@ export interface TemporalDevServerOptions {
   port: number;
   uiPort: number;
   namespace: string;
-  /** SQLite file for workflow state; kept across restarts. */
-  dbFile: string;
+  /** SQLite file for workflow state, kept across restarts; in memory when absent (benchmarks). */
+  dbFile?: string;
   logger: Logger;
 }
 
@@ -55,7 +55,7 @@ async function waitForFrontend(address: string, child: ChildProcess, timeoutMs: 
 export async function startTemporalDevServer(
   options: TemporalDevServerOptions,
 ): Promise<TemporalDevServerHandle> {
-  await mkdir(path.dirname(options.dbFile), { recursive: true });
+  if (options.dbFile) await mkdir(path.dirname(options.dbFile), { recursive: true });
   const address = `127.0.0.1:${options.port}`;
   const cli = await locateOrBuildTemporalCli(options.cliPath, options.logger);
   if (!cli) return startWithSdkDownload(options);
@@ -71,8 +71,7 @@ export async function startTemporalDevServer(
     String(options.uiPort),
     '--namespace',
     options.namespace,
-    '--db-filename',
-    options.dbFile,
+    ...(options.dbFile ? ['--db-filename', options.dbFile] : []),
     '--log-level',
     'warn',
     ...searchAttributeFlags(),
@@ -127,7 +126,7 @@ async function startWithSdkDownload(options: TemporalDevServerOptions): Promise<
       ui: true,
       uiPort: options.uiPort,
       namespace: options.namespace,
-      dbFilename: options.dbFile,
+      ...(options.dbFile ? { dbFilename: options.dbFile } : {}),
       searchAttributes: [...SEARCH_ATTRIBUTE_KEYS],
     },
   });
