@@ -6,6 +6,7 @@ import { webhookDispatchStore } from '../db/stores/webhook-dispatch-store.ts';
 import { webhooksStore } from '../db/stores/webhooks-store.ts';
 import type { Logger } from '../logger.ts';
 import { deliverOnce } from '../webhooks/deliver.ts';
+import type { WebhookDispatcher } from '../webhooks/dispatch.ts';
 import type { WebhookEvent } from '../webhooks/events.ts';
 import type { ResolveHost } from '../webhooks/ssrf-guard.ts';
 import type {
@@ -25,6 +26,8 @@ export interface WebhookActivityDeps {
     timeoutMs: number;
     /** The resolver connections use; the system's by default (tests inject names). */
     lookup?: ResolveHost;
+    /** Runs the outbox sweep; without one the sweep does nothing. */
+    dispatcher?: WebhookDispatcher;
   };
 }
 
@@ -131,6 +134,12 @@ export function createWebhookActivities(deps: WebhookActivityDeps): WebhookActiv
           deps.logger.warn({ webhookId, deliveryId }, 'webhook disabled: the receiver answered 410 Gone');
           return;
       }
+    },
+
+    async dispatchStrandedWebhookEvents({ olderThanMs }) {
+      const dispatched = (await deps.webhooks.dispatcher?.dispatchStranded({ olderThanMs })) ?? 0;
+      if (dispatched > 0) deps.logger.warn({ dispatched }, 'webhook outbox sweep dispatched stranded events');
+      return dispatched;
     },
   };
 }

@@ -33,6 +33,7 @@ export function createWorkerDeps(
       allowPrivate: config.webhooks.allowPrivate,
       timeoutMs: config.webhooks.timeoutMs,
       ...(overrides.webhookLookup ? { lookup: overrides.webhookLookup } : {}),
+      dispatcher: webhooks,
     },
     onEvent: async (event) => {
       await webhooks.dispatchEvent(event);

@@ -7,14 +7,19 @@ import { webhooksStore } from '../db/stores/webhooks-store.ts';
 import { AppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import {
+  DEFAULT_OUTBOX_SWEEP,
   enqueueDeliverySignal,
   WEBHOOK_DELIVERY_WORKFLOW_TYPE,
+  WEBHOOK_OUTBOX_SWEEP_WORKFLOW_TYPE,
   webhookDeliveryWorkflowId,
+  webhookOutboxSweepWorkflowId,
   type DeliveryRequest,
   type DeliveryScope,
+  type OutboxSweepInput,
   type WebhookDeliveryWorkflowInput,
 } from '../workflows/webhooks/definitions.ts';
 import type { webhookDeliveryWorkflow } from '../workflows/webhooks/delivery-workflow.ts';
+import type { webhookOutboxSweepWorkflow } from '../workflows/webhooks/outbox-sweep-workflow.ts';
 import type { WebhookEvent } from './events.ts';
 import { buildEventBody } from './payload.ts';
 
@@ -28,6 +33,8 @@ export interface WebhookDispatcherDeps {
   logger?: Logger;
   /** How long an idle delivery workflow waits for more before completing (default in the workflow). */
   idleMs?: number;
+  /** The outbox sweep's pace, used if this dispatcher is the one that starts it. */
+  sweep?: OutboxSweepInput;
 }
 
 export interface DispatchSummary {
@@ -70,6 +77,28 @@ export function createWebhookDispatcher(deps: WebhookDispatcherDeps) {
       );
   }
 
+  // The first dispatch of this process makes sure the outbox sweep runs; a failure is tried again next time.
+  let sweeper: Promise<void> | undefined;
+  const ensureSweeper = () =>
+    (sweeper ??= deps
+      .temporal()
+      .workflow.start<typeof webhookOutboxSweepWorkflow>(WEBHOOK_OUTBOX_SWEEP_WORKFLOW_TYPE, {
+        workflowId: webhookOutboxSweepWorkflowId(deps.taskQueue),
+        taskQueue: deps.taskQueue,
+        args: [deps.sweep ?? DEFAULT_OUTBOX_SWEEP],
+        workflowIdConflictPolicy: 'USE_EXISTING',
+      })
+      .then(
+        () => undefined,
+        (err: unknown) => {
+          sweeper = undefined;
+          deps.logger?.warn(
+            { err },
+            'could not start the webhook outbox sweep; the next dispatch tries again',
+          );
+        },
+      ));
+
   const scopeOf = (documentId: string | null, eventId: number): DeliveryScope =>
     documentId ? { documentId } : { eventId };
 
@@ -104,6 +133,7 @@ export function createWebhookDispatcher(deps: WebhookDispatcherDeps) {
   }
 
   async function dispatchEvent(event: DocumentEvent): Promise<DispatchSummary> {
+    await ensureSweeper();
     const outbox = webhookDispatchStore(db);
     const waiting = await outbox.undispatchedUpTo(event);
     const summary: DispatchSummary = { events: 0, deliveries: 0 };

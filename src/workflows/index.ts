@@ -2,3 +2,4 @@
 export { pingWorkflow } from './ping-workflow.ts';
 export { approvalWorkflow } from './approval/approval-workflow.ts';
 export { webhookDeliveryWorkflow } from './webhooks/delivery-workflow.ts';
+export { webhookOutboxSweepWorkflow } from './webhooks/outbox-sweep-workflow.ts';

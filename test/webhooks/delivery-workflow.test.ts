@@ -5,7 +5,11 @@ import { webhookDeliveriesStore } from '../../src/db/stores/webhook-deliveries-s
 import { createWebhookDispatcher, type WebhookDispatcher } from '../../src/webhooks/dispatch.ts';
 import { SUBSCRIBABLE_EVENTS } from '../../src/webhooks/events.ts';
 import { isoUtc } from '../../src/webhooks/payload.ts';
-import { deliveryQueueQuery, webhookDeliveryWorkflowId } from '../../src/workflows/webhooks/definitions.ts';
+import {
+  deliveryQueueQuery,
+  webhookDeliveryWorkflowId,
+  webhookOutboxSweepWorkflowId,
+} from '../../src/workflows/webhooks/definitions.ts';
 import {
   startWebhookReceiver,
   type WebhookReceiver,
@@ -46,6 +50,8 @@ beforeAll(async () => {
     temporal: () => service.temporal.client,
     taskQueue: service.taskQueue,
     retryScale: SCALE,
+    // The outbox sweep this dispatcher starts looks for stranded events every quarter second.
+    sweep: { intervalMs: 250, strandedAfterMs: 1_500 },
   });
 });
 afterAll(() => service.close());
@@ -279,12 +285,21 @@ describe('dispatch', () => {
     for (const d of both) await settled(service.database.db, d.id);
     expect(ctx.r.requests.map((q) => bodyOf(q).event)).toEqual(['document.sent', 'approver.completed']);
 
+    // A document with no later event: the outbox sweep workflow (started by the first dispatch) finds it.
     const lone = await setup();
     await recordEvent(service.database.db, lone.document, lone.approvers, 'document.sent');
-    expect(await dispatcher.dispatchStranded({ olderThanMs: 0 })).toBeGreaterThanOrEqual(1);
-    const [stranded] = await deliveriesOf(service.database.db, lone.hook.id);
-    expect((await settled(service.database.db, stranded!.id)).delivery.status).toBe('succeeded');
+    const stranded = await eventually(async () => {
+      const [d] = await deliveriesOf(service.database.db, lone.hook.id);
+      expect(d).toBeDefined();
+      return d!;
+    });
+    expect((await settled(service.database.db, stranded.id)).delivery.status).toBe('succeeded');
+    expect(lone.r.requests).toHaveLength(1);
     expect(await dispatcher.dispatchStranded({ olderThanMs: 0 })).toBe(0);
+    const sweep = await service.temporal.client.workflow
+      .getHandle(webhookOutboxSweepWorkflowId(service.taskQueue))
+      .describe();
+    expect(sweep.status.name).toBe('RUNNING');
   });
 
   it('never delivers an event to another account’s webhook', async () => {

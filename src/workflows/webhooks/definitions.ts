@@ -57,6 +57,22 @@ export interface DeliveryQueueView {
 
 export const deliveryQueueQuery = defineQuery<DeliveryQueueView>('deliveryQueue');
 
+/**
+ * The outbox sweep: one long-lived workflow per task queue that, every `intervalMs`, dispatches events committed
+ * more than `strandedAfterMs` ago and never dispatched (their process died between the commit and the dispatch).
+ * Started by the first dispatch of any process (`workflowIdConflictPolicy: USE_EXISTING`).
+ */
+export const WEBHOOK_OUTBOX_SWEEP_WORKFLOW_TYPE = 'webhookOutboxSweepWorkflow';
+export const webhookOutboxSweepWorkflowId = (taskQueue: string): string =>
+  `webhook-outbox-sweep-${taskQueue}`;
+
+export interface OutboxSweepInput {
+  intervalMs: number;
+  strandedAfterMs: number;
+}
+
+export const DEFAULT_OUTBOX_SWEEP: OutboxSweepInput = { intervalMs: 60_000, strandedAfterMs: 60_000 };
+
 // ---- Activities (the workflow imports these types only) ----
 
 export interface AttemptInput {
@@ -99,4 +115,6 @@ export interface WebhookActivities {
   /** One HTTP attempt, recorded before it returns; never throws for what the receiver did. */
   attemptWebhookDelivery(input: AttemptInput): Promise<AttemptOutcome>;
   settleWebhookDelivery(input: SettleInput): Promise<void>;
+  /** The outbox sweep; returns how many events it dispatched. */
+  dispatchStrandedWebhookEvents(input: { olderThanMs: number }): Promise<number>;
 }
