@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import path from 'node:path';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import Router from '@koa/router';
@@ -120,6 +121,18 @@ export function createApprovalPageRouter(
       "default-src 'self'; img-src 'self' data: blob:; script-src 'self'; style-src 'self'; worker-src 'self' blob:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
     );
   };
+
+  // pdf.js draws the PDF standard fonts (Helvetica, Times, …) from these files.
+  router.get('/assets/standard_fonts/:file', async (ctx) => {
+    const file = ctx.params.file ?? '';
+    if (!/^[A-Za-z0-9_-]+\.(pfb|ttf)$/.test(file)) throw AppError.notFound('Asset');
+    const dir = path.dirname(require.resolve('pdfjs-dist/standard_fonts/LICENSE_FOXIT'));
+    ctx.type = 'application/octet-stream';
+    ctx.set('Cache-Control', 'public, max-age=86400');
+    ctx.body = await readFile(path.join(dir, file)).catch(() => {
+      throw AppError.notFound('Asset');
+    });
+  });
 
   router.get('/assets/:file', async (ctx) => {
     const asset = ASSET_FILES[ctx.params.file ?? ''];

@@ -36,12 +36,12 @@ export function createDevInboxRouter(
       const p = (m.payload ?? {}) as StoredPayload;
       const preview = p.preview;
       const dir = preview?.language === 'ar' ? 'rtl' : 'ltr';
-      return html`<li class="msg">
-        <p class="meta">
+      return html`<li class="msg" dir="${dir}">
+        <p class="meta" dir="ltr">
           #${m.id} · to <bdi>+${m.phone}</bdi> · ${m.kind} · ${m.status ?? 'pending'} ·
           ${m.createdAt.toISOString()}
         </p>
-        <p dir="${dir}" class="text">${preview?.text ?? ''}</p>
+        <p class="text">${preview?.text ?? ''}</p>
         <div class="buttons">
           ${(preview?.buttons ?? []).map((b) =>
             b.type === 'url'

@@ -8,7 +8,11 @@ async function renderPdf() {
   try {
     const pdfjs = await import(`${data.assets}/pdf.min.mjs`);
     pdfjs.GlobalWorkerOptions.workerSrc = `${data.assets}/pdf.worker.min.mjs`;
-    const pdf = await pdfjs.getDocument({ url: `${data.base}/document.pdf`, isEvalSupported: false }).promise;
+    const pdf = await pdfjs.getDocument({
+      url: `${data.base}/document.pdf`,
+      isEvalSupported: false,
+      standardFontDataUrl: `${data.assets}/standard_fonts/`,
+    }).promise;
     const container = $('pdf-pages');
     const width = Math.min(container.clientWidth || 600, 900);
     for (let n = 1; n <= pdf.numPages; n++) {

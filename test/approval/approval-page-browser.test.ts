@@ -1,0 +1,89 @@
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchBrowser } from '../admin/support.ts';
+import {
+  createDocument,
+  eventually,
+  linkTokenOf,
+  messagesTo,
+  nthMessageTo,
+  PHONES,
+  send,
+  startFlowHarness,
+  statusOf,
+  type FlowHarness,
+} from '../helpers/approval-flow.ts';
+
+/** The approval page as an approver on a phone uses it: Debian's Chromium against the real service. */
+const ARTIFACTS = path.resolve('test-artifacts');
+
+let h: FlowHarness;
+let browser: Awaited<ReturnType<typeof launchBrowser>>;
+let page: Page;
+
+beforeAll(async () => {
+  h = await startFlowHarness();
+  browser = await launchBrowser();
+  page = await browser.context.newPage();
+  await page.setViewportSize({ width: 390, height: 844 });
+  page.setDefaultTimeout(15_000);
+  await mkdir(ARTIFACTS, { recursive: true });
+});
+afterAll(async () => {
+  await browser?.close();
+  await h?.close();
+});
+
+describe('the approval page in a browser', () => {
+  it('shows the PDF right-to-left in Arabic, takes a drawn signature, and records it', async () => {
+    const since = messagesTo(h, PHONES.saudiA).length;
+    const doc = await createDocument(h, {
+      workflowType: 'sequential',
+      approvers: [{ name: 'سارة المطيري', phone: PHONES.saudiA, action_type: 'sign' }],
+    });
+    await send(h, doc.id);
+    const token = linkTokenOf(await nthMessageTo(h, PHONES.saudiA, since));
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+
+    await page.goto(`${h.service.api.url}/a/${token}`);
+    expect(await page.getAttribute('html', 'dir')).toBe('rtl');
+    expect(await page.getAttribute('html', 'lang')).toBe('ar');
+    await expect.poll(() => page.locator('#pdf-pages canvas').count()).toBe(2); // pdf.js drew both pages
+    await page.screenshot({ path: path.join(ARTIFACTS, 'approval-page-ar.png'), fullPage: true });
+
+    // An empty signature is refused in the page, before anything is sent.
+    await page.click('#submit-action');
+    await expect.poll(() => page.textContent('#form-error')).toContain('ارسم توقيعك');
+
+    const pad = page.locator('#signature-pad');
+    await pad.scrollIntoViewIfNeeded();
+    const box = (await pad.boundingBox())!;
+    await page.mouse.move(box.x + 20, box.y + box.height / 2);
+    await page.mouse.down();
+    for (let i = 0; i <= 30; i++)
+      await page.mouse.move(box.x + 20 + i * 9, box.y + box.height / 2 + Math.sin(i / 3) * 25);
+    await page.mouse.up();
+    await page.click('#submit-action');
+    await page.waitForSelector('#done:not([hidden])');
+    expect(await page.textContent('#done-text')).toContain('تم تسجيل إجرائك');
+    expect(errors).toEqual([]);
+
+    const approver = (await statusOf(h, doc.id)).approvers[0]!;
+    expect(approver).toMatchObject({ status: 'completed', action_channel: 'page' });
+    const row = await h.service.database
+      .db('approvers')
+      .where({ id: approver.id })
+      .first<{ signature_key: string; action_user_agent: string }>();
+    expect(row!.signature_key).toMatch(/\.png$/);
+    expect(row!.action_user_agent).toMatch(/Chrome/);
+    await eventually(async () => (await statusOf(h, doc.id)).status === 'approved');
+
+    // The link is spent: the page says so.
+    const again = await page.goto(`${h.service.api.url}/a/${token}?lang=en`);
+    expect(again?.status()).toBe(410);
+    expect(await page.textContent('main')).toContain('already acted');
+  });
+});
