@@ -77,8 +77,8 @@ describe('the approval page in a browser', () => {
       .db('approvers')
       .where({ id: approver.id })
       .first<{ signature_key: string; action_user_agent: string }>();
-    expect(row!.signature_key).toMatch(/\.png$/);
-    expect(row!.action_user_agent).toMatch(/Chrome/);
+    expect(row.signature_key).toMatch(/\.png$/);
+    expect(row.action_user_agent).toMatch(/Chrome/);
     await eventually(async () => (await statusOf(h, doc.id)).status === 'approved');
 
     // The link is spent: the page says so.
