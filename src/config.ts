@@ -85,6 +85,10 @@ const schema = z.object({
   WEBHOOK_ALLOW_PRIVATE: bool.default(false),
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
   WEBHOOK_RETRY_SCALE: z.coerce.number().gt(0).max(1).default(1),
+
+  SIGNING_P12_PATH: optionalString,
+  SIGNING_P12_PASSWORD: z.string().optional(),
+  TSA_URL: z.url({ protocol: /^https?$/ }).optional(),
 });
 
 export type Env = z.input<typeof schema>;
@@ -113,6 +117,15 @@ export interface Config {
     timeoutMs: number;
     /** Multiplies every retry delay; below 1 only in tests. */
     retryScale: number;
+  };
+  signing: {
+    /** PKCS#12 with the key and certificate chain that sign final PDFs; unset: the development certificate. */
+    p12Path?: string;
+    p12Password?: string;
+    /** Where the development certificate is created once and kept: `${DATA_DIR}/signing`. */
+    devCertDir: string;
+    /** RFC 3161 time-stamp authority; adds a signature time-stamp (PAdES B-T). */
+    tsaUrl?: string;
   };
 }
 
@@ -195,6 +208,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       allowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
       retryScale: e.WEBHOOK_RETRY_SCALE,
+    },
+    signing: {
+      p12Path: e.SIGNING_P12_PATH,
+      p12Password: e.SIGNING_P12_PASSWORD,
+      devCertDir: path.join(path.resolve(e.DATA_DIR), 'signing'),
+      tsaUrl: e.TSA_URL,
     },
   };
 }

@@ -15,6 +15,7 @@ import {
   type WhatsAppTemplateConfig,
 } from '../whatsapp/index.ts';
 import type { ApprovalActivities, NotifyApproverInput, RecordActionInput } from './approval-types.ts';
+import type { FinalizedDocument } from './finalize-document-activity.ts';
 
 export interface ApprovalActivityDeps {
   db: Knex;
@@ -23,7 +24,7 @@ export interface ApprovalActivityDeps {
   /** Called after an event is committed, to hand it to webhook delivery. */
   onEvent?: (event: DocumentEvent) => Promise<void>;
   /** Produces and stores the signed final PDF; set by the finalization module. */
-  finalize?: (documentId: string) => Promise<void>;
+  finalize?: (documentId: string) => Promise<FinalizedDocument>;
 }
 
 const OPEN = ['pending', 'in_progress'] as const;
@@ -43,8 +44,13 @@ async function loadForWorkflow(db: Db, documentId: string, approverId?: string) 
   return { document, approvers, approver };
 }
 
-const eventData = (document: Document, approvers: readonly Approver[], approver?: Approver) => ({
-  document: serializeDocument(document, approvers),
+const eventData = (
+  document: Document,
+  approvers: readonly Approver[],
+  approver?: Approver,
+  documentExtra?: Record<string, unknown>,
+) => ({
+  document: { ...serializeDocument(document, approvers), ...documentExtra },
   ...(approver ? { approver: serializeApprover(approver) } : {}),
 });
 
@@ -67,6 +73,7 @@ export function createApprovalActivities(deps: ApprovalActivityDeps): ApprovalAc
     dedupeKey: string,
     document: Document,
     approver?: Approver,
+    documentExtra?: Record<string, unknown>,
   ): Promise<DocumentEvent> {
     const approvers = await approversStore(trx).listByDocument(document.id);
     const current = approver ? approvers.find((a) => a.id === approver.id) : undefined;
@@ -75,7 +82,7 @@ export function createApprovalActivities(deps: ApprovalActivityDeps): ApprovalAc
       documentId: document.id,
       approverId: approver?.id ?? null,
       event,
-      data: eventData(document, approvers, current),
+      data: eventData(document, approvers, current, documentExtra),
       dedupeKey,
     });
   }
@@ -214,13 +221,23 @@ export function createApprovalActivities(deps: ApprovalActivityDeps): ApprovalAc
     },
 
     async finalizeApprovedDocument({ documentId }) {
-      if (deps.finalize) await deps.finalize(documentId);
+      const final = await deps.finalize?.(documentId);
       await inTransaction(async (trx) => {
         const approved = await documentsStore(trx).transition(documentId, OPEN, 'approved', {
-          completedAt: new Date(),
+          completedAt: final?.completedAt ?? new Date(),
         });
+        // The event carries the permanent download URL of the signed file (data.document.download_url).
         return approved
-          ? [await record(trx, 'document.approved', `document.approved:${documentId}`, approved)]
+          ? [
+              await record(
+                trx,
+                'document.approved',
+                `document.approved:${documentId}`,
+                approved,
+                undefined,
+                final?.document,
+              ),
+            ]
           : [];
       });
     },

@@ -1,5 +1,6 @@
 import type { Knex } from '../db/knex.ts';
 import type { Logger } from '../logger.ts';
+import type { Storage } from '../storage/storage.ts';
 import { createApprovalActivities, type ApprovalActivityDeps } from './approval-activities.ts';
 import { createPingActivities } from './ping-activities.ts';
 import { createWebhookActivities, type WebhookActivityDeps } from './webhook-activities.ts';
@@ -7,6 +8,7 @@ import { createWebhookActivities, type WebhookActivityDeps } from './webhook-act
 export interface ActivityDeps extends ApprovalActivityDeps, WebhookActivityDeps {
   db: Knex;
   logger: Logger;
+  storage: Storage;
 }
 
 /** Builds every activity from the clients the worker owns; nothing here reaches for a global. */

@@ -16,6 +16,8 @@ import { createOpenApiRouter } from './openapi/openapi-routes.ts';
 import { OpenApiRegistry } from './openapi/registry.ts';
 import { createApproversRouter } from './routes/approvers-routes.ts';
 import { createDocumentsRouter } from './routes/documents-routes.ts';
+import { createDownloadRouter } from './routes/download-routes.ts';
+import { createFilesRouter } from './routes/files-routes.ts';
 import { createApprovalRouter } from './routes/approval-routes.ts';
 import { createHealthRouter } from './routes/health-routes.ts';
 import { createWhatsAppWebhookRouter, WHATSAPP_WEBHOOK_PATH } from './routes/whatsapp-webhook-routes.ts';
@@ -60,6 +62,7 @@ export function createApp(
   });
 
   app.use(createApprovalPageRouter(deps).routes());
+  app.use(createFilesRouter({ ...deps, storage }).routes());
   if (deps.config.whatsapp.provider === 'console' && deps.config.env !== 'production') {
     app.use(createDevInboxRouter(deps).routes());
   }
@@ -77,6 +80,7 @@ export function createApp(
   api.use(idempotency(deps));
   api.use(createPingRouter(deps).routes());
   api.use(createDocumentsRouter({ ...deps, storage }, openapi).routes());
+  api.use(createDownloadRouter(deps, openapi).routes());
   api.use(createApproversRouter(deps, openapi).routes());
   api.use(createApprovalRouter(deps).routes());
   api.use(createWebhooksRouter(deps, openapi).routes());

@@ -1,8 +1,10 @@
+import { createFinalizer, signerOnce } from '../activities/finalize-document-activity.ts';
 import type { ActivityDeps } from '../activities/index.ts';
 import { activityTemporalClient } from '../activities/webhook-activities.ts';
 import type { Config } from '../config.ts';
 import type { Knex } from '../db/knex.ts';
 import type { Logger } from '../logger.ts';
+import { createStorage } from '../storage/create-storage.ts';
 import { createWebhookDispatcher } from '../webhooks/dispatch.ts';
 import type { ResolveHost } from '../webhooks/ssrf-guard.ts';
 import { createWhatsAppProvider, type WhatsAppProvider } from '../whatsapp/index.ts';
@@ -22,9 +24,26 @@ export function createWorkerDeps(
     retryScale: config.webhooks.retryScale,
     logger,
   });
+  const storage = createStorage(config);
+  // One signer per worker: the PKCS#12 (or the development certificate) is read once, on first use.
+  const signer = signerOnce({
+    p12Path: config.signing.p12Path,
+    p12Password: config.signing.p12Password,
+    devCertDir: config.signing.devCertDir,
+    production: config.env === 'production',
+  });
   return {
     db,
     logger,
+    storage,
+    finalize: createFinalizer({
+      db,
+      storage,
+      logger,
+      signer,
+      publicBaseUrl: config.http.publicBaseUrl,
+      tsaUrl: config.signing.tsaUrl,
+    }),
     whatsapp: {
       provider: overrides.whatsappProvider ?? createWhatsAppProvider(config, { logger }),
       templates: config.whatsapp.templates,

@@ -1,0 +1,82 @@
+import Router from '@koa/router';
+import type { Knex } from '../../db/knex.ts';
+import { documentsStore } from '../../db/stores/documents-store.ts';
+import { FILES_PREFIX, finalFilename } from '../../documents/final-file.ts';
+import { AppError } from '../../errors.ts';
+import type { Logger } from '../../logger.ts';
+import type { Storage } from '../../storage/storage.ts';
+import { ifRangeHolds, noneMatch, parseRange } from '../byte-range.ts';
+import type { AppState } from '../context.ts';
+
+export interface FilesRouterDeps {
+  db: Knex;
+  storage: Storage;
+  logger: Logger;
+}
+
+/** `randomToken(32)`: 43 base64url characters; anything else names no file and costs no query. */
+const TOKEN = /^[A-Za-z0-9_-]{22,64}$/;
+
+/**
+ * `GET|HEAD /files/{token}/{reference}.pdf`: the signed final PDF, public to anyone holding the URL, forever
+ * (decisions §6). The file never changes once written, so it is cached for a year and validated by its SHA-256;
+ * ranges let viewers such as pdf.js fetch it piece by piece.
+ */
+export function createFilesRouter(deps: FilesRouterDeps): Router<AppState> {
+  const router = new Router<AppState>({ prefix: FILES_PREFIX });
+
+  router.get('/:token/:filename', async (ctx) => {
+    const { token, filename } = ctx.params as { token: string; filename: string };
+    const doc = TOKEN.test(token) ? await documentsStore(deps.db).findByFinalToken(token) : undefined;
+    // Until final_sha256 is set the file may still be being written.
+    if (!doc?.finalSha256 || !doc.finalFileKey || filename !== finalFilename(doc)) {
+      throw AppError.notFound('File');
+    }
+    const stat = await deps.storage.stat(doc.finalFileKey);
+    if (!stat) {
+      deps.logger.error({ documentId: doc.id, key: doc.finalFileKey }, 'final PDF missing from storage');
+      throw AppError.notFound('File');
+    }
+
+    const etag = `"${doc.finalSha256}"`;
+    ctx.set('ETag', etag);
+    ctx.set('Cache-Control', 'public, max-age=31536000, immutable');
+    ctx.set('Accept-Ranges', 'bytes');
+    if (noneMatch(ctx.get('If-None-Match') || undefined, etag)) {
+      ctx.status = 304;
+      return;
+    }
+    const rangeHeader = ifRangeHolds(ctx.get('If-Range') || undefined, etag)
+      ? ctx.get('Range') || undefined
+      : undefined;
+    const range = parseRange(rangeHeader, stat.size);
+    if (range.kind === 'unsatisfiable') {
+      ctx.status = 416;
+      ctx.set('Content-Range', `bytes */${stat.size}`);
+      ctx.body = {
+        success: false,
+        error: { code: 416, message: `Range not satisfiable: the file has ${stat.size} bytes`, details: {} },
+      };
+      return;
+    }
+    ctx.set('Content-Type', 'application/pdf');
+    ctx.set('Content-Disposition', `inline; filename="${finalFilename(doc)}"`);
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    const [start, end] = range.kind === 'partial' ? [range.start, range.end] : [0, stat.size - 1];
+    ctx.status = range.kind === 'partial' ? 206 : 200;
+    if (range.kind === 'partial') ctx.set('Content-Range', `bytes ${start}-${end}/${stat.size}`);
+    if (ctx.method === 'HEAD') {
+      ctx.length = end - start + 1;
+      return;
+    }
+    const body =
+      range.kind === 'partial'
+        ? await deps.storage.getRange(doc.finalFileKey, start, end)
+        : await deps.storage.get(doc.finalFileKey);
+    if (!body) throw AppError.notFound('File');
+    ctx.body = body;
+    ctx.length = end - start + 1;
+  });
+
+  return router;
+}
