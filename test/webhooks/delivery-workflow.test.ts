@@ -365,6 +365,34 @@ describe('dispatch', () => {
   });
 });
 
+describe('webhook.test deliveries', () => {
+  it('are sent once by POST /webhooks/{id}/test, and go through the workflow when redelivered', async () => {
+    const ctx = await setup({ steps: [{ status: 500 }] });
+    const res = await service.request(`/webhooks/${ctx.hook.id}/test`, { method: 'POST', account });
+    const { data } = (await res.json()) as {
+      data: { delivery_id: number; ok: boolean; status_code: number };
+    };
+    expect(data).toMatchObject({ ok: false, status_code: 500 });
+    const store = webhookDeliveriesStore(service.database.db);
+    expect((await store.load(data.delivery_id))!.status).toBe('failed');
+
+    const again = await service.request(`/webhooks/deliveries/${data.delivery_id}/redeliver`, {
+      method: 'POST',
+      account,
+    });
+    expect(again.status).toBe(202);
+    const { delivery, attempts } = await settled(service.database.db, data.delivery_id);
+    expect(delivery.status).toBe('succeeded');
+    expect(attempts.map((a) => [a.attemptNumber, a.statusCode])).toEqual([
+      [1, 500],
+      [2, 200],
+    ]);
+    expect(ctx.r.requests.map((q) => q.headers['x-wathiq-event'])).toEqual(['webhook.test', 'webhook.test']);
+    expect(ctx.r.requests[1]!.rawBody.equals(ctx.r.requests[0]!.rawBody)).toBe(true);
+    await expectVerified(ctx.r.requests, ctx.hook.secret);
+  });
+});
+
 describe('events of the documents API and the approval workflow', () => {
   it('reach the webhook in order, signed, each body carrying its event’s data', async () => {
     account = await service.createAccount();
