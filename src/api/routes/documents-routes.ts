@@ -194,9 +194,14 @@ export function createDocumentsRouter(deps: DocumentsRouterDeps, openapi: OpenAp
     },
     async (ctx) => {
       const { accountId } = authOf(ctx);
-      const document = await documentsStore(db).findById(accountId, pathId(ctx, 'id', 'Document'));
+      const id = pathId(ctx, 'id', 'Document');
+      // Both at once: the approvers are used only if the account owns the document.
+      const [document, approvers] = await Promise.all([
+        documentsStore(db).findById(accountId, id),
+        approversStore(db).listByDocument(id),
+      ]);
       if (!document) throw AppError.notFound('Document');
-      ok(ctx, serializeDocument(document, await approversStore(db).listByDocument(document.id)));
+      ok(ctx, serializeDocument(document, approvers));
     },
   );
 
