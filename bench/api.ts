@@ -1,7 +1,7 @@
 /**
  * Benchmark of the documents API: `npx tsx bench/api.ts` (or `npm run bench:api`).
  *
- * Starts an embedded PostgreSQL in a scratch folder, seeds one account with a few thousand documents (two
+ * Starts an embedded PostgreSQL in a scratch folder and a Temporal dev server, seeds one account with a few thousand documents (two
  * approvers each), and runs the real API (createApp) in a child process so its RSS is its own, next to a bare Koa
  * handler in the same child. The same autocannon settings (50 connections) then measure, in one run:
  *   - the bare Koa handler (the baseline),
@@ -32,6 +32,7 @@ import { accountsStore } from '../src/db/stores/accounts-store.ts';
 import { createLogger } from '../src/logger.ts';
 import { startApiServer } from '../src/runtime/api-server.ts';
 import { startEmbeddedPostgres } from '../src/runtime/embedded-postgres.ts';
+import { startTemporalDevServer } from '../src/runtime/temporal-dev-server.ts';
 import { createStorage } from '../src/storage/create-storage.ts';
 import { createTemporalClient } from '../src/temporal/client.ts';
 import { freePort } from '../test/setup/free-port.ts';
@@ -51,7 +52,7 @@ async function serve(): Promise<void> {
     LOG_LEVEL: 'silent',
     DATABASE_URL: process.env.BENCH_DATABASE_URL,
     DATA_DIR: process.env.BENCH_DATA_DIR,
-    TEMPORAL_ADDRESS: '127.0.0.1:1', // never reached by these routes
+    TEMPORAL_ADDRESS: process.env.BENCH_TEMPORAL_ADDRESS,
     DATABASE_POOL_MAX: '20',
   });
   const logger = createLogger(config);
@@ -64,7 +65,10 @@ async function serve(): Promise<void> {
     {
       config,
       db,
-      temporal: createTemporalClient({ address: '127.0.0.1:1', namespace: 'default' }),
+      temporal: createTemporalClient({
+        address: config.temporal.address!,
+        namespace: config.temporal.namespace,
+      }),
       logger,
       rateLimiter: unlimited,
       storage: createStorage(config),
@@ -175,6 +179,14 @@ async function main(): Promise<void> {
     logger,
     database: 'wathiq_bench',
   });
+  // POST /documents hands document.created to the webhook dispatcher, which talks to Temporal.
+  const temporal = await startTemporalDevServer({
+    cliPath: process.env.TEMPORAL_CLI_PATH,
+    port: await freePort(),
+    uiPort: await freePort(),
+    namespace: 'default',
+    logger,
+  });
   let child: ChildProcess | undefined;
   try {
     const url = pg.url('wathiq_bench');
@@ -192,7 +204,12 @@ async function main(): Promise<void> {
     await db.destroy();
 
     child = fork(fileURLToPath(import.meta.url), ['--serve'], {
-      env: { ...process.env, BENCH_DATABASE_URL: url, BENCH_DATA_DIR: path.join(scratch, 'data') },
+      env: {
+        ...process.env,
+        BENCH_DATABASE_URL: url,
+        BENCH_DATA_DIR: path.join(scratch, 'data'),
+        BENCH_TEMPORAL_ADDRESS: temporal.address,
+      },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       execArgv: [
         ...process.execArgv,
@@ -274,6 +291,7 @@ async function main(): Promise<void> {
     );
   } finally {
     child?.disconnect();
+    await temporal.stop();
     await pg.stop();
     await rm(scratch, { recursive: true, force: true });
   }
