@@ -5,6 +5,7 @@ import { migrateLatest } from './db/migrate.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { startApiServer } from './runtime/api-server.ts';
 import { provideInfrastructure } from './runtime/infrastructure.ts';
+import { createSigner } from './pdf/sign/signer.ts';
 import { createRateLimiter } from './runtime/rate-limiter-factory.ts';
 import { createStorage } from './storage/create-storage.ts';
 import { createWorkerDeps } from './runtime/worker-deps.ts';
@@ -93,6 +94,15 @@ async function runWorker(
   logger: Logger,
   stops: (() => Promise<void>)[],
 ): Promise<string> {
+  if (config.env === 'production') {
+    // A certificate that cannot sign would fail every approved document for good: refuse to start instead.
+    await createSigner({
+      p12Path: config.signing.p12Path,
+      p12Password: config.signing.p12Password,
+      devCertDir: config.signing.devCertDir,
+      production: true,
+    });
+  }
   const connection = await connectWorker(address);
   const worker = await createWorker({
     connection,

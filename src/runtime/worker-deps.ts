@@ -32,12 +32,6 @@ export function createWorkerDeps(
     devCertDir: config.signing.devCertDir,
     production: config.env === 'production',
   });
-  if (config.env === 'production') {
-    // Said at start, not first at the first approved document (whose finalization would then fail for good).
-    signer().catch((err: unknown) =>
-      logger.error({ err }, 'the signing certificate cannot be used: approved documents cannot be finalized'),
-    );
-  }
   return {
     db,
     logger,

@@ -124,7 +124,9 @@ describe('sequential approval with all four action types', () => {
       ).action_message_id,
     ).toMatch(/^wamid\./);
 
-    const wf = await h.service.temporal.client.workflow.getHandle(`document-${doc.id}`).describe();
+    const handle = h.service.temporal.client.workflow.getHandle(`document-${doc.id}`);
+    expect((await handle.result()).status).toBe('approved'); // the workflow ends right after the read model says so
+    const wf = await handle.describe();
     expect(wf.status.name).toBe('COMPLETED');
     expect(wf.searchAttributes.DocumentStatus).toEqual(['approved']);
     expect(wf.searchAttributes.DocumentReference).toEqual([doc.reference]);

@@ -76,6 +76,7 @@ export async function startTestService(
     DATABASE_URL: database.url,
     TEMPORAL_ADDRESS: inject('temporalAddress'),
     TEMPORAL_TASK_QUEUE: taskQueue,
+    DATA_DIR: inject('dataDir'),
     // Webhook receivers in tests are real HTTP servers on 127.0.0.1.
     WEBHOOK_ALLOW_PRIVATE: 'true',
     ...options.env,

@@ -21,6 +21,8 @@ declare module 'vitest' {
     temporalAddress: string;
     temporalCliPath: string;
     workflowBundlePath: string;
+    /** DATA_DIR of every test service: local files and the development signing certificate, never ./data. */
+    dataDir: string;
   }
 }
 
@@ -93,6 +95,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('temporalAddress', temporalAddress);
   project.provide('temporalCliPath', cliPath);
   project.provide('workflowBundlePath', workflowBundlePath);
+  project.provide('dataDir', path.join(scratch, 'data'));
 
   return async () => {
     for (const step of teardown.reverse())
