@@ -61,10 +61,21 @@ const eventData = (
 export function createApprovalActivities(deps: ApprovalActivityDeps): ApprovalActivities {
   const { db } = deps;
 
-  /** Runs `work` in a transaction, then hands the events it recorded to delivery once they are committed. */
-  async function inTransaction(work: (trx: Knex.Transaction) => Promise<DocumentEvent[]>): Promise<void> {
-    const events = await db.transaction(work);
-    for (const event of events) await deps.onEvent?.(event);
+  /**
+   * Runs `work` in a transaction, then hands the events named by `dedupeKeys` to delivery once committed —
+   * whether this attempt recorded them or an earlier one did, so a retry after a failed hand-over still
+   * delivers (delivery itself is idempotent).
+   */
+  async function inTransaction(
+    dedupeKeys: string[],
+    work: (trx: Knex.Transaction) => Promise<unknown>,
+  ): Promise<void> {
+    await db.transaction(work);
+    if (!deps.onEvent) return;
+    for (const key of dedupeKeys) {
+      const event = await documentEventsStore(db).findByDedupeKey(key);
+      if (event) await deps.onEvent(event);
+    }
   }
 
   async function record(
@@ -89,14 +100,15 @@ export function createApprovalActivities(deps: ApprovalActivityDeps): ApprovalAc
 
   return {
     async markDocumentSent({ documentId, workflowId }) {
-      await inTransaction(async (trx) => {
+      const key = `document.sent:${documentId}`;
+      await inTransaction([key], async (trx) => {
         const { document } = await loadForWorkflow(trx, documentId);
-        if (document.status !== 'draft') return []; // a retry: the first attempt moved it
+        if (document.status !== 'draft') return; // a retry: the first attempt moved it
         const sent = await documentsStore(trx).transition(documentId, ['draft'], 'pending', {
           sentAt: new Date(),
           workflowId,
         });
-        return sent ? [await record(trx, 'document.sent', `document.sent:${documentId}`, sent)] : [];
+        if (sent) await record(trx, 'document.sent', key, sent);
       });
     },
 
@@ -164,9 +176,13 @@ export function createApprovalActivities(deps: ApprovalActivityDeps): ApprovalAc
     },
 
     async recordApproverAction(input: RecordActionInput) {
-      await inTransaction(async (trx) => {
+      const key =
+        input.kind === 'complete'
+          ? `approver.completed:${input.approverId}`
+          : `document.rejected:${input.documentId}`;
+      await inTransaction([key], async (trx) => {
         const { approver } = await loadForWorkflow(trx, input.documentId, input.approverId);
-        if (approver!.status === 'completed' || approver!.status === 'rejected') return [];
+        if (approver!.status === 'completed' || approver!.status === 'rejected') return;
         const e = input.evidence;
         const acted = await approversStore(trx).update(approver!.id, {
           status: input.kind === 'complete' ? 'completed' : 'rejected',
@@ -186,59 +202,46 @@ export function createApprovalActivities(deps: ApprovalActivityDeps): ApprovalAc
           const document =
             (await documentsStore(trx).transition(input.documentId, ['pending'], 'in_progress')) ??
             (await documentsStore(trx).findByIdUnscoped(input.documentId))!;
-          return [
-            await record(trx, 'approver.completed', `approver.completed:${approver!.id}`, document, acted),
-          ];
+          await record(trx, 'approver.completed', key, document, acted);
+          return;
         }
         const document = await documentsStore(trx).transition(input.documentId, OPEN, 'rejected', {
           rejectionReason: e.reason ?? null,
           completedAt: new Date(e.at),
         });
-        return document
-          ? [await record(trx, 'document.rejected', `document.rejected:${input.documentId}`, document, acted)]
-          : [];
+        if (document) await record(trx, 'document.rejected', key, document, acted);
       });
     },
 
     async markDocumentVoided({ documentId, at }) {
-      await inTransaction(async (trx) => {
+      const key = `document.voided:${documentId}`;
+      await inTransaction([key], async (trx) => {
         const voided = await documentsStore(trx).transition(documentId, OPEN, 'voided', {
           completedAt: new Date(at),
         });
-        return voided ? [await record(trx, 'document.voided', `document.voided:${documentId}`, voided)] : [];
+        if (voided) await record(trx, 'document.voided', key, voided);
       });
     },
 
     async markDocumentExpired({ documentId }) {
-      await inTransaction(async (trx) => {
+      const key = `document.expired:${documentId}`;
+      await inTransaction([key], async (trx) => {
         const expired = await documentsStore(trx).transition(documentId, OPEN, 'expired', {
           completedAt: new Date(),
         });
-        return expired
-          ? [await record(trx, 'document.expired', `document.expired:${documentId}`, expired)]
-          : [];
+        if (expired) await record(trx, 'document.expired', key, expired);
       });
     },
 
     async finalizeApprovedDocument({ documentId }) {
       const final = await deps.finalize?.(documentId);
-      await inTransaction(async (trx) => {
+      const key = `document.approved:${documentId}`;
+      await inTransaction([key], async (trx) => {
         const approved = await documentsStore(trx).transition(documentId, OPEN, 'approved', {
           completedAt: final?.completedAt ?? new Date(),
         });
         // The event carries the permanent download URL of the signed file (data.document.download_url).
-        return approved
-          ? [
-              await record(
-                trx,
-                'document.approved',
-                `document.approved:${documentId}`,
-                approved,
-                undefined,
-                final?.document,
-              ),
-            ]
-          : [];
+        if (approved) await record(trx, 'document.approved', key, approved, undefined, final?.document);
       });
     },
   };

@@ -72,6 +72,11 @@ export function documentEventsStore(db: Db) {
       return toEvent(existing);
     },
 
+    async findByDedupeKey(dedupeKey: string): Promise<DocumentEvent | undefined> {
+      const row = await db<DocumentEventRow>('document_events').where({ dedupe_key: dedupeKey }).first();
+      return row && toEvent(row);
+    },
+
     async findById(id: number): Promise<DocumentEvent | undefined> {
       const row = await db<DocumentEventRow>('document_events').where({ id }).first();
       return row && toEvent(row);

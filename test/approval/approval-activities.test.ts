@@ -1,0 +1,105 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApprovalActivities } from '../../src/activities/approval-activities.ts';
+import type { DocumentEvent } from '../../src/db/stores/document-events-store.ts';
+import { loadConfig } from '../../src/config.ts';
+import { createLogger } from '../../src/logger.ts';
+import { createConsoleProvider } from '../../src/whatsapp/index.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/test-database.ts';
+import { seedDocument } from '../whatsapp/fixtures.ts';
+
+/** The approval activities called directly, twice where Temporal would retry them: the second call changes nothing. */
+let database: TestDatabase;
+beforeAll(async () => {
+  database = await createTestDatabase();
+});
+afterAll(() => database.drop());
+
+function activities(onEvent: (e: DocumentEvent) => Promise<void>) {
+  const logger = createLogger({ logLevel: 'silent' });
+  const templates = loadConfig({ NODE_ENV: 'test' }).whatsapp.templates;
+  return createApprovalActivities({
+    db: database.db,
+    logger,
+    whatsapp: { provider: createConsoleProvider({ logger, templates }), templates },
+    onEvent,
+  });
+}
+
+describe('approval activities are idempotent', () => {
+  it('a retry after the hand-over to webhooks failed hands the same event over again, recording it once', async () => {
+    const { documentId } = await seedDocument(database.db, 1);
+    const handed: DocumentEvent[] = [];
+    let fail = true;
+    const a = activities((e) => {
+      if (fail) {
+        fail = false;
+        return Promise.reject(new Error('Temporal unreachable'));
+      }
+      handed.push(e);
+      return Promise.resolve();
+    });
+    await expect(a.markDocumentSent({ documentId, workflowId: `document-${documentId}` })).rejects.toThrow(
+      /unreachable/,
+    );
+    await a.markDocumentSent({ documentId, workflowId: `document-${documentId}` });
+    expect(handed.map((e) => e.event)).toEqual(['document.sent']);
+    expect(
+      await database.db('document_events').where({ document_id: documentId, event: 'document.sent' }),
+    ).toHaveLength(1);
+    expect(
+      (await database.db('documents').where({ id: documentId }).first<{ status: string }>())!.status,
+    ).toBe('pending');
+  });
+
+  it('recording an action twice keeps the first evidence and one event', async () => {
+    const { documentId, approvers } = await seedDocument(database.db, 2);
+    const a = activities(() => Promise.resolve());
+    await a.markDocumentSent({ documentId, workflowId: `document-${documentId}` });
+    const first = {
+      at: '2026-11-22T09:41:00.000Z',
+      channel: 'page' as const,
+      ip: '203.0.113.7',
+      typedName: 'First',
+    };
+    await a.recordApproverAction({
+      documentId,
+      approverId: approvers[0]!.id,
+      kind: 'complete',
+      evidence: first,
+    });
+    await a.recordApproverAction({
+      documentId,
+      approverId: approvers[0]!.id,
+      kind: 'complete',
+      evidence: { ...first, at: '2026-11-22T10:00:00.000Z', typedName: 'Second' },
+    });
+    const row = await database
+      .db('approvers')
+      .where({ id: approvers[0]!.id })
+      .first<{ typed_name: string; acted_at: Date }>();
+    expect(row!.typed_name).toBe('First');
+    expect(row!.acted_at.toISOString()).toBe(first.at);
+    expect(
+      await database.db('document_events').where({ document_id: documentId, event: 'approver.completed' }),
+    ).toHaveLength(1);
+    expect(
+      (await database.db('documents').where({ id: documentId }).first<{ status: string }>())!.status,
+    ).toBe('in_progress');
+  });
+
+  it('void, expiry and approval move only an open document, once', async () => {
+    const { documentId } = await seedDocument(database.db, 1);
+    const a = activities(() => Promise.resolve());
+    await a.markDocumentSent({ documentId, workflowId: `document-${documentId}` });
+    await a.markDocumentVoided({ documentId, at: new Date().toISOString() });
+    await a.markDocumentVoided({ documentId, at: new Date().toISOString() });
+    await a.markDocumentExpired({ documentId }); // too late: the document is voided
+    const events = (
+      await database.db('document_events').where({ document_id: documentId }).orderBy('id')
+    ).map((e: { event: string }) => e.event);
+    expect(events).toEqual(['document.sent', 'document.voided']);
+    expect(
+      (await database.db('documents').where({ id: documentId }).first<{ status: string }>())!.status,
+    ).toBe('voided');
+  });
+});
