@@ -47,7 +47,7 @@ describe('approval activities are idempotent', () => {
       await database.db('document_events').where({ document_id: documentId, event: 'document.sent' }),
     ).toHaveLength(1);
     expect(
-      (await database.db('documents').where({ id: documentId }).first<{ status: string }>())!.status,
+      (await database.db('documents').where({ id: documentId }).first<{ status: string }>()).status,
     ).toBe('pending');
   });
 
@@ -77,13 +77,13 @@ describe('approval activities are idempotent', () => {
       .db('approvers')
       .where({ id: approvers[0]!.id })
       .first<{ typed_name: string; acted_at: Date }>();
-    expect(row!.typed_name).toBe('First');
-    expect(row!.acted_at.toISOString()).toBe(first.at);
+    expect(row.typed_name).toBe('First');
+    expect(row.acted_at.toISOString()).toBe(first.at);
     expect(
       await database.db('document_events').where({ document_id: documentId, event: 'approver.completed' }),
     ).toHaveLength(1);
     expect(
-      (await database.db('documents').where({ id: documentId }).first<{ status: string }>())!.status,
+      (await database.db('documents').where({ id: documentId }).first<{ status: string }>()).status,
     ).toBe('in_progress');
   });
 
@@ -99,7 +99,7 @@ describe('approval activities are idempotent', () => {
     ).map((e: { event: string }) => e.event);
     expect(events).toEqual(['document.sent', 'document.voided']);
     expect(
-      (await database.db('documents').where({ id: documentId }).first<{ status: string }>())!.status,
+      (await database.db('documents').where({ id: documentId }).first<{ status: string }>()).status,
     ).toBe('voided');
   });
 });
