@@ -125,7 +125,7 @@ describe('sequential approval with all four action types', () => {
     ).toMatch(/^wamid\./);
 
     const handle = h.service.temporal.client.workflow.getHandle(`document-${doc.id}`);
-    expect((await handle.result()).status).toBe('approved'); // the workflow ends right after the read model says so
+    expect(((await handle.result()) as { status: string }).status).toBe('approved'); // the workflow ends right after the read model says so
     const wf = await handle.describe();
     expect(wf.status.name).toBe('COMPLETED');
     expect(wf.searchAttributes.DocumentStatus).toEqual(['approved']);
