@@ -194,14 +194,9 @@ export function createDocumentsRouter(deps: DocumentsRouterDeps, openapi: OpenAp
     },
     async (ctx) => {
       const { accountId } = authOf(ctx);
-      const id = pathId(ctx, 'id', 'Document');
-      // Both at once: the approvers are used only if the account owns the document.
-      const [document, approvers] = await Promise.all([
-        documentsStore(db).findById(accountId, id),
-        approversStore(db).listByDocument(id),
-      ]);
-      if (!document) throw AppError.notFound('Document');
-      ok(ctx, serializeDocument(document, approvers));
+      const found = await documentsStore(db).findWithApprovers(accountId, pathId(ctx, 'id', 'Document'));
+      if (!found) throw AppError.notFound('Document');
+      ok(ctx, serializeDocument(found.document, found.approvers));
     },
   );
 

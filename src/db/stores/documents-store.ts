@@ -1,5 +1,6 @@
 import type { DocumentStatus, WorkflowType } from '../../documents/model.ts';
 import type { Db } from '../knex.ts';
+import { toApprover, type Approver, type ApproverRow } from './approvers-store.ts';
 
 export interface Document {
   id: string;
@@ -78,6 +79,23 @@ export const toDocument = (r: DocumentRow): Document => ({
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
+
+type ApproverJson = Omit<ApproverRow, 'created_at' | 'updated_at' | 'notified_at' | 'acted_at'> & {
+  created_at: string;
+  updated_at: string;
+  notified_at: string | null;
+  acted_at: string | null;
+};
+
+/** JSON carries timestamps as text; everything else arrives as the row mapper expects. */
+const fromApproverJson = (j: ApproverJson): Approver =>
+  toApprover({
+    ...j,
+    created_at: new Date(j.created_at),
+    updated_at: new Date(j.updated_at),
+    notified_at: j.notified_at === null ? null : new Date(j.notified_at),
+    acted_at: j.acted_at === null ? null : new Date(j.acted_at),
+  });
 
 /** Everything but the identity and the bookkeeping columns can change. */
 export type DocumentPatch = Partial<
@@ -183,6 +201,28 @@ export function documentsStore(db: Db) {
     async findById(accountId: string, id: string): Promise<Document | undefined> {
       const row = await db<DocumentRow>('documents').where({ id, account_id: accountId }).first();
       return row && toDocument(row);
+    },
+
+    /**
+     * The document and its approvers (in order) in one round trip: the approvers ride along as JSON, so the read
+     * the API serves most costs a single query.
+     */
+    async findWithApprovers(
+      accountId: string,
+      id: string,
+    ): Promise<{ document: Document; approvers: Approver[] } | undefined> {
+      const row = await db('documents as d')
+        .where({ 'd.id': id, 'd.account_id': accountId })
+        .first<(DocumentRow & { approvers_json: ApproverJson[] }) | undefined>(
+          'd.*',
+          db.raw(
+            `coalesce((select json_agg(a order by a.order_index, a.created_at, a.id) from approvers a
+               where a.document_id = d.id), '[]') as approvers_json`,
+          ),
+        );
+      if (!row) return undefined;
+      const { approvers_json: approvers, ...document } = row;
+      return { document: toDocument(document), approvers: approvers.map(fromApproverJson) };
     },
 
     /** The row, locked until the transaction ends: status checks and the changes they allow happen atomically. */
