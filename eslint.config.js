@@ -43,8 +43,12 @@ export default tseslint.config(
     },
   },
   {
-    files: ['**/*.js'],
+    files: ['**/*.js', '**/*.mjs'],
     ...tseslint.configs.disableTypeChecked,
+  },
+  {
+    files: ['examples/**/*.mjs'],
+    languageOptions: { globals: globals.node },
   },
   {
     // Scripts served to browsers as they are (no build step).
