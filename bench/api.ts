@@ -13,7 +13,8 @@
  *
  * BENCH_SECONDS (default 10) sets the length of each timed run; BENCH_DOCUMENTS (default 3000) the seed size.
  * Rate limiting is replaced by an unlimited limiter in the child: the point is the API's own cost.
- * BENCH_CPU_PROF=<dir> writes a V8 CPU profile of the server child there.
+ * BENCH_CPU_PROF=<dir> writes a V8 CPU profile of the server child there; BENCH_ONLY=2,3 runs only those cases
+ * (1-based, the bare handler always runs).
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -243,27 +244,34 @@ async function main(): Promise<void> {
     const headers = { authorization };
     const pick = () => ids[Math.floor(Math.random() * ids.length)]!;
 
+    const cases: [string, Partial<autocannon.Options> & { url: string }][] = [
+      ['bare Koa handler', { url: ready.bare }],
+      [
+        'GET /documents/{id}',
+        {
+          url: ready.api,
+          headers,
+          requests: [{ setupRequest: (req) => ({ ...req, path: `/api/v1/documents/${pick()}` }) }],
+        },
+      ],
+      ['GET /documents?per_page=15', { url: `${ready.api}/documents?per_page=15`, headers }],
+      [
+        'POST /documents (1 MB, 2 approvers)',
+        {
+          url: `${ready.api}/documents`,
+          method: 'POST',
+          headers: { ...headers, 'content-type': contentType },
+          body,
+          amount: POST_REQUESTS,
+        },
+      ],
+    ];
+    // BENCH_ONLY=2 (or 2,3) runs the bare handler and only those cases (1-based), e.g. while profiling.
+    const only = process.env.BENCH_ONLY?.split(',').map(Number);
     const rows: Row[] = [];
-    rows.push(await run('bare Koa handler', { url: ready.bare }));
-    rows.push(
-      await run('GET /documents/{id}', {
-        url: ready.api,
-        headers,
-        requests: [{ setupRequest: (req) => ({ ...req, path: `/api/v1/documents/${pick()}` }) }],
-      }),
-    );
-    rows.push(
-      await run('GET /documents?per_page=15', { url: `${ready.api}/documents?per_page=15`, headers }),
-    );
-    rows.push(
-      await run('POST /documents (1 MB, 2 approvers)', {
-        url: `${ready.api}/documents`,
-        method: 'POST',
-        headers: { ...headers, 'content-type': contentType },
-        body,
-        amount: POST_REQUESTS,
-      }),
-    );
+    for (const [i, [name, options]] of cases.entries()) {
+      if (i === 0 || !only || only.includes(i + 1)) rows.push(await run(name, options));
+    }
 
     const bare = rows[0]!;
     const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(38) : c.padStart(10))).join('');
@@ -284,7 +292,8 @@ async function main(): Promise<void> {
         ]) + '\n',
       );
     }
-    const byId = rows[1]!;
+    const byId = rows.find((r) => r.name === 'GET /documents/{id}');
+    if (!byId) return;
     const met = byId.rps >= bare.rps / 4 && byId.p99 < 25;
     process.stdout.write(
       `\nTarget for GET /documents/{id}: ≥ 0.25× the bare rate and p99 < 25 ms — ${met ? 'met' : 'MISSED'} (${(byId.rps / bare.rps).toFixed(3)}×, p99 ${byId.p99} ms)\n`,

@@ -243,8 +243,8 @@ export function documentsStore(db: Db) {
     },
 
     /**
-     * Newest first; `total` counts every match for the page metadata. One round trip: the count rides along as a
-     * window over the same scan (a page past the end has no row to carry it, so that case counts separately).
+     * Newest first; `total` counts every match for the page metadata. The page (an index range with a limit) and
+     * the count (an index-only scan) run side by side.
      */
     async list(
       accountId: string,
@@ -254,21 +254,17 @@ export function documentsStore(db: Db) {
         const q = db<DocumentRow>('documents').where({ account_id: accountId });
         return options.status ? q.andWhere({ status: options.status }) : q;
       };
-      const rows = await scoped()
-        .select<(DocumentRow & { total_count: number | string })[]>(
-          '*',
-          db.raw('count(*) over () as total_count'),
-        )
-        .orderBy([
-          { column: 'created_at', order: 'desc' },
-          { column: 'id', order: 'desc' },
-        ])
-        .limit(options.limit)
-        .offset(options.offset);
-      if (rows.length > 0) return { documents: rows.map(toDocument), total: Number(rows[0]!.total_count) };
-      const counted =
-        options.offset > 0 ? await scoped().count<{ count: number | string }[]>({ count: '*' }) : [];
-      return { documents: [], total: Number(counted[0]?.count ?? 0) };
+      const [rows, counted] = await Promise.all([
+        scoped()
+          .orderBy([
+            { column: 'created_at', order: 'desc' },
+            { column: 'id', order: 'desc' },
+          ])
+          .limit(options.limit)
+          .offset(options.offset),
+        scoped().count<{ count: number | string }[]>({ count: '*' }),
+      ]);
+      return { documents: rows.map(toDocument), total: Number(counted[0]?.count ?? 0) };
     },
 
     /** Applies `patch` and bumps `updated_at`; undefined when the account has no such document. */
