@@ -7,10 +7,12 @@ export const DocumentIdParams = z.object({
   documentId: z.uuid().meta({ description: 'The document id (UUID)' }),
 });
 
+const UUID = z.uuid();
+
 /** A path id; anything that is not a UUID names nothing, so it is the same 404 as an unknown id. */
 export function pathId(ctx: AppContext, name: string, what: string): string {
   const params = ctx.params as Record<string, string | undefined>;
-  const parsed = z.uuid().safeParse(params[name]);
+  const parsed = UUID.safeParse(params[name]);
   if (!parsed.success) throw AppError.notFound(what);
   return parsed.data;
 }
