@@ -58,7 +58,7 @@ const schema = z.object({
   S3_FORCE_PATH_STYLE: bool.optional(),
   S3_PREFIX: z
     .string()
-    .regex(/^[A-Za-z0-9._\/-]*$/, 'letters, digits, . _ - and /')
+    .regex(/^[A-Za-z0-9._/-]*$/, 'letters, digits, . _ - and /')
     .optional(),
 
   WHATSAPP_PROVIDER: z.enum(['cloud', 'console']).default('console'),

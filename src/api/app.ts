@@ -82,7 +82,7 @@ export function createApp(
   api.use(createDocumentsRouter({ ...deps, storage }, openapi).routes());
   api.use(createDownloadRouter(deps, openapi).routes());
   api.use(createApproversRouter(deps, openapi).routes());
-  api.use(createApprovalRouter(deps).routes());
+  api.use(createApprovalRouter(deps, openapi).routes());
   api.use(createWebhooksRouter(deps, openapi).routes());
 
   app.use(publicApi.routes());
