@@ -9,7 +9,7 @@ import { serializeApprover, serializeDocument } from '../../documents/serialize.
 import { AppError } from '../../errors.ts';
 import { authOf, type AppContext, type AppState } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
-import { IdParams } from '../documents/route-helpers.ts';
+import { IdParams, pathId } from '../documents/route-helpers.ts';
 import type { OpenApiRegistry } from '../openapi/registry.ts';
 import { route } from '../openapi/route.ts';
 import { isoTime, ok } from '../respond.ts';
@@ -118,7 +118,7 @@ export function createApprovalRouter(
       [404, 409, 422],
     ),
     async (ctx) => {
-      const doc = await loadDocument(deps, ctx, ctx.params.id);
+      const doc = await loadDocument(deps, ctx, pathId(ctx, 'id', 'Document'));
       if (doc.status !== 'draft') throw AppError.conflict(closedMessage(doc, 'only a draft can be sent'));
       const approvers = await approversStore(deps.db).listByDocument(doc.id);
       if (approvers.length === 0) {
@@ -159,7 +159,7 @@ export function createApprovalRouter(
       [404, 409],
     ),
     async (ctx) => {
-      const doc = await loadDocument(deps, ctx, ctx.params.id);
+      const doc = await loadDocument(deps, ctx, pathId(ctx, 'id', 'Document'));
       if (doc.status !== 'pending' && doc.status !== 'in_progress') {
         throw AppError.conflict(closedMessage(doc, 'only a pending or in-progress document can be voided'));
       }
@@ -191,7 +191,7 @@ export function createApprovalRouter(
       [404],
     ),
     async (ctx) => {
-      const doc = await loadDocument(deps, ctx, ctx.params.id);
+      const doc = await loadDocument(deps, ctx, pathId(ctx, 'id', 'Document'));
       const approvers = await approversStore(deps.db).listByDocument(doc.id);
       const deliveries = await whatsAppMessagesStore(deps.db).latestStatusForApprovers(
         approvers.map((a) => a.id),
@@ -254,7 +254,7 @@ export function createApprovalRouter(
       ),
     },
     async (ctx) => {
-      const parsed = uuid.safeParse(ctx.params.id);
+      const parsed = uuid.safeParse(pathId(ctx, 'id', 'Approver'));
       const approver = parsed.success
         ? await approversStore(deps.db).findById(authOf(ctx).accountId, parsed.data)
         : undefined;
