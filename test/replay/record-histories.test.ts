@@ -1,8 +1,6 @@
-import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
+import { exportHistory } from '../helpers/histories.ts';
 import {
   createDocument,
   eventually,
@@ -37,24 +35,7 @@ describe.runIf(process.env.RECORD_HISTORIES === '1')('record approval histories'
     await eventually(async () => (await statusOf(h, documentId)).status === final, 20_000);
     const workflowId = `document-${documentId}`;
     await h.service.temporal.client.workflow.getHandle(workflowId).result();
-    // Exported the way an operator would (`temporal workflow show --output json`), which replay reads back.
-    const { stdout } = await promisify(execFile)(
-      inject('temporalCliPath'),
-      [
-        'workflow',
-        'show',
-        '--workflow-id',
-        workflowId,
-        '--address',
-        inject('temporalAddress'),
-        '--output',
-        'json',
-      ],
-      { maxBuffer: 64 * 1024 * 1024 },
-    );
-    const history = JSON.parse(stdout) as { events: unknown[] };
-    expect(history.events.length).toBeGreaterThan(5);
-    await writeFile(path.join(HISTORIES, `${name}.json`), `${JSON.stringify(history, null, 1)}\n`);
+    await exportHistory(workflowId, path.join(HISTORIES, `${name}.json`));
   }
 
   it('sequential, approved (sign, stamp, approve, review)', async () => {

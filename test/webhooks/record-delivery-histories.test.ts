@@ -1,11 +1,9 @@
-import { execFile } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import { createWebhookDispatcher, type WebhookDispatcher } from '../../src/webhooks/dispatch.ts';
 import { webhookDeliveryWorkflowId } from '../../src/workflows/webhooks/definitions.ts';
 import { startWebhookReceiver, type ReceiverStep } from '../fakes/webhook-receiver.ts';
+import { exportHistory } from '../helpers/histories.ts';
 import { startTestService, type TestService } from '../helpers/test-service.ts';
 import { createWebhook, deliveriesOf, insertDocument, recordEvent, settled } from './support.ts';
 
@@ -51,23 +49,7 @@ describe.runIf(process.env.RECORD_HISTORIES === '1')('record webhook delivery hi
     }
     await service.temporal.client.workflow.getHandle(workflowId).result();
     await r.close();
-    const { stdout } = await promisify(execFile)(
-      inject('temporalCliPath'),
-      [
-        'workflow',
-        'show',
-        '--workflow-id',
-        workflowId,
-        '--address',
-        inject('temporalAddress'),
-        '--output',
-        'json',
-      ],
-      { maxBuffer: 64 * 1024 * 1024 },
-    );
-    const history = JSON.parse(stdout) as { events: unknown[] };
-    expect(history.events.length).toBeGreaterThan(5);
-    await writeFile(path.join(HISTORIES, `${name}.json`), `${JSON.stringify(history, null, 1)}\n`);
+    await exportHistory(workflowId, path.join(HISTORIES, `${name}.json`));
   }
 
   it('retried, then delivered, with a second event queued behind', async () => {
