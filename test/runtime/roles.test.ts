@@ -1,0 +1,57 @@
+import { spawn } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { freePort } from '../setup/free-port.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/test-database.ts';
+
+/** `npm run start:api` and `npm run start:worker`: each role starts on configured infrastructure and stops cleanly. */
+let database: TestDatabase;
+beforeAll(async () => {
+  database = await createTestDatabase();
+});
+afterAll(() => database.drop());
+
+async function runRole(role: 'api' | 'worker', env: Record<string, string>) {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', role], {
+    env: { ...process.env, LOG_LEVEL: 'warn', DATA_DIR: inject('dataDir'), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const deadline = Date.now() + 60_000;
+  while (!out.includes('Wathiq is running') && child.exitCode === null && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { child, exited, output: () => out };
+}
+
+describe('separate roles for deployment', () => {
+  it('the worker and the API run as two processes and stop on SIGTERM', async () => {
+    const port = await freePort();
+    const env = {
+      DATABASE_URL: database.url,
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_TASK_QUEUE: `roles-${port}`,
+      PORT: String(port),
+    };
+    const worker = await runRole('worker', env);
+    expect(worker.output()).toMatch(new RegExp(`worker +task queue "roles-${port}"`));
+    const api = await runRole('api', env);
+    expect(api.output()).toContain(`http://localhost:${port}/api/v1`);
+
+    const health = await fetch(`http://127.0.0.1:${port}/api/v1/health`);
+    expect(health.status).toBe(200);
+
+    api.child.kill('SIGTERM');
+    worker.child.kill('SIGTERM');
+    expect(await api.exited).toBe(0);
+    expect(await worker.exited).toBe(0);
+  }, 120_000);
+
+  it('a role without DATABASE_URL and TEMPORAL_ADDRESS refuses to start, naming them', async () => {
+    const { exited, output } = await runRole('worker', { DATABASE_URL: '', TEMPORAL_ADDRESS: '' });
+    expect(await exited).toBe(1);
+    expect(output()).toMatch(/DATABASE_URL and TEMPORAL_ADDRESS/);
+  });
+});
