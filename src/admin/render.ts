@@ -1,5 +1,5 @@
 import type { AdminContext } from './context.ts';
-import type { SafeHtml } from './html.ts';
+import type { SafeHtml } from '../http/html.ts';
 
 export function renderPage(ctx: AdminContext, status: number, page: SafeHtml): void {
   ctx.status = status;

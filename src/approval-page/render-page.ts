@@ -1,4 +1,4 @@
-import { html, trustedHtml, type SafeHtml } from '../admin/html.ts';
+import { html, trustedHtml, type SafeHtml } from '../http/html.ts';
 import type { Approver } from '../db/stores/approvers-store.ts';
 import type { Document } from '../db/stores/documents-store.ts';
 import { STRINGS, type PageLanguage } from './strings.ts';

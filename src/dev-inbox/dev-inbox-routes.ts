@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import Router from '@koa/router';
-import { html } from '../admin/html.ts';
+import { html } from '../http/html.ts';
 import { createApprovalClient } from '../approvals/approval-client.ts';
 import { handleWhatsAppNotification } from '../approvals/whatsapp-inbound.ts';
 import type { AppState } from '../api/context.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { html, trustedHtml } from '../../src/admin/html.ts';
+import { html, trustedHtml } from '../../src/http/html.ts';
 import { LOCALES, MESSAGE_KEYS, translator } from '../../src/admin/i18n.ts';
 import { loginUrl, safeNext } from '../../src/admin/paths.ts';
 import { homePage } from '../../src/admin/views/home-page.ts';

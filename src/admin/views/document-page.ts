@@ -1,5 +1,5 @@
 import type { ApproverSummary, DocumentDetail } from '../../db/stores/admin-overview-store.ts';
-import { html, type SafeHtml } from '../html.ts';
+import { html, type SafeHtml } from '../../http/html.ts';
 import { labelFor } from '../i18n.ts';
 import { ADMIN_PATHS } from '../paths.ts';
 import { approversProgress, statusBadge } from './home-page.ts';

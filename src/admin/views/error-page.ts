@@ -1,4 +1,4 @@
-import { html } from '../html.ts';
+import { html } from '../../http/html.ts';
 import type { MessageKey } from '../i18n.ts';
 import { ADMIN_PATHS } from '../paths.ts';
 import { layout, type PageContext } from './page.ts';

@@ -1,5 +1,5 @@
 import type { DocumentSummary, WebhookSummary } from '../../db/stores/admin-overview-store.ts';
-import { html, type SafeHtml } from '../html.ts';
+import { html, type SafeHtml } from '../../http/html.ts';
 import { formatNumber, labelFor, type Locale } from '../i18n.ts';
 import { ADMIN_PATHS } from '../paths.ts';
 import { layout, time, type PageContext } from './page.ts';

@@ -1,7 +1,7 @@
 import { API_SCOPES, type ApiScope } from '../../auth/api-key-format.ts';
 import type { Plan } from '../../config.ts';
 import type { ApiKey } from '../../db/stores/api-keys-store.ts';
-import { html, type SafeHtml } from '../html.ts';
+import { html, type SafeHtml } from '../../http/html.ts';
 import { formatNumber } from '../i18n.ts';
 import { ADMIN_PATHS } from '../paths.ts';
 import { csrfInput, layout, time, type PageContext } from './page.ts';

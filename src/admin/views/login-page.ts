@@ -1,5 +1,5 @@
 import { CSRF_FIELD } from '../csrf.ts';
-import { html } from '../html.ts';
+import { html } from '../../http/html.ts';
 import { ADMIN_PATHS } from '../paths.ts';
 import { layout, type PageContext } from './page.ts';
 

@@ -2,7 +2,7 @@ import { isoTime } from '../../api/respond.ts';
 import { ASSETS } from '../assets.ts';
 import type { AdminContext } from '../context.ts';
 import { CSRF_FIELD } from '../csrf.ts';
-import { html, type SafeHtml } from '../html.ts';
+import { html, type SafeHtml } from '../../http/html.ts';
 import {
   DIRECTION,
   LANGUAGE_NAME,
