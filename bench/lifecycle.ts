@@ -122,6 +122,7 @@ async function main() {
     env: { ...process.env, ...workerEnv },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  process.once('exit', () => workerProcess.kill('SIGKILL')); // never leave the worker behind
   await new Promise<void>((resolve, reject) => {
     workerProcess.stdout.on('data', (d: Buffer) => {
       if (d.toString().includes('Wathiq is running')) resolve();
