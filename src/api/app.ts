@@ -4,8 +4,6 @@ import { koaBody } from 'koa-body';
 import { createAdminDashboard } from '../admin/dashboard.ts';
 import type { AppState } from './context.ts';
 import type { ApiDeps } from './deps.ts';
-import { createStorage } from '../storage/create-storage.ts';
-import type { Storage } from '../storage/storage.ts';
 import { authenticate } from './middleware/authenticate.ts';
 import { errorHandler } from './middleware/error-handler.ts';
 import { idempotency } from './middleware/idempotency.ts';
@@ -21,6 +19,7 @@ import { createFilesRouter } from './routes/files-routes.ts';
 import { createApprovalRouter } from './routes/approval-routes.ts';
 import { createHealthRouter } from './routes/health-routes.ts';
 import { createWhatsAppWebhookRouter, WHATSAPP_WEBHOOK_PATH } from './routes/whatsapp-webhook-routes.ts';
+import { createApprovalClient } from '../approvals/approval-client.ts';
 import { createApprovalPageRouter } from '../approval-page/approval-page-routes.ts';
 import { createDevInboxRouter } from '../dev-inbox/dev-inbox-routes.ts';
 import { createPingRouter } from './routes/ping-routes.ts';
@@ -33,10 +32,13 @@ const readsOwnBody = (path: string) =>
   path.startsWith('/a/') || path === `${API_PREFIX}${WHATSAPP_WEBHOOK_PATH}` || path.startsWith('/dev/inbox');
 
 /** Builds the Koa app from its dependencies; no module-level state, so tests can build as many as they like. */
-export function createApp(
-  deps: ApiDeps & { storage?: Storage; webhookResolve?: ResolveHost },
-): Koa<AppState> {
-  const storage = deps.storage ?? createStorage(deps.config);
+export function createApp(apiDeps: ApiDeps & { webhookResolve?: ResolveHost }): Koa<AppState> {
+  // One door into the approval workflows, shared by the API, the approval page, WhatsApp and the dev inbox.
+  const approvals = createApprovalClient({
+    client: apiDeps.temporal.client,
+    taskQueue: apiDeps.config.temporal.taskQueue,
+  });
+  const deps = { ...apiDeps, approvals };
   // Routers add their operations as they mount them; GET /openapi.json renders the result.
   const openapi = new OpenApiRegistry();
   registerCoreOperations(openapi);
@@ -62,7 +64,7 @@ export function createApp(
   });
 
   app.use(createApprovalPageRouter(deps).routes());
-  app.use(createFilesRouter({ ...deps, storage }).routes());
+  app.use(createFilesRouter(deps).routes());
   if (deps.config.whatsapp.provider === 'console' && deps.config.env !== 'production') {
     app.use(createDevInboxRouter(deps).routes());
   }
@@ -79,7 +81,7 @@ export function createApp(
   api.use(rateLimit({ limiter: deps.rateLimiter, plans: deps.config.plans }));
   api.use(idempotency(deps));
   api.use(createPingRouter(deps).routes());
-  api.use(createDocumentsRouter({ ...deps, storage }, openapi).routes());
+  api.use(createDocumentsRouter(deps, openapi).routes());
   api.use(createDownloadRouter(deps, openapi).routes());
   api.use(createApproversRouter(deps, openapi).routes());
   api.use(createApprovalRouter(deps, openapi).routes());

@@ -6,7 +6,7 @@ import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import Router from '@koa/router';
 import { z } from 'zod';
-import { ApprovalRefused, createApprovalClient } from '../approvals/approval-client.ts';
+import { ApprovalRefused, type ApprovalClient } from '../approvals/approval-client.ts';
 import type { AppContext, AppState } from '../api/context.ts';
 import type { ApiDeps } from '../api/deps.ts';
 import { parseJson, readRawBody } from '../api/raw-body.ts';
@@ -15,7 +15,6 @@ import { accountsStore } from '../db/stores/accounts-store.ts';
 import { approversStore, type Approver } from '../db/stores/approvers-store.ts';
 import { documentsStore, type Document } from '../db/stores/documents-store.ts';
 import { AppError } from '../errors.ts';
-import type { Storage } from '../storage/storage.ts';
 import { languageFor } from '../whatsapp/index.ts';
 import type { ActionEvidence } from '../workflows/approval/definitions.ts';
 import { decodePngDataUrl } from './images.ts';
@@ -83,13 +82,10 @@ function unusable(r: Resolved | undefined): Unusable | undefined {
  * unusable (410) once they acted or the document left pending/in_progress.
  */
 export function createApprovalPageRouter(
-  deps: Pick<ApiDeps, 'db' | 'temporal' | 'config' | 'logger'> & { storage: Storage },
+  deps: Pick<ApiDeps, 'db' | 'config' | 'logger' | 'storage'> & { approvals: ApprovalClient },
 ): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/a' });
-  const approvals = createApprovalClient({
-    client: deps.temporal.client,
-    taskQueue: deps.config.temporal.taskQueue,
-  });
+  const { approvals } = deps;
 
   async function resolve(token: string | undefined): Promise<Resolved | undefined> {
     if (!token || !TOKEN.test(token)) return undefined;

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import Router from '@koa/router';
 import { html } from '../http/html.ts';
-import { createApprovalClient } from '../approvals/approval-client.ts';
+import type { ApprovalClient } from '../approvals/approval-client.ts';
 import { handleWhatsAppNotification } from '../approvals/whatsapp-inbound.ts';
 import type { AppState } from '../api/context.ts';
 import type { ApiDeps } from '../api/deps.ts';
@@ -21,13 +21,10 @@ interface StoredPayload {
  * as a real WhatsApp button reply, so one person can play every approver from one browser.
  */
 export function createDevInboxRouter(
-  deps: Pick<ApiDeps, 'db' | 'temporal' | 'config' | 'logger'>,
+  deps: Pick<ApiDeps, 'db' | 'config' | 'logger'> & { approvals: ApprovalClient },
 ): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/dev/inbox' });
-  const approvals = createApprovalClient({
-    client: deps.temporal.client,
-    taskQueue: deps.config.temporal.taskQueue,
-  });
+  const { approvals } = deps;
 
   router.get('/', async (ctx) => {
     const messages = await whatsAppMessagesStore(deps.db).listOutbox({ limit: 100 });

@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import { z } from 'zod';
-import { ApprovalRefused, createApprovalClient } from '../../approvals/approval-client.ts';
+import { ApprovalRefused, type ApprovalClient } from '../../approvals/approval-client.ts';
 import { approversStore } from '../../db/stores/approvers-store.ts';
 import { documentsStore, type Document } from '../../db/stores/documents-store.ts';
 import { whatsAppMessagesStore } from '../../db/stores/whatsapp-messages-store.ts';
@@ -70,19 +70,16 @@ const closedMessage = (doc: Document, action: string) => `Document is ${doc.stat
  * workflow; the answer is read from PostgreSQL after the workflow's update has written it.
  */
 export function createApprovalRouter(
-  deps: Pick<ApiDeps, 'db' | 'temporal' | 'config'>,
+  deps: Pick<ApiDeps, 'db'> & { approvals: ApprovalClient },
   openapi: OpenApiRegistry,
 ): Router<AppState> {
   const router = new Router<AppState>();
-  const approvals = createApprovalClient({
-    client: deps.temporal.client,
-    taskQueue: deps.config.temporal.taskQueue,
-  });
-  const documentView = async (doc: Document) =>
-    serializeDocument(
-      (await documentsStore(deps.db).findByIdUnscoped(doc.id)) ?? doc,
-      await approversStore(deps.db).listByDocument(doc.id),
-    );
+  const { approvals } = deps;
+  /** The document as the update left it (the update returns after its activity wrote the read model). */
+  const documentView = async (doc: Document) => {
+    const current = await documentsStore(deps.db).findWithApprovers(doc.accountId, doc.id);
+    return current ? serializeDocument(current.document, current.approvers) : serializeDocument(doc, []);
+  };
 
   const documentOperation = (
     method: 'get' | 'post',

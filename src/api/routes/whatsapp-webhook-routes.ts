@@ -1,5 +1,5 @@
 import Router from '@koa/router';
-import { createApprovalClient } from '../../approvals/approval-client.ts';
+import type { ApprovalClient } from '../../approvals/approval-client.ts';
 import { handleWhatsAppNotification } from '../../approvals/whatsapp-inbound.ts';
 import { AppError } from '../../errors.ts';
 import { parseNotification, verifyHandshake, verifyMetaSignature } from '../../whatsapp/index.ts';
@@ -15,13 +15,10 @@ const MAX_NOTIFICATION_BYTES = 1024 * 1024;
  * X-Hub-Signature-256 over the raw bytes. Public: Meta does not send our API keys.
  */
 export function createWhatsAppWebhookRouter(
-  deps: Pick<ApiDeps, 'db' | 'temporal' | 'config' | 'logger'>,
+  deps: Pick<ApiDeps, 'db' | 'config' | 'logger'> & { approvals: ApprovalClient },
 ): Router<AppState> {
   const router = new Router<AppState>();
-  const approvals = createApprovalClient({
-    client: deps.temporal.client,
-    taskQueue: deps.config.temporal.taskQueue,
-  });
+  const { approvals } = deps;
   const { appSecret, verifyToken } = deps.config.whatsapp;
 
   router.get(WHATSAPP_WEBHOOK_PATH, (ctx) => {
