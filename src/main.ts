@@ -8,7 +8,7 @@ import { provideInfrastructure } from './runtime/infrastructure.ts';
 import { createSigner } from './pdf/sign/signer.ts';
 import { createRateLimiter } from './runtime/rate-limiter-factory.ts';
 import { createStorage } from './storage/create-storage.ts';
-import { createWorkerDeps } from './runtime/worker-deps.ts';
+import { createWorkerDeps, signerOptions } from './runtime/worker-deps.ts';
 import { createTemporalClient } from './temporal/client.ts';
 import { installTemporalRuntime } from './temporal/runtime.ts';
 import { ensureSearchAttributes } from './temporal/search-attributes-setup.ts';
@@ -97,12 +97,7 @@ async function runWorker(
 ): Promise<string> {
   if (config.env === 'production') {
     // A certificate that cannot sign would fail every approved document for good: refuse to start instead.
-    await createSigner({
-      p12Path: config.signing.p12Path,
-      p12Password: config.signing.p12Password,
-      devCertDir: config.signing.devCertDir,
-      production: true,
-    });
+    await createSigner(signerOptions(config));
   }
   const connection = await connectWorker(address);
   const worker = await createWorker({

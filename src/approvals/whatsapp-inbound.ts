@@ -73,12 +73,8 @@ export async function handleWhatsAppNotification(
       outcome('wrong_phone');
       continue;
     }
-    const expected = approver.actionType === 'review_only' ? 'review' : 'approve';
-    if (
-      button.action !== 'reject' &&
-      (button.action !== expected ||
-        (approver.actionType !== 'approve_only' && approver.actionType !== 'review_only'))
-    ) {
+    const completes = { approve: 'approve_only', review: 'review_only', reject: undefined }[button.action];
+    if (completes && completes !== approver.actionType) {
       // Signing and stamping happen on the approval page; a stray or forged button cannot complete them.
       outcome('wrong_button', `${button.action} for a ${approver.actionType} approver`);
       continue;

@@ -2,12 +2,21 @@ import { createFinalizer, signerOnce } from '../activities/finalize-document-act
 import type { ActivityDeps } from '../activities/index.ts';
 import { activityTemporalClient } from '../activities/webhook-activities.ts';
 import type { Config } from '../config.ts';
+import type { CreateSignerOptions } from '../pdf/sign/signer.ts';
 import type { Knex } from '../db/knex.ts';
 import type { Logger } from '../logger.ts';
 import { createStorage } from '../storage/create-storage.ts';
 import { createWebhookDispatcher } from '../webhooks/dispatch.ts';
 import type { ResolveHost } from '../webhooks/ssrf-guard.ts';
 import { createWhatsAppProvider, type WhatsAppProvider } from '../whatsapp/index.ts';
+
+/** The signing certificate the worker uses, from config (the PKCS#12, or the development certificate). */
+export const signerOptions = (config: Config): CreateSignerOptions => ({
+  p12Path: config.signing.p12Path,
+  p12Password: config.signing.p12Password,
+  devCertDir: config.signing.devCertDir,
+  production: config.env === 'production',
+});
 
 /** Everything the worker's activities need, built from config: one place for main, tests and benchmarks. */
 export function createWorkerDeps(
@@ -26,12 +35,7 @@ export function createWorkerDeps(
   });
   const storage = createStorage(config);
   // One signer per worker: the PKCS#12 (or the development certificate) is read once, on first use.
-  const signer = signerOnce({
-    p12Path: config.signing.p12Path,
-    p12Password: config.signing.p12Password,
-    devCertDir: config.signing.devCertDir,
-    production: config.env === 'production',
-  });
+  const signer = signerOnce(signerOptions(config));
   return {
     db,
     logger,
