@@ -89,6 +89,8 @@ const schema = z.object({
   SIGNING_P12_PATH: optionalString,
   SIGNING_P12_PASSWORD: z.string().optional(),
   TSA_URL: z.url({ protocol: /^https?$/ }).optional(),
+  // Approver images (approval page upload and final PDF)
+  MAX_IMAGE_SIDE_PX: z.coerce.number().int().min(16).max(8192).default(4096),
 });
 
 export type Env = z.input<typeof schema>;
@@ -126,6 +128,10 @@ export interface Config {
     devCertDir: string;
     /** RFC 3161 time-stamp authority; adds a signature time-stamp (PAdES B-T). */
     tsaUrl?: string;
+  };
+  images: {
+    /** Largest width and height of a signature or stamp image, checked at upload and again when decoding. */
+    maxSidePx: number;
   };
 }
 
@@ -215,6 +221,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       devCertDir: path.join(path.resolve(e.DATA_DIR), 'signing'),
       tsaUrl: e.TSA_URL,
     },
+    images: { maxSidePx: e.MAX_IMAGE_SIDE_PX },
   };
 }
 

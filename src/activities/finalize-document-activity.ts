@@ -35,6 +35,8 @@ export interface FinalizerDeps {
   signer: () => Promise<Signer>;
   publicBaseUrl: string;
   tsaUrl?: string;
+  /** MAX_IMAGE_SIDE_PX: the same cap the approval page checked images against; default 4096. */
+  maxImageSidePx?: number;
 }
 
 /** What finalization hands back to the approval activity. */
@@ -89,9 +91,15 @@ export function createFinalizer(deps: FinalizerDeps): (documentId: string) => Pr
 
       const input = await loadFinalizeInput(db, storage, record);
       const result = await finalizeWithFallback(
-        { ...input, signer: await deps.signer(), options: { tsaUrl: deps.tsaUrl } },
+        {
+          ...input,
+          signer: await deps.signer(),
+          options: { tsaUrl: deps.tsaUrl, maxImageSidePx: deps.maxImageSidePx },
+        },
         deps.logger,
       );
+      for (const warning of result.warnings)
+        deps.logger.warn({ documentId, reference: doc.reference }, warning);
       const stored = await storage.put(key, Readable.from([result.pdf]), { contentType: 'application/pdf' });
       if (stored.sha256 !== result.sha256) {
         throw new Error(`storage kept other bytes than were written under ${key}`); // retryable

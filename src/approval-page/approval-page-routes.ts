@@ -17,7 +17,7 @@ import { documentsStore, type Document } from '../db/stores/documents-store.ts';
 import { AppError } from '../errors.ts';
 import { languageFor } from '../whatsapp/index.ts';
 import type { ActionEvidence } from '../workflows/approval/definitions.ts';
-import { decodePngDataUrl } from './images.ts';
+import { readImageField } from './images.ts';
 import { renderApprovalPage, renderClosedPage } from './render-page.ts';
 import { STRINGS, type PageLanguage } from './strings.ts';
 
@@ -207,16 +207,22 @@ export function createApprovalPageRouter(
     const r = await resolveForAction(ctx.params.token);
     const body = parseBody(CompleteBody, parseJson(await readRawBody(ctx.req, MAX_BODY)));
     const evidence = evidenceOf(ctx);
+    // Image problems are the approver's to fix, so they are told in the page's language.
+    const images = {
+      strings: STRINGS[language(ctx, r.approver)],
+      limits: { maxSidePx: deps.config.images.maxSidePx },
+    };
     let image: Buffer | undefined;
     if (r.approver.actionType === 'sign') {
-      if (body.signature_png !== undefined) image = decodePngDataUrl('signature_png', body.signature_png);
+      if (body.signature_png !== undefined)
+        image = await readImageField('signature_png', body.signature_png, images);
       else if (body.typed_name) evidence.typedName = body.typed_name;
       else
         throw AppError.validation({
           signature_png: ['Draw a signature (signature_png) or type your name (typed_name)'],
         });
     } else if (r.approver.actionType === 'stamp') {
-      if (body.stamp_png !== undefined) image = decodePngDataUrl('stamp_png', body.stamp_png);
+      if (body.stamp_png !== undefined) image = await readImageField('stamp_png', body.stamp_png, images);
       else if (body.generated_seal === true) evidence.generatedSeal = true;
       else
         throw AppError.validation({

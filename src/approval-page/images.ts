@@ -1,32 +1,35 @@
 import { AppError } from '../errors.ts';
+import { type PngLimits, PngError, validatePng } from '../images/png.ts';
+import type { PageStrings } from './strings.ts';
 
 /** Largest signature or stamp image accepted from the approval page. */
 export const MAX_IMAGE_BYTES = 2 * 1024 * 1024;
-const PNG_MAGIC = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-const MAX_SIDE = 4000;
+
+export type ImageField = 'signature_png' | 'stamp_png';
 
 /**
- * Decodes `data:image/png;base64,...` into PNG bytes, refusing anything that is not a sane PNG: the final PDF
- * embeds these bytes, so they are checked here, where the approver can still fix them.
+ * Decodes `data:image/png;base64,...` into PNG bytes and checks the image completely (src/images/png.ts): the
+ * final PDF embeds these bytes once every approver has acted, so anything wrong with them is said here, where
+ * the approver can still draw or choose the image again — in the page's language (422).
  */
-export function decodePngDataUrl(field: string, value: unknown): Buffer {
+export async function readImageField(
+  field: ImageField,
+  value: unknown,
+  input: { strings: PageStrings; limits: PngLimits },
+): Promise<Buffer> {
+  const said = input.strings.images[field === 'signature_png' ? 'signature' : 'stamp'];
   const fail = (message: string) => AppError.validation({ [field]: [message] });
-  if (typeof value !== 'string') throw fail('must be a data URL of a PNG image (data:image/png;base64,...)');
-  const match = /^data:image\/png;base64,([A-Za-z0-9+/=\s]+)$/.exec(value);
-  if (!match?.[1]) throw fail('must be a data URL of a PNG image (data:image/png;base64,...)');
+  const match = typeof value === 'string' ? /^data:image\/png;base64,([A-Za-z0-9+/=\s]+)$/.exec(value) : null;
+  if (!match?.[1]) throw fail(said.notPng);
   const bytes = Buffer.from(match[1], 'base64');
-  if (bytes.length > MAX_IMAGE_BYTES) throw fail(`must be at most ${MAX_IMAGE_BYTES / 1024 / 1024} MB`);
-  if (
-    bytes.length < 33 ||
-    !bytes.subarray(0, 8).equals(PNG_MAGIC) ||
-    bytes.toString('latin1', 12, 16) !== 'IHDR'
-  ) {
-    throw fail('is not a PNG image');
-  }
-  const width = bytes.readUInt32BE(16);
-  const height = bytes.readUInt32BE(20);
-  if (width < 1 || height < 1 || width > MAX_SIDE || height > MAX_SIDE) {
-    throw fail(`must be between 1×1 and ${MAX_SIDE}×${MAX_SIDE} pixels`);
+  if (bytes.length > MAX_IMAGE_BYTES) throw fail(said.tooManyBytes(MAX_IMAGE_BYTES / 1024 / 1024));
+  try {
+    await validatePng(bytes, input.limits);
+  } catch (err) {
+    if (!(err instanceof PngError)) throw err;
+    if (err.problem === 'not_png') throw fail(said.notPng);
+    if (err.problem === 'too_large') throw fail(said.tooLarge(input.limits.maxSidePx));
+    throw fail(said.damaged);
   }
   return bytes;
 }

@@ -107,6 +107,7 @@ export function renderApprovalPage(input: {
 
   const data = {
     base,
+    lang,
     assets: ASSETS,
     actionType: action,
     strings: { ...t.errors, doneCompleted: t.doneCompleted, doneRejected: t.doneRejected, pages: t.pages },

@@ -42,6 +42,23 @@ const en = {
     conflict: 'It is not your turn yet. You will get a message when it is.',
     generic: 'Something went wrong. Please try again.',
   },
+  /** Why an image sent to POST /a/{token}/complete was refused (422). */
+  images: {
+    signature: {
+      notPng: 'The signature must be a PNG image; draw it again.',
+      damaged: 'The signature image is damaged; draw it again.',
+      tooLarge: (max: number) =>
+        `The signature image is too large (at most ${max} × ${max} pixels); draw it again.`,
+      tooManyBytes: (mb: number) => `The signature image is larger than ${mb} MB; draw it again.`,
+    },
+    stamp: {
+      notPng: 'The stamp must be a PNG image; choose it again.',
+      damaged: 'The stamp image is damaged; choose it again or use the generated seal.',
+      tooLarge: (max: number) =>
+        `The stamp image is too large (at most ${max} × ${max} pixels); choose a smaller one.`,
+      tooManyBytes: (mb: number) => `The stamp image is larger than ${mb} MB; choose a smaller one.`,
+    },
+  },
   closed: {
     already_acted: 'You have already acted on this document.',
     document_closed: 'This document is no longer open for approval',
@@ -83,6 +100,20 @@ const ar: typeof en = {
     gone: 'لم يعد بالإمكان استخدام هذا الرابط.',
     conflict: 'لم يحن دورك بعد. ستصلك رسالة عندما يحين.',
     generic: 'حدث خطأ ما. حاول مرة أخرى.',
+  },
+  images: {
+    signature: {
+      notPng: 'يجب أن يكون التوقيع صورة PNG؛ ارسمه مرة أخرى.',
+      damaged: 'صورة التوقيع تالفة؛ ارسمه مرة أخرى.',
+      tooLarge: (max: number) => `صورة التوقيع كبيرة جدًا (الحد الأقصى ${max} × ${max} بكسل)؛ ارسمه مرة أخرى.`,
+      tooManyBytes: (mb: number) => `حجم صورة التوقيع أكبر من ${mb} ميغابايت؛ ارسمه مرة أخرى.`,
+    },
+    stamp: {
+      notPng: 'يجب أن يكون الختم صورة PNG؛ اخترها مرة أخرى.',
+      damaged: 'صورة الختم تالفة؛ اخترها مرة أخرى أو استخدم الختم المُنشأ.',
+      tooLarge: (max: number) => `صورة الختم كبيرة جدًا (الحد الأقصى ${max} × ${max} بكسل)؛ اختر صورة أصغر.`,
+      tooManyBytes: (mb: number) => `حجم صورة الختم أكبر من ${mb} ميغابايت؛ اختر صورة أصغر.`,
+    },
   },
   closed: {
     already_acted: 'لقد اتخذت إجراءً على هذا المستند مسبقًا.',

@@ -45,7 +45,7 @@ export async function finalizeDocument(input: FinalizeInput): Promise<FinalizeRe
   const inspection = inspectLoaded(revision.doc);
   if (!inspection.ok) throw new FinalizeError('original_refused', inspection.reason);
 
-  const { pageCount } = await composeInto(revision, input);
+  const { pageCount, warnings } = await composeInto(revision, input);
   const pdf = await writeSigned(revision, {
     signer: input.signer,
     signingTime: input.options?.now ?? input.document.completedAt,
@@ -53,5 +53,5 @@ export async function finalizeDocument(input: FinalizeInput): Promise<FinalizeRe
     tsaTimeoutMs: input.options?.tsaTimeoutMs,
     reason: `${input.document.reference}: approved by all approvers (Wathiq)`,
   });
-  return { pdf, sha256: createHash('sha256').update(pdf).digest('hex'), pageCount };
+  return { pdf, sha256: createHash('sha256').update(pdf).digest('hex'), pageCount, warnings };
 }

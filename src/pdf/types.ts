@@ -67,6 +67,8 @@ export interface FinalizeInput {
     tsaTimeoutMs?: number;
     /** The signing time written into the signature dictionary; defaults to document.completedAt. */
     now?: Date;
+    /** Largest width and height of a signature or stamp image (MAX_IMAGE_SIDE_PX); default 4096. */
+    maxImageSidePx?: number;
   };
 }
 
@@ -74,4 +76,6 @@ export interface FinalizeResult {
   pdf: Buffer;
   sha256: string;
   pageCount: number;
+  /** What was made differently from the input (an unreadable image drawn as the name), for the log. */
+  warnings: string[];
 }

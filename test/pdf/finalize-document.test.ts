@@ -10,6 +10,7 @@ import { OID } from '../../src/pdf/sign/cms.ts';
 import { tstInfo } from '../../src/pdf/sign/timestamp.ts';
 import type { FinalizeApprover, FinalizeInput } from '../../src/pdf/types.ts';
 import { readFixture } from '../fixtures/pdf/generate.ts';
+import { chunk, deflatedZeros, ihdr, pngOf } from '../helpers/png.ts';
 import { pageCount, pageText, pdfsig, qpdfCheck, renderPage } from './helpers/pdf-tools.ts';
 import { type TestPki, createTestPki } from './helpers/pki.ts';
 import { sampleApprovers, sampleInput } from './helpers/sample-input.ts';
@@ -216,6 +217,48 @@ describe('finalizeDocument', () => {
     expect(pageText(file, 3)).toContain(approvers[0]?.nameEn);
     renderPage(file, 3, path.join(ARTIFACTS, 'placement-rotated-90'), 60);
     renderPage(file, 5, path.join(ARTIFACTS, 'placement-rotated-270'), 60);
+  });
+
+  it('draws the name with a note in place of an image it cannot read, and says so on the certificate', async () => {
+    // Images stored before uploads were checked completely: a drawn signature with a damaged chunk (placed on
+    // page 1) and a stamp that is a decompression bomb. Neither fails the document.
+    const approvers = sampleApprovers(5);
+    const signer = approvers[0]!;
+    const stamper = approvers[4]!;
+    const damaged = Buffer.from(signer.signaturePng!);
+    const idat = damaged.indexOf('IDAT');
+    damaged[idat + 10] = (damaged[idat + 10] as number) ^ 0xff;
+    signer.signaturePng = damaged;
+    signer.placement = { page: 1, x: 60, y: 80, width: 180 };
+    stamper.stampPng = pngOf(ihdr(1, 1), chunk('IDAT', await deflatedZeros(20 * 1024 * 1024)), chunk('IEND'));
+
+    const { result, file } = await finalizeToFile(
+      'unreadable-images',
+      sampleInput(original, pki.signer, approvers),
+    );
+    expect(result.warnings).toEqual([
+      `The sign image of ${signer.nameEn} could not be read (IDAT chunk fails its CRC); their name is shown instead.`,
+      `The stamp image of ${stamper.nameEn} could not be read (the image data inflates past the 5 bytes its header implies); their name is shown instead.`,
+    ]);
+    expect(pdfsig(file, pki.nssDir).signatures[0]).toMatchObject({ valid: true, total: true, trusted: true });
+    expect(qpdfCheck(file).clean).toBe(true);
+    const page1 = pageText(file, 1);
+    expect(page1).toContain(signer.nameEn);
+    expect(page1).toContain('Signature image unreadable; name shown');
+    const [boxes] = signaturesPages(file, result.pageCount);
+    expect(pageText(file, boxes!)).toContain('Stamp image unreadable; name shown');
+    const certificate = certificatePages(file, result.pageCount)
+      .map((p) => pageText(file, p))
+      .join('\n')
+      .replace(/\s+/g, ' ');
+    expect(certificate).toContain(
+      'Signed (drawn signature; the image could not be read, so the name is shown in its place)',
+    );
+    expect(certificate).toContain(
+      'Stamped (uploaded stamp; the image could not be read, so the name is shown in its place)',
+    );
+    renderPage(file, 1, path.join(ARTIFACTS, 'unreadable-signature-placed'), 80);
+    renderPage(file, boxes!, path.join(ARTIFACTS, 'unreadable-stamp-box'), 80);
   });
 
   it('refuses a placement outside the page, and a changed original', async () => {

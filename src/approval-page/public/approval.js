@@ -99,7 +99,8 @@ function showError(message) {
 }
 
 async function post(path, body) {
-  const res = await fetch(`${data.base}/${path}`, {
+  // The page's language goes along, so a refusal (a damaged image, say) is explained in it.
+  const res = await fetch(`${data.base}/${path}?lang=${data.lang}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'application/json' },
     body: JSON.stringify(body),
@@ -160,8 +161,16 @@ $('approve-form').addEventListener('submit', async (e) => {
   $('submit-action').disabled = true;
   const result = await post('complete', body);
   $('submit-action').disabled = false;
-  if (result.status === 200) finish(data.strings.doneCompleted);
-  else showError(explain(result));
+  if (result.status === 200) return finish(data.strings.doneCompleted);
+  showError(explain(result));
+  // A refused image is to be drawn or chosen again: start from an empty pad or no chosen file.
+  const refused = result.status === 422 ? (result.payload?.error?.details ?? {}) : {};
+  if (refused.signature_png) pad?.clear();
+  if (refused.stamp_png) {
+    stampPng = undefined;
+    $('stamp-preview').hidden = true;
+    $('stamp-file').value = '';
+  }
 });
 
 $('reject-form').addEventListener('submit', async (e) => {

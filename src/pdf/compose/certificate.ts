@@ -43,6 +43,8 @@ export interface CertificateData {
   document: FinalizeDocumentInfo;
   approvers: readonly FinalizeApprover[];
   originalPageCount: number;
+  /** Approvers whose image could not be read: their name was drawn instead, and the certificate says so. */
+  unreadableImages?: ReadonlySet<FinalizeApprover>;
 }
 
 /**
@@ -54,7 +56,9 @@ export interface CertificateData {
 export function layoutCertificate(typesetter: Typesetter, data: CertificateData): CertificatePages {
   const blocks = [
     documentBlock(data),
-    ...data.approvers.map((a, i) => approverBlock(a, i, data.approvers.length)),
+    ...data.approvers.map((a, i) =>
+      approverBlock(a, i, data.approvers.length, data.unreadableImages?.has(a) ?? false),
+    ),
   ];
   const pages: PageCanvas[] = [];
   let canvas = newPage(typesetter, pages, true);
@@ -148,9 +152,9 @@ function documentBlock(data: CertificateData): Block {
   };
 }
 
-function approverBlock(a: FinalizeApprover, index: number, total: number): Block {
+function approverBlock(a: FinalizeApprover, index: number, total: number, unreadableImage: boolean): Block {
   const action = ACTION_LABEL[a.actionType];
-  const did = outcome(a);
+  const did = outcome(a, unreadableImage);
   const channel = CHANNEL_LABEL[a.channel];
   const rows: Row[] = [
     { label: LABELS.name, values: [a.nameEn, a.nameAr] },

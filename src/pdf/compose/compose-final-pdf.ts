@@ -5,7 +5,8 @@ import { type PdfRevision, openRevision } from '../writer/pdf-revision.ts';
 import { writeIncrement } from '../writer/write-increment.ts';
 import { PageCanvas, type Typesetter } from './canvas.ts';
 import { layoutCertificate } from './certificate.ts';
-import { type EmbeddedImage, FinalizeInputError, drawMark, embedPng, markAspect } from './marks.ts';
+import { DEFAULT_MAX_IMAGE_SIDE_PX, PngError } from '../../images/png.ts';
+import { FinalizeInputError, type MarkImage, UNREADABLE, drawMark, embedPng, markAspect } from './marks.ts';
 import { appendPage, displaySize, displayToUserMatrix, overlayOnPage, pageGeometry } from './pages.ts';
 import { type SignatureBox, layoutSignaturePages } from './signatures.ts';
 import { formatUtc } from './wording.ts';
@@ -13,6 +14,10 @@ import { formatUtc } from './wording.ts';
 export interface ComposeInput {
   document: FinalizeDocumentInfo;
   approvers: readonly FinalizeApprover[];
+  options?: {
+    /** Largest width and height of a signature or stamp image (MAX_IMAGE_SIDE_PX); default 4096. */
+    maxImageSidePx?: number;
+  };
 }
 
 /** Approvers in their order (ties keep the order given). */
@@ -31,7 +36,7 @@ export function orderedApprovers(approvers: readonly FinalizeApprover[]): Finali
 export async function composeInto(
   revision: PdfRevision,
   input: ComposeInput,
-): Promise<{ pageCount: number }> {
+): Promise<{ pageCount: number; warnings: string[] }> {
   const { context, doc } = revision;
   const typesetter: Typesetter = { fontSet: await loadFontSet(), pdfFonts: new PdfFonts(context) };
   const originalPages = doc.getPages();
@@ -41,11 +46,26 @@ export async function composeInto(
   const marked = approvers.filter(
     (a) => a.status === 'completed' && (a.actionType === 'sign' || a.actionType === 'stamp'),
   );
-  const images = new Map<FinalizeApprover, EmbeddedImage | undefined>();
+  // An image the reader refuses was stored before uploads were checked completely (or was damaged since).
+  // Failing here would strand a document every approver has acted on, and retrying cannot change the bytes: the
+  // approver's name is drawn in its place with a note saying so, here and on the certificate.
+  const limits = { maxSidePx: input.options?.maxImageSidePx ?? DEFAULT_MAX_IMAGE_SIDE_PX };
+  const images = new Map<FinalizeApprover, MarkImage>();
+  const warnings: string[] = [];
   for (const a of marked) {
     const png = a.actionType === 'sign' ? a.signaturePng : a.stampPng;
-    images.set(a, png && png.length > 0 ? await embedPng(context, png, a.nameEn) : undefined);
+    if (!png || png.length === 0) continue;
+    try {
+      images.set(a, embedPng(context, png, limits));
+    } catch (err) {
+      if (!(err instanceof PngError)) throw err;
+      images.set(a, UNREADABLE);
+      warnings.push(
+        `The ${a.actionType} image of ${a.nameEn} could not be read (${err.message}); their name is shown instead.`,
+      );
+    }
   }
+  const unreadable = new Set([...images].filter(([, image]) => image === UNREADABLE).map(([a]) => a));
 
   // Placements, grouped by page so each page gets one overlay.
   const byPage = new Map<number, FinalizeApprover[]>();
@@ -111,12 +131,13 @@ export async function composeInto(
     document: input.document,
     approvers,
     originalPageCount: originalPages.length,
+    unreadableImages: unreadable,
   });
   const pageCount = originalPages.length + signaturePages.length + certificate.canvases.length;
   certificate.finishFooters(originalPages.length + signaturePages.length + 1, pageCount);
   for (const c of [...signaturePages, ...certificate.canvases]) appendPage(revision, c);
   typesetter.pdfFonts.finish();
-  return { pageCount };
+  return { pageCount, warnings };
 }
 
 /**
@@ -126,8 +147,8 @@ export async function composeInto(
 export async function composeFinalPdf(
   original: Uint8Array,
   input: ComposeInput,
-): Promise<{ pdf: Buffer; pageCount: number }> {
+): Promise<{ pdf: Buffer; pageCount: number; warnings: string[] }> {
   const revision = await openRevision(original);
-  const { pageCount } = await composeInto(revision, input);
-  return { pdf: writeIncrement(revision).pdf, pageCount };
+  const { pageCount, warnings } = await composeInto(revision, input);
+  return { pdf: writeIncrement(revision).pdf, pageCount, warnings };
 }

@@ -1,4 +1,5 @@
-import { PngEmbedder, type PDFContext, type PDFRef } from 'pdf-lib';
+import type { PDFContext, PDFRef } from 'pdf-lib';
+import type { PngLimits } from '../../images/png.ts';
 import type { FinalizeApprover } from '../types.ts';
 import { type PageCanvas, type Rgb, num } from './canvas.ts';
 import { decodePng, embedDecodedPng } from './png.ts';
@@ -6,7 +7,7 @@ import { ltr } from './wording.ts';
 
 export class FinalizeInputError extends Error {
   constructor(
-    readonly code: 'invalid_image' | 'invalid_placement' | 'missing_mark',
+    readonly code: 'invalid_placement' | 'missing_mark',
     message: string,
   ) {
     super(message);
@@ -20,40 +21,43 @@ export interface EmbeddedImage {
   height: number;
 }
 
-const PNG_MAGIC = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+/** An approver's image that the reader refused (stored before upload checks were complete, or since damaged). */
+export const UNREADABLE = 'unreadable';
+export type MarkImage = EmbeddedImage | typeof UNREADABLE | undefined;
 
-export async function embedPng(context: PDFContext, png: Uint8Array, who: string): Promise<EmbeddedImage> {
-  if (png.length < 8 || !Buffer.from(png.subarray(0, 8)).equals(PNG_MAGIC)) {
-    throw new FinalizeInputError('invalid_image', `The image of ${who} is not a PNG.`);
-  }
-  try {
-    const decoded = decodePng(png);
-    if (decoded)
-      return { ref: embedDecodedPng(context, decoded), width: decoded.width, height: decoded.height };
-    // Interlaced or low bit depth: pdf-lib's (slower) decoder handles those.
-    const embedder = await PngEmbedder.for(png);
-    const ref = await embedder.embedIntoContext(context, context.nextRef());
-    return { ref, width: embedder.width, height: embedder.height };
-  } catch {
-    throw new FinalizeInputError('invalid_image', `The image of ${who} could not be decoded.`);
-  }
+/** Embeds a signature or stamp PNG; throws a PngError for an image the approval page's check would refuse. */
+export function embedPng(context: PDFContext, png: Uint8Array, limits: PngLimits): EmbeddedImage {
+  const decoded = decodePng(png, limits);
+  return { ref: embedDecodedPng(context, decoded), width: decoded.width, height: decoded.height };
 }
 
 /** Aspect ratio (height / width) of an approver's mark, so a placement knows its height from its width. */
-export function markAspect(approver: FinalizeApprover, image: EmbeddedImage | undefined): number {
+export function markAspect(approver: FinalizeApprover, image: MarkImage): number {
+  if (image === UNREADABLE) return NAME_ASPECT + 0.1; // the name, and a note under it
   if (image) return image.height / image.width;
   if (approver.actionType === 'stamp') return 1; // generated seal
-  return 0.35; // typed name
+  return NAME_ASPECT; // typed name
 }
 
+const NAME_ASPECT = 0.35;
 const INK: Rgb = [0.08, 0.15, 0.45];
 const SEAL: Rgb = [0.1, 0.22, 0.55];
+const NOTE: Rgb = [0.45, 0.3, 0.1];
 
-/** Draws an approver's mark fitted and centred in the box (x, y, w, h). */
+/** Under the name drawn in place of an image that could not be read: says so, in both languages. */
+export const UNREADABLE_NOTE = {
+  sign: 'Signature image unreadable; name shown · تعذّرت قراءة صورة التوقيع؛ يظهر الاسم',
+  stamp: 'Stamp image unreadable; name shown · تعذّرت قراءة صورة الختم؛ يظهر الاسم',
+} as const;
+
+/**
+ * Draws an approver's mark fitted and centred in the box (x, y, w, h): their image; else the generated seal
+ * (stamp) or the typed name (sign); for an image that could not be read, their name with a note saying so.
+ */
 export function drawMark(
   canvas: PageCanvas,
   approver: FinalizeApprover,
-  image: EmbeddedImage | undefined,
+  image: MarkImage,
   box: { x: number; y: number; w: number; h: number },
   seal: { accountName: string; date: string },
 ): void {
@@ -62,6 +66,16 @@ export function drawMark(
   const h = w * aspect;
   const x = box.x + (box.w - w) / 2;
   const y = box.y + (box.h - h) / 2;
+  if (image === UNREADABLE) {
+    const noteHeight = h - w * NAME_ASPECT;
+    drawName(canvas, approver.typedName ?? approver.nameEn, { x, y: y + noteHeight, w, h: h - noteHeight });
+    const note = approver.actionType === 'stamp' ? UNREADABLE_NOTE.stamp : UNREADABLE_NOTE.sign;
+    let size = Math.min(7, noteHeight * 0.6);
+    const width = canvas.layout(note, { size }).width;
+    if (width > w) size = Math.max(3, (size * w) / width);
+    canvas.text(note, x, y + (noteHeight - size) / 2, { size, color: NOTE }, { width: w, align: 'center' });
+    return;
+  }
   if (image) {
     canvas.image(image.ref, x, y, w, h);
     return;
@@ -70,7 +84,15 @@ export function drawMark(
     drawSeal(canvas, x + w / 2, y + h / 2, w / 2, approver, seal);
     return;
   }
-  const name = approver.typedName ?? approver.nameEn;
+  drawName(canvas, approver.typedName ?? approver.nameEn, { x, y, w, h });
+}
+
+/** A name written large over a short rule, as a typed signature. */
+function drawName(
+  canvas: PageCanvas,
+  name: string,
+  { x, y, w, h }: { x: number; y: number; w: number; h: number },
+): void {
   let size = Math.min(22, h * 0.7);
   const width = canvas.layout(name, { size, weight: 'bold' }).width;
   if (width > w) size = Math.max(6, (size * w) / width);

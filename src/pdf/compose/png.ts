@@ -1,5 +1,5 @@
-import zlib from 'node:zlib';
 import type { PDFContext, PDFRef } from 'pdf-lib';
+import { type PngLimits, type PngPass, inflateRows, parsePng, sampleAt } from '../../images/png.ts';
 import { flateStream } from '../writer/flate.ts';
 
 export interface DecodedPng {
@@ -12,109 +12,61 @@ export interface DecodedPng {
   alpha?: Buffer;
 }
 
+/** Scale of a sample of 1, 2 or 4 bits to 8 bits (255 / (2^depth - 1)). */
+const SCALE: Record<number, number> = { 1: 255, 2: 85, 4: 17, 8: 1 };
+
 /**
- * Decodes a non-interlaced PNG (any colour type, bit depth 8 or 16) with Node's zlib. Returns undefined for what
- * it does not handle (interlaced, bit depths below 8), for which the caller falls back to pdf-lib's decoder.
- * Throws on a damaged file.
+ * Decodes any valid PNG (every colour type and bit depth, interlaced or not) to 8-bit samples for a PDF image,
+ * through the same reader and caps as the approval page's upload check. Throws a PngError for an image that
+ * check would refuse.
  */
-export function decodePng(png: Uint8Array): DecodedPng | undefined {
-  const b = Buffer.from(png.buffer, png.byteOffset, png.byteLength);
-  let p = 8;
-  let header: Buffer | undefined;
-  let palette: Buffer | undefined;
-  let transparency: Buffer | undefined;
-  const idat: Buffer[] = [];
-  while (p + 8 <= b.length) {
-    const length = b.readUInt32BE(p);
-    const type = b.toString('latin1', p + 4, p + 8);
-    const data = b.subarray(p + 8, p + 8 + length);
-    if (data.length !== length) throw new Error('truncated PNG');
-    if (type === 'IHDR') header = data;
-    else if (type === 'PLTE') palette = data;
-    else if (type === 'tRNS') transparency = data;
-    else if (type === 'IDAT') idat.push(data);
-    else if (type === 'IEND') break;
-    p += 12 + length;
-  }
-  if (!header || header.length < 13) throw new Error('PNG without header');
-  const width = header.readUInt32BE(0);
-  const height = header.readUInt32BE(4);
-  const depth = header[8] ?? 0;
-  const colorType = header[9] ?? 0;
-  const interlace = header[12] ?? 0;
-  if (interlace !== 0 || (depth !== 8 && depth !== 16)) return undefined;
-  if (width === 0 || height === 0 || width * height > 40_000_000) throw new Error('PNG too large');
-  const channels = ({ 0: 1, 2: 3, 3: 1, 4: 2, 6: 4 } as Record<number, number>)[colorType];
-  if (!channels || (colorType === 3 && (depth !== 8 || !palette))) return undefined;
-
-  const bytesPerSample = depth / 8;
-  const bpp = channels * bytesPerSample;
-  const stride = width * bpp;
-  const raw = zlib.inflateSync(Buffer.concat(idat));
-  if (raw.length < (stride + 1) * height) throw new Error('PNG data is short');
-  const pixels = Buffer.alloc(stride * height);
-  let prev = Buffer.alloc(stride);
-  for (let y = 0; y < height; y++) {
-    const filter = raw[y * (stride + 1)];
-    const src = raw.subarray(y * (stride + 1) + 1, (y + 1) * (stride + 1));
-    const row = pixels.subarray(y * stride, (y + 1) * stride);
-    for (let x = 0; x < stride; x++) {
-      const left = x >= bpp ? (row[x - bpp] as number) : 0;
-      const up = prev[x] as number;
-      const upLeft = x >= bpp ? (prev[x - bpp] as number) : 0;
-      const v = src[x] as number;
-      let out: number;
-      switch (filter) {
-        case 0:
-          out = v;
-          break;
-        case 1:
-          out = v + left;
-          break;
-        case 2:
-          out = v + up;
-          break;
-        case 3:
-          out = v + ((left + up) >> 1);
-          break;
-        case 4: {
-          const pa = Math.abs(up - upLeft);
-          const pb = Math.abs(left - upLeft);
-          const pc = Math.abs(left + up - 2 * upLeft);
-          out = v + (pa <= pb && pa <= pc ? left : pb <= pc ? up : upLeft);
-          break;
-        }
-        default:
-          throw new Error(`unknown PNG filter ${String(filter)}`);
-      }
-      row[x] = out & 0xff;
-    }
-    prev = row;
-  }
-
+export function decodePng(png: Uint8Array, limits: PngLimits): DecodedPng {
+  const layout = parsePng(png, limits);
+  const { width, height, bitDepth, colorType, channels } = layout;
   const n = width * height;
-  const sample = (i: number, c: number) => pixels[(i * channels + c) * bytesPerSample] as number; // high byte
-  if (colorType === 3) {
-    const pal = palette as Buffer;
-    const color = Buffer.alloc(n * 3);
-    const alpha = transparency ? Buffer.alloc(n) : undefined;
-    for (let i = 0; i < n; i++) {
-      const idx = pixels[i] as number;
-      pal.copy(color, i * 3, idx * 3, idx * 3 + 3);
-      if (alpha)
-        alpha[i] = idx < (transparency as Buffer).length ? ((transparency as Buffer)[idx] as number) : 255;
-    }
-    return { width, height, color, colors: 3, alpha };
-  }
   const colors = colorType === 0 || colorType === 4 ? 1 : 3;
   const color = Buffer.alloc(n * colors);
-  const hasAlpha = colorType === 4 || colorType === 6;
-  const alpha = hasAlpha ? Buffer.alloc(n) : undefined;
-  for (let i = 0; i < n; i++) {
-    for (let c = 0; c < colors; c++) color[i * colors + c] = sample(i, c);
-    if (alpha) alpha[i] = sample(i, colors);
-  }
-  return { width, height, color, colors, alpha: alpha && alpha.some((a) => a !== 255) ? alpha : undefined };
+  const alpha = colorType === 4 || colorType === 6 || layout.transparency ? Buffer.alloc(n, 255) : undefined;
+  const palette = layout.palette;
+  const trns = layout.transparency;
+  // tRNS of a grey or RGB image: the one sample value (or RGB triple) that is fully transparent.
+  const key = trns && (colorType === 0 || colorType === 2) ? trns : undefined;
+  const to8 = (v: number) => (bitDepth === 16 ? v >> 8 : v * (SCALE[bitDepth] as number));
+
+  inflateRows(layout, (row: Buffer, pass: PngPass, j: number) => {
+    let px = (pass.y0 + j * pass.dy) * width + pass.x0;
+    if (bitDepth === 8 && colorType !== 3 && !key) {
+      // The common case (what browsers draw): bytes are samples.
+      const end = pass.width * channels;
+      for (let k = 0; k < end; k += channels, px += pass.dx) {
+        if (colors === 3) {
+          color[px * 3] = row[k] as number;
+          color[px * 3 + 1] = row[k + 1] as number;
+          color[px * 3 + 2] = row[k + 2] as number;
+        } else color[px] = row[k] as number;
+        if (alpha) alpha[px] = row[k + colors] as number;
+      }
+      return;
+    }
+    for (let i = 0; i < pass.width; i++, px += pass.dx) {
+      if (colorType === 3) {
+        const index = sampleAt(row, i, bitDepth); // within the palette: inflateRows checks
+        (palette as Buffer).copy(color, px * 3, index * 3, index * 3 + 3);
+        if (alpha && trns) alpha[px] = index < trns.length ? (trns[index] as number) : 255;
+        continue;
+      }
+      let transparent = key !== undefined;
+      for (let c = 0; c < colors; c++) {
+        const v = sampleAt(row, i * channels + c, bitDepth);
+        color[px * colors + c] = to8(v);
+        if (key && v !== key.readUInt16BE(c * 2)) transparent = false;
+      }
+      if (alpha)
+        alpha[px] = key ? (transparent ? 0 : 255) : to8(sampleAt(row, i * channels + colors, bitDepth));
+    }
+  });
+  const opaque = alpha?.equals(Buffer.alloc(n, 255)) ?? true;
+  return { width, height, color, colors, ...(opaque ? {} : { alpha }) };
 }
 
 /** An image XObject (with an SMask for transparency) from a decoded PNG. */

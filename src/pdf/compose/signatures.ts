@@ -1,6 +1,6 @@
 import type { FinalizeApprover } from '../types.ts';
 import { PageCanvas, type Rgb, type TextStyle, type Typesetter } from './canvas.ts';
-import { type EmbeddedImage, drawMark } from './marks.ts';
+import { type MarkImage, drawMark } from './marks.ts';
 import { A4 } from './pages.ts';
 import { ACTION_LABEL, LABELS, formatShortTimes, ltr } from './wording.ts';
 
@@ -19,7 +19,7 @@ const FRAME: Rgb = [0.75, 0.78, 0.85];
 
 export interface SignatureBox {
   approver: FinalizeApprover;
-  image: EmbeddedImage | undefined;
+  image: MarkImage;
 }
 
 /**

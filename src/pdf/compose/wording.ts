@@ -58,17 +58,29 @@ export const CHANNEL_LABEL: Record<ApprovalChannel, { en: string; ar: string }> 
   page: { en: 'Approval page', ar: 'صفحة الموافقة' },
 };
 
-/** What the approver actually did, in both languages. */
-export function outcome(a: FinalizeApprover): { en: string; ar: string } {
+/** What the approver actually did, in both languages; `unreadableImage`: their image was replaced by their name. */
+export function outcome(a: FinalizeApprover, unreadableImage = false): { en: string; ar: string } {
   if (a.status !== 'completed') return { en: a.status, ar: a.status };
   switch (a.actionType) {
     case 'sign':
+      if (a.signaturePng && unreadableImage) {
+        return {
+          en: 'Signed (drawn signature; the image could not be read, so the name is shown in its place)',
+          ar: 'وقّع (توقيع مرسوم؛ تعذّرت قراءة صورته، فيظهر الاسم مكانه)',
+        };
+      }
       if (a.signaturePng) return { en: 'Signed (drawn signature)', ar: 'وقّع (توقيع مرسوم)' };
       return {
         en: `Signed (typed name: ${a.typedName ?? a.nameEn})`,
         ar: `وقّع (اسم مكتوب: ${a.typedName ?? a.nameAr})`,
       };
     case 'stamp':
+      if (a.stampPng && unreadableImage) {
+        return {
+          en: 'Stamped (uploaded stamp; the image could not be read, so the name is shown in its place)',
+          ar: 'ختم (ختم مرفوع؛ تعذّرت قراءة صورته، فيظهر الاسم مكانه)',
+        };
+      }
       if (a.stampPng) return { en: 'Stamped (uploaded stamp)', ar: 'ختم (ختم مرفوع)' };
       return { en: 'Stamped (generated seal)', ar: 'ختم (ختم مُولَّد)' };
     case 'approve_only':
