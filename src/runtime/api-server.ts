@@ -1,6 +1,5 @@
 import { createServer, type Server } from 'node:http';
 import { createApp } from '../api/app.ts';
-import type { ApiDeps } from '../api/deps.ts';
 
 export interface RunningApi {
   server: Server;
@@ -8,7 +7,11 @@ export interface RunningApi {
   stop(): Promise<void>;
 }
 
-export async function startApiServer(deps: ApiDeps, host: string, port: number): Promise<RunningApi> {
+export async function startApiServer(
+  deps: Parameters<typeof createApp>[0],
+  host: string,
+  port: number,
+): Promise<RunningApi> {
   const app = createApp(deps);
   const handle = app.callback();
   const server = createServer((req, res) => void handle(req, res));
