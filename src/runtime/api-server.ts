@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { createApp } from '../api/app.ts';
+import { startPurgeSchedule } from './purge.ts';
 
 export interface RunningApi {
   server: Server;
@@ -7,6 +8,10 @@ export interface RunningApi {
   stop(): Promise<void>;
 }
 
+/**
+ * Listens with the app built from `deps`, and runs the purge of stale rows on its timer while the server runs
+ * (every API process does; see purge.ts).
+ */
 export async function startApiServer(
   deps: Parameters<typeof createApp>[0],
   host: string,
@@ -20,15 +25,18 @@ export async function startApiServer(
     server.once('error', reject);
     server.listen(port, host, () => resolve());
   });
+  const purge = startPurgeSchedule(deps);
   const address = server.address();
   const actualPort = typeof address === 'object' && address ? address.port : port;
   return {
     server,
     url: `http://${host === '0.0.0.0' || host === '::' ? 'localhost' : host}:${actualPort}`,
-    stop: () =>
-      new Promise<void>((resolve) => {
+    stop: async () => {
+      await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
-      }),
+      });
+      await purge.stop();
+    },
   };
 }
