@@ -86,6 +86,18 @@ const schema = z.object({
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
   WEBHOOK_RETRY_SCALE: z.coerce.number().gt(0).max(1).default(1),
 
+  // Reminders, dashboard sign-in delays and the purge of stale rows (issue 10, part 5b)
+  REMIND_COOLDOWN_MINUTES: z.coerce.number().min(0).max(10_080).default(60),
+  REMIND_MAX_PER_APPROVER: z.coerce.number().int().min(1).max(100).default(5),
+  LOGIN_DELAY_AFTER_FAILURES_EMAIL: z.coerce.number().int().min(1).max(100).default(3),
+  LOGIN_DELAY_AFTER_FAILURES_IP: z.coerce.number().int().min(1).max(10_000).default(20),
+  LOGIN_DELAY_BASE_SECONDS: z.coerce.number().gt(0).max(60).default(1),
+  LOGIN_DELAY_MAX_SECONDS: z.coerce.number().gt(0).max(3600).default(60),
+  LOGIN_FAILURE_WINDOW_MINUTES: z.coerce.number().gt(0).max(1440).default(15),
+  PURGE_INTERVAL_MINUTES: z.coerce.number().gt(0).max(1440).default(60),
+  PURGE_BATCH_SIZE: z.coerce.number().int().min(1).max(100_000).default(1000),
+  PURGE_MAX_BATCHES: z.coerce.number().int().min(1).max(10_000).default(100),
+
   SIGNING_P12_PATH: optionalString,
   SIGNING_P12_PASSWORD: z.string().optional(),
   TSA_URL: z.url({ protocol: /^https?$/ }).optional(),
@@ -120,6 +132,20 @@ export interface Config {
     /** Multiplies every retry delay; below 1 only in tests. */
     retryScale: number;
   };
+  /** Per approver and document: a pause between reminders and a cap on how many. */
+  reminders: { cooldownMs: number; maxPerApprover: number };
+  /**
+   * Dashboard sign-in: after `freeFailures` failures of one email (or one address), each further attempt
+   * waits baseMs, 2×baseMs, 4×baseMs … up to maxMs; failures are forgotten after `windowMs` without one.
+   */
+  login: {
+    freeFailures: { email: number; ip: number };
+    baseDelayMs: number;
+    maxDelayMs: number;
+    windowMs: number;
+  };
+  /** Each API process deletes stale rows (sign-in counters, idempotency keys, admin sessions) this often. */
+  purge: { intervalMs: number; batchSize: number; maxBatches: number };
   signing: {
     /** PKCS#12 with the key and certificate chain that sign final PDFs; unset: the development certificate. */
     p12Path?: string;
@@ -156,6 +182,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const e = parsed.data;
   const storage = storageConfigFromEnv(e, path.resolve(e.DATA_DIR));
   if (storage.issues.length > 0) throw new ConfigError(storage.issues);
+  if (e.LOGIN_FAILURE_WINDOW_MINUTES * 60 < e.LOGIN_DELAY_MAX_SECONDS) {
+    throw new ConfigError([
+      'LOGIN_FAILURE_WINDOW_MINUTES: must be at least LOGIN_DELAY_MAX_SECONDS, or a delay would be forgotten before it ends',
+    ]);
+  }
   const whatsappIssues = checkWhatsApp(e);
   if (whatsappIssues.length > 0) throw new ConfigError(whatsappIssues);
   const mb = (n: number) => Math.floor(n * 1024 * 1024);
@@ -214,6 +245,21 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       allowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
       retryScale: e.WEBHOOK_RETRY_SCALE,
+    },
+    reminders: {
+      cooldownMs: Math.round(e.REMIND_COOLDOWN_MINUTES * 60_000),
+      maxPerApprover: e.REMIND_MAX_PER_APPROVER,
+    },
+    login: {
+      freeFailures: { email: e.LOGIN_DELAY_AFTER_FAILURES_EMAIL, ip: e.LOGIN_DELAY_AFTER_FAILURES_IP },
+      baseDelayMs: Math.round(e.LOGIN_DELAY_BASE_SECONDS * 1000),
+      maxDelayMs: Math.round(Math.max(e.LOGIN_DELAY_MAX_SECONDS, e.LOGIN_DELAY_BASE_SECONDS) * 1000),
+      windowMs: Math.round(e.LOGIN_FAILURE_WINDOW_MINUTES * 60_000),
+    },
+    purge: {
+      intervalMs: Math.round(e.PURGE_INTERVAL_MINUTES * 60_000),
+      batchSize: e.PURGE_BATCH_SIZE,
+      maxBatches: e.PURGE_MAX_BATCHES,
     },
     signing: {
       p12Path: e.SIGNING_P12_PATH,

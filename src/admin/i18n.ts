@@ -38,12 +38,12 @@ const STRINGS = {
     ar: 'البريد الإلكتروني أو كلمة المرور غير صحيحة.',
   },
   loginAttemptsLeft: {
-    en: 'Attempts left before sign-in is paused for {minutes} minutes: {count}.',
-    ar: 'المحاولات المتبقية قبل إيقاف تسجيل الدخول مؤقتًا لمدة {minutes} دقيقة: {count}.',
+    en: 'Failed attempts left before each further attempt has to wait: {count}.',
+    ar: 'المحاولات الفاشلة المتبقية قبل أن تضطر كل محاولة تالية إلى الانتظار: {count}.',
   },
-  loginLocked: {
-    en: 'Too many failed sign-in attempts, so sign-in is paused. Try again in {minutes} minutes.',
-    ar: 'محاولات دخول فاشلة كثيرة، لذا أُوقف تسجيل الدخول مؤقتًا. أعد المحاولة بعد {minutes} دقيقة.',
+  loginWait: {
+    en: 'Too many failed sign-in attempts. Seconds to wait before the next attempt: {seconds}.',
+    ar: 'محاولات دخول فاشلة كثيرة. الثواني المتبقية قبل المحاولة التالية: {seconds}.',
   },
   flashSignedOut: { en: 'You have signed out.', ar: 'تم تسجيل خروجك.' },
   flashExpired: {

@@ -1,53 +1,88 @@
+import type { Config } from '../config.ts';
 import type { Knex } from '../db/knex.ts';
 import { loginAttemptsStore, type LoginAttempts } from '../db/stores/admin-sessions-store.ts';
 
+/**
+ * Dashboard sign-in throttling by progressive delays, never by lock-out: after `freeFailures` failed attempts
+ * of one email (or from one address), each further attempt must wait baseMs, then 2×, 4× … up to maxMs after
+ * the previous one. An attempt inside the wait is refused without its password being checked; the right
+ * password after the wait always signs in. So an attacker failing on someone's email from many addresses
+ * slows the guessing to one try per maxMs, while the account holder waits at most maxMs.
+ *
+ * Counters live in PostgreSQL (`login_attempts`, one row per bucket), so every API process shares them.
+ */
 export interface ThrottlePolicy {
-  /** Failures (counted from the last quiet period) that lock the bucket. */
-  maxFailures: number;
-  lockMs: number;
-  /** Failures older than this are forgotten. */
+  /** Failures allowed without a wait. */
+  freeFailures: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+  /** Failures older than this are forgotten (at least maxDelayMs). */
   windowMs: number;
 }
 
-export const LOGIN_THROTTLE = {
-  /** One account: 5 failures lock its sign-in for 15 minutes. */
-  email: { maxFailures: 5, lockMs: 15 * 60_000, windowMs: 15 * 60_000 },
-  /** One address trying many accounts; high enough for an office behind one NAT. */
-  ip: { maxFailures: 50, lockMs: 15 * 60_000, windowMs: 15 * 60_000 },
-} satisfies Record<string, ThrottlePolicy>;
+export interface LoginThrottlePolicy {
+  /** One account, by the email typed (trimmed, lower-cased). */
+  email: ThrottlePolicy;
+  /** One client address trying many accounts; more lenient, for an office behind one NAT. */
+  ip: ThrottlePolicy;
+}
+
+export function loginThrottlePolicy(login: Config['login']): LoginThrottlePolicy {
+  const shared = { baseDelayMs: login.baseDelayMs, maxDelayMs: login.maxDelayMs, windowMs: login.windowMs };
+  return {
+    email: { ...shared, freeFailures: login.freeFailures.email },
+    ip: { ...shared, freeFailures: login.freeFailures.ip },
+  };
+}
+
+/** How long the next attempt must wait after `failures` failures: 0, …, 0, base, 2×base, 4×base … max. */
+export function delayAfter(failures: number, policy: ThrottlePolicy): number {
+  if (failures < policy.freeFailures) return 0;
+  const doublings = Math.min(failures - policy.freeFailures, 40);
+  return Math.min(policy.baseDelayMs * 2 ** doublings, policy.maxDelayMs);
+}
 
 export type LoginGate =
-  { allowed: true; remainingAfterFailure: number; lockMinutes: number } | { allowed: false; retryAt: Date };
+  | {
+      allowed: true;
+      /** If this attempt fails: the wait before the next one (0 when there is none). */
+      delayAfterFailureMs: number;
+      /** If this attempt fails: failures still allowed before attempts have to wait. */
+      freeAttemptsLeft: number;
+    }
+  | { allowed: false; retryAt: Date };
 
 interface Bucket {
   name: string;
   policy: ThrottlePolicy;
 }
 
-function bucketsFor(email: string, ip: string): Bucket[] {
+function bucketsFor(email: string, ip: string, policy: LoginThrottlePolicy): [Bucket, Bucket] {
   return [
-    { name: `email:${email.trim().toLowerCase()}`, policy: LOGIN_THROTTLE.email },
-    { name: `ip:${ip}`, policy: LOGIN_THROTTLE.ip },
+    { name: `email:${email.trim().toLowerCase()}`, policy: policy.email },
+    { name: `ip:${ip}`, policy: policy.ip },
   ];
 }
 
-/** The counter as it stands at `now`: an expired lock or a quiet window starts it afresh. */
+/** The counter as it stands at `now`: after a quiet window it starts afresh. */
 function current(row: LoginAttempts, policy: ThrottlePolicy, now: Date): LoginAttempts {
-  const lockOver = row.lockedUntil !== null && row.lockedUntil.getTime() <= now.getTime();
   const quiet = now.getTime() - row.updatedAt.getTime() > policy.windowMs;
-  return lockOver || (row.lockedUntil === null && quiet) ? { ...row, failures: 0, lockedUntil: null } : row;
+  const waiting = row.lockedUntil !== null && row.lockedUntil.getTime() > now.getTime();
+  return quiet && !waiting ? { ...row, failures: 0, lockedUntil: null } : row;
 }
 
 /**
- * Admits a sign-in attempt, or refuses it while its email or address is locked. An admitted attempt is counted
- * as a failure *before* the password is checked (and forgiven by `settleLoginAttempt` when it succeeds), so a
- * burst of parallel guesses cannot slip past the limit while the slow password hash runs.
+ * Admits a sign-in attempt, or refuses it while its email or address must still wait (a refused attempt
+ * changes nothing, so hammering does not lengthen the wait). An admitted attempt is counted as a failure, and
+ * starts the next wait, *before* the password is checked (`settleLoginAttempt` forgives it when it succeeds),
+ * so a burst of parallel guesses cannot slip past the delays while the slow password hash runs.
  */
 export async function admitLoginAttempt(
   db: Knex,
+  policy: LoginThrottlePolicy,
   input: { email: string; ip: string; now: Date },
 ): Promise<LoginGate> {
-  const buckets = bucketsFor(input.email, input.ip);
+  const buckets = bucketsFor(input.email, input.ip, policy);
   return db.transaction(async (trx) => {
     const store = loginAttemptsStore(trx);
     const rows: LoginAttempts[] = [];
@@ -55,46 +90,47 @@ export async function admitLoginAttempt(
     for (const b of buckets)
       rows.push(current(await store.getForUpdate(b.name, input.now), b.policy, input.now));
 
-    const locks = rows.flatMap((r) => (r.lockedUntil ? [r.lockedUntil.getTime()] : []));
-    if (locks.length) return { allowed: false as const, retryAt: new Date(Math.max(...locks)) };
+    const waits = rows.flatMap((r) =>
+      r.lockedUntil && r.lockedUntil.getTime() > input.now.getTime() ? [r.lockedUntil.getTime()] : [],
+    );
+    if (waits.length) return { allowed: false as const, retryAt: new Date(Math.max(...waits)) };
 
-    let remaining = Infinity;
+    let delayAfterFailureMs = 0;
+    let freeAttemptsLeft = Infinity;
     for (const [i, b] of buckets.entries()) {
-      const row = rows[i]!;
-      const failures = row.failures + 1;
-      const locked = failures >= b.policy.maxFailures;
+      const failures = rows[i]!.failures + 1;
+      const delay = delayAfter(failures, b.policy);
       await store.put({
-        bucket: row.bucket,
+        bucket: b.name,
         failures,
-        lockedUntil: locked ? new Date(input.now.getTime() + b.policy.lockMs) : null,
+        lockedUntil: delay > 0 ? new Date(input.now.getTime() + delay) : null,
         updatedAt: input.now,
       });
-      remaining = Math.min(remaining, b.policy.maxFailures - failures);
+      delayAfterFailureMs = Math.max(delayAfterFailureMs, delay);
+      freeAttemptsLeft = Math.min(freeAttemptsLeft, Math.max(0, b.policy.freeFailures - failures));
     }
-    return {
-      allowed: true as const,
-      remainingAfterFailure: remaining,
-      lockMinutes: Math.ceil(LOGIN_THROTTLE.email.lockMs / 60_000),
-    };
+    return { allowed: true as const, delayAfterFailureMs, freeAttemptsLeft };
   });
 }
 
 /** After the password check: success clears the account's counter and gives the address its attempt back. */
 export async function settleLoginAttempt(
   db: Knex,
+  policy: LoginThrottlePolicy,
   input: { email: string; ip: string; success: boolean; now: Date },
 ): Promise<void> {
   if (!input.success) return;
-  const [email, ip] = bucketsFor(input.email, input.ip) as [Bucket, Bucket];
+  const [email, ip] = bucketsFor(input.email, input.ip, policy);
   await db.transaction(async (trx) => {
     const store = loginAttemptsStore(trx);
     await store.clear(email.name);
     const row = await store.getForUpdate(ip.name, input.now);
     const failures = Math.max(0, row.failures - 1);
+    // The wait this attempt started is lifted only when the address is back among its free failures.
     await store.put({
       ...row,
       failures,
-      lockedUntil: failures < ip.policy.maxFailures ? null : row.lockedUntil,
+      lockedUntil: failures < ip.policy.freeFailures ? null : row.lockedUntil,
     });
   });
 }

@@ -25,7 +25,6 @@ export async function startSession(ctx: AdminContext, deps: AdminDeps, accountId
   const store = adminSessionsStore(deps.db);
   const previous = readCookie(ctx, SESSION_COOKIE);
   if (previous && TOKEN_PATTERN.test(previous)) await store.delete(sha256Hex(previous));
-  await store.deleteExpired(now, new Date(now.getTime() - SESSION_POLICY.idleMs));
 
   const token = randomToken(32);
   await store.create({

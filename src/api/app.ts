@@ -32,7 +32,12 @@ const readsOwnBody = (path: string) =>
   path.startsWith('/a/') || path === `${API_PREFIX}${WHATSAPP_WEBHOOK_PATH}` || path.startsWith('/dev/inbox');
 
 /** Builds the Koa app from its dependencies; no module-level state, so tests can build as many as they like. */
-export function createApp(apiDeps: ApiDeps & { webhookResolve?: ResolveHost }): Koa<AppState> {
+export function createApp(
+  apiDeps: ApiDeps & {
+    webhookResolve?: ResolveHost;
+    /** The dashboard's clock; tests may pin it. */ now?: () => Date;
+  },
+): Koa<AppState> {
   // One door into the approval workflows, shared by the API, the approval page, WhatsApp and the dev inbox.
   const approvals = createApprovalClient({
     client: apiDeps.temporal.client,

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { createApp } from '../api/app.ts';
-import type { ApiDeps } from '../api/deps.ts';
+import { startPurgeSchedule } from './purge.ts';
 
 export interface RunningApi {
   server: Server;
@@ -8,7 +8,15 @@ export interface RunningApi {
   stop(): Promise<void>;
 }
 
-export async function startApiServer(deps: ApiDeps, host: string, port: number): Promise<RunningApi> {
+/**
+ * Listens with the app built from `deps`, and runs the purge of stale rows on its timer while the server runs
+ * (every API process does; see purge.ts).
+ */
+export async function startApiServer(
+  deps: Parameters<typeof createApp>[0],
+  host: string,
+  port: number,
+): Promise<RunningApi> {
   const app = createApp(deps);
   const handle = app.callback();
   const server = createServer((req, res) => void handle(req, res));
@@ -17,15 +25,18 @@ export async function startApiServer(deps: ApiDeps, host: string, port: number):
     server.once('error', reject);
     server.listen(port, host, () => resolve());
   });
+  const purge = startPurgeSchedule(deps);
   const address = server.address();
   const actualPort = typeof address === 'object' && address ? address.port : port;
   return {
     server,
     url: `http://${host === '0.0.0.0' || host === '::' ? 'localhost' : host}:${actualPort}`,
-    stop: () =>
-      new Promise<void>((resolve) => {
+    stop: async () => {
+      await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
-      }),
+      });
+      await purge.stop();
+    },
   };
 }

@@ -1,5 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { admitLoginAttempt, LOGIN_THROTTLE, settleLoginAttempt } from '../../src/admin/login-throttle.ts';
+import {
+  admitLoginAttempt,
+  delayAfter,
+  loginThrottlePolicy,
+  settleLoginAttempt,
+  type LoginGate,
+  type LoginThrottlePolicy,
+} from '../../src/admin/login-throttle.ts';
+import { loadConfig } from '../../src/config.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database.ts';
 
 let database: TestDatabase;
@@ -8,96 +16,160 @@ beforeAll(async () => {
 });
 afterAll(() => database.drop());
 
+/** The defaults, as a deployment without LOGIN_* variables gets them. */
+const policy: LoginThrottlePolicy = loginThrottlePolicy(loadConfig({ NODE_ENV: 'test' }).login);
+
+const seconds = (n: number) => n * 1000;
 const minutes = (n: number) => n * 60_000;
+const after = (t: Date, ms: number) => new Date(t.getTime() + ms);
 let counter = 0;
 const fresh = () => ({ email: `throttle-${++counter}@example.test`, ip: `10.0.0.${counter}` });
 
-async function fail(input: { email: string; ip: string }, now: Date) {
-  const gate = await admitLoginAttempt(database.db, { ...input, now });
-  if (gate.allowed) await settleLoginAttempt(database.db, { ...input, success: false, now });
+const admit = (who: { email: string; ip: string }, now: Date) =>
+  admitLoginAttempt(database.db, policy, { ...who, now });
+
+async function fail(who: { email: string; ip: string }, now: Date): Promise<LoginGate> {
+  const gate = await admit(who, now);
+  if (gate.allowed) await settleLoginAttempt(database.db, policy, { ...who, success: false, now });
   return gate;
 }
 
-describe('login throttling', () => {
-  it('locks an email for 15 minutes after 5 failures, then lets it try again', async () => {
-    const who = fresh();
-    const t0 = new Date('2026-03-01T10:00:00Z');
-    const remaining: number[] = [];
-    for (let i = 0; i < 5; i++) {
-      const gate = await fail(who, new Date(t0.getTime() + i * 1000));
-      expect(gate.allowed).toBe(true);
-      if (gate.allowed) remaining.push(gate.remainingAfterFailure);
-    }
-    expect(remaining).toEqual([4, 3, 2, 1, 0]);
+async function succeed(who: { email: string; ip: string }, now: Date): Promise<LoginGate> {
+  const gate = await admit(who, now);
+  if (gate.allowed) await settleLoginAttempt(database.db, policy, { ...who, success: true, now });
+  return gate;
+}
 
-    const locked = await admitLoginAttempt(database.db, { ...who, now: new Date(t0.getTime() + minutes(5)) });
-    expect(locked).toEqual({ allowed: false, retryAt: new Date(t0.getTime() + 4000 + minutes(15)) });
-
-    const later = await admitLoginAttempt(database.db, { ...who, now: new Date(t0.getTime() + minutes(16)) });
-    expect(later).toMatchObject({ allowed: true, remainingAfterFailure: 4 });
+describe('login throttling by progressive delays', () => {
+  it('has the documented defaults: 3 free failures per email, 20 per address, 1 s doubling to 60 s', () => {
+    expect(policy.email).toEqual({
+      freeFailures: 3,
+      baseDelayMs: 1000,
+      maxDelayMs: 60_000,
+      windowMs: minutes(15),
+    });
+    expect(policy.ip.freeFailures).toBe(20);
+    expect([2, 3, 4, 5, 6, 7, 8, 9, 10, 50].map((n) => delayAfter(n, policy.email))).toEqual([
+      0, 1000, 2000, 4000, 8000, 16_000, 32_000, 60_000, 60_000, 60_000,
+    ]);
   });
 
-  it('locks the email whatever the case or spaces it is typed with', async () => {
+  it('after 3 failures each further attempt waits 1 s, 2 s, 4 s … up to 60 s; inside the wait it is refused', async () => {
+    const who = fresh();
+    let t = new Date('2026-03-01T10:00:00Z');
+    const gates: LoginGate[] = [];
+    for (let i = 0; i < 3; i++) gates.push(await fail(who, t));
+    expect(gates).toEqual([
+      { allowed: true, delayAfterFailureMs: 0, freeAttemptsLeft: 2 },
+      { allowed: true, delayAfterFailureMs: 0, freeAttemptsLeft: 1 },
+      { allowed: true, delayAfterFailureMs: 1000, freeAttemptsLeft: 0 },
+    ]);
+
+    const waits: number[] = [];
+    let wait = 1000;
+    for (let i = 0; i < 9; i++) {
+      // A millisecond before the wait is over: refused, and told when it ends.
+      expect(await admit(who, after(t, wait - 1))).toEqual({ allowed: false, retryAt: after(t, wait) });
+      t = after(t, wait);
+      const gate = await fail(who, t);
+      expect(gate.allowed).toBe(true);
+      if (!gate.allowed) return;
+      waits.push(wait);
+      wait = gate.delayAfterFailureMs;
+    }
+    expect(waits).toEqual([1000, 2000, 4000, 8000, 16_000, 32_000, 60_000, 60_000, 60_000]);
+    expect(wait).toBe(60_000);
+  });
+
+  it('refused attempts change nothing: hammering does not lengthen the wait', async () => {
+    const who = fresh();
+    const t0 = new Date('2026-03-01T10:30:00Z');
+    for (let i = 0; i < 4; i++) await fail(who, after(t0, seconds(i * 5)));
+    const lastFailure = after(t0, seconds(15));
+    for (let ms = 0; ms < 2000; ms += 50)
+      expect(await admit(who, after(lastFailure, ms))).toEqual({
+        allowed: false,
+        retryAt: after(lastFailure, 2000),
+      });
+    expect((await succeed(who, after(lastFailure, 2000))).allowed).toBe(true);
+  });
+
+  it('counts the email whatever the case or spaces it is typed with', async () => {
     const who = fresh();
     const now = new Date('2026-03-01T11:00:00Z');
-    for (let i = 0; i < LOGIN_THROTTLE.email.maxFailures; i++)
+    for (let i = 0; i < policy.email.freeFailures; i++)
       await fail({ ...who, email: i % 2 ? who.email.toUpperCase() : ` ${who.email} ` }, now);
-    expect((await admitLoginAttempt(database.db, { ...who, now })).allowed).toBe(false);
+    expect((await admit(who, now)).allowed).toBe(false);
   });
 
   it('forgets failures after a quiet window, and on a successful sign-in', async () => {
     const who = fresh();
     const t0 = new Date('2026-03-01T12:00:00Z');
-    for (let i = 0; i < 4; i++) await fail(who, t0);
-    const afterQuiet = await admitLoginAttempt(database.db, {
-      ...who,
-      now: new Date(t0.getTime() + minutes(20)),
+    for (let i = 0; i < 2; i++) await fail(who, t0);
+    expect(await admit(who, after(t0, minutes(16)))).toEqual({
+      allowed: true,
+      delayAfterFailureMs: 0,
+      freeAttemptsLeft: 2,
     });
-    expect(afterQuiet).toMatchObject({ allowed: true, remainingAfterFailure: 4 });
 
-    for (let i = 0; i < 3; i++) await fail(who, t0);
-    const t1 = new Date(t0.getTime() + minutes(21));
-    await admitLoginAttempt(database.db, { ...who, now: t1 });
-    await settleLoginAttempt(database.db, { ...who, success: true, now: t1 });
+    const t1 = after(t0, minutes(17));
+    await fail(who, t1);
+    expect((await succeed(who, after(t1, seconds(5)))).allowed).toBe(true);
     expect(await database.db('login_attempts').where({ bucket: `email:${who.email}` })).toEqual([]);
   });
 
-  it('admits at most 5 of a burst of parallel guesses', async () => {
+  it('admits only the free failures of a burst of parallel guesses', async () => {
     const who = fresh();
     const now = new Date('2026-03-01T13:00:00Z');
-    const gates = await Promise.all(
-      Array.from({ length: 20 }, () => admitLoginAttempt(database.db, { ...who, now })),
-    );
-    expect(gates.filter((g) => g.allowed)).toHaveLength(LOGIN_THROTTLE.email.maxFailures);
+    const gates = await Promise.all(Array.from({ length: 20 }, () => admit(who, now)));
+    expect(gates.filter((g) => g.allowed)).toHaveLength(policy.email.freeFailures);
   });
 
-  it('locks an address that fails on many different emails', async () => {
+  it('slows an address that fails on many different emails, and no other address', async () => {
     const ip = '192.0.2.77';
     const now = new Date('2026-03-01T14:00:00Z');
-    for (let i = 0; i < LOGIN_THROTTLE.ip.maxFailures; i++)
+    for (let i = 0; i < policy.ip.freeFailures; i++)
       expect((await fail({ email: `spray-${i}@example.test`, ip }, now)).allowed).toBe(true);
-    const next = await admitLoginAttempt(database.db, { email: 'spray-new@example.test', ip, now });
-    expect(next.allowed).toBe(false);
-    // Another address is not affected.
-    const elsewhere = await admitLoginAttempt(database.db, {
-      email: 'spray-new@example.test',
-      ip: '192.0.2.78',
-      now,
+    expect(await admit({ email: 'spray-new@example.test', ip }, now)).toEqual({
+      allowed: false,
+      retryAt: after(now, 1000),
     });
-    expect(elsewhere.allowed).toBe(true);
+    expect((await admit({ email: 'spray-new@example.test', ip: '192.0.2.78' }, now)).allowed).toBe(true);
   });
 
   it('gives an address its attempt back when the sign-in succeeds', async () => {
     const who = fresh();
     const now = new Date('2026-03-01T15:00:00Z');
-    for (let i = 0; i < 3; i++) {
-      await admitLoginAttempt(database.db, { ...who, now });
-      await settleLoginAttempt(database.db, { ...who, success: true, now });
-    }
+    for (let i = 0; i < 3; i++) await succeed(who, now);
     const row = await database
       .db('login_attempts')
       .where({ bucket: `ip:${who.ip}` })
       .first<{ failures: number; locked_until: Date | null }>();
     expect(row).toMatchObject({ failures: 0, locked_until: null });
+  });
+
+  it("cannot lock the account holder out: an attacker's failures from many addresses only delay them", async () => {
+    const victim = { email: 'victim@example.test', ip: '198.51.100.7' };
+    const t0 = new Date('2026-03-01T16:00:00Z');
+    // Five minutes of guessing from 250 addresses, one try a second: one guess per wait gets through, at
+    // seconds 0, 1, 2 (free), 3, 5, 9, 17, 33, 65 (waits of 1 … 32 s), then every 60 s: 125, 185, 245.
+    const admittedAt: number[] = [];
+    let last = t0;
+    for (let i = 0; i < 300; i++) {
+      last = after(t0, seconds(i));
+      const gate = await fail({ email: victim.email, ip: `203.0.113.${i % 250}` }, last);
+      if (gate.allowed) admittedAt.push(i);
+    }
+    expect(admittedAt).toEqual([0, 1, 2, 3, 5, 9, 17, 33, 65, 125, 185, 245]);
+
+    // The holder, from their own address: told to wait (never longer than the 60 s cap), then signs in.
+    const tried = after(last, 500);
+    const gate = await admit(victim, tried);
+    expect(gate.allowed).toBe(false);
+    if (gate.allowed) return;
+    expect(gate.retryAt.getTime() - tried.getTime()).toBeLessThanOrEqual(60_000);
+    expect((await succeed(victim, gate.retryAt)).allowed).toBe(true);
+    // Their own address was never slowed, and the account's counter is cleared by the success.
+    expect(await database.db('login_attempts').where({ bucket: `email:${victim.email}` })).toEqual([]);
   });
 });

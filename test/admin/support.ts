@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext } from 'playwright-core';
+import { Agent } from 'undici';
 import { createAccountWithKey } from '../../src/accounts/create-account.ts';
 import type { Plan } from '../../src/config.ts';
 import type { TestService } from '../helpers/test-service.ts';
@@ -74,7 +75,26 @@ export function csrfFrom(pageHtml: string): string {
  */
 export class FormClient {
   readonly cookies = new Map<string, string>();
-  constructor(readonly origin: string) {}
+  private readonly dispatcher: Agent | undefined;
+  /** `localAddress`: the loopback address to connect from (127.0.0.2 …), so the service sees another client. */
+  constructor(
+    readonly origin: string,
+    options: { localAddress?: string } = {},
+  ) {
+    this.dispatcher = options.localAddress ? new Agent({ localAddress: options.localAddress }) : undefined;
+  }
+
+  private fetch(url: string, init: RequestInit): Promise<Response> {
+    // Node's fetch takes a dispatcher from the undici package (its types come from a copy of undici's).
+    return fetch(
+      url,
+      this.dispatcher ? ({ ...init, dispatcher: this.dispatcher } as unknown as RequestInit) : init,
+    );
+  }
+
+  async close(): Promise<void> {
+    await this.dispatcher?.close();
+  }
 
   private remember(res: Response): void {
     for (const line of res.headers.getSetCookie()) {
@@ -92,7 +112,7 @@ export class FormClient {
   }
 
   async get(pathname: string, headers: Record<string, string> = {}): Promise<Response> {
-    const res = await fetch(`${this.origin}${pathname}`, {
+    const res = await this.fetch(`${this.origin}${pathname}`, {
       redirect: 'manual',
       headers: { cookie: this.cookieHeader(), ...headers },
     });
@@ -109,7 +129,7 @@ export class FormClient {
     for (const [k, v] of Object.entries(fields))
       for (const one of Array.isArray(v) ? v : [v]) body.append(k, one);
     const origin = options.origin === undefined ? this.origin : options.origin;
-    const res = await fetch(`${this.origin}${pathname}`, {
+    const res = await this.fetch(`${this.origin}${pathname}`, {
       method: 'POST',
       redirect: 'manual',
       headers: {

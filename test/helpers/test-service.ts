@@ -65,6 +65,8 @@ export async function startTestService(
     worker?: boolean;
     database?: TestDatabase;
     workerOverrides?: Parameters<typeof createWorkerDeps>[3];
+    /** The dashboard's clock (sign-in delays, sessions), for tests that play time forward. */
+    now?: () => Date;
   } = {},
 ): Promise<TestService> {
   const database = options.database ?? (await createTestDatabase());
@@ -123,7 +125,7 @@ export async function startTestService(
     rateLimiter: createRateLimiter(config, database.db),
     storage: createStorage(config),
   };
-  const api = await startApiServer(deps, '127.0.0.1', 0);
+  const api = await startApiServer({ ...deps, ...(options.now && { now: options.now }) }, '127.0.0.1', 0);
 
   const service: TestService = {
     baseUrl: `${api.url}/api/v1`,

@@ -35,6 +35,33 @@ describe('loadConfig', () => {
     expect((caught as ConfigError).message).toContain(name);
   });
 
+  it('has the reminder, sign-in delay and purge limits of the README by default', () => {
+    const config = loadConfig({});
+    expect(config.reminders).toEqual({ cooldownMs: 60 * 60_000, maxPerApprover: 5 });
+    expect(config.login).toEqual({
+      freeFailures: { email: 3, ip: 20 },
+      baseDelayMs: 1000,
+      maxDelayMs: 60_000,
+      windowMs: 15 * 60_000,
+    });
+    expect(config.purge).toEqual({ intervalMs: 60 * 60_000, batchSize: 1000, maxBatches: 100 });
+  });
+
+  it.each([
+    ['REMIND_COOLDOWN_MINUTES', '-1'],
+    ['REMIND_MAX_PER_APPROVER', '0'],
+    ['REMIND_MAX_PER_APPROVER', '101'],
+    ['LOGIN_DELAY_AFTER_FAILURES_EMAIL', '0'],
+    ['LOGIN_DELAY_MAX_SECONDS', '3601'],
+    ['PURGE_INTERVAL_MINUTES', '0'],
+    ['PURGE_BATCH_SIZE', '100001'],
+    // A wait longer than the failure window would be forgotten before it ends.
+    ['LOGIN_FAILURE_WINDOW_MINUTES', '0.5'],
+  ])('refuses %s=%s and names the variable', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(name);
+  });
+
   it('treats empty strings as unset and trims the base URL', () => {
     const config = loadConfig({ DATABASE_URL: '', PUBLIC_BASE_URL: 'https://wathiq.example/' });
     expect(config.database.url).toBeUndefined();

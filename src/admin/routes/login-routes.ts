@@ -6,7 +6,7 @@ import { clockOf, type AdminContext, type AdminDeps, type AdminState } from '../
 import { readCookie, setCookie } from '../cookies.ts';
 import { CSRF_FIELD, csrfProtection, formField, isSameOriginRequest } from '../csrf.ts';
 import { AdminPageError } from '../errors.ts';
-import { admitLoginAttempt, settleLoginAttempt } from '../login-throttle.ts';
+import { admitLoginAttempt, loginThrottlePolicy, settleLoginAttempt } from '../login-throttle.ts';
 import { ADMIN_PATHS, loginUrl, safeNext } from '../paths.ts';
 import { renderPage, seeOther } from '../render.ts';
 import { endSession, requireSession, startSession } from '../sessions.ts';
@@ -29,6 +29,8 @@ function loginToken(ctx: AdminContext, deps: AdminDeps): string {
   return token;
 }
 
+const waitSeconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
+
 function stringField(ctx: AdminContext, name: string, max: number): string | undefined {
   const value = formField(ctx, name);
   if (typeof value !== 'string') return undefined;
@@ -38,6 +40,7 @@ function stringField(ctx: AdminContext, name: string, max: number): string | und
 
 export function mountLoginRoutes(router: Router<AdminState>, deps: AdminDeps): void {
   const now = clockOf(deps);
+  const throttle = loginThrottlePolicy(deps.config.login);
 
   router.get(ADMIN_PATHS.login, (ctx) => {
     if (ctx.state.session) return seeOther(ctx, safeNext(ctx.query.next) ?? ADMIN_PATHS.home);
@@ -80,23 +83,25 @@ export function mountLoginRoutes(router: Router<AdminState>, deps: AdminDeps): v
     if (!email || !password) return show(422, [t('loginMissingFields')]);
 
     const at = now();
-    const gate = await admitLoginAttempt(deps.db, { email, ip: ctx.ip, now: at });
+    const gate = await admitLoginAttempt(deps.db, throttle, { email, ip: ctx.ip, now: at });
     if (!gate.allowed) {
-      const minutes = Math.max(1, Math.ceil((gate.retryAt.getTime() - at.getTime()) / 60_000));
-      return show(429, [t('loginLocked', { minutes })]);
+      // Inside the wait: refused before the password is looked at.
+      const seconds = waitSeconds(gate.retryAt.getTime() - at.getTime());
+      ctx.set('Retry-After', String(seconds));
+      return show(429, [t('loginWait', { seconds })]);
     }
 
     const credentials = await accountsStore(deps.db).findCredentialsByEmail(email);
     const matches = await verifyPassword(password, credentials?.passwordHash ?? (await dummyPasswordHash()));
     const success = matches && credentials !== undefined;
-    await settleLoginAttempt(deps.db, { email, ip: ctx.ip, success, now: at });
+    await settleLoginAttempt(deps.db, throttle, { email, ip: ctx.ip, success, now: at });
 
     if (!credentials || !success) {
-      if (gate.remainingAfterFailure <= 0)
-        return show(429, [t('loginFailed'), t('loginLocked', { minutes: gate.lockMinutes })]);
       const errors = [t('loginFailed')];
-      if (gate.remainingAfterFailure <= 3)
-        errors.push(t('loginAttemptsLeft', { count: gate.remainingAfterFailure, minutes: gate.lockMinutes }));
+      if (gate.delayAfterFailureMs > 0)
+        errors.push(t('loginWait', { seconds: waitSeconds(gate.delayAfterFailureMs) }));
+      else if (gate.freeAttemptsLeft <= 2)
+        errors.push(t('loginAttemptsLeft', { count: gate.freeAttemptsLeft }));
       return show(401, errors);
     }
 

@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import { ApprovalRefused, type ApprovalClient } from '../../approvals/approval-client.ts';
+import { remindWithinLimits } from '../../approvals/reminder-limits.ts';
 import { approversStore } from '../../db/stores/approvers-store.ts';
 import { documentsStore, type Document } from '../../db/stores/documents-store.ts';
 import { whatsAppMessagesStore } from '../../db/stores/whatsapp-messages-store.ts';
@@ -70,7 +71,7 @@ const closedMessage = (doc: Document, action: string) => `Document is ${doc.stat
  * workflow; the answer is read from PostgreSQL after the workflow's update has written it.
  */
 export function createApprovalRouter(
-  deps: Pick<ApiDeps, 'db'> & { approvals: ApprovalClient },
+  deps: Pick<ApiDeps, 'db' | 'config'> & { approvals: ApprovalClient },
   openapi: OpenApiRegistry,
 ): Router<AppState> {
   const router = new Router<AppState>();
@@ -271,7 +272,9 @@ export function createApprovalRouter(
       }
       let wamid: string | null;
       try {
-        ({ wamid } = await approvals.remind(doc.id, approver.id));
+        ({ wamid } = await remindWithinLimits(deps.db, approver.id, deps.config.reminders, () =>
+          approvals.remind(doc.id, approver.id),
+        ));
       } catch (err) {
         if (err instanceof ApprovalRefused) throw AppError.conflict(`Cannot remind: ${err.message}`);
         throw err;

@@ -1,5 +1,5 @@
 import type { Plan } from '../../config.ts';
-import type { Db } from '../knex.ts';
+import type { Db, Knex } from '../knex.ts';
 
 /** A dashboard session with the account it belongs to. Only the SHA-256 of the cookie token is stored. */
 export interface AdminSession {
@@ -73,12 +73,19 @@ export function adminSessionsStore(db: Db) {
       await db('admin_sessions').where({ id_hash: idHash }).delete();
     },
 
-    /** Housekeeping on sign-in: sessions past their absolute or idle expiry are of no use to anyone. */
-    async deleteExpired(now: Date, idleSince: Date): Promise<number> {
-      return db('admin_sessions')
-        .where('expires_at', '<=', now)
-        .orWhere('last_seen_at', '<=', idleSince)
-        .delete();
+    /**
+     * Deletes up to `limit` sessions past their absolute or idle expiry (of no use to anyone); returns how many
+     * went. Rows another transaction holds are skipped, so several purgers never queue on each other.
+     */
+    async purgeExpired(now: Date, idleSince: Date, limit: number): Promise<number> {
+      const expired = (q: Knex.QueryBuilder) =>
+        q.where((w) => void w.where('expires_at', '<=', now).orWhere('last_seen_at', '<=', idleSince));
+      return expired(
+        db('admin_sessions').whereIn(
+          'id_hash',
+          expired(db('admin_sessions').select('id_hash')).limit(limit).forUpdate().skipLocked(),
+        ),
+      ).delete();
     },
   };
 }
@@ -125,6 +132,23 @@ export function loginAttemptsStore(db: Db) {
 
     async clear(bucket: string): Promise<void> {
       await db('login_attempts').where({ bucket }).delete();
+    },
+
+    /**
+     * Deletes up to `limit` counters untouched since `before` (forgotten anyway: see the failure window) whose
+     * wait, if any, is over; returns how many went. Rows in use by a sign-in are skipped.
+     */
+    async purgeStale(before: Date, now: Date, limit: number): Promise<number> {
+      const stale = (q: Knex.QueryBuilder) =>
+        q
+          .where('updated_at', '<', before)
+          .andWhere((w) => void w.whereNull('locked_until').orWhere('locked_until', '<=', now));
+      return stale(
+        db('login_attempts').whereIn(
+          'bucket',
+          stale(db('login_attempts').select('bucket')).limit(limit).forUpdate().skipLocked(),
+        ),
+      ).delete();
     },
   };
 }

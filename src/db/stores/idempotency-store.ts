@@ -111,10 +111,23 @@ export function idempotencyStore(db: Db) {
       return row && toRecord(row);
     },
 
-    /** Deletes up to `limit` expired rows; returns how many went. */
+    /**
+     * Deletes up to `limit` expired rows; returns how many went. The outer condition is checked again on the
+     * row as it is when deleted, so a key `claim` has just taken over (a fresh expiry) is left alone; rows
+     * another transaction holds are skipped.
+     */
     async purgeExpired(limit = 1000): Promise<number> {
       return db('idempotency_keys')
-        .whereIn('id', db('idempotency_keys').select('id').where('expires_at', '<', db.fn.now()).limit(limit))
+        .where('expires_at', '<', db.fn.now())
+        .whereIn(
+          'id',
+          db('idempotency_keys')
+            .select('id')
+            .where('expires_at', '<', db.fn.now())
+            .limit(limit)
+            .forUpdate()
+            .skipLocked(),
+        )
         .delete();
     },
   };

@@ -66,6 +66,13 @@ export interface ApproverDeliveryStatus {
   sentAt: Date;
 }
 
+export interface ReminderHistory {
+  count: number;
+  lastAt: Date | null;
+  /** The database's time of the read. */
+  now: Date;
+}
+
 interface OutboundInput {
   idempotencyKey: string;
   accountId?: string | null;
@@ -356,6 +363,21 @@ export function whatsAppMessagesStore(db: Db) {
         });
       }
       return out;
+    },
+
+    /**
+     * The reminders recorded for one approver (outbound, kind `reminder`, whatever became of them) and when
+     * the latest was first attempted, read with the database's clock so every API process agrees.
+     */
+    async reminderHistory(approverId: string): Promise<ReminderHistory> {
+      const result = await db.raw<{ rows: { count: number; last_at: Date | null; now: Date }[] }>(
+        `SELECT count(*)::int AS count, max(created_at) AS last_at, now() AS now
+           FROM whatsapp_messages
+          WHERE approver_id = ? AND direction = 'out' AND kind = 'reminder'`,
+        [approverId],
+      );
+      const row = result.rows[0]!;
+      return { count: row.count, lastAt: row.last_at, now: row.now };
     },
 
     async latestStatusForApprover(

@@ -1,0 +1,113 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestService, type TestService } from '../helpers/test-service.ts';
+import { createDashboardAccount, csrfFrom, FormClient } from './support.ts';
+
+/**
+ * Sign-in delays over plain HTTP, against the real service. The dashboard's clock is played forward by the
+ * test (no sleeping); clients connect from different loopback addresses (127.0.0.x) so the service sees them
+ * as different addresses, as it would see an attacker's machines and the account holder's.
+ */
+
+let service: TestService;
+let origin: string;
+let clock = new Date();
+const clients: FormClient[] = [];
+
+beforeAll(async () => {
+  service = await startTestService({ now: () => clock });
+  origin = service.api.url;
+});
+
+afterAll(async () => {
+  await Promise.all(clients.map((c) => c.close()));
+  await service?.close();
+});
+
+const wait = (ms: number) => {
+  clock = new Date(clock.getTime() + ms);
+};
+
+/** A client with the sign-in form loaded (its login token cookie and field), connecting from `localAddress`. */
+async function loginClient(localAddress = '127.0.0.1') {
+  const client = new FormClient(origin, { localAddress });
+  clients.push(client);
+  const token = csrfFrom(await (await client.get('/admin/login')).text());
+  return {
+    client,
+    signIn: (email: string, password: string) =>
+      client.post('/admin/login', { _csrf: token, email, password }),
+  };
+}
+
+describe('dashboard sign-in delays over HTTP', () => {
+  it('answers an attempt inside the wait with 429 and Retry-After, right password or not; after the wait the right one signs in', async () => {
+    const holder = await createDashboardAccount(service);
+    const { client, signIn } = await loginClient();
+
+    const failures: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await signIn(holder.email, `wrong-${i}`);
+      expect(res.status).toBe(401);
+      expect(res.headers.get('retry-after')).toBeNull();
+      failures.push(await res.text());
+    }
+    expect(failures[0]).toContain('The email or password is incorrect.');
+    expect(failures[1]).toContain('Failed attempts left before each further attempt has to wait: 1.');
+    expect(failures[2]).toContain('Seconds to wait before the next attempt: 1.');
+
+    // Inside the wait the password is not looked at: the right one and a wrong one get the same answer.
+    for (const password of [holder.password, 'wrong-again']) {
+      const refused = await signIn(holder.email, password);
+      expect(refused.status).toBe(429);
+      expect(refused.headers.get('retry-after')).toBe('1');
+      const page = await refused.text();
+      expect(page).toContain('Seconds to wait before the next attempt: 1.');
+      expect(page).not.toContain('The email or password is incorrect.');
+    }
+    expect(client.cookies.has('wathiq_admin_session')).toBe(false);
+
+    wait(1000);
+    const signedIn = await signIn(holder.email, holder.password);
+    expect(signedIn.status).toBe(303);
+    expect(signedIn.headers.get('location')).toBe('/admin');
+    expect(client.cookies.has('wathiq_admin_session')).toBe(true);
+  });
+
+  it("does not let an attacker's failures from other addresses lock the account holder out", async () => {
+    const holder = await createDashboardAccount(service);
+    const attackers = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => loginClient(`127.0.0.${i + 2}`)),
+    );
+
+    // Three minutes of guessing, one try a second from one of ten addresses.
+    const statuses = new Map<number, number>();
+    for (let i = 0; i < 180; i++) {
+      const res = await attackers[i % attackers.length]!.signIn(holder.email, `guess-${i}`);
+      statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+      if (res.status === 429) expect(Number(res.headers.get('retry-after'))).toBeLessThanOrEqual(60);
+      await res.arrayBuffer();
+      wait(1000);
+    }
+    // Only one guess per wait got as far as the password: 3 free, then after waits of 1 … 32 s, then 60 s.
+    expect(statuses.get(401)).toBe(10);
+    expect(statuses.get(429)).toBe(170);
+    const seen = await service.database
+      .db('login_attempts')
+      .whereIn('bucket', ['ip:127.0.0.2', 'ip:127.0.0.11'])
+      .pluck('bucket');
+    expect(seen.sort()).toEqual(['ip:127.0.0.11', 'ip:127.0.0.2']);
+
+    // The holder, from their own address, is told how long to wait (at most the 60 s cap) and then gets in.
+    const { client, signIn } = await loginClient('127.0.0.1');
+    const first = await signIn(holder.email, holder.password);
+    expect(first.status).toBe(429);
+    const retryAfter = Number(first.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThan(0);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+
+    wait(retryAfter * 1000);
+    const second = await signIn(holder.email, holder.password);
+    expect(second.status).toBe(303);
+    expect(client.cookies.has('wathiq_admin_session')).toBe(true);
+  });
+});
