@@ -2,15 +2,32 @@ import type { Knex } from 'knex';
 
 /**
  * Exposures found in review (issue 10):
+ * - An idempotency key belongs to the API key that used it, not only to its account: another key of the same
+ *   account sending the same Idempotency-Key runs as a new request under its own record and never receives the
+ *   first key's stored response. Rows from before (a 24-hour cache that did not record the key) are dropped.
  * - Webhook attempts say why they failed by class, in Wathiq's own words: the classes `connection`,
  *   `forbidden_address` and `redirect` become `connection_refused` / `connection_failed`, `blocked_address` and
  *   `http_status`, and earlier messages, which could quote socket errors with addresses and ports, are rewritten.
  */
 export async function up(knex: Knex): Promise<void> {
+  await knex('idempotency_keys').delete();
+  await knex.schema.alterTable('idempotency_keys', (t) => {
+    t.uuid('api_key_id').notNullable().references('api_keys.id').onDelete('CASCADE');
+    t.dropUnique(['account_id', 'key']);
+    t.unique(['api_key_id', 'key']);
+    t.index(['account_id']);
+  });
   await rewriteWebhookAttemptErrors(knex);
 }
 
 export async function down(knex: Knex): Promise<void> {
+  await knex('idempotency_keys').delete();
+  await knex.schema.alterTable('idempotency_keys', (t) => {
+    t.dropIndex(['account_id']);
+    t.dropUnique(['api_key_id', 'key']);
+    t.dropColumn('api_key_id');
+    t.unique(['account_id', 'key']);
+  });
   // The old classes come back; the old messages do not (they were not kept).
   await knex.raw(`
     UPDATE webhook_delivery_attempts SET error_class = CASE
