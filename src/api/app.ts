@@ -71,7 +71,7 @@ export function createApp(apiDeps: ApiDeps & { webhookResolve?: ResolveHost }): 
 
   app.use(createApprovalPageRouter(deps).routes());
   app.use(createFilesRouter(deps).routes());
-  // Anyone who can open the inbox can act as every approver: only in development, on a loopback-only server.
+  // Anyone who can open the inbox can act as every approver: only outside production, on a loopback-only server.
   if (deps.config.whatsapp.provider === 'console' && devToolsAllowed(deps.config)) {
     app.use(createDevInboxRouter(deps).routes());
   }
