@@ -8,7 +8,8 @@ COPY src ./src
 RUN npm run build
 
 FROM node:20-bookworm-slim
-ENV NODE_ENV=production
+# A container is reached through its published port, so the API listens on every interface inside it.
+ENV NODE_ENV=production HOST=0.0.0.0
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-fund --no-audit && npm cache clean --force

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { isLoopbackHost } from './http/loopback.ts';
 import { storageConfigFromEnv, type StorageConfig } from './storage/storage-config.ts';
 import type { WhatsAppConfig } from './whatsapp/types.ts';
 
@@ -23,7 +24,8 @@ const templateLanguage = z
 const schema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  HOST: z.string().default('0.0.0.0'),
+  // Unset: 127.0.0.1 outside production (the dev inbox and console WhatsApp need loopback), 0.0.0.0 in production.
+  HOST: z.string().trim().min(1).optional(),
   PORT: port.default(3000),
   PUBLIC_BASE_URL: z.url().optional(),
   DATA_DIR: z.string().default('./data'),
@@ -47,7 +49,14 @@ const schema = z.object({
   MAX_UPLOAD_MB_BASIC: z.coerce.number().positive().max(1024).default(20),
   MAX_UPLOAD_MB_BUSINESS: z.coerce.number().positive().max(1024).default(20),
   MAX_UPLOAD_MB_ENTERPRISE: z.coerce.number().positive().max(1024).default(20),
-  TRUST_PROXY: bool.default(false),
+  // Exposures (issue 10): reverse proxies in front of the API, 0 to 10; false/true (the old switch) mean 0 and 1.
+  TRUST_PROXY: z
+    .string()
+    .trim()
+    .regex(/^(true|false|\d{1,2})$/, 'the number of reverse proxies in front of the API (0 = none)')
+    .transform((v) => (v === 'true' ? 1 : v === 'false' ? 0 : Number(v)))
+    .pipe(z.number().int().min(0).max(10))
+    .default(0),
 
   S3_BUCKET: optionalString,
   S3_REGION: z.string().min(1).default('us-east-1'),
@@ -110,7 +119,14 @@ export type Env = z.input<typeof schema>;
 export interface Config {
   env: 'development' | 'test' | 'production';
   logLevel: z.infer<typeof schema>['LOG_LEVEL'];
-  http: { host: string; port: number; publicBaseUrl: string; jsonBodyLimit: string; trustProxy: boolean };
+  http: {
+    host: string;
+    port: number;
+    publicBaseUrl: string;
+    jsonBodyLimit: string;
+    /** Reverse proxies in front of the API: X-Forwarded-For entries they add are trusted, no others. */
+    proxyHops: number;
+  };
   dataDir: string;
   database: { url?: string; poolMax: number; embeddedPort: number };
   temporal: {
@@ -187,18 +203,19 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       'LOGIN_FAILURE_WINDOW_MINUTES: must be at least LOGIN_DELAY_MAX_SECONDS, or a delay would be forgotten before it ends',
     ]);
   }
-  const whatsappIssues = checkWhatsApp(e);
+  const host = e.HOST ?? (e.NODE_ENV === 'production' ? '0.0.0.0' : '127.0.0.1');
+  const whatsappIssues = checkWhatsApp(e, host);
   if (whatsappIssues.length > 0) throw new ConfigError(whatsappIssues);
   const mb = (n: number) => Math.floor(n * 1024 * 1024);
   return {
     env: e.NODE_ENV,
     logLevel: e.LOG_LEVEL,
     http: {
-      host: e.HOST,
+      host,
       port: e.PORT,
       publicBaseUrl: (e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
       jsonBodyLimit: e.JSON_BODY_LIMIT,
-      trustProxy: e.TRUST_PROXY,
+      proxyHops: e.TRUST_PROXY,
     },
     dataDir: path.resolve(e.DATA_DIR),
     database: { url: e.DATABASE_URL, poolMax: e.DATABASE_POOL_MAX, embeddedPort: e.EMBEDDED_POSTGRES_PORT },
@@ -271,12 +288,19 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   };
 }
 
-/** The Cloud API needs its ids and secrets; the console provider is for development only (decisions §5). */
-function checkWhatsApp(e: z.infer<typeof schema>): string[] {
+/**
+ * The Cloud API needs its ids and secrets; the console provider is for development only (decisions §5), on a
+ * server that listens on loopback (its messages, approval links included, are read at /dev/inbox).
+ */
+function checkWhatsApp(e: z.infer<typeof schema>, host: string): string[] {
   if (e.WHATSAPP_PROVIDER === 'console') {
-    return e.NODE_ENV === 'production'
-      ? ['WHATSAPP_PROVIDER: console is for development; use cloud when NODE_ENV=production']
-      : [];
+    if (e.NODE_ENV === 'production')
+      return ['WHATSAPP_PROVIDER: console is for development; use cloud when NODE_ENV=production'];
+    return isLoopbackHost(host)
+      ? []
+      : [
+          `WHATSAPP_PROVIDER: console needs a loopback HOST (127.0.0.1, ::1, localhost), not ${host}: its messages and their approval links are listed at /dev/inbox; use cloud on a server others can reach`,
+        ];
   }
   const required = {
     WHATSAPP_PHONE_NUMBER_ID: e.WHATSAPP_PHONE_NUMBER_ID,

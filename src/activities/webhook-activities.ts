@@ -98,6 +98,7 @@ export function createWebhookActivities(deps: WebhookActivityDeps): WebhookActiv
             attemptNumber,
             status: result.status,
             errorClass: result.errorClass,
+            detail: result.detail,
             response: result.responseExcerpt,
           },
           'webhook attempt failed',

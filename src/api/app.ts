@@ -22,6 +22,7 @@ import { createWhatsAppWebhookRouter, WHATSAPP_WEBHOOK_PATH } from './routes/wha
 import { createApprovalClient } from '../approvals/approval-client.ts';
 import { createApprovalPageRouter } from '../approval-page/approval-page-routes.ts';
 import { createDevInboxRouter } from '../dev-inbox/dev-inbox-routes.ts';
+import { devToolsAllowed } from '../http/loopback.ts';
 import { createPingRouter } from './routes/ping-routes.ts';
 import { createWebhooksRouter } from './routes/webhooks-routes.ts';
 import type { ResolveHost } from '../webhooks/ssrf-guard.ts';
@@ -47,7 +48,12 @@ export function createApp(
   // Routers add their operations as they mount them; GET /openapi.json renders the result.
   const openapi = new OpenApiRegistry();
   registerCoreOperations(openapi);
-  const app = new Koa<AppState>({ proxy: deps.config.http.trustProxy });
+  // TRUST_PROXY hops: only the last `hops` X-Forwarded-For entries (written by our proxies) are read, and ctx.ip
+  // is the first of them: the address the outermost proxy saw. Entries before them are the client's to choose and
+  // are ignored; with 0 the header is ignored and the socket address counts. ctx.ip is recorded on certificates
+  // and counted by the dashboard's sign-in throttle.
+  const hops = deps.config.http.proxyHops;
+  const app = new Koa<AppState>({ proxy: hops > 0, maxIpsCount: hops });
   app.silent = true; // the error middleware logs; Koa's default handler would print to stderr
 
   app.use(requestId());
@@ -70,7 +76,8 @@ export function createApp(
 
   app.use(createApprovalPageRouter(deps).routes());
   app.use(createFilesRouter(deps).routes());
-  if (deps.config.whatsapp.provider === 'console' && deps.config.env !== 'production') {
+  // Anyone who can open the inbox can act as every approver: only outside production, on a loopback-only server.
+  if (deps.config.whatsapp.provider === 'console' && devToolsAllowed(deps.config)) {
     app.use(createDevInboxRouter(deps).routes());
   }
 

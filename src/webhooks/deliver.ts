@@ -10,13 +10,27 @@ export const USER_AGENT = 'Wathiq-Webhooks/1';
 /** How much of a failing receiver's answer is kept, for logs only. */
 export const RESPONSE_EXCERPT_BYTES = 256;
 
-export type DeliveryErrorClass =
-  'timeout' | 'connection' | 'dns' | 'http_status' | 'redirect' | 'forbidden_address' | 'tls';
+/**
+ * Why an attempt failed, as the API reports it: `http_status` (with the status code), `timeout`,
+ * `connection_refused` (nothing listens there), `connection_failed` (the connection broke before an answer),
+ * `dns`, `tls`, and `blocked_address` (the SSRF guard refused the URL or the address it resolves to).
+ */
+export const DELIVERY_ERROR_CLASSES = [
+  'http_status',
+  'timeout',
+  'connection_refused',
+  'connection_failed',
+  'dns',
+  'tls',
+  'blocked_address',
+] as const;
+export type DeliveryErrorClass = (typeof DELIVERY_ERROR_CLASSES)[number];
 
 /**
  * What one attempt did, to be persisted as a webhook_delivery_attempts row before anyone decides to retry.
- * `errorMessage` is ours (never the receiver's body); `responseExcerpt` is the start of a failing receiver's body,
- * for logs only: never return it from the API (the test endpoint answers with the status alone).
+ * `errorMessage` is ours and fixed per class: never the receiver's body, never a socket error (those name
+ * addresses and ports, and would let a caller map the network behind Wathiq). `detail` (the raw error) and
+ * `responseExcerpt` (the start of a failing receiver's body) are for logs only: never return or store them.
  */
 export interface DeliveryResult {
   ok: boolean;
@@ -27,6 +41,8 @@ export interface DeliveryResult {
   timestamp: number;
   errorClass?: DeliveryErrorClass;
   errorMessage?: string;
+  /** The underlying error, for the log only. */
+  detail?: string;
   /** From Retry-After on a 429 or 503 (seconds or HTTP date), in ms from the answer. */
   retryAfterMs?: number;
   /** The receiver answered 410 Gone: the webhook should be disabled. */
@@ -62,30 +78,31 @@ export async function deliverOnce(input: DeliverOnceInput): Promise<DeliveryResu
   const timestamp = Math.floor(startedAt.getTime() / 1000);
   const t0 = performance.now();
   const base = () => ({ ms: Math.round(performance.now() - t0), startedAt, timestamp });
-  const failed = (errorClass: DeliveryErrorClass, errorMessage: string): DeliveryResult => ({
+  const failed = (errorClass: DeliveryErrorClass, errorMessage: string, detail?: string): DeliveryResult => ({
     ok: false,
     ...base(),
     errorClass,
     errorMessage,
+    ...(detail !== undefined && { detail }),
   });
 
   let url: URL;
   try {
     url = new URL(input.url);
   } catch {
-    return failed('forbidden_address', 'The webhook URL is not a valid URL');
+    return failed('blocked_address', 'The webhook URL is not a valid URL');
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    return failed('forbidden_address', `The scheme ${url.protocol} is not allowed; only http and https are`);
+    return failed('blocked_address', `The scheme ${url.protocol} is not allowed; only http and https are`);
   }
   if (url.username !== '' || url.password !== '') {
-    return failed('forbidden_address', 'The webhook URL carries credentials, which are not allowed');
+    return failed('blocked_address', 'The webhook URL carries credentials, which are not allowed');
   }
   // A literal address skips DNS, so the connection's lookup never sees it: judge it here.
   const host = hostOf(url);
   if (!allowPrivate && isIP(host) !== 0) {
     const reason = forbiddenAddressReason(host);
-    if (reason) return failed('forbidden_address', `${host} is not a public address (${reason})`);
+    if (reason) return failed('blocked_address', BLOCKED_ADDRESS, `${host}: ${reason}`);
   }
 
   const controller = new AbortController();
@@ -121,10 +138,8 @@ export async function deliverOnce(input: DeliverOnceInput): Promise<DeliveryResu
     if (excerpt) result.responseExcerpt = excerpt;
     if (status >= 300 && status < 400) {
       const location = firstHeader(res.headers.location);
-      result.errorClass = 'redirect';
-      result.errorMessage =
-        `Receiver answered ${status}${location ? ` (Location: ${truncate(location, 200)})` : ''}; ` +
-        'redirects are not followed, point the webhook at the final URL';
+      if (location) result.detail = `Location: ${truncate(location, 200)}`;
+      result.errorMessage = `Receiver answered ${status}; redirects are not followed, point the webhook at the final URL`;
     } else if (status === 410) {
       result.gone = true;
       result.errorMessage = 'Receiver answered 410 Gone';
@@ -137,9 +152,10 @@ export async function deliverOnce(input: DeliverOnceInput): Promise<DeliveryResu
     }
     return result;
   } catch (err) {
-    if (controller.signal.aborted) return failed('timeout', `No answer within ${timeoutMs} ms`);
+    const detail = describeError(err);
+    if (controller.signal.aborted) return failed('timeout', `No answer within ${timeoutMs} ms`, detail);
     const errorClass = classifyError(err);
-    return failed(errorClass, describeError(err, errorClass, timeoutMs));
+    return failed(errorClass, publicMessage(err, errorClass, timeoutMs), detail);
   } finally {
     clearTimeout(timer);
     await agent.destroy().catch(() => undefined);
@@ -219,6 +235,23 @@ const TIMEOUT_CODES = new Set([
   'ETIMEDOUT',
 ]);
 
+const BLOCKED_ADDRESS =
+  'The webhook URL leads to an address that is not public (loopback, private, link-local or reserved); webhooks reach public addresses only';
+
+/** What the API says of a TLS failure, by OpenSSL's or Node's code; never the certificate's names or the address. */
+const UNTRUSTED =
+  'TLS: the receiver’s certificate is not issued by a trusted authority (or its intermediate certificate is missing)';
+const TLS_MESSAGES = new Map<string, string>([
+  ['DEPTH_ZERO_SELF_SIGNED_CERT', 'TLS: the receiver’s certificate is self-signed'],
+  ['SELF_SIGNED_CERT_IN_CHAIN', 'TLS: the receiver’s certificate chain ends in a self-signed certificate'],
+  ['UNABLE_TO_VERIFY_LEAF_SIGNATURE', UNTRUSTED],
+  ['UNABLE_TO_GET_ISSUER_CERT', UNTRUSTED],
+  ['UNABLE_TO_GET_ISSUER_CERT_LOCALLY', UNTRUSTED],
+  ['CERT_HAS_EXPIRED', 'TLS: the receiver’s certificate has expired'],
+  ['CERT_NOT_YET_VALID', 'TLS: the receiver’s certificate is not valid yet'],
+  ['ERR_TLS_CERT_ALTNAME_INVALID', 'TLS: the receiver’s certificate is not for the webhook URL’s host'],
+]);
+
 function errorChain(err: unknown): { name?: string; code?: string; syscall?: string }[] {
   const chain: { name?: string; code?: string; syscall?: string }[] = [];
   let cur: unknown = err;
@@ -234,25 +267,50 @@ function errorChain(err: unknown): { name?: string; code?: string; syscall?: str
   return chain;
 }
 
+const isTlsCode = (code: string) => /CERT|TLS|SSL|EPROTO/.test(code);
+
 export function classifyError(err: unknown): DeliveryErrorClass {
   const chain = errorChain(err);
   const any = (test: (e: (typeof chain)[number]) => boolean) => chain.some(test);
-  if (any((e) => e.code === 'WATHIQ_FORBIDDEN_ADDRESS')) return 'forbidden_address';
+  if (any((e) => e.code === 'WATHIQ_FORBIDDEN_ADDRESS')) return 'blocked_address';
   if (any((e) => e.name === 'TimeoutError' || (e.code !== undefined && TIMEOUT_CODES.has(e.code)))) {
     return 'timeout';
   }
   if (any((e) => (e.code !== undefined && DNS_CODES.has(e.code)) || e.syscall === 'getaddrinfo'))
     return 'dns';
-  if (any((e) => e.code !== undefined && /CERT|TLS|SSL|EPROTO/.test(e.code))) return 'tls';
-  return 'connection';
+  if (any((e) => e.code !== undefined && isTlsCode(e.code))) return 'tls';
+  if (any((e) => e.code === 'ECONNREFUSED')) return 'connection_refused';
+  return 'connection_failed';
 }
 
-function describeError(err: unknown, errorClass: DeliveryErrorClass, timeoutMs: number): string {
-  if (errorClass === 'timeout') return `No answer within ${timeoutMs} ms`;
+/** The fixed sentence the API shows for a failure without an HTTP answer. */
+function publicMessage(err: unknown, errorClass: DeliveryErrorClass, timeoutMs: number): string {
+  switch (errorClass) {
+    case 'timeout':
+      return `No answer within ${timeoutMs} ms`;
+    case 'blocked_address':
+      return BLOCKED_ADDRESS;
+    case 'dns':
+      return 'The webhook URL’s host name did not resolve';
+    case 'connection_refused':
+      return 'The receiver refused the connection (nothing accepts connections on that port)';
+    case 'tls': {
+      for (const { code } of errorChain(err)) {
+        const known = code === undefined ? undefined : TLS_MESSAGES.get(code);
+        if (known) return known;
+      }
+      return 'TLS: the handshake with the receiver failed';
+    }
+    default:
+      return 'The connection to the receiver failed before it answered';
+  }
+}
+
+/** The error as Node or undici put it, with its code: for the log only (it names addresses and ports). */
+function describeError(err: unknown): string {
   const e = err as { message?: unknown; code?: unknown };
   const message = typeof e.message === 'string' ? e.message : String(err);
-  const showCode = (errorClass === 'connection' || errorClass === 'tls') && typeof e.code === 'string';
-  const code = showCode && !message.includes(e.code as string) ? `${e.code as string}: ` : '';
+  const code = typeof e.code === 'string' && !message.includes(e.code) ? `${e.code}: ` : '';
   return truncate(`${code}${message}`, 300);
 }
 

@@ -167,10 +167,9 @@ export async function assertWebhookUrl(input: string, options: AssertWebhookUrlO
   for (const address of addresses) {
     const reason = forbiddenAddressReason(address);
     if (reason !== undefined) {
-      const via = literal ? '' : ` resolves to ${address}, which`;
-      throw refuse(
-        `host ${host}${via} is not a public address (${reason}); webhooks must reach the internet`,
-      );
+      // A name's addresses are not shown: they would map the network behind Wathiq for whoever asks.
+      const what = literal ? 'is not a public address' : 'resolves to an address that is not public';
+      throw refuse(`host ${host} ${what} (${reason}); webhooks must reach the internet`);
     }
   }
   return url;

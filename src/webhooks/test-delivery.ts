@@ -19,15 +19,19 @@ export interface TestDeliveryResult {
   ok: boolean;
   statusCode: number | null;
   durationMs: number;
+  /** The class of failure and Wathiq's fixed sentence for it; never a socket error or an address. */
   errorClass: DeliveryErrorClass | null;
   errorMessage: string | null;
+  /** The underlying error, for the log only: it can name addresses and ports. */
+  detail: string | null;
 }
 
 /**
  * `POST /webhooks/{id}/test`: sends a `webhook.test` delivery now, in the caller's request, signed like every
  * delivery, and records it (one delivery, one attempt) so it shows in the webhook's deliveries. It is sent once,
  * even to a disabled webhook, and never retried; a 410 answer does not disable the webhook. Undefined when the
- * account has no such webhook. The receiver's body is never returned.
+ * account has no such webhook. The receiver's body is never returned, nor a socket error: failures are reported by
+ * class (`timeout`, `connection_refused`, `dns`, `tls`, `http_status`, `blocked_address`, ...).
  */
 export async function sendTestDelivery(
   deps: TestDeliveryDeps,
@@ -75,5 +79,6 @@ export async function sendTestDelivery(
     durationMs: result.ms,
     errorClass: result.errorClass ?? null,
     errorMessage: result.errorMessage ?? null,
+    detail: result.detail ?? null,
   };
 }

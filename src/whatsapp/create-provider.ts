@@ -1,5 +1,6 @@
 import type { Dispatcher } from 'undici';
 import { ConfigError, type Config } from '../config.ts';
+import { devToolsAllowed } from '../http/loopback.ts';
 import type { Logger } from '../logger.ts';
 import { createCloudProvider } from './cloud-provider.ts';
 import { createConsoleProvider, type ConsoleMessage } from './console-provider.ts';
@@ -12,9 +13,12 @@ export interface WhatsAppProviderDeps {
   record?: (message: ConsoleMessage) => void | Promise<void>;
 }
 
-/** Picks the provider named by WHATSAPP_PROVIDER; `console` is refused in production (decisions §5). */
+/**
+ * Picks the provider named by WHATSAPP_PROVIDER; `console` is refused in production (decisions §5) and on a server
+ * that listens beyond loopback (its messages, approval links included, are read at /dev/inbox).
+ */
 export function createWhatsAppProvider(
-  config: Pick<Config, 'env' | 'whatsapp'> & { http?: Pick<Config['http'], 'publicBaseUrl'> },
+  config: Pick<Config, 'env' | 'whatsapp'> & { http: Pick<Config['http'], 'publicBaseUrl' | 'host'> },
   deps: WhatsAppProviderDeps,
 ): WhatsAppProvider {
   const w = config.whatsapp;
@@ -22,10 +26,15 @@ export function createWhatsAppProvider(
     if (config.env === 'production') {
       throw new ConfigError(['WHATSAPP_PROVIDER: console is for development; set WHATSAPP_PROVIDER=cloud']);
     }
+    if (!devToolsAllowed(config)) {
+      throw new ConfigError([
+        `WHATSAPP_PROVIDER: console needs a loopback HOST (127.0.0.1, ::1, localhost), not ${config.http.host}`,
+      ]);
+    }
     return createConsoleProvider({
       logger: deps.logger,
       templates: w.templates,
-      ...(config.http && { publicBaseUrl: config.http.publicBaseUrl }),
+      publicBaseUrl: config.http.publicBaseUrl,
       ...(deps.record && { record: deps.record }),
     });
   }

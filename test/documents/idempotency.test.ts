@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { issueApiKey } from '../../src/accounts/api-keys.ts';
+import type { ApiScope } from '../../src/auth/api-key-format.ts';
 import { documentForm } from '../helpers/multipart.ts';
 import { makePdf } from '../helpers/pdf.ts';
 import type { TestAccount } from '../helpers/test-service.ts';
@@ -40,13 +42,29 @@ const createWithKey = (key: string, title = 'Idempotent', who = account) =>
     body: documentForm({ title }, { file: pdf, approvers: [{ name: 'Ali', phone: PHONE_A }] }),
   });
 
-const addWithKey = (documentId: string, key: string, body: unknown) =>
+const addWithKey = (documentId: string, key: string, body: unknown, who = account) =>
   service.request(`/documents/${documentId}/approvers`, {
     method: 'POST',
-    account,
+    account: who,
     headers: { 'idempotency-key': key },
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
+
+/** Another API key of the same account. */
+async function anotherKey(who: TestAccount, scopes?: readonly ApiScope[]): Promise<TestAccount> {
+  const issued = await issueApiKey(service.database.db, {
+    accountId: who.accountId,
+    name: 'second key',
+    ...(scopes ? { scopes } : {}),
+  });
+  return {
+    accountId: who.accountId,
+    apiKeyId: issued.apiKey.id,
+    key: issued.apiKey.key,
+    secret: issued.secret,
+    authorization: `Bearer ${issued.apiKey.key}:${issued.secret}`,
+  };
+}
 
 const countDocuments = async (who = account) =>
   Number(
@@ -187,6 +205,70 @@ describe('Idempotency-Key', () => {
     expect(theirs.headers.get('idempotent-replayed')).toBeNull();
   });
 
+  it('a key without the route’s scope gets 403, never the stored response, and claims nothing', async () => {
+    const key = randomUUID();
+    const first = await createWithKey(key, 'Scoped');
+    expect(first.status).toBe(201);
+    const reader = await anotherKey(account, ['documents:read']);
+    const refused = await createWithKey(key, 'Scoped', reader);
+    expect(refused.headers.get('idempotent-replayed')).toBeNull();
+    await expectError(refused, 403, 'This API key lacks the "documents:write" scope');
+    // JSON routes too: the stored approver is not replayed to a key that may not write.
+    const doc = await createDraft(service, account);
+    const jsonKey = randomUUID();
+    expect((await addWithKey(doc.id, jsonKey, { name: 'B', phone: PHONE_B })).status).toBe(201);
+    const jsonRefused = await addWithKey(doc.id, jsonKey, { name: 'B', phone: PHONE_B }, reader);
+    expect(jsonRefused.headers.get('idempotent-replayed')).toBeNull();
+    await expectError(jsonRefused, 403, 'This API key lacks the "documents:write" scope');
+    // The scope check comes first even for a key's own record: a key that no longer has the scope (set here in
+    // the table, as any future scope change would) gets 403, not the response it stored when it had it.
+    const narrowed = await anotherKey(account);
+    const ownKey = randomUUID();
+    expect((await addWithKey(doc.id, ownKey, { name: 'C', phone: PHONE_A }, narrowed)).status).toBe(201);
+    await service.database
+      .db('api_keys')
+      .where({ id: narrowed.apiKeyId })
+      .update({ scopes: ['documents:read'] });
+    const ownRefused = await addWithKey(doc.id, ownKey, { name: 'C', phone: PHONE_A }, narrowed);
+    expect(ownRefused.headers.get('idempotent-replayed')).toBeNull();
+    await expectError(ownRefused, 403, 'This API key lacks the "documents:write" scope');
+    // The refused requests left no record of their own: one row per key, each the key that was allowed.
+    const rows = await service.database
+      .db('idempotency_keys')
+      .whereIn('key', [key, jsonKey, ownKey])
+      .orderBy('id');
+    expect(rows.map((r: { api_key_id: string }) => r.api_key_id)).toEqual([
+      account.apiKeyId,
+      account.apiKeyId,
+      narrowed.apiKeyId,
+    ]);
+  });
+
+  it('a stored response belongs to the API key that made it: another key of the account runs anew', async () => {
+    const key = randomUUID();
+    const first = await createWithKey(key, 'Key A');
+    expect(first.status).toBe(201);
+    const mine = documentOf(await first.json());
+    const other = await anotherKey(account);
+    const documents = await countDocuments();
+
+    const theirs = await createWithKey(key, 'Key A', other);
+    expect(theirs.status).toBe(201);
+    expect(theirs.headers.get('idempotent-replayed')).toBeNull();
+    const created = documentOf(await theirs.json());
+    expect(created.id).not.toBe(mine.id);
+    expect(await countDocuments()).toBe(documents + 1);
+    // …under its own record, which it replays to itself, and a different body under it is its own 422.
+    const again = await createWithKey(key, 'Key A', other);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(documentOf(await again.json())).toEqual(created);
+    await expectValidation(await createWithKey(key, 'Something else', other), REUSED);
+    // Key A still gets its own answer.
+    const mineAgain = await createWithKey(key, 'Key A');
+    expect(mineAgain.headers.get('idempotent-replayed')).toBe('true');
+    expect(documentOf(await mineAgain.json())).toEqual(mine);
+  });
+
   it('a key is kept 24 hours; an abandoned claim is taken over after 5 minutes', async () => {
     const key = randomUUID();
     expect((await createWithKey(key, 'Old')).status).toBe(201);
@@ -201,6 +283,7 @@ describe('Idempotency-Key', () => {
     const abandoned = randomUUID();
     await service.database.db('idempotency_keys').insert({
       account_id: account.accountId,
+      api_key_id: account.apiKeyId,
       key: abandoned,
       method: 'POST',
       path: '/api/v1/documents',

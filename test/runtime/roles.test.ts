@@ -38,7 +38,8 @@ describe('separate roles for deployment', () => {
     const worker = await runRole('worker', env);
     expect(worker.output()).toMatch(new RegExp(`worker +task queue "roles-${port}"`));
     const api = await runRole('api', env);
-    expect(api.output()).toContain(`http://localhost:${port}/api/v1`);
+    // HOST is unset: outside production the API listens on loopback only.
+    expect(api.output()).toContain(`http://127.0.0.1:${port}/api/v1`);
 
     const health = await fetch(`http://127.0.0.1:${port}/api/v1/health`);
     expect(health.status).toBe(200);

@@ -24,6 +24,10 @@ describe('loadConfig', () => {
     ['NODE_ENV', 'staging'],
     ['PUBLIC_BASE_URL', 'not a url'],
     ['MAX_UPLOAD_MB_BASIC', '-1'],
+    ['TRUST_PROXY', 'yes'],
+    ['TRUST_PROXY', '-1'],
+    ['TRUST_PROXY', '11'],
+    ['TRUST_PROXY', '1.5'],
   ])('refuses %s=%s and names the variable', (name, value) => {
     let caught: unknown;
     try {
@@ -66,5 +70,36 @@ describe('loadConfig', () => {
     const config = loadConfig({ DATABASE_URL: '', PUBLIC_BASE_URL: 'https://wathiq.example/' });
     expect(config.database.url).toBeUndefined();
     expect(config.http.publicBaseUrl).toBe('https://wathiq.example');
+  });
+
+  it('reads TRUST_PROXY as a number of proxy hops; false and true (the old switch) mean 0 and 1', () => {
+    expect(loadConfig({}).http.proxyHops).toBe(0);
+    for (const [value, hops] of [
+      ['0', 0],
+      ['1', 1],
+      ['2', 2],
+      ['10', 10],
+      ['false', 0],
+      ['true', 1],
+    ] as const) {
+      expect(loadConfig({ TRUST_PROXY: value }).http.proxyHops, value).toBe(hops);
+    }
+  });
+
+  it('listens on 127.0.0.1 unless told otherwise, and on 0.0.0.0 by default in production', () => {
+    expect(loadConfig({}).http.host).toBe('127.0.0.1');
+    expect(loadConfig({ NODE_ENV: 'test' }).http.host).toBe('127.0.0.1');
+    const production = {
+      NODE_ENV: 'production',
+      WHATSAPP_PROVIDER: 'cloud',
+      WHATSAPP_PHONE_NUMBER_ID: '106540352242922',
+      WHATSAPP_ACCESS_TOKEN: 'token',
+      WHATSAPP_APP_SECRET: 'secret',
+      WHATSAPP_VERIFY_TOKEN: 'verify',
+    };
+    expect(loadConfig(production).http.host).toBe('0.0.0.0');
+    expect(loadConfig({ ...production, HOST: '10.0.0.5' }).http.host).toBe('10.0.0.5');
+    // A development server others can reach is fine, without the console provider.
+    expect(loadConfig({ ...production, NODE_ENV: 'development', HOST: '0.0.0.0' }).http.host).toBe('0.0.0.0');
   });
 });

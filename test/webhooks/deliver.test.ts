@@ -1,7 +1,5 @@
-import { generateKeyPairSync } from 'node:crypto';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import forge from 'node-forge';
 import { afterEach, describe, expect, it } from 'vitest';
 import { deliverOnce, parseRetryAfter, type DeliverOnceInput } from '../../src/webhooks/deliver.ts';
 import { buildEventBody } from '../../src/webhooks/payload.ts';
@@ -10,6 +8,7 @@ import { assertWebhookUrl } from '../../src/webhooks/ssrf-guard.ts';
 import { freePort } from '../setup/free-port.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../fakes/webhook-receiver.ts';
 import { KNOWN_ANSWER } from './known-answer.ts';
+import { selfSignedCertificate } from './support.ts';
 
 const secret = generateWebhookSecret();
 const body = buildEventBody({
@@ -110,12 +109,14 @@ describe('deliverOnce', () => {
     expect(result.retryAfterMs).toBeUndefined();
   });
 
-  it('does not follow a 302 and records it as a redirect failure', async () => {
+  it('does not follow a 302 and records it as an http_status failure; the Location is for the log only', async () => {
     const r = await receiver({ steps: [{ status: 302, headers: { location: '/moved-here' } }] });
     const result = await attempt(r.url);
-    expect(result).toMatchObject({ ok: false, status: 302, errorClass: 'redirect' });
-    expect(result.errorMessage).toContain('/moved-here');
-    expect(result.errorMessage).toContain('not followed');
+    expect(result).toMatchObject({ ok: false, status: 302, errorClass: 'http_status' });
+    expect(result.errorMessage).toBe(
+      'Receiver answered 302; redirects are not followed, point the webhook at the final URL',
+    );
+    expect(result.detail).toContain('/moved-here');
     await r.waitForRequests(1);
     expect(r.requests.map((q) => q.path)).toEqual(['/hooks/wathiq']);
   });
@@ -171,8 +172,9 @@ describe('deliverOnce', () => {
     const r = await receiver();
     const url = `http://hooks.customer.test:${r.port}/hooks/wathiq`;
     const result = await attempt(url, { allowPrivate: false, lookup: fakeDns('127.0.0.1') });
-    expect(result).toMatchObject({ ok: false, errorClass: 'forbidden_address' });
-    expect(result.errorMessage).toContain('127.0.0.1');
+    expect(result).toMatchObject({ ok: false, errorClass: 'blocked_address' });
+    expect(result.errorMessage).not.toContain('127.0.0.1');
+    expect(result.detail).toContain('127.0.0.1');
     expect(result.status).toBeUndefined();
     expect(r.requests).toHaveLength(0);
 
@@ -191,7 +193,7 @@ describe('deliverOnce', () => {
     await expect(assertWebhookUrl(url, { resolve: rebinding })).resolves.toBeInstanceOf(URL);
     answers = ['127.0.0.1'];
     const result = await attempt(url, { allowPrivate: false, lookup: rebinding });
-    expect(result.errorClass).toBe('forbidden_address');
+    expect(result.errorClass).toBe('blocked_address');
     expect(r.requests).toHaveLength(0);
   });
 
@@ -203,26 +205,34 @@ describe('deliverOnce', () => {
   ])('refuses the literal address %s without connecting', async (template) => {
     const r = await receiver();
     const result = await attempt(template.replace('{port}', String(r.port)), { allowPrivate: false });
-    expect(result.errorClass).toBe('forbidden_address');
+    expect(result.errorClass).toBe('blocked_address');
     expect(r.requests).toHaveLength(0);
   });
 
   it('refuses non-http schemes and credentials even when private addresses are allowed', async () => {
-    expect((await attempt('ftp://127.0.0.1/x')).errorClass).toBe('forbidden_address');
-    expect((await attempt('http://u:p@127.0.0.1/x')).errorClass).toBe('forbidden_address');
-    expect((await attempt('not a url')).errorClass).toBe('forbidden_address');
+    expect((await attempt('ftp://127.0.0.1/x')).errorClass).toBe('blocked_address');
+    expect((await attempt('http://u:p@127.0.0.1/x')).errorClass).toBe('blocked_address');
+    expect((await attempt('not a url')).errorClass).toBe('blocked_address');
   });
 
   it('classifies a refused connection and a failed lookup', async () => {
     const closedPort = await freePort();
-    expect(await attempt(`http://127.0.0.1:${closedPort}/`)).toMatchObject({
+    const refused = await attempt(`http://127.0.0.1:${closedPort}/`);
+    expect(refused).toMatchObject({
       ok: false,
-      errorClass: 'connection',
+      errorClass: 'connection_refused',
+      errorMessage: 'The receiver refused the connection (nothing accepts connections on that port)',
     });
+    // The socket error, with its address and port, is kept for the log alone.
+    expect(refused.detail).toContain(`127.0.0.1:${closedPort}`);
     const noSuchName = () =>
       Promise.reject(Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' }));
     const result = await attempt('http://hooks.customer.test/', { allowPrivate: false, lookup: noSuchName });
-    expect(result).toMatchObject({ ok: false, errorClass: 'dns' });
+    expect(result).toMatchObject({
+      ok: false,
+      errorClass: 'dns',
+      errorMessage: 'The webhook URL’s host name did not resolve',
+    });
     expect(await attempt('http://hooks.customer.test/', { lookup: () => Promise.resolve([]) })).toMatchObject(
       {
         errorClass: 'dns',
@@ -236,7 +246,11 @@ describe('deliverOnce', () => {
     try {
       const { port } = server.address() as AddressInfo;
       const result = await attempt(`https://127.0.0.1:${port}/`);
-      expect(result).toMatchObject({ ok: false, errorClass: 'tls' });
+      expect(result).toMatchObject({
+        ok: false,
+        errorClass: 'tls',
+        errorMessage: 'TLS: the receiver’s certificate is self-signed',
+      });
     } finally {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
@@ -262,18 +276,3 @@ describe('parseRetryAfter', () => {
     expect(parseRetryAfter(value, now)).toBe(ms);
   });
 });
-
-function selfSignedCertificate(): { key: string; cert: string } {
-  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const cert = forge.pki.createCertificate();
-  cert.publicKey = forge.pki.publicKeyFromPem(publicKey.export({ type: 'spki', format: 'pem' }).toString());
-  cert.serialNumber = '01';
-  cert.validity.notBefore = new Date(Date.now() - 60_000);
-  cert.validity.notAfter = new Date(Date.now() + 3_600_000);
-  const name = [{ name: 'commonName', value: '127.0.0.1' }];
-  cert.setSubject(name);
-  cert.setIssuer(name);
-  const key = privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
-  cert.sign(forge.pki.privateKeyFromPem(key), forge.md.sha256.create());
-  return { key, cert: forge.pki.certificateToPem(cert) };
-}

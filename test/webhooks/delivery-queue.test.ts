@@ -14,7 +14,7 @@ const failed = (statusCode: number | null, extra: Partial<Attempted> = {}): Atte
   ok: false,
   statusCode,
   durationMs: 3,
-  errorClass: statusCode === null ? 'connection' : 'http_status',
+  errorClass: statusCode === null ? 'connection_refused' : 'http_status',
   errorMessage: null,
   retryAfterMs: null,
   gone: false,
@@ -89,7 +89,7 @@ describe('decideAfterAttempt', () => {
     });
     expect(decide(failed(null), 8).settlement).toEqual({
       kind: 'failed',
-      reason: 'All 8 attempts failed (the last: connection)',
+      reason: 'All 8 attempts failed (the last: connection_refused)',
     });
   });
 

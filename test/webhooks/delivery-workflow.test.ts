@@ -128,7 +128,7 @@ describe('durable delivery', () => {
     await eventually(async () => expect((await store.listAttempts(delivery!.id)).length).toBeGreaterThan(0));
     await service.stopWorker();
     const whileDown = await store.listAttempts(delivery!.id);
-    expect(whileDown.every((a) => a.errorClass === 'connection' && a.statusCode === null)).toBe(true);
+    expect(whileDown.every((a) => a.errorClass === 'connection_refused' && a.statusCode === null)).toBe(true);
     expect((await store.load(delivery!.id))!.status).toBe('pending');
 
     await gate.open();
@@ -151,7 +151,7 @@ describe('durable delivery', () => {
     const { delivery: done, attempts } = await settled(service.database.db, delivery!.id);
     expect(done.status).toBe('succeeded');
     expect(attempts.map((a) => [a.statusCode, a.errorClass])).toEqual([
-      [302, 'redirect'],
+      [302, 'http_status'],
       [200, null],
     ]);
     expect(ctx.r.requests.map((q) => q.path)).toEqual(['/hooks/wathiq', '/hooks/wathiq']);

@@ -1,9 +1,10 @@
-import { randomUUID } from 'node:crypto';
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import forge from 'node-forge';
 import { expect } from 'vitest';
 import type { Db } from '../../src/db/knex.ts';
 import { approversStore, type Approver } from '../../src/db/stores/approvers-store.ts';
@@ -195,4 +196,20 @@ export async function settled(db: Db, deliveryId: number, timeoutMs = 15_000) {
     expect(delivery?.status).not.toBe('pending');
     return { delivery: delivery!, attempts: await store.listAttempts(deliveryId) };
   }, timeoutMs);
+}
+
+/** A certificate for 127.0.0.1 signed by its own key: what no trust store accepts. */
+export function selfSignedCertificate(): { key: string; cert: string } {
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const cert = forge.pki.createCertificate();
+  cert.publicKey = forge.pki.publicKeyFromPem(publicKey.export({ type: 'spki', format: 'pem' }).toString());
+  cert.serialNumber = '01';
+  cert.validity.notBefore = new Date(Date.now() - 60_000);
+  cert.validity.notAfter = new Date(Date.now() + 3_600_000);
+  const name = [{ name: 'commonName', value: '127.0.0.1' }];
+  cert.setSubject(name);
+  cert.setIssuer(name);
+  const key = privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
+  cert.sign(forge.pki.privateKeyFromPem(key), forge.md.sha256.create());
+  return { key, cert: forge.pki.certificateToPem(cert) };
 }

@@ -1,4 +1,5 @@
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/api/app.ts';
@@ -17,7 +18,8 @@ import {
   type WebhookReceiverOptions,
 } from '../fakes/webhook-receiver.ts';
 import { startTestService, type TestAccount, type TestService } from '../helpers/test-service.ts';
-import { bodyOf, createWebhook, expectVerified, readmeVerifier } from './support.ts';
+import { freePort } from '../setup/free-port.ts';
+import { bodyOf, createWebhook, expectVerified, readmeVerifier, selfSignedCertificate } from './support.ts';
 
 /**
  * The webhook endpoints over real HTTP against the real app and PostgreSQL. Delivery through Temporal is in
@@ -297,7 +299,8 @@ describe('POST /webhooks/{id}/test', () => {
     expect(failing.text).not.toContain('Traceback');
 
     const redirect = await post(`/webhooks/${hook.id}/test`);
-    expect(redirect.body.data).toMatchObject({ ok: false, status_code: 302, error_class: 'redirect' });
+    expect(redirect.body.data).toMatchObject({ ok: false, status_code: 302, error_class: 'http_status' });
+    expect(redirect.text).not.toContain('elsewhere.example');
     expect(r.requests.map((q) => q.path)).toEqual(['/hooks/wathiq', '/hooks/wathiq']);
 
     const slow = await post(`/webhooks/${hook.id}/test`);
@@ -313,6 +316,66 @@ describe('POST /webhooks/{id}/test', () => {
     }[];
     expect(deliveries.map((d) => d.status)).toEqual(['failed', 'failed']);
     expect(deliveries[0]!.failure_reason).toMatch(/not retried/);
+  });
+
+  it('reports each failure by class, never with a socket error, an address or a port; so does the list', async () => {
+    const closedPort = await freePort();
+    const hanging = await receiver({ steps: [{ hang: true }] });
+    const failing = await receiver({ steps: [{ status: 500, body: 'upstream 10.20.30.40:5432 refused' }] });
+    const tls = https.createServer(selfSignedCertificate(), (_req, res) => res.end('ok'));
+    await new Promise<void>((resolve) => tls.listen(0, '127.0.0.1', resolve));
+    const tlsPort = (tls.address() as AddressInfo).port;
+    try {
+      const cases = [
+        {
+          url: `http://127.0.0.1:${closedPort}/hooks`,
+          port: closedPort,
+          expected: {
+            status_code: null,
+            error_class: 'connection_refused',
+            error_message: 'The receiver refused the connection (nothing accepts connections on that port)',
+          },
+        },
+        {
+          url: hanging.url,
+          port: hanging.port,
+          expected: { status_code: null, error_class: 'timeout', error_message: 'No answer within 1000 ms' },
+        },
+        {
+          url: `https://127.0.0.1:${tlsPort}/hooks`,
+          port: tlsPort,
+          expected: {
+            status_code: null,
+            error_class: 'tls',
+            error_message: 'TLS: the receiver’s certificate is self-signed',
+          },
+        },
+        {
+          url: failing.url,
+          port: failing.port,
+          expected: { status_code: 500, error_class: 'http_status', error_message: 'Receiver answered 500' },
+        },
+      ];
+      for (const c of cases) {
+        const hook = await createWebhook(service, account, { url: c.url, events: ['document.sent'] });
+        const sent = await post(`/webhooks/${hook.id}/test`);
+        expect(sent.status).toBe(200);
+        expect(envelope(TestDeliveryResource).parse(sent.body).data).toMatchObject({
+          ok: false,
+          ...c.expected,
+        });
+        const listed = await call(`/webhooks/${hook.id}/deliveries`);
+        const [delivery] = pageEnvelope(DeliveryResource).parse(listed.body).data;
+        expect(delivery!.attempts).toMatchObject([c.expected]);
+        for (const text of [sent.text, listed.text]) {
+          expect(text).not.toContain(String(c.port));
+          expect(text).not.toMatch(/127\.0\.0\.1|10\.20\.30\.40|ECONN|EPROTO|self.signed cert|getaddrinfo/i);
+        }
+      }
+    } finally {
+      tls.closeAllConnections();
+      await new Promise((resolve) => tls.close(resolve));
+    }
   });
 
   it('sends to a disabled webhook too, and a disabled webhook’s deliveries cannot be redelivered', async () => {
@@ -463,7 +526,8 @@ describe('the SSRF guard at creation (WEBHOOK_ALLOW_PRIVATE=false)', () => {
     const id = (created.body.data as { id: string }).id;
     rebindTo = '127.0.0.1'; // DNS rebinding: the name now points at the receiver on loopback
     const sent = await call(`/webhooks/${id}/test`, { method: 'POST', account }, guarded);
-    expect(sent.body.data).toMatchObject({ ok: false, status_code: null, error_class: 'forbidden_address' });
+    expect(sent.body.data).toMatchObject({ ok: false, status_code: null, error_class: 'blocked_address' });
+    expect(sent.text).not.toContain('127.0.0.1');
     expect(r.requests).toHaveLength(0);
   });
 });

@@ -97,6 +97,20 @@ describe('createWhatsAppProvider', () => {
     expect(() => createWhatsAppProvider(config, { logger })).toThrow(/WHATSAPP_PROVIDER/);
   });
 
+  it('refuses console on a server that listens beyond loopback, even from a hand-made config', () => {
+    const base = loadConfig({});
+    expect(createWhatsAppProvider({ ...base, http: { ...base.http, host: '::1' } }, { logger }).name).toBe(
+      'console',
+    );
+    for (const host of ['0.0.0.0', '::', '192.0.2.10']) {
+      const config = { ...base, http: { ...base.http, host } };
+      expect(() => createWhatsAppProvider(config, { logger })).toThrow(ConfigError);
+      expect(() => createWhatsAppProvider(config, { logger })).toThrow(/loopback HOST/);
+    }
+    expect(configIssues({ HOST: '0.0.0.0' }).some((i) => i.startsWith('WHATSAPP_PROVIDER:'))).toBe(true);
+    expect(configIssues({ ...cloudEnv, HOST: '0.0.0.0' })).toEqual([]);
+  });
+
   it('refuses cloud without credentials, naming the variables', () => {
     const base = loadConfig({});
     const config = { ...base, whatsapp: { ...base.whatsapp, provider: 'cloud' as const } };

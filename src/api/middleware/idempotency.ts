@@ -63,27 +63,30 @@ function isJsonValue(body: unknown): boolean {
   return body === null || (typeof body === 'object' && !Buffer.isBuffer(body) && !('pipe' in body));
 }
 
+const MALFORMED_KEY = {
+  'Idempotency-Key': ['Idempotency-Key must be 1 to 255 visible ASCII characters (a UUID is a good choice)'],
+};
+
 /**
- * `Idempotency-Key` on POST (decisions §8), per account: the same key and the same request within 24 hours
+ * `Idempotency-Key` on POST (decisions §8), per API key: the same key and the same request within 24 hours
  * replays the stored status and body with `Idempotent-Replayed: true`; a different request is 422; a duplicate
  * arriving while the first is still running is 409. Successes and validation failures are stored; anything else
- * (404, 409, 5xx) gives the key back, so a retry runs again.
+ * (403, 404, 409, 5xx) gives the key back, so a retry runs again.
+ *
+ * Mounted after authentication, this middleware only prepares the handle and answers for it. Nothing is claimed
+ * or replayed until the route has checked the key's scope: `claimIdempotencyKey` (mounted by `route()` after the
+ * scope check) claims a JSON request, and a multipart handler calls `begin` once its body is known. So a key
+ * without the route's scope gets its 403, never a stored response, and another API key of the same account with
+ * the same Idempotency-Key runs as a new request under its own record.
  */
 export function idempotency(deps: { db: Db; logger: Logger }): Middleware<AppState> {
   return async (ctx, next) => {
     const key = ctx.get('idempotency-key');
-    if (ctx.method !== 'POST' || !key || !ctx.state.auth) {
+    const auth = ctx.state.auth;
+    if (ctx.method !== 'POST' || !key || !auth) {
       await next();
       return;
     }
-    if (!KEY_PATTERN.test(key)) {
-      throw AppError.validation({
-        'Idempotency-Key': [
-          'Idempotency-Key must be 1 to 255 visible ASCII characters (a UUID is a good choice)',
-        ],
-      });
-    }
-    const accountId = ctx.state.auth.accountId;
     const store = idempotencyStore(deps.db);
     let claimed: number | undefined;
 
@@ -91,11 +94,13 @@ export function idempotency(deps: { db: Db; logger: Logger }): Middleware<AppSta
       key,
       async begin(fingerprint) {
         if (claimed !== undefined) throw new Error('idempotency: begin called twice');
+        if (!KEY_PATTERN.test(key)) throw AppError.validation(MALFORMED_KEY);
         if (Math.random() < 0.01) {
           store.purgeExpired().catch((err: unknown) => deps.logger.warn({ err }, 'idempotency purge failed'));
         }
         const result = await store.claim({
-          accountId,
+          accountId: auth.accountId,
+          apiKeyId: auth.apiKeyId,
           key,
           method: ctx.method,
           path: ctx.path,
@@ -126,8 +131,6 @@ export function idempotency(deps: { db: Db; logger: Logger }): Middleware<AppSta
     handles.set(ctx, handle);
 
     try {
-      if (!ctx.is('multipart'))
-        await handle.begin(requestFingerprint(ctx.method, ctx.path, ctx.request.body));
       await next();
     } catch (err) {
       if (err instanceof IdempotentReplay) {
@@ -163,3 +166,16 @@ export function idempotency(deps: { db: Db; logger: Logger }): Middleware<AppSta
     );
   };
 }
+
+/**
+ * A route's own step, after its scope check: refuses a malformed Idempotency-Key and claims (or replays) a JSON
+ * request's key. A multipart request is claimed by its handler, once the streamed body is known, with `begin`.
+ */
+export const claimIdempotencyKey: Middleware<AppState> = async (ctx, next) => {
+  const handle = idempotencyOf(ctx);
+  if (handle) {
+    if (!KEY_PATTERN.test(handle.key)) throw AppError.validation(MALFORMED_KEY);
+    if (!ctx.is('multipart')) await handle.begin(requestFingerprint(ctx.method, ctx.path, ctx.request.body));
+  }
+  await next();
+};

@@ -5,7 +5,6 @@ import type { OpenApiRegistry } from './registry.ts';
 const Check = z.strictObject({
   status: z.enum(['up', 'down']),
   latency_ms: z.int().min(0),
-  error: z.string().optional(),
 });
 
 const Health = z

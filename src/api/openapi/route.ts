@@ -1,12 +1,14 @@
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { requireScope } from '../middleware/authenticate.ts';
+import { claimIdempotencyKey } from '../middleware/idempotency.ts';
 import type { AppState } from '../context.ts';
 import type { ApiOperation, OpenApiRegistry } from './registry.ts';
 
 /**
  * Mounts a handler and describes it in the OpenAPI registry in one step, with the scope check the description
- * promises, so the document cannot leave out a route or misstate its permission.
+ * promises, so the document cannot leave out a route or misstate its permission. Behind authentication, the
+ * Idempotency-Key step follows the scope check.
  */
 export function route(
   router: Router<AppState>,
@@ -16,7 +18,11 @@ export function route(
 ): void {
   openapi.add(operation);
   const koaPath = operation.path.replace(/\{(\w+)\}/g, ':$1');
-  const chain: Middleware<AppState>[] =
-    typeof operation.auth === 'string' ? [requireScope(operation.auth), handler] : [handler];
+  // An Idempotency-Key is claimed (or its stored response replayed) only once the key's scope is checked.
+  const chain: Middleware<AppState>[] = [
+    ...(typeof operation.auth === 'string' ? [requireScope(operation.auth)] : []),
+    ...(operation.auth === false ? [] : [claimIdempotencyKey]),
+    handler,
+  ];
   router[operation.method](operation.operationId, koaPath, ...chain);
 }

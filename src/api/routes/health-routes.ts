@@ -5,20 +5,27 @@ import type { AppState } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
 import { ok } from '../respond.ts';
 
+type Dependency = 'postgres' | 'temporal';
+
 interface Check {
   status: 'up' | 'down';
   latency_ms: number;
-  error?: string;
 }
 
-async function probe(run: () => Promise<unknown>): Promise<Check> {
+interface Probed {
+  check: Check;
+  /** What went wrong, for the log only: driver messages name hosts, ports and users. */
+  err?: unknown;
+}
+
+async function probe(run: () => Promise<unknown>): Promise<Probed> {
   const started = performance.now();
+  const latency = () => Math.round(performance.now() - started);
   try {
     await run();
-    return { status: 'up', latency_ms: Math.round(performance.now() - started) };
+    return { check: { status: 'up', latency_ms: latency() } };
   } catch (err) {
-    const message = err instanceof Error ? err.message.split('\n')[0]! : 'unreachable';
-    return { status: 'down', latency_ms: Math.round(performance.now() - started), error: message };
+    return { check: { status: 'down', latency_ms: latency() }, err };
   }
 }
 
@@ -29,8 +36,12 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   });
 }
 
-/** Public: PostgreSQL and Temporal reachability; 503 in the error envelope when either is down. */
-export function createHealthRouter(deps: Pick<ApiDeps, 'db' | 'temporal'>): Router<AppState> {
+/**
+ * Public: PostgreSQL and Temporal reachability, each `up` or `down`; 503 in the error envelope when either is
+ * down. The public answer never carries a driver's error text (it names hosts, ports and users): the log has it,
+ * under the response's request id.
+ */
+export function createHealthRouter(deps: Pick<ApiDeps, 'db' | 'temporal' | 'logger'>): Router<AppState> {
   const router = new Router<AppState>();
   router.get('/health', async (ctx) => {
     const [postgres, temporal] = await Promise.all([
@@ -38,13 +49,18 @@ export function createHealthRouter(deps: Pick<ApiDeps, 'db' | 'temporal'>): Rout
       probe(() => checkTemporal(deps.temporal.connection, 2000)),
     ]);
     ctx.set('Cache-Control', 'no-store');
-    if (postgres.status === 'down' || temporal.status === 'down') {
-      const details: Record<string, string[]> = {};
-      if (postgres.status === 'down') details.postgres = [`unreachable: ${postgres.error}`];
-      if (temporal.status === 'down') details.temporal = [`unreachable: ${temporal.error}`];
-      throw new AppError('unavailable', 'Service unavailable', details);
+    const probed: Record<Dependency, Probed> = { postgres, temporal };
+    const details: Record<string, string[]> = {};
+    for (const [dependency, { check, err }] of Object.entries(probed)) {
+      if (check.status === 'up') continue;
+      details[dependency] = ['down'];
+      deps.logger.warn(
+        { err, dependency, latencyMs: check.latency_ms, requestId: ctx.state.requestId },
+        'health check: dependency down',
+      );
     }
-    ok(ctx, { status: 'ok', checks: { postgres, temporal } });
+    if (Object.keys(details).length > 0) throw new AppError('unavailable', 'Service unavailable', details);
+    ok(ctx, { status: 'ok', checks: { postgres: postgres.check, temporal: temporal.check } });
   });
   return router;
 }

@@ -6,6 +6,7 @@ import { AppError } from '../../errors.ts';
 import type { pingWorkflow } from '../../workflows/ping-workflow.ts';
 import { authOf, type AppState } from '../context.ts';
 import type { ApiDeps } from '../deps.ts';
+import { claimIdempotencyKey } from '../middleware/idempotency.ts';
 import { ok, isoTime } from '../respond.ts';
 import { parseBody } from '../validation.ts';
 
@@ -18,7 +19,7 @@ const PingBody = z.object({ message: z.string().trim().min(1).max(255).default('
 export function createPingRouter(deps: Pick<ApiDeps, 'db' | 'temporal' | 'config'>): Router<AppState> {
   const router = new Router<AppState>();
 
-  router.post('/pings', async (ctx) => {
+  router.post('/pings', claimIdempotencyKey, async (ctx) => {
     const { accountId } = authOf(ctx);
     const body = parseBody(PingBody, ctx.request.body ?? {});
     const pingId = randomUUID();

@@ -6,6 +6,7 @@ import { webhookDispatchStore } from '../../db/stores/webhook-dispatch-store.ts'
 import { webhooksStore, type Webhook } from '../../db/stores/webhooks-store.ts';
 import { LIMITS } from '../../documents/model.ts';
 import { AppError } from '../../errors.ts';
+import type { Logger } from '../../logger.ts';
 import type { TemporalClientHandle } from '../../temporal/client.ts';
 import { createWebhookDispatcher } from '../../webhooks/dispatch.ts';
 import { EVENT_CATALOGUE } from '../../webhooks/events.ts';
@@ -37,6 +38,7 @@ export interface WebhooksRouterDeps {
   db: Knex;
   config: Config;
   temporal: TemporalClientHandle;
+  logger: Logger;
   /** Resolver for the SSRF check at creation; the system's by default (tests inject names). */
   webhookResolve?: ResolveHost;
 }
@@ -321,6 +323,18 @@ export function createWebhooksRouter(deps: WebhooksRouterDeps, openapi: OpenApiR
         webhookIdOf(ctx),
       );
       if (!result) throw AppError.notFound('Webhook');
+      if (!result.ok) {
+        deps.logger.info(
+          {
+            requestId: ctx.state.requestId,
+            deliveryId: result.deliveryId,
+            status: result.statusCode,
+            errorClass: result.errorClass,
+            detail: result.detail,
+          },
+          'webhook test delivery failed',
+        );
+      }
       ok(ctx, {
         delivery_id: result.deliveryId,
         ok: result.ok,

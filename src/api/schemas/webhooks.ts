@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { LIMITS } from '../../documents/model.ts';
+import { DELIVERY_ERROR_CLASSES } from '../../webhooks/deliver.ts';
 import { SUBSCRIBABLE_EVENTS } from '../../webhooks/events.ts';
 import { MAX_WEBHOOK_URL_LENGTH } from '../../webhooks/ssrf-guard.ts';
 import { Timestamp } from './envelopes.ts';
@@ -90,13 +91,13 @@ export const DeliveryAttemptResource = z
     started_at: Timestamp,
     status_code: z.int().nullable().meta({ description: 'The receiver’s HTTP status; null when none came' }),
     duration_ms: z.int().min(0),
-    error_class: z
-      .enum(['timeout', 'connection', 'dns', 'http_status', 'redirect', 'forbidden_address', 'tls'])
-      .nullable(),
-    error_message: z
-      .string()
-      .nullable()
-      .meta({ description: 'Wathiq’s description; never the receiver’s body' }),
+    error_class: z.enum(DELIVERY_ERROR_CLASSES).nullable().meta({
+      description:
+        'Why the attempt failed: http_status (see status_code, 3xx included: redirects are not followed), timeout, connection_refused, connection_failed, dns, tls, blocked_address (not a public address)',
+    }),
+    error_message: z.string().nullable().meta({
+      description: 'Wathiq’s sentence for the class; never the receiver’s body, a socket error or an address',
+    }),
   })
   .meta({ id: 'WebhookDeliveryAttempt' });
 

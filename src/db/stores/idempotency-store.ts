@@ -3,6 +3,7 @@ import type { Db } from '../knex.ts';
 export interface IdempotencyRecord {
   id: number;
   accountId: string;
+  apiKeyId: string;
   key: string;
   method: string;
   path: string;
@@ -17,6 +18,7 @@ export interface IdempotencyRecord {
 interface IdempotencyRow {
   id: number;
   account_id: string;
+  api_key_id: string;
   key: string;
   method: string;
   path: string;
@@ -30,6 +32,7 @@ interface IdempotencyRow {
 const toRecord = (r: IdempotencyRow): IdempotencyRecord => ({
   id: Number(r.id),
   accountId: r.account_id,
+  apiKeyId: r.api_key_id,
   key: r.key,
   method: r.method,
   path: r.path,
@@ -42,7 +45,10 @@ const toRecord = (r: IdempotencyRow): IdempotencyRecord => ({
 
 export type ClaimResult = { claimed: true; id: number } | { claimed: false; existing: IdempotencyRecord };
 
-/** Idempotency keys of decisions §8: one row per account and key, holding the first response for 24 h. */
+/**
+ * Idempotency keys of decisions §8: one row per API key and Idempotency-Key (another key of the same account
+ * never sees the row), holding the first response for 24 h.
+ */
 export function idempotencyStore(db: Db) {
   return {
     /**
@@ -51,6 +57,7 @@ export function idempotencyStore(db: Db) {
      */
     async claim(input: {
       accountId: string;
+      apiKeyId: string;
       key: string;
       method: string;
       path: string;
@@ -66,14 +73,14 @@ export function idempotencyStore(db: Db) {
       };
       for (let attempt = 0; ; attempt++) {
         const [inserted] = await db('idempotency_keys')
-          .insert({ account_id: input.accountId, key: input.key, ...values })
-          .onConflict(['account_id', 'key'])
+          .insert({ account_id: input.accountId, api_key_id: input.apiKeyId, key: input.key, ...values })
+          .onConflict(['api_key_id', 'key'])
           .ignore()
           .returning<{ id: number }[]>('id');
         if (inserted) return { claimed: true, id: Number(inserted.id) };
 
         const [takenOver] = await db('idempotency_keys')
-          .where({ account_id: input.accountId, key: input.key })
+          .where({ api_key_id: input.apiKeyId, key: input.key })
           .andWhere((q) => {
             void q.where('expires_at', '<', db.fn.now()).orWhere((stale) => {
               void stale
@@ -86,7 +93,7 @@ export function idempotencyStore(db: Db) {
         if (takenOver) return { claimed: true, id: Number(takenOver.id) };
 
         const existing = await db<IdempotencyRow>('idempotency_keys')
-          .where({ account_id: input.accountId, key: input.key })
+          .where({ api_key_id: input.apiKeyId, key: input.key })
           .first();
         if (existing) return { claimed: false, existing: toRecord(existing) };
         // Released between our statements: try again.
@@ -106,8 +113,8 @@ export function idempotencyStore(db: Db) {
       await db('idempotency_keys').where({ id }).whereNull('response_status').delete();
     },
 
-    async find(accountId: string, key: string): Promise<IdempotencyRecord | undefined> {
-      const row = await db<IdempotencyRow>('idempotency_keys').where({ account_id: accountId, key }).first();
+    async find(apiKeyId: string, key: string): Promise<IdempotencyRecord | undefined> {
+      const row = await db<IdempotencyRow>('idempotency_keys').where({ api_key_id: apiKeyId, key }).first();
       return row && toRecord(row);
     },
 

@@ -1,0 +1,67 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, type Config } from '../../src/config.ts';
+import { startApiServer } from '../../src/runtime/api-server.ts';
+import { startTestService, type TestService } from '../helpers/test-service.ts';
+
+/**
+ * Whoever opens /dev/inbox reads every approval link and can press every approver's buttons, so the inbox (and
+ * the console WhatsApp provider that fills it) exists only outside production on a server listening on loopback.
+ */
+
+let service: TestService;
+beforeAll(async () => {
+  service = await startTestService({ worker: false });
+});
+afterAll(() => service.close());
+
+/** The app as `npm start` builds it in development, with HOST as given (the configuration check bypassed). */
+function developmentConfig(host: string, env: Config['env'] = 'development'): Config {
+  const config = loadConfig({
+    NODE_ENV: 'development',
+    LOG_LEVEL: 'silent',
+    DATA_DIR: service.config.dataDir,
+  });
+  return { ...config, env, http: { ...config.http, host } };
+}
+
+async function inboxStatus(config: Config): Promise<{ page: number; reply: number }> {
+  const api = await startApiServer({ ...service.deps, config }, '127.0.0.1', 0);
+  try {
+    const page = await fetch(`${api.url}/dev/inbox`);
+    await page.arrayBuffer();
+    const reply = await fetch(`${api.url}/dev/inbox/reply`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'message_id=1&payload=approve%3Ax',
+    });
+    await reply.arrayBuffer();
+    return { page: page.status, reply: reply.status };
+  } finally {
+    await api.stop();
+  }
+}
+
+describe('/dev/inbox', () => {
+  it('is served in development when HOST is loopback', async () => {
+    expect(loadConfig({}).http.host).toBe('127.0.0.1');
+    expect((await inboxStatus(developmentConfig('127.0.0.1'))).page).toBe(200);
+    expect((await inboxStatus(developmentConfig('::1'))).page).toBe(200);
+  });
+
+  it.each(['0.0.0.0', '::', '192.0.2.10'])('does not exist in development with HOST=%s', async (host) => {
+    expect(await inboxStatus(developmentConfig(host))).toEqual({ page: 404, reply: 404 });
+  });
+
+  it('does not exist in production, even on loopback', async () => {
+    expect(await inboxStatus(developmentConfig('127.0.0.1', 'production'))).toEqual({
+      page: 404,
+      reply: 404,
+    });
+  });
+
+  it('the configuration refuses the console provider on a HOST beyond loopback', () => {
+    expect(() => loadConfig({ HOST: '0.0.0.0' })).toThrow(ConfigError);
+    expect(() => loadConfig({ HOST: '0.0.0.0' })).toThrow(/WHATSAPP_PROVIDER: console needs a loopback HOST/);
+    expect(loadConfig({ HOST: 'localhost' }).whatsapp.provider).toBe('console');
+  });
+});
