@@ -176,6 +176,8 @@ export async function receiveUpload(
       }
     };
 
+  const malformed = (err: Error) =>
+    new AppError('bad_request', `Malformed multipart/form-data request: ${err.message}`);
   const cap = new ByteCap(
     bodyCap,
     guard(() => fail(tooLargeError(maxFileBytes, options.plan))),
@@ -212,7 +214,11 @@ export async function receiveUpload(
         'limit',
         guard(() => fail(tooLargeError(maxFileBytes, options.plan))),
       );
-      stream.on('error', fail);
+      // busboy ends a file part with an error only when the body breaks off inside it.
+      stream.on(
+        'error',
+        guard((err: Error) => fail(malformed(err))),
+      );
       stream.pipe(sink);
       stored = storage.put(fileKey, sink, { contentType: 'application/pdf' });
       stored.catch(() => undefined); // awaited below; failures surface there or through `fail`
@@ -229,9 +235,7 @@ export async function receiveUpload(
   parser.on('partsLimit', tooManyParts);
   parser.on(
     'error',
-    guard((err: Error) =>
-      fail(new AppError('bad_request', `Malformed multipart/form-data request: ${err.message}`)),
-    ),
+    guard((err: Error) => fail(malformed(err))),
   );
   parser.on('close', () => settle());
   cap.on('error', fail);
