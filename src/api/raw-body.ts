@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { AppError } from '../errors.ts';
+import { withoutPrototypes } from '../http/untrusted.ts';
 
 /** The request body as the exact bytes received (for signature checks), refused past `limit` bytes. */
 export async function readRawBody(req: IncomingMessage, limit: number): Promise<Buffer> {
@@ -20,11 +21,16 @@ export async function readRawBody(req: IncomingMessage, limit: number): Promise<
   return Buffer.concat(chunks);
 }
 
-/** Parses JSON from raw bytes; malformed JSON is the documented 400. */
+/**
+ * Parses JSON from raw bytes; malformed JSON is the documented 400. Objects come back without prototypes (the keys
+ * are the sender's).
+ */
 export function parseJson(raw: Buffer): unknown {
+  let parsed: unknown;
   try {
-    return JSON.parse(raw.toString('utf8')) as unknown;
+    parsed = JSON.parse(raw.toString('utf8')) as unknown;
   } catch {
     throw new AppError('bad_request', 'Malformed JSON in request body');
   }
+  return withoutPrototypes(parsed);
 }

@@ -131,7 +131,9 @@ export function createApprovalPageRouter(
   });
 
   router.get('/assets/:file', async (ctx) => {
-    const asset = ASSET_FILES[ctx.params.file ?? ''];
+    const name = ctx.params.file ?? '';
+    // The name is the client's: only the table's own entries count (`/a/assets/constructor` is a 404).
+    const asset = Object.hasOwn(ASSET_FILES, name) ? ASSET_FILES[name] : undefined;
     if (!asset) throw AppError.notFound('Asset');
     ctx.type = asset.type;
     ctx.set('Cache-Control', 'public, max-age=3600');

@@ -1,9 +1,9 @@
 import { inspectPdf } from '../../pdf/inspect-pdf.ts';
-import type { ErrorDetails } from '../../errors.ts';
+import { addDetail, mergeDetails, type ErrorDetails } from '../../errors.ts';
 import type { DocumentFile } from '../../documents/inputs.ts';
 import type { AppContext } from '../context.ts';
 import { idempotencyOf, requestFingerprint } from '../middleware/idempotency.ts';
-import { formFieldsToObject, mergeDetails } from './form-fields.ts';
+import { formFieldsToObject } from './form-fields.ts';
 import type { ReceivedUpload } from './upload.ts';
 
 /**
@@ -11,6 +11,7 @@ import type { ReceivedUpload } from './upload.ts';
  * (a PDF that parses, not encrypted, within the page bound), and every problem found so far keyed by field.
  */
 export interface DocumentForm {
+  /** The fields by name, in an object without a prototype (see `formFieldsToObject`). */
   value: Record<string, unknown>;
   /** Set when the file passed the checks. */
   file?: DocumentFile;
@@ -38,13 +39,13 @@ export async function readDocumentForm(
   const form = formFieldsToObject(upload.fields);
   const details = mergeDetails(upload.errors, form.errors);
   if (!upload.file) {
-    if (options.fileRequired) (details.file ??= []).push('A PDF is required in the part named "file"');
+    if (options.fileRequired) addDetail(details, 'file', 'A PDF is required in the part named "file"');
     return { value: form.value, details };
   }
   const storedKey = upload.file.key;
   const inspection = await inspectPdf(upload.file.bytes);
   if (!inspection.ok) {
-    (details.file ??= []).push(inspection.reason);
+    addDetail(details, 'file', inspection.reason);
     return { value: form.value, details, storedKey };
   }
   return {

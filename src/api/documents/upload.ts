@@ -1,7 +1,7 @@
-import { Transform, type TransformCallback } from 'node:stream';
+import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import busboy from 'busboy';
 import type { Plan } from '../../config.ts';
-import { AppError, type ErrorDetails } from '../../errors.ts';
+import { addDetail, AppError, newDetails, type ErrorDetails } from '../../errors.ts';
 import type { Storage } from '../../storage/storage.ts';
 import type { AppContext } from '../context.ts';
 
@@ -133,7 +133,8 @@ export async function receiveUpload(
   }
 
   const fields: [string, string][] = [];
-  const errors: ErrorDetails = {};
+  // Keyed by part names the client chose (`constructor`, `__proto__`, …): a map without a prototype.
+  const errors = newDetails();
   const chunks: Buffer[] = [];
   let filename: string | null = null;
   let fileSink: Transform | undefined;
@@ -145,56 +146,110 @@ export async function receiveUpload(
     settle = (err) => (err ? reject(err) : resolve());
   });
 
-  const cap = new ByteCap(bodyCap, () => fail(tooLargeError(maxFileBytes, options.plan)));
   // Stops reading: nothing more reaches the parser (which is left to the garbage collector rather than destroyed,
-  // as busboy may still be inside the call that reported the problem).
+  // as busboy may still be inside the call that reported the problem). Never throws: it is what handlers fall
+  // back on.
   const fail = (err: Error) => {
     if (failure) return;
     failure = err;
-    ctx.req.unpipe(cap);
-    cap.unpipe(parser);
-    ctx.req.pause();
-    fileSink?.destroy(err);
     settle(err);
-  };
-
-  parser.on('field', (name, value, info) => {
-    if (info.valueTruncated) (errors[name] ??= []).push(`${name} is too long`);
-    else fields.push([name, value]);
-  });
-  parser.on('file', (name, stream, info) => {
-    if (name !== 'file' || fileSink) {
-      (errors[name] ??= []).push('Only one file may be uploaded, in the field named "file"');
-      stream.resume();
-      return;
+    try {
+      ctx.req.unpipe(cap);
+      cap.unpipe(parser);
+      ctx.req.pause();
+      fileSink?.destroy(err);
+    } catch {
+      // The request has already failed with `err`; what could not be stopped is dropped with the connection.
     }
-    filename = cleanFilename(info.filename);
-    fileSink = new Transform({
-      transform(chunk: Buffer, _e, callback) {
-        chunks.push(chunk);
-        callback(null, chunk);
-      },
-    });
-    stream.on('limit', () => fail(tooLargeError(maxFileBytes, options.plan)));
-    stream.on('error', (err: Error) => fail(err));
-    stream.pipe(fileSink);
-    stored = storage.put(fileKey, fileSink, { contentType: 'application/pdf' });
-    stored.catch(() => undefined); // awaited below; failures surface there or through `fail`
-  });
-  parser.on('filesLimit', () => {
-    (errors.file ??= []).push('Only one file may be uploaded, in the field named "file"');
-  });
-  const tooManyParts = () =>
-    fail(AppError.validation({ _: ['Too many form fields: a document has at most 50 approvers'] }));
+  };
+  // Every callback below runs inside busboy's or a stream's event dispatch, outside the request's promise: a throw
+  // there would escape to the process and end it. Each one that does more than hand over to `fail` or `settle`
+  // (which never throw) is guarded, so a throw becomes this request's failure and its envelope. Every stream
+  // involved has an 'error' listener from the moment it exists.
+  const guard =
+    <A extends unknown[]>(handler: (...args: A) => void) =>
+    (...args: A): void => {
+      try {
+        handler(...args);
+      } catch (err) {
+        fail(err instanceof Error ? err : new Error(String(err)));
+      }
+    };
+
+  const malformed = (err: Error) =>
+    new AppError('bad_request', `Malformed multipart/form-data request: ${err.message}`);
+  const cap = new ByteCap(
+    bodyCap,
+    guard(() => fail(tooLargeError(maxFileBytes, options.plan))),
+  );
+
+  parser.on(
+    'field',
+    guard((name: string, value: string, info: busboy.FieldInfo) => {
+      if (info.valueTruncated) addDetail(errors, name, `${name} is too long`);
+      else fields.push([name, value]);
+    }),
+  );
+  parser.on(
+    'file',
+    guard((name: string, stream: Readable, info: busboy.FileInfo) => {
+      if (name !== 'file' || fileSink) {
+        // A discarded part's own error (cut off by the end of the body) is reported by the parser as well.
+        stream.on('error', () => undefined);
+        stream.resume();
+        addDetail(errors, name, 'Only one file may be uploaded, in the field named "file"');
+        return;
+      }
+      filename = cleanFilename(info.filename);
+      const sink = new Transform({
+        transform(chunk: Buffer, _e, callback) {
+          chunks.push(chunk);
+          callback(null, chunk);
+        },
+      });
+      fileSink = sink;
+      // Listened to from the start: `fail` may destroy the sink before storage has attached its own listeners.
+      sink.on('error', fail);
+      stream.on(
+        'limit',
+        guard(() => fail(tooLargeError(maxFileBytes, options.plan))),
+      );
+      // busboy ends a file part with an error only when the body breaks off inside it.
+      stream.on(
+        'error',
+        guard((err: Error) => fail(malformed(err))),
+      );
+      stream.pipe(sink);
+      stored = storage.put(fileKey, sink, { contentType: 'application/pdf' });
+      stored.catch(() => undefined); // awaited below; failures surface there or through `fail`
+    }),
+  );
+  parser.on(
+    'filesLimit',
+    guard(() => addDetail(errors, 'file', 'Only one file may be uploaded, in the field named "file"')),
+  );
+  const tooManyParts = guard(() =>
+    fail(AppError.validation({ _: ['Too many form fields: a document has at most 50 approvers'] })),
+  );
   parser.on('fieldsLimit', tooManyParts);
   parser.on('partsLimit', tooManyParts);
-  parser.on('error', (err: Error) =>
-    fail(new AppError('bad_request', `Malformed multipart/form-data request: ${err.message}`)),
+  parser.on(
+    'error',
+    guard((err: Error) => fail(malformed(err))),
   );
   parser.on('close', () => settle());
-  ctx.req.on('close', () => {
-    if (!ctx.req.complete) fail(new AppError('bad_request', 'The request was aborted by the client'));
-  });
+  cap.on('error', fail);
+  const aborted = () => new AppError('bad_request', 'The request was aborted by the client');
+  ctx.req.on(
+    'error',
+    guard(() => fail(aborted())),
+  );
+  ctx.req.on(
+    'close',
+    guard(() => {
+      if (!ctx.req.complete) fail(aborted());
+    }),
+  );
 
   ctx.req.pipe(cap).pipe(parser);
 

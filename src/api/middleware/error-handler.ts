@@ -24,6 +24,9 @@ function toAppError(err: unknown): AppError {
   const e = (err ?? {}) as HttpLikeError;
   const status = e.status ?? e.statusCode;
   if (status && status >= 400 && status < 500 && e.expose !== false) {
+    // co-body (under koa-body) refuses a JSON body with a "__proto__" key outright.
+    if (status === 400 && err instanceof SyntaxError && /forbidden prototype property/.test(err.message))
+      return new AppError('bad_request', 'The JSON body has a "__proto__" key, which is not accepted');
     if (e.type === 'entity.parse.failed' || (status === 400 && err instanceof SyntaxError))
       return new AppError('bad_request', 'Malformed JSON in request body');
     if (e.type === 'entity.too.large') return new AppError('payload_too_large', 'Request body too large');
