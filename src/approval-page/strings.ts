@@ -1,4 +1,4 @@
-import type { ActionType } from '../documents/model.ts';
+import type { ActionType } from '../domain/model.ts';
 
 export type PageLanguage = 'ar' | 'en';
 

@@ -1,4 +1,4 @@
-import type { ActionType, Language, Placement, WorkflowType } from './model.ts';
+import type { ActionType, Language, Placement, WorkflowType } from '../domain/model.ts';
 
 /** An approver as a client gives it (validated); `orderIndex` undefined means "after the others". */
 export interface ApproverInput {

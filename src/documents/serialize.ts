@@ -1,7 +1,7 @@
-import { isoTime } from '../api/respond.ts';
+import { isoTime } from '../http/respond.ts';
 import type { Approver } from '../db/stores/approvers-store.ts';
 import type { Document } from '../db/stores/documents-store.ts';
-import type { ActionType, ApproverStatus, DocumentStatus, Language, WorkflowType } from './model.ts';
+import type { ActionType, ApproverStatus, DocumentStatus, Language, WorkflowType } from '../domain/model.ts';
 
 /**
  * The one public representation of documents and approvers: API responses and webhook payloads both use it.

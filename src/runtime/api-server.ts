@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { createApp } from '../api/app.ts';
-import type { ApiDeps } from '../api/deps.ts';
+import type { ApiDeps } from '../http/deps.ts';
 
 export interface RunningApi {
   server: Server;

@@ -1,4 +1,4 @@
-import { isoTime } from '../api/respond.ts';
+import { isoTime } from '../http/respond.ts';
 import type { DeliveryAttempt, DeliveryWithAttempts } from '../db/stores/webhook-deliveries-store.ts';
 import type { Webhook } from '../db/stores/webhooks-store.ts';
 

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
 import { createActivities } from '../../src/activities/index.ts';
-import type { ApiDeps } from '../../src/api/deps.ts';
+import type { ApiDeps } from '../../src/http/deps.ts';
 import { issueApiKey } from '../../src/accounts/api-keys.ts';
 import type { ApiScope } from '../../src/auth/api-key-format.ts';
 import { hashPassword } from '../../src/auth/passwords.ts';

@@ -5,7 +5,7 @@ import type { Db } from '../../db/knex.ts';
 import { apiKeysStore } from '../../db/stores/api-keys-store.ts';
 import { AppError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
-import type { AppState } from '../context.ts';
+import type { AppState } from '../../http/context.ts';
 
 const MALFORMED = 'Missing or malformed Authorization header: expected "Bearer <API_KEY>:<API_SECRET>"';
 const INVALID = 'Invalid API key or secret';

@@ -4,7 +4,7 @@ import type { Db } from '../../db/knex.ts';
 import { idempotencyStore } from '../../db/stores/idempotency-store.ts';
 import { AppError, ERROR_STATUS, isAppError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
-import type { AppContext, AppState } from '../context.ts';
+import type { AppContext, AppState } from '../../http/context.ts';
 
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
 /** A claim older than this whose request never finished (a crashed process) may be taken over. */

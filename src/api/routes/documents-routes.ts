@@ -7,7 +7,7 @@ import { documentsStore } from '../../db/stores/documents-store.ts';
 import { createDocument } from '../../documents/create-document.ts';
 import { originalFileKey } from '../../documents/file-keys.ts';
 import type { DocumentFile } from '../../documents/inputs.ts';
-import { LIMITS } from '../../documents/model.ts';
+import { LIMITS } from '../../domain/model.ts';
 import { placementDetails, REFUSALS, requireDraft } from '../../documents/rules.ts';
 import { serializeDocument } from '../../documents/serialize.ts';
 import { deleteDocument, updateDocument } from '../../documents/update-document.ts';
@@ -16,14 +16,14 @@ import type { Logger } from '../../logger.ts';
 import type { Storage } from '../../storage/storage.ts';
 import type { TemporalClientHandle } from '../../temporal/client.ts';
 import { createWebhookDispatcher } from '../../webhooks/dispatch.ts';
-import { authOf, type AppContext, type AppState } from '../context.ts';
+import { authOf, type AppContext, type AppState } from '../../http/context.ts';
 import { readDocumentForm } from '../documents/document-form.ts';
 import { mergeDetails } from '../documents/form-fields.ts';
 import { IdParams, jsonBody, pathId } from '../documents/route-helpers.ts';
 import { receiveUpload } from '../documents/upload.ts';
 import type { OpenApiRegistry } from '../openapi/registry.ts';
 import { route } from '../openapi/route.ts';
-import { ok, okPage } from '../respond.ts';
+import { ok, okPage } from '../../http/respond.ts';
 import {
   CreateDocumentMultipart,
   CreateDocumentSchema,
@@ -35,7 +35,7 @@ import {
   UpdateDocumentShape,
 } from '../schemas/documents.ts';
 import { envelope, pageEnvelope } from '../schemas/envelopes.ts';
-import { issuesToDetails, parseBody } from '../validation.ts';
+import { issuesToDetails, parseBody } from '../../http/validation.ts';
 
 export interface DocumentsRouterDeps {
   db: Knex;

@@ -4,11 +4,11 @@ import type { Knex } from '../../db/knex.ts';
 import { documentsStore } from '../../db/stores/documents-store.ts';
 import { finalFileUrl, finalFilename } from '../../documents/final-file.ts';
 import { AppError } from '../../errors.ts';
-import { authOf, type AppState } from '../context.ts';
+import { authOf, type AppState } from '../../http/context.ts';
 import { IdParams, pathId } from '../documents/route-helpers.ts';
 import type { OpenApiRegistry } from '../openapi/registry.ts';
 import { route } from '../openapi/route.ts';
-import { isoTime, ok } from '../respond.ts';
+import { isoTime, ok } from '../../http/respond.ts';
 import { Timestamp, envelope } from '../schemas/envelopes.ts';
 
 export interface DownloadRouterDeps {

@@ -6,7 +6,7 @@ import { AppError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
 import type { Storage } from '../../storage/storage.ts';
 import { ifRangeHolds, noneMatch, parseRange } from '../byte-range.ts';
-import type { AppState } from '../context.ts';
+import type { AppState } from '../../http/context.ts';
 
 export interface FilesRouterDeps {
   db: Knex;

@@ -4,10 +4,10 @@ import { z } from 'zod';
 import { pingsStore } from '../../db/stores/pings-store.ts';
 import { AppError } from '../../errors.ts';
 import type { pingWorkflow } from '../../workflows/ping-workflow.ts';
-import { authOf, type AppState } from '../context.ts';
-import type { ApiDeps } from '../deps.ts';
-import { ok, isoTime } from '../respond.ts';
-import { parseBody } from '../validation.ts';
+import { authOf, type AppState } from '../../http/context.ts';
+import type { ApiDeps } from '../../http/deps.ts';
+import { ok, isoTime } from '../../http/respond.ts';
+import { parseBody } from '../../http/validation.ts';
 
 const PingBody = z.object({ message: z.string().trim().min(1).max(255).default('ping') });
 

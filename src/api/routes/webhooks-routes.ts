@@ -4,7 +4,7 @@ import type { Knex } from '../../db/knex.ts';
 import { webhookDeliveriesStore } from '../../db/stores/webhook-deliveries-store.ts';
 import { webhookDispatchStore } from '../../db/stores/webhook-dispatch-store.ts';
 import { webhooksStore, type Webhook } from '../../db/stores/webhooks-store.ts';
-import { LIMITS } from '../../documents/model.ts';
+import { LIMITS } from '../../domain/model.ts';
 import { AppError } from '../../errors.ts';
 import type { TemporalClientHandle } from '../../temporal/client.ts';
 import { createWebhookDispatcher } from '../../webhooks/dispatch.ts';
@@ -13,10 +13,10 @@ import { serializeDelivery, serializeWebhook } from '../../webhooks/serialize.ts
 import { generateWebhookSecret } from '../../webhooks/signature.ts';
 import { assertWebhookUrl, type ResolveHost } from '../../webhooks/ssrf-guard.ts';
 import { sendTestDelivery } from '../../webhooks/test-delivery.ts';
-import { authOf, type AppContext, type AppState } from '../context.ts';
+import { authOf, type AppContext, type AppState } from '../../http/context.ts';
 import type { OpenApiRegistry } from '../openapi/registry.ts';
 import { route } from '../openapi/route.ts';
-import { ok, okPage } from '../respond.ts';
+import { ok, okPage } from '../../http/respond.ts';
 import { envelope, pageEnvelope } from '../schemas/envelopes.ts';
 import {
   CreateWebhookBody,
@@ -31,7 +31,7 @@ import {
   WebhookWithSecretResource,
 } from '../schemas/webhooks.ts';
 import { z } from 'zod';
-import { parseBody } from '../validation.ts';
+import { parseBody } from '../../http/validation.ts';
 
 export interface WebhooksRouterDeps {
   db: Knex;

@@ -3,9 +3,9 @@ import type { ApprovalClient } from '../../approvals/approval-client.ts';
 import { handleWhatsAppNotification } from '../../approvals/whatsapp-inbound.ts';
 import { AppError } from '../../errors.ts';
 import { parseNotification, verifyHandshake, verifyMetaSignature } from '../../whatsapp/index.ts';
-import type { AppState } from '../context.ts';
-import type { ApiDeps } from '../deps.ts';
-import { parseJson, readRawBody } from '../raw-body.ts';
+import type { AppState } from '../../http/context.ts';
+import type { ApiDeps } from '../../http/deps.ts';
+import { parseJson, readRawBody } from '../../http/raw-body.ts';
 
 export const WHATSAPP_WEBHOOK_PATH = '/webhooks/whatsapp';
 const MAX_NOTIFICATION_BYTES = 1024 * 1024;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ApproverInput, ApproverUpdate } from '../../documents/inputs.ts';
-import { ACTION_TYPES, APPROVER_STATUSES, LANGUAGES, LIMITS, type Placement } from '../../documents/model.ts';
+import { ACTION_TYPES, APPROVER_STATUSES, LANGUAGES, LIMITS, type Placement } from '../../domain/model.ts';
 import { normalizePhone, PHONE_MESSAGES } from '../../documents/phone.ts';
 import type { SerializedApprover } from '../../documents/serialize.ts';
 import { Timestamp } from './envelopes.ts';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { LIMITS } from '../../documents/model.ts';
+import { LIMITS } from '../../domain/model.ts';
 
 /**
  * Field builders shared by the request schemas. Each failure message names the field and the rule, so a

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { LIMITS } from '../../documents/model.ts';
+import { LIMITS } from '../../domain/model.ts';
 import { SUBSCRIBABLE_EVENTS } from '../../webhooks/events.ts';
 import { MAX_WEBHOOK_URL_LENGTH } from '../../webhooks/ssrf-guard.ts';
 import { Timestamp } from './envelopes.ts';

@@ -1,4 +1,4 @@
-import type { ActionType, ApproverStatus, Language, Placement } from '../../documents/model.ts';
+import type { ActionType, ApproverStatus, Language, Placement } from '../../domain/model.ts';
 import type { Db } from '../knex.ts';
 
 export interface Approver {

@@ -1,4 +1,4 @@
-import type { DocumentStatus, WorkflowType } from '../../documents/model.ts';
+import type { DocumentStatus, WorkflowType } from '../../domain/model.ts';
 import type { Db } from '../knex.ts';
 import { toApprover, type Approver, type ApproverRow } from './approvers-store.ts';
 

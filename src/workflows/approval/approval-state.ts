@@ -1,4 +1,4 @@
-import type { ActionType, WorkflowType } from '../../documents/model.ts';
+import type { ActionType, WorkflowType } from '../../domain/model.ts';
 
 /**
  * The approval as a plain reducer: every decision the workflow makes about approvers lives here, free of

@@ -1,5 +1,5 @@
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
-import type { WorkflowType } from '../../documents/model.ts';
+import type { WorkflowType } from '../../domain/model.ts';
 import type {
   ActionKind,
   ApprovalStatus,
