@@ -1,7 +1,7 @@
 import type { Knex } from '../db/knex.ts';
 import type { Logger } from '../logger.ts';
 import type { Storage } from '../storage/storage.ts';
-import { createApprovalActivities, type ApprovalActivityDeps } from './approval-activities.ts';
+import { createApprovalActivities, type ApprovalActivityDeps } from '../approval/activities.ts';
 import { createPingActivities } from './ping-activities.ts';
 import { createWebhookActivities, type WebhookActivityDeps } from './webhook-activities.ts';
 

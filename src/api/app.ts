@@ -19,7 +19,7 @@ import { createFilesRouter } from './routes/files-routes.ts';
 import { createApprovalRouter } from './routes/approval-routes.ts';
 import { createHealthRouter } from './routes/health-routes.ts';
 import { createWhatsAppWebhookRouter, WHATSAPP_WEBHOOK_PATH } from './routes/whatsapp-webhook-routes.ts';
-import { createApprovalClient } from '../approvals/approval-client.ts';
+import { createApprovalClient } from '../approval/client.ts';
 import { createApprovalPageRouter } from '../approval-page/approval-page-routes.ts';
 import { createDevInboxRouter } from '../dev-inbox/dev-inbox-routes.ts';
 import { createPingRouter } from './routes/ping-routes.ts';

@@ -1,4 +1,4 @@
-import { createFinalizer, signerOnce } from '../activities/finalize-document-activity.ts';
+import { createFinalizer, signerOnce } from '../approval/finalize.ts';
 import type { ActivityDeps } from '../activities/index.ts';
 import { activityTemporalClient } from '../activities/webhook-activities.ts';
 import type { Config } from '../config.ts';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApprovalActivities } from '../../src/activities/approval-activities.ts';
+import { createApprovalActivities } from '../../src/approval/activities.ts';
 import type { DocumentEvent } from '../../src/db/stores/document-events-store.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';

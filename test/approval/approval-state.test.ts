@@ -12,7 +12,7 @@ import {
   markNotified,
   notifiedApprovers,
   type ApprovalState,
-} from '../../src/workflows/approval/approval-state.ts';
+} from '../../src/approval/workflow/approval-state.ts';
 
 const three = [
   { id: 'c', orderIndex: 3, actionType: 'stamp' as const },

@@ -8,7 +8,7 @@ import {
   createFinalizer,
   type FinalizedDocument,
   signerOnce,
-} from '../../src/activities/finalize-document-activity.ts';
+} from '../../src/approval/finalize.ts';
 import { createActivities } from '../../src/activities/index.ts';
 import { createWorkerDeps } from '../../src/runtime/worker-deps.ts';
 import { sha256Hex } from '../../src/auth/tokens.ts';

@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import { z } from 'zod';
-import { ApprovalRefused, type ApprovalClient } from '../../approvals/approval-client.ts';
+import { ApprovalRefused, type ApprovalClient } from '../../approval/client.ts';
 import { approversStore } from '../../db/stores/approvers-store.ts';
 import { documentsStore, type Document } from '../../db/stores/documents-store.ts';
 import { whatsAppMessagesStore } from '../../db/stores/whatsapp-messages-store.ts';

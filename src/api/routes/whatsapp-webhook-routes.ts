@@ -1,6 +1,6 @@
 import Router from '@koa/router';
-import type { ApprovalClient } from '../../approvals/approval-client.ts';
-import { handleWhatsAppNotification } from '../../approvals/whatsapp-inbound.ts';
+import type { ApprovalClient } from '../../approval/client.ts';
+import { handleWhatsAppNotification } from '../../approval/apply-whatsapp-reply.ts';
 import { AppError } from '../../errors.ts';
 import { parseNotification, verifyHandshake, verifyMetaSignature } from '../../whatsapp/index.ts';
 import type { AppState } from '../../http/context.ts';

@@ -21,7 +21,7 @@ import {
   type ApprovalView,
   type ApprovalWorkflowInput,
   type Refusal,
-} from '../workflows/approval/definitions.ts';
+} from './definitions.ts';
 import { AccountIdKey, DocumentReferenceKey, DocumentStatusKey } from '../workflows/search-attributes.ts';
 
 export interface ApprovalClientDeps {

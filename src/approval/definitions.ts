@@ -1,12 +1,12 @@
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
-import type { WorkflowType } from '../../domain/model.ts';
+import type { WorkflowType } from '../domain/model.ts';
 import type {
   ActionKind,
   ApprovalStatus,
   ApproverSnapshot,
   ApproverState,
   Refusal,
-} from './approval-state.ts';
+} from './workflow/approval-state.ts';
 
 /**
  * The approval workflow's contract, shared by the workflow and the API: its input, its updates and its query.

@@ -1,5 +1,5 @@
-import type { ActionKind } from '../workflows/approval/approval-state.ts';
-import type { ActionEvidence } from '../workflows/approval/definitions.ts';
+import type { ActionKind } from './workflow/approval-state.ts';
+import type { ActionEvidence } from './definitions.ts';
 
 /** Inputs of the approval activities; the workflow imports only these types. */
 export type NoticeKind = 'approval_request' | 'reminder' | 'voided';

@@ -7,8 +7,8 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { ApprovalActivities, NoticeKind } from '../../activities/approval-types.ts';
-import { DocumentStatusKey } from '../search-attributes.ts';
+import type { ApprovalActivities, NoticeKind } from '../activity-types.ts';
+import { DocumentStatusKey } from '../../workflows/search-attributes.ts';
 import {
   acceptsActions,
   allCompleted,
@@ -35,7 +35,7 @@ import {
   type ActInput,
   type ApprovalView,
   type ApprovalWorkflowInput,
-} from './definitions.ts';
+} from '../definitions.ts';
 
 const activities = proxyActivities<ApprovalActivities>({
   startToCloseTimeout: '1 minute',

@@ -3,7 +3,7 @@ import { approversStore } from '../db/stores/approvers-store.ts';
 import { whatsAppMessagesStore } from '../db/stores/whatsapp-messages-store.ts';
 import type { Logger } from '../logger.ts';
 import { parseButtonPayload, type ParsedNotification } from '../whatsapp/index.ts';
-import { ApprovalRefused, type ApprovalClient } from './approval-client.ts';
+import { ApprovalRefused, type ApprovalClient } from './client.ts';
 
 export interface InboundDeps {
   db: Knex;

@@ -14,8 +14,8 @@ import {
   type WhatsAppProvider,
   type WhatsAppTemplateConfig,
 } from '../whatsapp/index.ts';
-import type { ApprovalActivities, NotifyApproverInput, RecordActionInput } from './approval-types.ts';
-import type { FinalizedDocument } from './finalize-document-activity.ts';
+import type { ApprovalActivities, NotifyApproverInput, RecordActionInput } from './activity-types.ts';
+import type { FinalizedDocument } from './finalize.ts';
 
 export interface ApprovalActivityDeps {
   db: Knex;
