@@ -22,7 +22,7 @@ import {
   type ApprovalWorkflowInput,
   type Refusal,
 } from './definitions.ts';
-import { AccountIdKey, DocumentReferenceKey, DocumentStatusKey } from '../workflows/search-attributes.ts';
+import { AccountIdKey, DocumentReferenceKey, DocumentStatusKey } from '../temporal/search-attributes.ts';
 
 export interface ApprovalClientDeps {
   client: Client;

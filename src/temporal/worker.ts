@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
-import type { Activities } from '../activities/index.ts';
+import type { Activities } from '../runtime/activities.ts';
 
 /** The workflows module, as source under tsx/vitest or compiled under dist/. */
 export function workflowsPath(): string {

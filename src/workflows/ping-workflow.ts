@@ -1,6 +1,6 @@
 import { proxyActivities, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import type { Activities } from '../activities/index.ts';
-import { AccountIdKey } from './search-attributes.ts';
+import type { Activities } from '../runtime/activities.ts';
+import { AccountIdKey } from '../temporal/search-attributes.ts';
 
 const { recordPing } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',

@@ -9,7 +9,7 @@ import {
   type FinalizedDocument,
   signerOnce,
 } from '../../src/approval/finalize.ts';
-import { createActivities } from '../../src/activities/index.ts';
+import { createActivities } from '../../src/runtime/activities.ts';
 import { createWorkerDeps } from '../../src/runtime/worker-deps.ts';
 import { sha256Hex } from '../../src/auth/tokens.ts';
 import { pageText, pdfsig, qpdfCheck } from '../pdf/helpers/pdf-tools.ts';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
-import { createActivities } from '../../src/activities/index.ts';
+import { createActivities } from '../../src/runtime/activities.ts';
 import type { ApiDeps } from '../../src/http/deps.ts';
 import { issueApiKey } from '../../src/accounts/api-keys.ts';
 import type { ApiScope } from '../../src/auth/api-key-format.ts';

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { RETRY_DELAYS_MS } from '../../src/webhooks/retry-schedule.ts';
-import type { AttemptOutcome } from '../../src/workflows/webhooks/definitions.ts';
+import { RETRY_DELAYS_MS } from '../../src/webhooks/workflow/retry-schedule.ts';
+import type { AttemptOutcome } from '../../src/webhooks/definitions.ts';
 import {
   createQueueState,
   decideAfterAttempt,
   dequeue,
   enqueue,
-} from '../../src/workflows/webhooks/delivery-queue.ts';
+} from '../../src/webhooks/workflow/delivery-queue.ts';
 
 type Attempted = Extract<AttemptOutcome, { kind: 'attempted' }>;
 const failed = (statusCode: number | null, extra: Partial<Attempted> = {}): Attempted => ({

@@ -9,7 +9,7 @@ import {
   deliveryQueueQuery,
   webhookDeliveryWorkflowId,
   webhookOutboxSweepWorkflowId,
-} from '../../src/workflows/webhooks/definitions.ts';
+} from '../../src/webhooks/definitions.ts';
 import {
   startWebhookReceiver,
   type WebhookReceiver,

@@ -9,7 +9,7 @@ import { serializeApprover, serializeDocument } from '../../documents/serialize.
 import { AppError } from '../../errors.ts';
 import { authOf, type AppContext, type AppState } from '../../http/context.ts';
 import type { ApiDeps } from '../../http/deps.ts';
-import { IdParams, pathId } from '../documents/route-helpers.ts';
+import { IdParams, pathId } from '../route-helpers.ts';
 import type { OpenApiRegistry } from '../openapi/registry.ts';
 import { route } from '../openapi/route.ts';
 import { isoTime, ok } from '../../http/respond.ts';

@@ -8,7 +8,7 @@ import { REFUSALS, requireDraft } from '../../documents/rules.ts';
 import { serializeApprover } from '../../documents/serialize.ts';
 import { AppError } from '../../errors.ts';
 import { authOf, type AppState } from '../../http/context.ts';
-import { DocumentIdParams, IdParams, jsonBody, pathId } from '../documents/route-helpers.ts';
+import { DocumentIdParams, IdParams, jsonBody, pathId } from '../route-helpers.ts';
 import type { OpenApiRegistry } from '../openapi/registry.ts';
 import { route } from '../openapi/route.ts';
 import { ok, okPage } from '../../http/respond.ts';

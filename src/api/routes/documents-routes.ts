@@ -19,7 +19,7 @@ import { createWebhookDispatcher } from '../../webhooks/dispatch.ts';
 import { authOf, type AppContext, type AppState } from '../../http/context.ts';
 import { readDocumentForm } from '../documents/document-form.ts';
 import { mergeDetails } from '../documents/form-fields.ts';
-import { IdParams, jsonBody, pathId } from '../documents/route-helpers.ts';
+import { IdParams, jsonBody, pathId } from '../route-helpers.ts';
 import { receiveUpload } from '../documents/upload.ts';
 import type { OpenApiRegistry } from '../openapi/registry.ts';
 import { route } from '../openapi/route.ts';

@@ -5,7 +5,7 @@ import { documentsStore } from '../../db/stores/documents-store.ts';
 import { finalFileUrl, finalFilename } from '../../documents/final-file.ts';
 import { AppError } from '../../errors.ts';
 import { authOf, type AppState } from '../../http/context.ts';
-import { IdParams, pathId } from '../documents/route-helpers.ts';
+import { IdParams, pathId } from '../route-helpers.ts';
 import type { OpenApiRegistry } from '../openapi/registry.ts';
 import { route } from '../openapi/route.ts';
 import { isoTime, ok } from '../../http/respond.ts';

@@ -8,7 +8,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { ApprovalActivities, NoticeKind } from '../activity-types.ts';
-import { DocumentStatusKey } from '../../workflows/search-attributes.ts';
+import { DocumentStatusKey } from '../../temporal/search-attributes.ts';
 import {
   acceptsActions,
   allCompleted,

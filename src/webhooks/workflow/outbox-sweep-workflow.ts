@@ -1,5 +1,5 @@
 import { continueAsNew, proxyActivities, sleep } from '@temporalio/workflow';
-import type { OutboxSweepInput, WebhookActivities } from './definitions.ts';
+import type { OutboxSweepInput, WebhookActivities } from '../definitions.ts';
 
 const activities = proxyActivities<WebhookActivities>({
   startToCloseTimeout: '5 minutes',

@@ -2,8 +2,8 @@ import type { Knex } from '../db/knex.ts';
 import type { Logger } from '../logger.ts';
 import type { Storage } from '../storage/storage.ts';
 import { createApprovalActivities, type ApprovalActivityDeps } from '../approval/activities.ts';
-import { createPingActivities } from './ping-activities.ts';
-import { createWebhookActivities, type WebhookActivityDeps } from './webhook-activities.ts';
+import { createPingActivities } from '../activities/ping-activities.ts';
+import { createWebhookActivities, type WebhookActivityDeps } from '../webhooks/activities.ts';
 
 export interface ActivityDeps extends ApprovalActivityDeps, WebhookActivityDeps {
   db: Knex;

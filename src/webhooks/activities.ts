@@ -5,16 +5,16 @@ import { webhookDeliveriesStore, type DeliveryAttempt } from '../db/stores/webho
 import { webhookDispatchStore } from '../db/stores/webhook-dispatch-store.ts';
 import { webhooksStore } from '../db/stores/webhooks-store.ts';
 import type { Logger } from '../logger.ts';
-import { deliverOnce } from '../webhooks/deliver.ts';
-import type { WebhookDispatcher } from '../webhooks/dispatch.ts';
-import type { WebhookEvent } from '../webhooks/events.ts';
-import type { ResolveHost } from '../webhooks/ssrf-guard.ts';
+import { deliverOnce } from './deliver.ts';
+import type { WebhookDispatcher } from './dispatch.ts';
+import type { WebhookEvent } from './events.ts';
+import type { ResolveHost } from './ssrf-guard.ts';
 import type {
   AttemptOutcome,
   SettleInput,
   SkipReason,
   WebhookActivities,
-} from '../workflows/webhooks/definitions.ts';
+} from './definitions.ts';
 
 export interface WebhookActivityDeps {
   db: Knex;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { AppError } from '../../errors.ts';
-import type { AppContext } from '../../http/context.ts';
+import { AppError } from '../errors.ts';
+import type { AppContext } from '../http/context.ts';
 
 export const IdParams = z.object({ id: z.uuid().meta({ description: 'The id (UUID)' }) });
 export const DocumentIdParams = z.object({

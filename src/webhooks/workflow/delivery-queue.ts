@@ -1,5 +1,5 @@
-import { MAX_ATTEMPTS, nextAttemptDelay } from '../../webhooks/retry-schedule.ts';
-import type { AttemptOutcome, DeliveryQueueState, DeliveryRequest, Settlement } from './definitions.ts';
+import { MAX_ATTEMPTS, nextAttemptDelay } from './retry-schedule.ts';
+import type { AttemptOutcome, DeliveryQueueState, DeliveryRequest, Settlement } from '../definitions.ts';
 
 /**
  * The delivery workflow's decisions as plain functions, free of Temporal, so unit tests call them directly:

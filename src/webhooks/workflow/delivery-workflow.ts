@@ -14,7 +14,7 @@ import {
   type DeliveryRequest,
   type WebhookActivities,
   type WebhookDeliveryWorkflowInput,
-} from './definitions.ts';
+} from '../definitions.ts';
 import { createQueueState, decideAfterAttempt, dequeue, enqueue } from './delivery-queue.ts';
 
 const activities = proxyActivities<WebhookActivities>({
