@@ -17,13 +17,3 @@ export function okPage(ctx: AppContext, data: unknown[], meta: PageMeta): void {
   ctx.status = 200;
   ctx.body = { success: true, data, meta };
 }
-
-/** ISO 8601 with an explicit +00:00 offset, as decisions §1 shows. */
-export function isoTime(d: Date | null | undefined): string | null {
-  return d
-    ? d
-        .toISOString()
-        .replace(/\.\d{3}Z$/, '+00:00')
-        .replace(/Z$/, '+00:00')
-    : null;
-}

@@ -9,12 +9,7 @@ import { deliverOnce } from './deliver.ts';
 import type { WebhookDispatcher } from './dispatch.ts';
 import type { WebhookEvent } from './events.ts';
 import type { ResolveHost } from './ssrf-guard.ts';
-import type {
-  AttemptOutcome,
-  SettleInput,
-  SkipReason,
-  WebhookActivities,
-} from './definitions.ts';
+import type { AttemptOutcome, SettleInput, SkipReason, WebhookActivities } from './definitions.ts';
 
 export interface WebhookActivityDeps {
   db: Knex;

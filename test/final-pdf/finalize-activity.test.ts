@@ -4,11 +4,7 @@ import { Readable } from 'node:stream';
 import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createFinalizer,
-  type FinalizedDocument,
-  signerOnce,
-} from '../../src/approval/finalize.ts';
+import { createFinalizer, type FinalizedDocument, signerOnce } from '../../src/approval/finalize.ts';
 import { createActivities } from '../../src/runtime/activities.ts';
 import { createWorkerDeps } from '../../src/runtime/worker-deps.ts';
 import { sha256Hex } from '../../src/auth/tokens.ts';

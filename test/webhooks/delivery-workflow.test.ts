@@ -4,7 +4,7 @@ import { documentEventsStore } from '../../src/db/stores/document-events-store.t
 import { webhookDeliveriesStore } from '../../src/db/stores/webhook-deliveries-store.ts';
 import { createWebhookDispatcher, type WebhookDispatcher } from '../../src/webhooks/dispatch.ts';
 import { SUBSCRIBABLE_EVENTS } from '../../src/webhooks/events.ts';
-import { isoUtc } from '../../src/webhooks/payload.ts';
+import { isoTime } from '../../src/domain/time.ts';
 import {
   deliveryQueueQuery,
   webhookDeliveryWorkflowId,
@@ -447,7 +447,7 @@ describe('events of the documents API and the approval workflow', () => {
       document.id,
     );
     expect(bodies.map((b) => b.data)).toEqual(events.map((e) => e.data));
-    expect(bodies.map((b) => b.created_at)).toEqual(events.map((e) => isoUtc(e.createdAt)));
+    expect(bodies.map((b) => b.created_at)).toEqual(events.map((e) => isoTime(e.createdAt)));
     expect(new Set(bodies.map((b) => b.id)).size).toBe(4);
   });
 });

@@ -6,7 +6,8 @@ import {
   isSubscribableEvent,
   SUBSCRIBABLE_EVENTS,
 } from '../../src/webhooks/events.ts';
-import { buildEventBody, isoUtc } from '../../src/webhooks/payload.ts';
+import { isoTime } from '../../src/domain/time.ts';
+import { buildEventBody } from '../../src/webhooks/payload.ts';
 import {
   generateWebhookSecret,
   isWebhookSecret,
@@ -56,7 +57,7 @@ describe('webhook signatures', () => {
       },
     });
     expect(body).toBe(K.body);
-    expect(isoUtc('2026-11-22T12:41:00.123+03:00')).toBe('2026-11-22T09:41:00+00:00');
+    expect(isoTime('2026-11-22T12:41:00.123+03:00')).toBe('2026-11-22T09:41:00+00:00');
     expect(() =>
       buildEventBody({ deliveryId: 0, event: 'webhook.test', createdAt: new Date(), data: {} }),
     ).toThrow();

@@ -35,7 +35,8 @@ import {
   UpdateDocumentShape,
 } from '../schemas/documents.ts';
 import { envelope, pageEnvelope } from '../schemas/envelopes.ts';
-import { issuesToDetails, parseBody } from '../../http/validation.ts';
+import { issuesToDetails } from '../../domain/validation.ts';
+import { parseBody } from '../../http/validation.ts';
 
 export interface DocumentsRouterDeps {
   db: Knex;

@@ -8,7 +8,8 @@ import { authOf, type AppState } from '../../http/context.ts';
 import { IdParams, pathId } from '../route-helpers.ts';
 import type { OpenApiRegistry } from '../openapi/registry.ts';
 import { route } from '../openapi/route.ts';
-import { isoTime, ok } from '../../http/respond.ts';
+import { isoTime } from '../../domain/time.ts';
+import { ok } from '../../http/respond.ts';
 import { Timestamp, envelope } from '../schemas/envelopes.ts';
 
 export interface DownloadRouterDeps {

@@ -6,7 +6,8 @@ import { AppError } from '../../errors.ts';
 import type { pingWorkflow } from '../../workflows/ping-workflow.ts';
 import { authOf, type AppState } from '../../http/context.ts';
 import type { ApiDeps } from '../../http/deps.ts';
-import { ok, isoTime } from '../../http/respond.ts';
+import { isoTime } from '../../domain/time.ts';
+import { ok } from '../../http/respond.ts';
 import { parseBody } from '../../http/validation.ts';
 
 const PingBody = z.object({ message: z.string().trim().min(1).max(255).default('ping') });
