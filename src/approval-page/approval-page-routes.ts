@@ -19,7 +19,8 @@ import { languageFor } from '../whatsapp/index.ts';
 import type { ActionEvidence } from '../approval/definitions.ts';
 import { decodePngDataUrl } from './images.ts';
 import { renderApprovalPage, renderClosedPage } from './render-page.ts';
-import { STRINGS, type PageLanguage } from './strings.ts';
+import type { Language } from '../domain/model.ts';
+import { STRINGS } from './strings.ts';
 
 const TOKEN = /^[A-Za-z0-9_-]{43}$/;
 const MAX_BODY = 4 * 1024 * 1024;
@@ -101,7 +102,7 @@ export function createApprovalPageRouter(
     return r!;
   }
 
-  const language = (ctx: AppContext, approver?: Approver): PageLanguage => {
+  const language = (ctx: AppContext, approver?: Approver): Language => {
     const asked = ctx.query.lang;
     if (asked === 'ar' || asked === 'en') return asked;
     return approver ? languageFor(approver.phone, approver.language) : 'ar';

@@ -14,8 +14,9 @@ import {
   type WhatsAppProvider,
   type WhatsAppTemplateConfig,
 } from '../whatsapp/index.ts';
-import type { ApprovalActivities, NotifyApproverInput, RecordActionInput } from './activity-types.ts';
+import type { ApprovalActivities, NotifyApproverInput, RecordActionInput } from './definitions.ts';
 import type { FinalizedDocument } from './finalize.ts';
+import { hasActed, OPEN_STATUSES } from './rules.ts';
 
 export interface ApprovalActivityDeps {
   db: Knex;
@@ -26,8 +27,6 @@ export interface ApprovalActivityDeps {
   /** Produces and stores the signed final PDF; set by the finalization module. */
   finalize?: (documentId: string) => Promise<FinalizedDocument>;
 }
-
-const OPEN = ['pending', 'in_progress'] as const;
 
 async function loadForWorkflow(db: Db, documentId: string, approverId?: string) {
   const document = await documentsStore(db).findByIdUnscoped(documentId, { forUpdate: true });
@@ -115,15 +114,9 @@ export function createApprovalActivities(deps: ApprovalActivityDeps): ApprovalAc
     async notifyApprover(input: NotifyApproverInput) {
       const { document, approver } = await loadForWorkflow(db, input.documentId, input.approverId);
       const target = approver!;
-      let linkToken = target.linkToken;
-      if (!linkToken) {
-        // Set once; a concurrent or retried attempt reads the token the first one stored.
-        await db('approvers')
-          .where({ id: target.id })
-          .whereNull('link_token')
-          .update({ link_token: randomToken(32) });
-        linkToken = (await approversStore(db).findByIdUnscoped(target.id))!.linkToken!;
-      }
+      // Set once; a concurrent or retried attempt reads the token the first one stored.
+      const linkToken =
+        target.linkToken ?? (await approversStore(db).ensureLinkToken(target.id, randomToken(32)))!;
       const language = languageFor(target.phone, target.language);
       const notice = {
         kind: input.kind,
@@ -139,18 +132,9 @@ export function createApprovalActivities(deps: ApprovalActivityDeps): ApprovalAc
         actionType: target.actionType,
         idempotencyKey: input.idempotencyKey,
       };
-      const markNotified = async (patch: {
-        notificationStatus: string;
-        notificationError: string | null;
-      }) => {
+      const markNotified = async (notification: { status: string; error: string | null }) => {
         if (input.kind !== 'approval_request') return;
-        await db('approvers').where({ id: target.id, status: 'waiting' }).update({
-          status: 'notified',
-          notified_at: db.fn.now(),
-          notification_status: patch.notificationStatus,
-          notification_error: patch.notificationError,
-          updated_at: db.fn.now(),
-        });
+        await approversStore(db).markNotified(target.id, notification);
       };
       try {
         const { wamid } = await sendNotice(
@@ -161,14 +145,14 @@ export function createApprovalActivities(deps: ApprovalActivityDeps): ApprovalAc
           },
           notice,
         );
-        await markNotified({ notificationStatus: 'accepted', notificationError: null });
+        await markNotified({ status: 'accepted', error: null });
         return { wamid, sent: true };
       } catch (err) {
         if (isWhatsAppSendError(err) && !err.retryable) {
           // WhatsApp refused for good (say, a number not on WhatsApp): recorded, visible in the status, and the
           // approval goes on — the approver can still be given the link some other way.
           deps.logger.warn({ err, approverId: target.id }, 'WhatsApp refused a notification');
-          await markNotified({ notificationStatus: 'failed', notificationError: err.message });
+          await markNotified({ status: 'failed', error: err.message });
           return { wamid: null, sent: false, error: err.message };
         }
         throw err; // retryable: Temporal tries again on the activity's policy
@@ -182,7 +166,7 @@ export function createApprovalActivities(deps: ApprovalActivityDeps): ApprovalAc
           : `document.rejected:${input.documentId}`;
       await inTransaction([key], async (trx) => {
         const { approver } = await loadForWorkflow(trx, input.documentId, input.approverId);
-        if (approver!.status === 'completed' || approver!.status === 'rejected') return;
+        if (hasActed(approver!.status)) return;
         const e = input.evidence;
         const acted = await approversStore(trx).update(approver!.id, {
           status: input.kind === 'complete' ? 'completed' : 'rejected',
@@ -195,8 +179,7 @@ export function createApprovalActivities(deps: ApprovalActivityDeps): ApprovalAc
           typedName: e.typedName ?? null,
           rejectionReason: input.kind === 'reject' ? (e.reason ?? null) : null,
         });
-        if (e.generatedSeal)
-          await trx('approvers').where({ id: approver!.id }).update({ generated_seal: true });
+        if (e.generatedSeal) await approversStore(trx).markGeneratedSeal(approver!.id);
 
         if (input.kind === 'complete') {
           const document =
@@ -205,7 +188,7 @@ export function createApprovalActivities(deps: ApprovalActivityDeps): ApprovalAc
           await record(trx, 'approver.completed', key, document, acted);
           return;
         }
-        const document = await documentsStore(trx).transition(input.documentId, OPEN, 'rejected', {
+        const document = await documentsStore(trx).transition(input.documentId, OPEN_STATUSES, 'rejected', {
           rejectionReason: e.reason ?? null,
           completedAt: new Date(e.at),
         });
@@ -216,7 +199,7 @@ export function createApprovalActivities(deps: ApprovalActivityDeps): ApprovalAc
     async markDocumentVoided({ documentId, at }) {
       const key = `document.voided:${documentId}`;
       await inTransaction([key], async (trx) => {
-        const voided = await documentsStore(trx).transition(documentId, OPEN, 'voided', {
+        const voided = await documentsStore(trx).transition(documentId, OPEN_STATUSES, 'voided', {
           completedAt: new Date(at),
         });
         if (voided) await record(trx, 'document.voided', key, voided);
@@ -226,7 +209,7 @@ export function createApprovalActivities(deps: ApprovalActivityDeps): ApprovalAc
     async markDocumentExpired({ documentId }) {
       const key = `document.expired:${documentId}`;
       await inTransaction([key], async (trx) => {
-        const expired = await documentsStore(trx).transition(documentId, OPEN, 'expired', {
+        const expired = await documentsStore(trx).transition(documentId, OPEN_STATUSES, 'expired', {
           completedAt: new Date(),
         });
         if (expired) await record(trx, 'document.expired', key, expired);
@@ -237,7 +220,7 @@ export function createApprovalActivities(deps: ApprovalActivityDeps): ApprovalAc
       const final = await deps.finalize?.(documentId);
       const key = `document.approved:${documentId}`;
       await inTransaction([key], async (trx) => {
-        const approved = await documentsStore(trx).transition(documentId, OPEN, 'approved', {
+        const approved = await documentsStore(trx).transition(documentId, OPEN_STATUSES, 'approved', {
           completedAt: final?.completedAt ?? new Date(),
         });
         // The event carries the permanent download URL of the signed file (data.document.download_url).

@@ -1,9 +1,11 @@
 import type { Db } from '../db/knex.ts';
+import type { DocumentStatus } from '../domain/model.ts';
 import { accountsStore } from '../db/stores/accounts-store.ts';
 import { approversStore, type Approver } from '../db/stores/approvers-store.ts';
 import { documentsStore, type Document } from '../db/stores/documents-store.ts';
 import type { FinalizeApprover, FinalizeDocumentInfo, FinalizeInput } from '../pdf/index.ts';
 import { readObject, type Storage } from '../storage/storage.ts';
+import { OPEN_STATUSES } from './rules.ts';
 
 /** A document that cannot be finalized as it stands in the database or storage; retrying will not change it. */
 export class FinalizeStateError extends Error {
@@ -19,7 +21,7 @@ export class FinalizeStateError extends Error {
 /** Width of a placed mark when the approver's placement gives none (PDF points). */
 export const DEFAULT_PLACEMENT_WIDTH = { sign: 150, stamp: 100 } as const;
 
-const FINALIZABLE = new Set(['pending', 'in_progress', 'approved']);
+const FINALIZABLE: readonly DocumentStatus[] = [...OPEN_STATUSES, 'approved'];
 
 export interface FinalizeRecord {
   document: Document;
@@ -32,7 +34,7 @@ export interface FinalizeRecord {
 export async function loadFinalizeRecord(db: Db, documentId: string): Promise<FinalizeRecord> {
   const document = await documentsStore(db).findByIdUnscoped(documentId);
   if (!document) throw new FinalizeStateError('document_missing', `Document ${documentId} does not exist`);
-  if (!FINALIZABLE.has(document.status)) {
+  if (!FINALIZABLE.includes(document.status)) {
     throw new FinalizeStateError(
       'document_closed',
       `Document ${documentId} is ${document.status}; only a fully approved document is finalized`,
@@ -61,13 +63,7 @@ export async function loadFinalizeInput(
 ): Promise<Omit<FinalizeInput, 'signer' | 'options'>> {
   const { document, approvers, completedAt } = record;
   const account = await accountsStore(db).findById(document.accountId);
-  const seals = new Set(
-    (
-      await db('approvers')
-        .where({ document_id: document.id, generated_seal: true })
-        .select<{ id: string }[]>('id')
-    ).map((r) => r.id),
-  );
+  const seals = await approversStore(db).generatedSealIds(document.id);
   const read = async (key: string, what: string) => {
     const bytes = await readObject(storage, key);
     if (!bytes) throw new FinalizeStateError('file_missing', `${what} (${key}) is missing from storage`);

@@ -96,9 +96,7 @@ export function createFinalizer(deps: FinalizerDeps): (documentId: string) => Pr
       if (stored.sha256 !== result.sha256) {
         throw new Error(`storage kept other bytes than were written under ${key}`); // retryable
       }
-      await db('documents')
-        .where({ id: doc.id, final_token: token })
-        .update({ final_sha256: result.sha256, updated_at: db.fn.now() });
+      await documentsStore(db).recordFinalSha256(doc.id, token, result.sha256);
       deps.logger.info(
         { documentId, reference: doc.reference, pages: result.pageCount, bytes: result.pdf.length },
         'final PDF stored',
@@ -113,10 +111,7 @@ export function createFinalizer(deps: FinalizerDeps): (documentId: string) => Pr
 /** Sets the token and key once; a concurrent or retried run reads what the first one set. */
 async function reserve(db: Knex, doc: Document): Promise<Document> {
   if (doc.finalToken && doc.finalFileKey) return doc;
-  await db('documents')
-    .where({ id: doc.id })
-    .whereNull('final_token')
-    .update({ final_token: randomToken(32), final_file_key: finalFileKey(doc) });
+  await documentsStore(db).reserveFinalFile(doc.id, { token: randomToken(32), key: finalFileKey(doc) });
   const reserved = await documentsStore(db).findByIdUnscoped(doc.id);
   if (!reserved?.finalToken || !reserved.finalFileKey)
     throw new Error(`could not reserve the final file of ${doc.id}`);

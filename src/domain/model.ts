@@ -26,6 +26,14 @@ export type Language = (typeof LANGUAGES)[number];
 export const APPROVER_STATUSES = ['waiting', 'notified', 'completed', 'rejected'] as const;
 export type ApproverStatus = (typeof APPROVER_STATUSES)[number];
 
+/** How an approver acted: a WhatsApp button reply or the approval page. */
+export const APPROVAL_CHANNELS = ['whatsapp', 'page'] as const;
+export type ApprovalChannel = (typeof APPROVAL_CHANNELS)[number];
+
+/** The messages an approver can be sent. */
+export const NOTICE_KINDS = ['approval_request', 'reminder', 'voided', 'rejected'] as const;
+export type NoticeKind = (typeof NOTICE_KINDS)[number];
+
 /** Bounds of decisions §2, in one place for the schemas, the services and the OpenAPI text. */
 export const LIMITS = {
   textMax: 255,
@@ -47,3 +55,6 @@ export interface Placement {
   y: number;
   width: number | null;
 }
+
+/** A placement with its width decided (the approver's, or the default for the mark): what the final PDF draws. */
+export type ResolvedPlacement = Omit<Placement, 'width'> & { width: number };

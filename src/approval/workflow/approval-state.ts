@@ -1,22 +1,15 @@
-import type { ActionType, WorkflowType } from '../../domain/model.ts';
+import type { ApproverStatus, WorkflowType } from '../../domain/model.ts';
+import type { ActionKind, ApproverSnapshot, Refusal } from '../definitions.ts';
+import * as rules from '../rules.ts';
+import type { ApprovalStatus } from '../rules.ts';
 
 /**
  * The approval as a plain reducer: every decision the workflow makes about approvers lives here, free of
- * Temporal, so unit tests call it directly and the workflow only drives it.
+ * Temporal, so unit tests call it directly and the workflow only drives it. The rules it shares with the rest of
+ * the service (accepting actions, whose turn it is) are those of `../rules.ts`.
  */
-export type OpenStatus = 'pending' | 'in_progress';
-export type ClosedStatus = 'approved' | 'rejected' | 'expired' | 'voided';
-export type ApprovalStatus = OpenStatus | ClosedStatus;
-export type ApproverState = 'waiting' | 'notified' | 'completed' | 'rejected';
-
-export interface ApproverSnapshot {
-  id: string;
-  orderIndex: number;
-  actionType: ActionType;
-}
-
 export interface ApproverEntry extends ApproverSnapshot {
-  state: ApproverState;
+  state: ApproverStatus;
 }
 
 export interface ApprovalState {
@@ -24,15 +17,6 @@ export interface ApprovalState {
   status: ApprovalStatus;
   approvers: readonly ApproverEntry[];
 }
-
-export type Refusal =
-  | 'document_closed' // approved, rejected, expired, voided — or all approvers done and finalizing
-  | 'unknown_approver'
-  | 'already_acted'
-  | 'not_your_turn'
-  | 'not_notified';
-
-export type ActionKind = 'complete' | 'reject';
 
 export function createApprovalState(
   workflowType: WorkflowType,
@@ -54,14 +38,14 @@ export const allCompleted = (s: ApprovalState): boolean => s.approvers.every((a)
 
 /** Open for actions: sent, not finished, and not every approver done (then it is finalizing). */
 export const acceptsActions = (s: ApprovalState): boolean =>
-  (s.status === 'pending' || s.status === 'in_progress') && !allCompleted(s);
+  rules.acceptsActions(
+    s.status,
+    s.approvers.map((a) => a.state),
+  );
 
 /** Sequential: the first approver not yet completed. Parallel: everyone not yet completed. */
-export function currentApprovers(s: ApprovalState): ApproverEntry[] {
-  if (!acceptsActions(s)) return [];
-  const open = s.approvers.filter((a) => a.state === 'waiting' || a.state === 'notified');
-  return s.workflowType === 'sequential' ? open.slice(0, 1) : open;
-}
+export const currentApprovers = (s: ApprovalState): ApproverEntry[] =>
+  rules.currentApprovers(s.workflowType, s.status, s.approvers, (a) => a.state);
 
 /** Approvers who must be notified now. */
 export const dueForNotification = (s: ApprovalState): ApproverEntry[] =>
@@ -85,8 +69,7 @@ export type ActionDecision =
 export function decideAction(s: ApprovalState, approverId: string, kind: ActionKind): ActionDecision {
   const approver = s.approvers.find((a) => a.id === approverId);
   if (!approver) return { accepted: false, refusal: 'unknown_approver' };
-  if (approver.state === 'completed' || approver.state === 'rejected')
-    return { accepted: false, refusal: 'already_acted' };
+  if (rules.hasActed(approver.state)) return { accepted: false, refusal: 'already_acted' };
   if (!acceptsActions(s)) return { accepted: false, refusal: 'document_closed' };
   if (!currentApprovers(s).some((a) => a.id === approverId))
     return { accepted: false, refusal: 'not_your_turn' };
@@ -128,7 +111,7 @@ export function markApproved(s: ApprovalState): ApprovalState {
 export function decideRemind(s: ApprovalState, approverId: string): Refusal | undefined {
   const approver = s.approvers.find((a) => a.id === approverId);
   if (!approver) return 'unknown_approver';
-  if (approver.state === 'completed' || approver.state === 'rejected') return 'already_acted';
+  if (rules.hasActed(approver.state)) return 'already_acted';
   if (!acceptsActions(s)) return 'document_closed';
   if (approver.state !== 'notified') return 'not_notified';
   return undefined;

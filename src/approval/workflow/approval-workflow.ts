@@ -7,7 +7,6 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { ApprovalActivities, NoticeKind } from '../activity-types.ts';
 import { DocumentStatusKey } from '../../temporal/search-attributes.ts';
 import {
   acceptsActions,
@@ -23,7 +22,6 @@ import {
   notifiedApprovers,
   progress,
   type ApprovalState,
-  type Refusal,
 } from './approval-state.ts';
 import {
   actUpdate,
@@ -33,8 +31,11 @@ import {
   sentUpdate,
   voidUpdate,
   type ActInput,
+  type ApprovalActivities,
   type ApprovalView,
   type ApprovalWorkflowInput,
+  type Refusal,
+  type WorkflowNoticeKind,
 } from '../definitions.ts';
 
 const activities = proxyActivities<ApprovalActivities>({
@@ -146,7 +147,7 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
     },
   );
 
-  const notify = (approverIds: string[], kind: NoticeKind) =>
+  const notify = (approverIds: string[], kind: WorkflowNoticeKind) =>
     Promise.all(
       approverIds.map((approverId) =>
         activities.notifyApprover({

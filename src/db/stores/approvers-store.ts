@@ -234,6 +234,40 @@ export function approversStore(db: Db) {
       return row && toApprover(row);
     },
 
+    /**
+     * Sets the approver's link token unless one is set, and returns the token the approver has: a concurrent or
+     * retried caller gets the first one's.
+     */
+    async ensureLinkToken(id: string, token: string): Promise<string | undefined> {
+      await db('approvers').where({ id }).whereNull('link_token').update({ link_token: token });
+      const row = await db<ApproverRow>('approvers').where({ id }).first();
+      return row?.link_token ?? undefined;
+    },
+
+    /** `waiting` → `notified`, with how the notification went; an approver past `waiting` is left alone. */
+    async markNotified(id: string, notification: { status: string; error: string | null }): Promise<void> {
+      await db('approvers').where({ id, status: 'waiting' }).update({
+        status: 'notified',
+        notified_at: db.fn.now(),
+        notification_status: notification.status,
+        notification_error: notification.error,
+        updated_at: db.fn.now(),
+      });
+    },
+
+    /** The approver stamped with the seal generated from the account and their name (no uploaded image). */
+    async markGeneratedSeal(id: string): Promise<void> {
+      await db('approvers').where({ id }).update({ generated_seal: true });
+    },
+
+    /** Ids of a document's approvers who stamped with the generated seal. */
+    async generatedSealIds(documentId: string): Promise<Set<string>> {
+      const rows = await db('approvers')
+        .where({ document_id: documentId, generated_seal: true })
+        .select<{ id: string }[]>('id');
+      return new Set(rows.map((r) => r.id));
+    },
+
     async delete(id: string): Promise<boolean> {
       return (await db('approvers').where({ id }).delete()) > 0;
     },

@@ -294,6 +294,24 @@ export function documentsStore(db: Db) {
       return row && toDocument(row);
     },
 
+    /**
+     * Reserves the final file's token and storage key, once: only while no token is set, so a concurrent or
+     * retried finalization keeps the first reservation (read it back with `findByIdUnscoped`).
+     */
+    async reserveFinalFile(id: string, reservation: { token: string; key: string }): Promise<void> {
+      await db('documents')
+        .where({ id })
+        .whereNull('final_token')
+        .update({ final_token: reservation.token, final_file_key: reservation.key });
+    },
+
+    /** Records the SHA-256 of the stored final file, for the reservation `token` only. */
+    async recordFinalSha256(id: string, token: string, sha256: string): Promise<void> {
+      await db('documents')
+        .where({ id, final_token: token })
+        .update({ final_sha256: sha256, updated_at: db.fn.now() });
+    },
+
     /** Deletes the row (approvers cascade); true when there was one. */
     async delete(accountId: string, id: string): Promise<boolean> {
       const n = await db('documents').where({ id, account_id: accountId }).delete();
