@@ -6,6 +6,7 @@ import {
   type Client,
 } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
+import type { Knex } from '../db/knex.ts';
 import type { Approver } from '../db/stores/approvers-store.ts';
 import type { Document } from '../db/stores/documents-store.ts';
 import { AppError } from '../errors.ts';
@@ -122,3 +123,9 @@ export function createApprovalClient(deps: ApprovalClientDeps) {
 }
 
 export type ApprovalClient = ReturnType<typeof createApprovalClient>;
+
+/** What the approval services need: the read model, and the one door into the workflows. */
+export interface ApprovalDeps {
+  db: Knex;
+  approvals: ApprovalClient;
+}
