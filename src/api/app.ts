@@ -19,11 +19,11 @@ import { createFilesRouter } from './routes/files-routes.ts';
 import { createApprovalRouter } from './routes/approval-routes.ts';
 import { createHealthRouter } from './routes/health-routes.ts';
 import { createWhatsAppWebhookRouter, WHATSAPP_WEBHOOK_PATH } from './routes/whatsapp-webhook-routes.ts';
-import { createApprovalClient } from '../approval/client.ts';
 import { createApprovalPageRouter } from '../approval-page/approval-page-routes.ts';
 import { createDevInboxRouter } from '../dev-inbox/dev-inbox-routes.ts';
 import { createPingRouter } from './routes/ping-routes.ts';
 import { createWebhooksRouter } from './routes/webhooks-routes.ts';
+import { createApiServices } from './services.ts';
 import type { ResolveHost } from '../webhooks/ssrf-guard.ts';
 
 export const API_PREFIX = '/api/v1';
@@ -33,12 +33,8 @@ const readsOwnBody = (path: string) =>
 
 /** Builds the Koa app from its dependencies; no module-level state, so tests can build as many as they like. */
 export function createApp(apiDeps: ApiDeps & { webhookResolve?: ResolveHost }): Koa<AppState> {
-  // One door into the approval workflows, shared by the API, the approval page, WhatsApp and the dev inbox.
-  const approvals = createApprovalClient({
-    client: apiDeps.temporal.client,
-    taskQueue: apiDeps.config.temporal.taskQueue,
-  });
-  const deps = { ...apiDeps, approvals };
+  // The approval client and the webhook dispatcher, built once for every router of this app.
+  const deps = { ...apiDeps, ...createApiServices(apiDeps) };
   // Routers add their operations as they mount them; GET /openapi.json renders the result.
   const openapi = new OpenApiRegistry();
   registerCoreOperations(openapi);

@@ -14,8 +14,7 @@ import { deleteDocument, updateDocument } from '../../documents/update-document.
 import { AppError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
 import type { Storage } from '../../storage/storage.ts';
-import type { TemporalClientHandle } from '../../temporal/client.ts';
-import { createWebhookDispatcher } from '../../webhooks/dispatch.ts';
+import type { WebhookDispatcher } from '../../webhooks/dispatch.ts';
 import { authOf, type AppContext, type AppState } from '../../http/context.ts';
 import { readDocumentForm } from '../documents/document-form.ts';
 import { mergeDetails } from '../documents/form-fields.ts';
@@ -43,7 +42,7 @@ export interface DocumentsRouterDeps {
   config: Config;
   logger: Logger;
   storage: Storage;
-  temporal: TemporalClientHandle;
+  webhooks: WebhookDispatcher;
 }
 
 const TAGS = ['Documents'];
@@ -51,14 +50,7 @@ const TAGS = ['Documents'];
 /** GET/POST /documents, GET/PUT/DELETE /documents/{id}. */
 export function createDocumentsRouter(deps: DocumentsRouterDeps, openapi: OpenApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
-  const { db, storage } = deps;
-  const webhooks = createWebhookDispatcher({
-    db,
-    temporal: () => deps.temporal.client,
-    taskQueue: deps.config.temporal.taskQueue,
-    retryScale: deps.config.webhooks.retryScale,
-    logger: deps.logger,
-  });
+  const { db, storage, webhooks } = deps;
 
   const discard = async (key: string | undefined) => {
     if (!key) return;

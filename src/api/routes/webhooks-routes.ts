@@ -6,8 +6,7 @@ import { webhookDispatchStore } from '../../db/stores/webhook-dispatch-store.ts'
 import { webhooksStore, type Webhook } from '../../db/stores/webhooks-store.ts';
 import { LIMITS } from '../../domain/model.ts';
 import { AppError } from '../../errors.ts';
-import type { TemporalClientHandle } from '../../temporal/client.ts';
-import { createWebhookDispatcher } from '../../webhooks/dispatch.ts';
+import type { WebhookDispatcher } from '../../webhooks/dispatch.ts';
 import { EVENT_CATALOGUE } from '../../webhooks/events.ts';
 import { serializeDelivery, serializeWebhook } from '../../webhooks/serialize.ts';
 import { generateWebhookSecret } from '../../webhooks/signature.ts';
@@ -36,7 +35,7 @@ import { parseBody } from '../../http/validation.ts';
 export interface WebhooksRouterDeps {
   db: Knex;
   config: Config;
-  temporal: TemporalClientHandle;
+  webhooks: WebhookDispatcher;
   /** Resolver for the SSRF check at creation; the system's by default (tests inject names). */
   webhookResolve?: ResolveHost;
 }
@@ -83,13 +82,7 @@ const meta = (page: { page: number; perPage: number }, total: number) => ({
  */
 export function createWebhooksRouter(deps: WebhooksRouterDeps, openapi: OpenApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
-  const { db, config } = deps;
-  const dispatcher = createWebhookDispatcher({
-    db,
-    temporal: () => deps.temporal.client,
-    taskQueue: config.temporal.taskQueue,
-    retryScale: config.webhooks.retryScale,
-  });
+  const { db, config, webhooks: dispatcher } = deps;
   const checkUrl = async (url: string) =>
     (
       await assertWebhookUrl(url, {
