@@ -21,7 +21,6 @@ import { createHealthRouter } from './routes/health-routes.ts';
 import { createWhatsAppWebhookRouter, WHATSAPP_WEBHOOK_PATH } from './routes/whatsapp-webhook-routes.ts';
 import { createApprovalPageRouter } from '../approval-page/approval-page-routes.ts';
 import { createDevInboxRouter } from '../dev-inbox/dev-inbox-routes.ts';
-import { createPingRouter } from './routes/ping-routes.ts';
 import { createWebhooksRouter } from './routes/webhooks-routes.ts';
 import { createApiServices } from './services.ts';
 import type { ResolveHost } from '../webhooks/ssrf-guard.ts';
@@ -76,7 +75,6 @@ export function createApp(apiDeps: ApiDeps & { webhookResolve?: ResolveHost }): 
   api.use(authenticate(deps));
   api.use(rateLimit({ limiter: deps.rateLimiter, plans: deps.config.plans }));
   api.use(idempotency(deps));
-  api.use(createPingRouter(deps).routes());
   api.use(createDocumentsRouter(deps, openapi).routes());
   api.use(createDownloadRouter(deps, openapi).routes());
   api.use(createApproversRouter(deps, openapi).routes());

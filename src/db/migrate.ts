@@ -4,6 +4,7 @@ import * as whatsapp from './migrations/002-whatsapp.ts';
 import * as admin from './migrations/004-admin.ts';
 import * as approval from './migrations/005-approval.ts';
 import * as webhookDispatch from './migrations/006-webhook-dispatch.ts';
+import * as dropPings from './migrations/008-drop-pings.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -20,6 +21,7 @@ const migrations: Record<string, Migration> = {
   '004-admin': admin,
   '005-approval': approval,
   '006-webhook-dispatch': webhookDispatch,
+  '008-drop-pings': dropPings,
 };
 
 const source: Knex.MigrationSource<string> = {

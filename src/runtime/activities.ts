@@ -2,7 +2,6 @@ import type { Knex } from '../db/knex.ts';
 import type { Logger } from '../logger.ts';
 import type { Storage } from '../storage/storage.ts';
 import { createApprovalActivities, type ApprovalActivityDeps } from '../approval/activities.ts';
-import { createPingActivities } from '../activities/ping-activities.ts';
 import { createWebhookActivities, type WebhookActivityDeps } from '../webhooks/activities.ts';
 
 export interface ActivityDeps extends ApprovalActivityDeps, WebhookActivityDeps {
@@ -14,7 +13,6 @@ export interface ActivityDeps extends ApprovalActivityDeps, WebhookActivityDeps 
 /** Builds every activity from the clients the worker owns; nothing here reaches for a global. */
 export function createActivities(deps: ActivityDeps) {
   return {
-    ...createPingActivities(deps),
     ...createApprovalActivities(deps),
     ...createWebhookActivities(deps),
   };

@@ -391,7 +391,7 @@ describe('API keys over plain HTTP', () => {
     const [otherKey] = await apiKeysStore(service.database.db).listByAccount(other.accountId);
     expect(otherKey?.revokedAt).toBeNull();
     expect(
-      (await service.request('/pings/00000000-0000-4000-8000-000000000000', { account: other })).status,
+      (await service.request('/documents/00000000-0000-4000-8000-000000000000', { account: other })).status,
     ).toBe(404);
   });
 
