@@ -8,8 +8,8 @@ import { createFinalizer, type FinalizedDocument, signerOnce } from '../../src/a
 import { createActivities } from '../../src/runtime/activities.ts';
 import { createWorkerDeps } from '../../src/runtime/worker-deps.ts';
 import { sha256Hex } from '../../src/auth/tokens.ts';
-import { pageText, pdfsig, qpdfCheck } from '../pdf/helpers/pdf-tools.ts';
-import { type TestTsa, startTestTsa } from '../pdf/helpers/tsa-server.ts';
+import { pageText, pdfsig, qpdfCheck } from '../helpers/pdf-tools.ts';
+import { type TestTsa, startTestTsa } from '../helpers/tsa-server.ts';
 import {
   type BilingualApprover,
   type CreatedDocument,

@@ -14,7 +14,7 @@ import {
   statusNotification,
   textMessageNotification,
 } from '../fakes/fake-graph-api.ts';
-import { newToken } from './fixtures.ts';
+import { newToken } from '../helpers/whatsapp-fixtures.ts';
 
 const secret = 'app-secret-for-tests';
 

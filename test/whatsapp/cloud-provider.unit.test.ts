@@ -4,7 +4,7 @@ import { buildTemplateMessage } from '../../src/whatsapp/templates.ts';
 import { WhatsAppSendError, type WhatsAppProvider } from '../../src/whatsapp/types.ts';
 import { startFakeGraphApi, type FakeGraphApi } from '../fakes/fake-graph-api.ts';
 import { freePort } from '../setup/free-port.ts';
-import { notice, templates } from './fixtures.ts';
+import { notice, templates } from '../helpers/whatsapp-fixtures.ts';
 
 let fake: FakeGraphApi;
 let provider: WhatsAppProvider;

@@ -2,7 +2,7 @@ import { createHash, createPrivateKey } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import forge from 'node-forge';
-import { OID, buildSignedData, der, fromDer, oid } from '../../../src/pdf/sign/cms.ts';
+import { OID, buildSignedData, der, fromDer, oid } from '../../src/pdf/sign/cms.ts';
 import { type TestIdentity, certDer } from './pki.ts';
 
 const { asn1 } = forge;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { buildTemplateMessage, languageFor, renderPreview } from '../../src/whatsapp/templates.ts';
-import { notice, templates } from './fixtures.ts';
+import { notice, templates } from '../helpers/whatsapp-fixtures.ts';
 
 describe('languageFor', () => {
   it('speaks Arabic to Saudi numbers and English to the rest, unless the approver chose', () => {

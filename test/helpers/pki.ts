@@ -3,7 +3,7 @@ import { createPrivateKey, generateKeyPairSync, randomBytes } from 'node:crypto'
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import forge from 'node-forge';
-import { type Signer, signerFromP12 } from '../../../src/pdf/sign/signer.ts';
+import { type Signer, signerFromP12 } from '../../src/pdf/sign/signer.ts';
 
 export interface TestIdentity {
   certPem: string;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import zlib from 'node:zlib';
-import type { FinalizeApprover, FinalizeDocumentInfo, FinalizeInput } from '../../../src/pdf/types.ts';
-import type { Signer } from '../../../src/pdf/sign/signer.ts';
+import type { FinalizeApprover, FinalizeDocumentInfo, FinalizeInput } from '../../src/pdf/types.ts';
+import type { Signer } from '../../src/pdf/sign/signer.ts';
 
 /** A minimal RGBA PNG encoder: enough for signature and stamp images in tests. */
 export function png(
