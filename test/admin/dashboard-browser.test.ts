@@ -5,7 +5,8 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiKeysStore } from '../../src/db/stores/api-keys-store.ts';
 import { startTestService, type TestService } from '../helpers/test-service.ts';
-import { createDashboardAccount, launchBrowser, type DashboardAccount } from './support.ts';
+import { launchBrowser } from '../helpers/browser.ts';
+import { createDashboardAccount, type DashboardAccount } from './support.ts';
 
 /**
  * The dashboard as an account holder uses it: Debian's Chromium driven by playwright-core against the real
