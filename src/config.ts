@@ -218,7 +218,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   };
 }
 
-/** The Cloud API needs its ids and secrets; the console provider is for development only (decisions §5). */
+/** The Cloud API needs its ids and secrets; console is for development only (docs/product-rules.md §5). */
 function checkWhatsApp(e: z.infer<typeof schema>): string[] {
   if (e.WHATSAPP_PROVIDER === 'console') {
     return e.NODE_ENV === 'production'

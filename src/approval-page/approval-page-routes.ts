@@ -59,8 +59,8 @@ const CompleteBody = z.object({
 const RejectBody = z.object({ reason: z.string().trim().max(1000).optional() });
 
 /**
- * The approver's public page (decisions §5): `GET /a/{token}` in Arabic (right-to-left) or English, the PDF
- * rendered in the page, and its JSON endpoints. A token is one approver's, at least 256 random bits, and
+ * The approver's public page (docs/product-rules.md §5): `GET /a/{token}` in Arabic (right-to-left) or English, the
+ * PDF rendered in the page, and its JSON endpoints. A token is one approver's, at least 256 random bits, and
  * unusable (410) once they acted or the document left pending/in_progress.
  */
 export function createApprovalPageRouter(

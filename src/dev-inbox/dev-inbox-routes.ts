@@ -16,9 +16,9 @@ interface StoredPayload {
 }
 
 /**
- * The development inbox (decisions §5), only with the console WhatsApp provider and never in production: every
- * message Wathiq "sent", with its text, its link and its buttons. Tapping a quick reply goes through the same code
- * as a real WhatsApp button reply, so one person can play every approver from one browser.
+ * The development inbox (docs/product-rules.md §5), only with the console WhatsApp provider and never in
+ * production: every message Wathiq "sent", with its text, its link and its buttons. Tapping a quick reply goes
+ * through the same code as a real WhatsApp button reply, so one person can play every approver from one browser.
  */
 export function createDevInboxRouter(
   deps: Pick<ApiDeps, 'db' | 'config' | 'logger'> & { approvals: ApprovalClient },

@@ -2,7 +2,7 @@ import { AppError, type ErrorDetails } from '../errors.ts';
 import type { Document } from '../db/stores/documents-store.ts';
 import type { Placement } from '../domain/model.ts';
 
-/** 409 for an action the document's status forbids (decisions §3), naming the status. */
+/** 409 for an action the document's status forbids (docs/product-rules.md §3), naming the status. */
 export function requireDraft(doc: Document, refusal: string): void {
   if (doc.status !== 'draft') throw AppError.conflict(`Document is ${doc.status}; ${refusal}`);
 }

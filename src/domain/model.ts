@@ -1,4 +1,4 @@
-/** The document lifecycle of the specification (decisions §3). */
+/** The document lifecycle of the specification (docs/product-rules.md §3). */
 export const DOCUMENT_STATUSES = [
   'draft',
   'pending',
@@ -34,7 +34,7 @@ export type ApprovalChannel = (typeof APPROVAL_CHANNELS)[number];
 export const NOTICE_KINDS = ['approval_request', 'reminder', 'voided', 'rejected'] as const;
 export type NoticeKind = (typeof NOTICE_KINDS)[number];
 
-/** Bounds of decisions §2, in one place for the schemas, the services and the OpenAPI text. */
+/** Bounds of docs/product-rules.md §2, in one place for the schemas, the services and the OpenAPI text. */
 export const LIMITS = {
   textMax: 255,
   approversMax: 50,

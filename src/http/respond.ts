@@ -7,7 +7,7 @@ export interface PageMeta {
   last_page: number;
 }
 
-/** The success envelope of decisions §1. */
+/** The success envelope (docs/product-rules.md §1). */
 export function ok(ctx: AppContext, data: unknown, status = 200): void {
   ctx.status = status;
   ctx.body = { success: true, data };

@@ -2,9 +2,9 @@ import { isoTime } from '../domain/time.ts';
 import type { WebhookEvent } from './events.ts';
 
 /**
- * The body of a delivery (decisions §7): `{"id", "event", "created_at", "data"}`. It is built once, stored with the
- * delivery and sent byte for byte on every attempt, so receivers can verify it and deduplicate on `id`.
- * Pure (no Node built-ins), so workflow code may import it.
+ * The body of a delivery (docs/product-rules.md §7): `{"id", "event", "created_at", "data"}`. It is built once,
+ * stored with the delivery and sent byte for byte on every attempt, so receivers can verify it and deduplicate on
+ * `id`. Pure (no Node built-ins), so workflow code may import it.
  */
 
 export interface EventBodyInput {

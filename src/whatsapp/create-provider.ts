@@ -12,7 +12,7 @@ export interface WhatsAppProviderDeps {
   record?: (message: ConsoleMessage) => void | Promise<void>;
 }
 
-/** Picks the provider named by WHATSAPP_PROVIDER; `console` is refused in production (decisions §5). */
+/** Picks the provider named by WHATSAPP_PROVIDER; `console` is refused in production (docs/product-rules.md §5). */
 export function createWhatsAppProvider(
   config: Pick<Config, 'env' | 'whatsapp'> & { http?: Pick<Config['http'], 'publicBaseUrl'> },
   deps: WhatsAppProviderDeps,

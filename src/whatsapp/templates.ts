@@ -2,7 +2,7 @@ import type { ActionType, Language, NoticeKind } from '../domain/model.ts';
 import type { ApprovalNotice, TemplateVariants, WhatsAppTemplateConfig } from './types.ts';
 
 /**
- * Business-initiated WhatsApp messages are template messages (decisions §5). This module turns an
+ * Business-initiated WhatsApp messages are template messages (docs/product-rules.md §5). This module turns an
  * ApprovalNotice into the Cloud API request body, and keeps the text of each template so the console provider
  * can show what the phone would show. `src/whatsapp/README.md` lists the templates to register with Meta; the
  * parameter order and button layout here must match them.
@@ -52,7 +52,10 @@ export function buttonPayload(action: ButtonAction, token: string): string {
   return `${action}:${token}`;
 }
 
-/** Arabic for Saudi numbers (966…), English otherwise; the approver's own `language` wins (decisions §5). */
+/**
+ * Arabic for Saudi numbers (966…), English otherwise; the approver's own `language` wins (docs/product-rules.md
+ * §5).
+ */
 export function languageFor(phone: string, override?: Language | null): Language {
   if (override) return override;
   return phone.replace(/^\+/, '').startsWith('966') ? 'ar' : 'en';

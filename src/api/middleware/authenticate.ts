@@ -54,7 +54,7 @@ export function authenticate(deps: { db: Db; logger: Logger }): Middleware<AppSt
   };
 }
 
-/** 403 unless the key carries `scope` (decisions §8). */
+/** 403 unless the key carries `scope` (docs/product-rules.md §8). */
 export function requireScope(scope: ApiScope): Middleware<AppState> {
   return async (ctx, next) => {
     if (!ctx.state.auth?.scopes.includes(scope)) {

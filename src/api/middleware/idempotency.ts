@@ -64,10 +64,10 @@ function isJsonValue(body: unknown): boolean {
 }
 
 /**
- * `Idempotency-Key` on POST (decisions §8), per account: the same key and the same request within 24 hours
- * replays the stored status and body with `Idempotent-Replayed: true`; a different request is 422; a duplicate
- * arriving while the first is still running is 409. Successes and validation failures are stored; anything else
- * (404, 409, 5xx) gives the key back, so a retry runs again.
+ * `Idempotency-Key` on POST (docs/product-rules.md §8), per account: the same key and the same request within 24
+ * hours replays the stored status and body with `Idempotent-Replayed: true`; a different request is 422; a
+ * duplicate arriving while the first is still running is 409. Successes and validation failures are stored;
+ * anything else (404, 409, 5xx) gives the key back, so a retry runs again.
  */
 export function idempotency(deps: { db: Db; logger: Logger }): Middleware<AppState> {
   return async (ctx, next) => {

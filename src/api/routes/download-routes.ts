@@ -31,7 +31,7 @@ const Download = z
   })
   .meta({ id: 'Download' });
 
-/** GET /documents/{id}/download (decisions §6). */
+/** GET /documents/{id}/download (docs/product-rules.md §6). */
 export function createDownloadRouter(deps: DownloadRouterDeps, openapi: OpenApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
   route(

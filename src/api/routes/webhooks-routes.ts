@@ -77,8 +77,9 @@ const meta = (page: { page: number; perPage: number }, total: number) => ({
 });
 
 /**
- * The webhook endpoints of service-api.md and decisions §7, plus get/update/delete, the deliveries listing and
- * redelivery. Everything is scoped to the key's account: another account's webhook or delivery is a 404.
+ * The webhook endpoints of service-api.md and docs/product-rules.md §7, plus get/update/delete, the deliveries
+ * listing and redelivery. Everything is scoped to the key's account: another account's webhook or delivery is a
+ * 404.
  */
 export function createWebhooksRouter(deps: WebhooksRouterDeps, openapi: OpenApiRegistry): Router<AppState> {
   const router = new Router<AppState>();

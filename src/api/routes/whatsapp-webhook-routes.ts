@@ -11,8 +11,8 @@ export const WHATSAPP_WEBHOOK_PATH = '/webhooks/whatsapp';
 const MAX_NOTIFICATION_BYTES = 1024 * 1024;
 
 /**
- * Meta's webhook (decisions §5): the verification handshake, and notifications accepted only with a valid
- * X-Hub-Signature-256 over the raw bytes. Public: Meta does not send our API keys.
+ * Meta's webhook (docs/product-rules.md §5): the verification handshake, and notifications accepted only with a
+ * valid X-Hub-Signature-256 over the raw bytes. Public: Meta does not send our API keys.
  */
 export function createWhatsAppWebhookRouter(
   deps: Pick<ApiDeps, 'db' | 'config' | 'logger'> & { approvals: ApprovalClient },

@@ -33,7 +33,9 @@ const Phone = z
     examples: ['966501234567', '+966501234567'],
   });
 
-/** The approver fields of decisions §2 and the optional placement of §6; shared by create and update. */
+/**
+ * The approver fields of docs/product-rules.md §2 and the optional placement of §6; shared by create and update.
+ */
 const approverShape = {
   name: text('name').optional().meta({ description: 'Shorthand: used for both name_ar and name_en' }),
   name_ar: text('name_ar').optional(),

@@ -99,7 +99,7 @@ export const toApprover = (r: ApproverRow): Approver => ({
   updatedAt: r.updated_at,
 });
 
-/** What a client chooses about an approver (decisions §2); the rest is the workflow's. */
+/** What a client chooses about an approver (docs/product-rules.md §2); the rest is the workflow's. */
 export interface ApproverFields {
   nameAr: string;
   nameEn: string;

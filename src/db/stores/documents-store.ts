@@ -150,7 +150,7 @@ export interface NewDocument {
   pageCount: number;
 }
 
-/** `WQT-<year>-<6 digits>` (decisions: the sequence counts per account per calendar year). */
+/** `WQT-<year>-<6 digits>` (the sequence counts per account and calendar year). */
 export function formatReference(year: number, sequence: number): string {
   return `WQT-${year}-${String(sequence).padStart(6, '0')}`;
 }

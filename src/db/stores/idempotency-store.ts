@@ -42,7 +42,9 @@ const toRecord = (r: IdempotencyRow): IdempotencyRecord => ({
 
 export type ClaimResult = { claimed: true; id: number } | { claimed: false; existing: IdempotencyRecord };
 
-/** Idempotency keys of decisions §8: one row per account and key, holding the first response for 24 h. */
+/**
+ * Idempotency keys (docs/product-rules.md §8): one row per account and key, holding the first response for 24 h.
+ */
 export function idempotencyStore(db: Db) {
   return {
     /**

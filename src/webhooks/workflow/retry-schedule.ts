@@ -1,7 +1,7 @@
 /**
- * The Standard Webhooks retry schedule of decisions §7: the first attempt immediately, then retries after 5 s,
- * 5 min, 30 min, 2 h, 5 h, 10 h and 10 h; after the eighth attempt fails the delivery is `failed`.
- * Pure and import-free, so the delivery workflow can use it inside Temporal's deterministic sandbox.
+ * The Standard Webhooks retry schedule (docs/product-rules.md §7): the first attempt immediately, then retries
+ * after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h; after the eighth attempt fails the delivery is `failed`. Pure
+ * and import-free, so the delivery workflow can use it inside Temporal's deterministic sandbox.
  */
 
 const SECOND = 1000;
