@@ -56,5 +56,23 @@ export interface Placement {
   width: number | null;
 }
 
+/**
+ * What a client chooses about an approver (docs/product-rules.md §2); everything else about an approver (status,
+ * link, evidence) is the workflow's.
+ */
+export interface ApproverFields {
+  nameAr: string;
+  nameEn: string;
+  /** E.164 digits without the plus sign. */
+  phone: string;
+  roleAr: string | null;
+  roleEn: string | null;
+  /** Language of messages and page; null means automatic (Arabic for Saudi numbers, else English). */
+  language: Language | null;
+  actionType: ActionType;
+  orderIndex: number;
+  placement: Placement | null;
+}
+
 /** A placement with its width decided (the approver's, or the default for the mark): what the final PDF draws. */
 export type ResolvedPlacement = Omit<Placement, 'width'> & { width: number };

@@ -1,21 +1,10 @@
-import type { ActionType, ApproverStatus, Language, Placement } from '../../domain/model.ts';
+import type { ActionType, ApproverFields, ApproverStatus, Language, Placement } from '../../domain/model.ts';
 import type { Db } from '../knex.ts';
 
-export interface Approver {
+export interface Approver extends ApproverFields {
   id: string;
   documentId: string;
   accountId: string;
-  nameAr: string;
-  nameEn: string;
-  /** E.164 digits without the plus sign. */
-  phone: string;
-  roleAr: string | null;
-  roleEn: string | null;
-  /** Chosen language of messages and page; null means automatic (Arabic for Saudi numbers, else English). */
-  language: Language | null;
-  actionType: ActionType;
-  orderIndex: number;
-  placement: Placement | null;
   status: ApproverStatus;
   linkToken: string | null;
   notifiedAt: Date | null;
@@ -98,19 +87,6 @@ export const toApprover = (r: ApproverRow): Approver => ({
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
-
-/** What a client chooses about an approver (docs/product-rules.md §2); the rest is the workflow's. */
-export interface ApproverFields {
-  nameAr: string;
-  nameEn: string;
-  phone: string;
-  roleAr: string | null;
-  roleEn: string | null;
-  language: Language | null;
-  actionType: ActionType;
-  orderIndex: number;
-  placement: Placement | null;
-}
 
 export type ApproverPatch = Partial<
   Omit<Approver, 'id' | 'documentId' | 'accountId' | 'createdAt' | 'updatedAt'>

@@ -134,21 +134,22 @@ function toRowPatch(patch: DocumentPatch): Partial<DocumentRow> {
   return row;
 }
 
-export interface NewDocument {
-  id: string;
-  accountId: string;
-  reference: string;
-  titleAr: string;
-  titleEn: string;
-  department: string | null;
-  workflowType: WorkflowType;
-  expiresAt: Date;
-  fileKey: string;
-  fileName: string | null;
-  fileSha256: string;
-  fileSize: number;
-  pageCount: number;
-}
+export type NewDocument = Pick<
+  Document,
+  | 'id'
+  | 'accountId'
+  | 'reference'
+  | 'titleAr'
+  | 'titleEn'
+  | 'department'
+  | 'workflowType'
+  | 'expiresAt'
+  | 'fileKey'
+  | 'fileName'
+  | 'fileSha256'
+  | 'fileSize'
+  | 'pageCount'
+>;
 
 /** `WQT-<year>-<6 digits>` (the sequence counts per account and calendar year). */
 export function formatReference(year: number, sequence: number): string {
