@@ -3,6 +3,7 @@ import { Readable } from 'node:stream';
 import type { Knex } from '../db/knex.ts';
 import { approversStore, type Approver } from '../db/stores/approvers-store.ts';
 import { documentsStore, type Document } from '../db/stores/documents-store.ts';
+import { statusRefusal } from '../documents/rules.ts';
 import { AppError } from '../errors.ts';
 import type { Storage } from '../storage/storage.ts';
 import { ApprovalRefused, type ApprovalClient } from './client.ts';
@@ -45,7 +46,7 @@ export function linkProblem(link: PageLink | undefined): LinkProblem | undefined
     return {
       status: 410,
       code: 'gone',
-      message: `Document is ${document.status}; it no longer accepts actions`,
+      message: statusRefusal(document, 'it no longer accepts actions'),
     };
   }
   // Whose turn it is, the workflow decides (an action out of turn is refused with 409).

@@ -15,7 +15,3 @@ export async function documentView(db: Knex, document: Document): Promise<Serial
   const current = await documentsStore(db).findWithApprovers(document.accountId, document.id);
   return current ? serializeDocument(current.document, current.approvers) : serializeDocument(document, []);
 }
-
-/** The 409 message of an action the document's status forbids, naming the status. */
-export const closedMessage = (document: Document, rule: string): string =>
-  `Document is ${document.status}; ${rule}`;

@@ -1,9 +1,9 @@
 import { approversStore } from '../db/stores/approvers-store.ts';
 import { documentsStore } from '../db/stores/documents-store.ts';
 import { isoTime } from '../domain/time.ts';
+import { statusRefusal } from '../documents/rules.ts';
 import { AppError } from '../errors.ts';
 import { ApprovalRefused, type ApprovalDeps } from './client.ts';
-import { closedMessage } from './document-view.ts';
 import { isOpen } from './rules.ts';
 
 export interface Reminder {
@@ -26,7 +26,7 @@ export async function remindApprover(
   const document = (await documentsStore(deps.db).findByIdUnscoped(approver.documentId))!;
   if (!isOpen(document.status)) {
     throw AppError.conflict(
-      closedMessage(document, 'reminders go only to approvers of a pending or in-progress document'),
+      statusRefusal(document, 'reminders go only to approvers of a pending or in-progress document'),
     );
   }
   if (approver.status !== 'notified') {

@@ -2,9 +2,10 @@ import { approversStore } from '../db/stores/approvers-store.ts';
 import { LIMITS } from '../domain/model.ts';
 import { isoTime } from '../domain/time.ts';
 import type { SerializedDocument } from '../documents/serialize.ts';
+import { statusRefusal } from '../documents/rules.ts';
 import { AppError } from '../errors.ts';
 import { ApprovalRefused, type ApprovalDeps } from './client.ts';
-import { accountDocument, closedMessage, documentView } from './document-view.ts';
+import { accountDocument, documentView } from './document-view.ts';
 
 /**
  * Sends a draft for approval (docs/product-rules.md §3–§4). Preconditions: the document is a draft (409), has
@@ -21,7 +22,7 @@ export async function sendDocument(
 ): Promise<SerializedDocument> {
   const document = await accountDocument(deps.db, accountId, documentId);
   if (document.status !== 'draft')
-    throw AppError.conflict(closedMessage(document, 'only a draft can be sent'));
+    throw AppError.conflict(statusRefusal(document, 'only a draft can be sent'));
   const approvers = await approversStore(deps.db).listByDocument(document.id);
   if (approvers.length === 0) {
     throw AppError.validation({

@@ -1,8 +1,9 @@
 import { documentsStore } from '../db/stores/documents-store.ts';
 import type { SerializedDocument } from '../documents/serialize.ts';
+import { statusRefusal } from '../documents/rules.ts';
 import { AppError } from '../errors.ts';
 import { ApprovalRefused, type ApprovalDeps } from './client.ts';
-import { accountDocument, closedMessage, documentView } from './document-view.ts';
+import { accountDocument, documentView } from './document-view.ts';
 import { isOpen } from './rules.ts';
 
 const VOID_RULE = 'only a pending or in-progress document can be voided';
@@ -18,7 +19,7 @@ export async function voidDocument(
   documentId: string,
 ): Promise<SerializedDocument> {
   const document = await accountDocument(deps.db, accountId, documentId);
-  if (!isOpen(document.status)) throw AppError.conflict(closedMessage(document, VOID_RULE));
+  if (!isOpen(document.status)) throw AppError.conflict(statusRefusal(document, VOID_RULE));
   try {
     await deps.approvals.void(document.id);
   } catch (err) {
@@ -27,7 +28,7 @@ export async function voidDocument(
     throw AppError.conflict(
       now.status === 'in_progress'
         ? 'Every approver has acted; the document is being finalized and can no longer be voided'
-        : closedMessage(now, VOID_RULE),
+        : statusRefusal(now, VOID_RULE),
     );
   }
   return documentView(deps.db, document);
