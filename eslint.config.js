@@ -2,10 +2,93 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import { importX } from 'eslint-plugin-import-x';
-import { builtinModules } from 'node:module';
 import globals from 'globals';
 
-const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
+/**
+ * The layers of src, lowest first (ARCHITECTURE.md). A folder imports from its own layer and the layers below;
+ * `src/api/app.ts` mounts the other HTTP surfaces, and src/runtime, main.ts and cli.ts wire everything.
+ */
+const FOUNDATION = ['src/domain', 'src/config.ts', 'src/errors.ts', 'src/logger.ts'];
+const INFRASTRUCTURE = [
+  'src/db',
+  'src/storage',
+  'src/pdf',
+  'src/images',
+  'src/whatsapp',
+  'src/auth',
+  'src/rate-limit',
+  'src/temporal',
+];
+const FEATURES = ['src/documents', 'src/accounts', 'src/approval', 'src/webhooks'];
+const SURFACES = ['src/api', 'src/admin', 'src/approval-page', 'src/dev-inbox'];
+const COMPOSITION = ['src/runtime', 'src/workflows', 'src/main.ts', 'src/cli.ts'];
+
+/** One workflow sandbox: the feature's workflow folder and the contract files it shares with the rest. */
+const sandboxes = {
+  approval: ['src/approval/workflow', 'src/approval/definitions.ts', 'src/approval/rules.ts'],
+  webhooks: ['src/webhooks/workflow', 'src/webhooks/definitions.ts'],
+};
+const SANDBOX_FILES = Object.values(sandboxes)
+  .flat()
+  .map((p) => (p.endsWith('.ts') ? p : `${p}/**/*.ts`));
+
+const below = (target, from, message) => ({ target, from, message });
+
+const layerZones = [
+  {
+    target: 'src/domain',
+    from: 'src',
+    except: ['./domain', './errors.ts'],
+    message: 'src/domain is the bottom layer: it imports nothing of ours but errors.ts.',
+  },
+  ...FOUNDATION.filter((p) => p !== 'src/domain').map((target) =>
+    below(
+      target,
+      [...FEATURES, ...SURFACES, 'src/http', ...COMPOSITION],
+      'The foundation imports no feature, HTTP or wiring.',
+    ),
+  ),
+  below(
+    INFRASTRUCTURE,
+    [...FEATURES, ...SURFACES, 'src/http', ...COMPOSITION],
+    'Stores and clients import no feature, HTTP or wiring.',
+  ),
+  below(
+    FEATURES,
+    [...SURFACES, 'src/http', ...COMPOSITION],
+    'Features import no HTTP and no wiring: routes call them, not the other way.',
+  ),
+  below(
+    'src/http',
+    [...FEATURES, ...SURFACES, ...COMPOSITION],
+    'src/http is shared by every HTTP surface and imports none of them.',
+  ),
+  ...SURFACES.filter((s) => s !== 'src/api').map((target) =>
+    below(
+      target,
+      [...SURFACES.filter((s) => s !== target), ...COMPOSITION],
+      'An HTTP surface imports no other surface.',
+    ),
+  ),
+  below('src/api', COMPOSITION, 'src/api imports no wiring.'),
+  // A sandbox imports its own contract, src/domain and the search attribute keys, nothing else of ours.
+  ...Object.entries(sandboxes).flatMap(([feature, files]) =>
+    files.map((target) => ({
+      target,
+      from: 'src',
+      except: [...files, 'src/domain', 'src/temporal/search-attributes.ts'].map(
+        (p) => `./${p.slice('src/'.length)}`,
+      ),
+      message: `Workflow code of ${feature} runs in Temporal's sandbox: it imports only its contract and src/domain.`,
+    })),
+  ),
+  {
+    target: 'src/workflows',
+    from: 'src',
+    except: Object.keys(sandboxes).map((feature) => `./${feature}/workflow`),
+    message: "The workflow bundle entry re-exports the features' workflow folders and nothing else.",
+  },
+];
 
 export default tseslint.config(
   { ignores: ['node_modules/', 'dist/', 'data/', 'coverage/', '.tools/', 'test-artifacts/'] },
@@ -24,18 +107,26 @@ export default tseslint.config(
     },
   },
   {
-    // Workflow code runs in Temporal's deterministic sandbox: no Node built-ins, no I/O.
-    files: ['src/workflows/**/*.ts'],
+    // The direction of imports (ARCHITECTURE.md): each layer imports only the layers below it.
+    files: ['src/**/*.ts'],
+    rules: {
+      'import-x/no-restricted-paths': ['error', { zones: layerZones, basePath: import.meta.dirname }],
+    },
+  },
+  {
+    // Workflow code runs in Temporal's deterministic sandbox: no Node built-ins, no I/O, no package but the
+    // workflow API. Which of our files it may import, the `sandbox` zones above say.
+    files: SANDBOX_FILES,
     rules: {
       'no-restricted-imports': [
         'error',
         {
-          paths: nodeBuiltins.map((name) => ({ name, message: 'Workflow code must stay deterministic.' })),
           patterns: [
             {
-              group: ['../activities/*', '../db/*', '../api/*'],
+              regex: '^(?!\\.|@temporalio/(workflow|common)$)',
               allowTypeImports: true,
-              message: 'Import only types of activities.',
+              message:
+                'Workflow code runs in the deterministic sandbox: no Node built-in, and no package but @temporalio/workflow and @temporalio/common.',
             },
           ],
         },

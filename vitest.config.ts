@@ -1,9 +1,10 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+
+/** Tests that need neither PostgreSQL nor Temporal: `npm run test:unit` runs them without starting either. */
+const UNIT = 'test/**/*.unit.test.ts';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    globalSetup: ['test/setup/global-setup.ts'],
     pool: 'forks',
     // Most tests wait on Temporal, PostgreSQL and HTTP rather than compute: two files at a time on two cores.
     maxWorkers: 2,
@@ -11,5 +12,18 @@ export default defineConfig({
     hookTimeout: 180_000,
     teardownTimeout: 30_000,
     reporters: ['default'],
+    projects: [
+      { extends: true, test: { name: 'unit', include: [UNIT] } },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          include: ['test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, UNIT],
+          // A real PostgreSQL and a real Temporal server, started once for the whole run.
+          globalSetup: ['test/setup/global-setup.ts'],
+        },
+      },
+    ],
   },
 });

@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { PDFDocument, PDFName, StandardFonts } from 'pdf-lib';
 import { finalizeDocument } from '../src/pdf/finalize-document.ts';
 import { createSigner } from '../src/pdf/sign/signer.ts';
-import { sampleApprovers, sampleInput } from '../test/pdf/helpers/sample-input.ts';
+import { sampleApprovers, sampleInput } from '../test/helpers/sample-input.ts';
 
 const TARGET_BYTES = 20 * 1024 * 1024;
 const RUNS = 3;

@@ -1,6 +1,6 @@
+import { BlockList, isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
-import { isLoopbackHost } from './http/loopback.ts';
 import { storageConfigFromEnv, type StorageConfig } from './storage/storage-config.ts';
 import type { WhatsAppConfig } from './whatsapp/types.ts';
 
@@ -289,8 +289,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 }
 
 /**
- * The Cloud API needs its ids and secrets; the console provider is for development only (decisions §5), on a
- * server that listens on loopback (its messages, approval links included, are read at /dev/inbox).
+ * The Cloud API needs its ids and secrets; the console provider is for development only
+ * (docs/product-rules.md §5), on a server that listens on loopback (its messages, approval links included, are
+ * read at /dev/inbox).
  */
 function checkWhatsApp(e: z.infer<typeof schema>, host: string): string[] {
   if (e.WHATSAPP_PROVIDER === 'console') {
@@ -311,4 +312,31 @@ function checkWhatsApp(e: z.infer<typeof schema>, host: string): string[] {
   return Object.entries(required)
     .filter(([, v]) => v === undefined)
     .map(([name]) => `${name}: required when WHATSAPP_PROVIDER=cloud`);
+}
+
+const LOOPBACK = new BlockList();
+LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK.addAddress('::1', 'ipv6');
+
+/**
+ * True when `host` (a HOST value: an address or a name to listen on) reaches this machine only: 127.0.0.0/8,
+ * ::1, an IPv4-mapped loopback address, or `localhost`. `0.0.0.0`, `::` and every other address are not.
+ */
+export function isLoopbackHost(host: string): boolean {
+  const h = host
+    .trim()
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1');
+  if (h === 'localhost') return true;
+  const v4 = h.startsWith('::ffff:') ? h.slice('::ffff:'.length) : h;
+  if (isIP(v4) === 4) return LOOPBACK.check(v4, 'ipv4');
+  return isIP(h) === 6 && LOOPBACK.check(h, 'ipv6');
+}
+
+/**
+ * The development inbox and the console WhatsApp provider hand every approval link to whoever opens the page, so
+ * they exist only outside production and only on a server that listens on loopback.
+ */
+export function devToolsAllowed(config: { env: string; http: { host: string } }): boolean {
+  return config.env !== 'production' && isLoopbackHost(config.http.host);
 }

@@ -82,7 +82,7 @@ export class AppError extends Error {
     return new AppError('not_found', `${what} not found`);
   }
 
-  /** An action refused by a resource's current state (decisions §3). */
+  /** An action refused by a resource's current state (docs/product-rules.md §3). */
   static conflict(message: string): AppError {
     return new AppError('conflict', message);
   }

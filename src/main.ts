@@ -1,4 +1,4 @@
-import { createActivities } from './activities/index.ts';
+import { createActivities } from './runtime/activities.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createDb, type Knex } from './db/knex.ts';
 import { migrateLatest } from './db/migrate.ts';

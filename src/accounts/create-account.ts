@@ -4,7 +4,7 @@ import { PLANS } from '../config.ts';
 import type { Knex } from '../db/knex.ts';
 import { accountsStore, type Account } from '../db/stores/accounts-store.ts';
 import { AppError } from '../errors.ts';
-import { issuesToDetails } from '../api/validation.ts';
+import { issuesToDetails } from '../domain/validation.ts';
 import { issueApiKey, type IssuedApiKey } from './api-keys.ts';
 
 export const NewAccountInput = z.object({

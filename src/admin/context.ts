@@ -1,6 +1,6 @@
 import type { ParameterizedContext } from 'koa';
-import type { AppState } from '../api/context.ts';
-import type { ApiDeps } from '../api/deps.ts';
+import type { AppState } from '../http/context.ts';
+import type { ApiDeps } from '../http/deps.ts';
 import type { AdminSession } from '../db/stores/admin-sessions-store.ts';
 import type { Locale, Translate } from './i18n.ts';
 

@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { koaBody } from 'koa-body';
-import type { AppState } from '../api/context.ts';
+import type { AppState } from '../http/context.ts';
 import type { Logger } from '../logger.ts';
 import { sendAsset } from './assets.ts';
 import { compose } from './compose.ts';

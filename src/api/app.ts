@@ -2,8 +2,8 @@ import Router from '@koa/router';
 import Koa from 'koa';
 import { koaBody } from 'koa-body';
 import { createAdminDashboard } from '../admin/dashboard.ts';
-import type { AppState } from './context.ts';
-import type { ApiDeps } from './deps.ts';
+import type { AppState } from '../http/context.ts';
+import type { ApiDeps } from '../http/deps.ts';
 import { authenticate } from './middleware/authenticate.ts';
 import { errorHandler } from './middleware/error-handler.ts';
 import { idempotency } from './middleware/idempotency.ts';
@@ -19,12 +19,11 @@ import { createFilesRouter } from './routes/files-routes.ts';
 import { createApprovalRouter } from './routes/approval-routes.ts';
 import { createHealthRouter } from './routes/health-routes.ts';
 import { createWhatsAppWebhookRouter, WHATSAPP_WEBHOOK_PATH } from './routes/whatsapp-webhook-routes.ts';
-import { createApprovalClient } from '../approvals/approval-client.ts';
 import { createApprovalPageRouter } from '../approval-page/approval-page-routes.ts';
 import { createDevInboxRouter } from '../dev-inbox/dev-inbox-routes.ts';
-import { devToolsAllowed } from '../http/loopback.ts';
-import { createPingRouter } from './routes/ping-routes.ts';
+import { devToolsAllowed } from '../config.ts';
 import { createWebhooksRouter } from './routes/webhooks-routes.ts';
+import { createApiServices } from './services.ts';
 import type { ResolveHost } from '../webhooks/ssrf-guard.ts';
 
 export const API_PREFIX = '/api/v1';
@@ -39,12 +38,8 @@ export function createApp(
     /** The dashboard's clock; tests may pin it. */ now?: () => Date;
   },
 ): Koa<AppState> {
-  // One door into the approval workflows, shared by the API, the approval page, WhatsApp and the dev inbox.
-  const approvals = createApprovalClient({
-    client: apiDeps.temporal.client,
-    taskQueue: apiDeps.config.temporal.taskQueue,
-  });
-  const deps = { ...apiDeps, approvals };
+  // The approval client and the webhook dispatcher, built once for every router of this app.
+  const deps = { ...apiDeps, ...createApiServices(apiDeps) };
   // Routers add their operations as they mount them; GET /openapi.json renders the result.
   const openapi = new OpenApiRegistry();
   registerCoreOperations(openapi);
@@ -92,7 +87,6 @@ export function createApp(
   api.use(authenticate(deps));
   api.use(rateLimit({ limiter: deps.rateLimiter, plans: deps.config.plans }));
   api.use(idempotency(deps));
-  api.use(createPingRouter(deps).routes());
   api.use(createDocumentsRouter(deps, openapi).routes());
   api.use(createDownloadRouter(deps, openapi).routes());
   api.use(createApproversRouter(deps, openapi).routes());

@@ -1,27 +1,33 @@
-import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import Router from '@koa/router';
 import { z } from 'zod';
-import { ApprovalRefused, type ApprovalClient } from '../approvals/approval-client.ts';
-import type { AppContext, AppState } from '../api/context.ts';
-import type { ApiDeps } from '../api/deps.ts';
-import { parseJson, readRawBody } from '../api/raw-body.ts';
-import { parseBody } from '../api/validation.ts';
+import {
+  actFromPage,
+  findPageLink,
+  linkProblem,
+  usablePageLink,
+  type PageLink,
+} from '../approval/act-from-page.ts';
+import type { ApprovalClient } from '../approval/client.ts';
+import type { ActionEvidence, ActionKind } from '../approval/definitions.ts';
+import { hasActed } from '../approval/rules.ts';
+import type { AppContext, AppState } from '../http/context.ts';
+import type { ApiDeps } from '../http/deps.ts';
+import { parseJson, readRawBody } from '../http/raw-body.ts';
+import { ok } from '../http/respond.ts';
+import { parseBody } from '../http/validation.ts';
 import { accountsStore } from '../db/stores/accounts-store.ts';
-import { approversStore, type Approver } from '../db/stores/approvers-store.ts';
-import { documentsStore, type Document } from '../db/stores/documents-store.ts';
+import type { Approver } from '../db/stores/approvers-store.ts';
 import { AppError } from '../errors.ts';
 import { languageFor } from '../whatsapp/index.ts';
-import type { ActionEvidence } from '../workflows/approval/definitions.ts';
 import { readImageField } from './images.ts';
 import { renderApprovalPage, renderClosedPage } from './render-page.ts';
-import { STRINGS, type PageLanguage } from './strings.ts';
+import type { Language } from '../domain/model.ts';
+import { STRINGS } from './strings.ts';
 
-const TOKEN = /^[A-Za-z0-9_-]{43}$/;
 const MAX_BODY = 4 * 1024 * 1024;
 const require = createRequire(import.meta.url);
 
@@ -52,56 +58,17 @@ const CompleteBody = z.object({
 });
 const RejectBody = z.object({ reason: z.string().trim().max(1000).optional() });
 
-interface Resolved {
-  approver: Approver;
-  document: Document;
-}
-
-type Unusable = { status: 404 | 409 | 410; code: 'not_found' | 'conflict' | 'gone'; message: string };
-
-function unusable(r: Resolved | undefined): Unusable | undefined {
-  if (!r) return { status: 404, code: 'not_found', message: 'This approval link does not exist' };
-  const { approver, document } = r;
-  if (approver.status === 'completed' || approver.status === 'rejected') {
-    return { status: 410, code: 'gone', message: `This approver has already acted (${approver.status})` };
-  }
-  if (document.status !== 'pending' && document.status !== 'in_progress') {
-    return {
-      status: 410,
-      code: 'gone',
-      message: `Document is ${document.status}; it no longer accepts actions`,
-    };
-  }
-  // Whose turn it is, the workflow decides (an action out of turn is refused with 409).
-  return undefined;
-}
-
 /**
- * The approver's public page (decisions §5): `GET /a/{token}` in Arabic (right-to-left) or English, the PDF
- * rendered in the page, and its JSON endpoints. A token is one approver's, at least 256 random bits, and
+ * The approver's public page (docs/product-rules.md §5): `GET /a/{token}` in Arabic (right-to-left) or English, the
+ * PDF rendered in the page, and its JSON endpoints. A token is one approver's, at least 256 random bits, and
  * unusable (410) once they acted or the document left pending/in_progress.
  */
 export function createApprovalPageRouter(
   deps: Pick<ApiDeps, 'db' | 'config' | 'logger' | 'storage'> & { approvals: ApprovalClient },
 ): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/a' });
-  const { approvals } = deps;
 
-  async function resolve(token: string | undefined): Promise<Resolved | undefined> {
-    if (!token || !TOKEN.test(token)) return undefined;
-    const approver = await approversStore(deps.db).findByLinkToken(token);
-    const document = approver && (await documentsStore(deps.db).findByIdUnscoped(approver.documentId));
-    return approver && document ? { approver, document } : undefined;
-  }
-
-  async function resolveForAction(token: string | undefined): Promise<Resolved> {
-    const r = await resolve(token);
-    const problem = unusable(r);
-    if (problem) throw new AppError(problem.code, problem.message);
-    return r!;
-  }
-
-  const language = (ctx: AppContext, approver?: Approver): PageLanguage => {
+  const language = (ctx: AppContext, approver?: Approver): Language => {
     const asked = ctx.query.lang;
     if (asked === 'ar' || asked === 'en') return asked;
     return approver ? languageFor(approver.phone, approver.language) : 'ar';
@@ -142,9 +109,9 @@ export function createApprovalPageRouter(
 
   router.get('/:token', async (ctx) => {
     pageHeaders(ctx);
-    const r = await resolve(ctx.params.token);
+    const r = await findPageLink(deps.db, ctx.params.token);
     const lang = language(ctx, r?.approver);
-    const problem = unusable(r);
+    const problem = linkProblem(r);
     ctx.type = 'text/html';
     if (problem) {
       const t = STRINGS[lang];
@@ -153,7 +120,7 @@ export function createApprovalPageRouter(
           ? t.errors.gone
           : problem.status === 409
             ? t.closed.not_your_turn
-            : r!.approver.status === 'completed' || r!.approver.status === 'rejected'
+            : hasActed(r!.approver.status)
               ? t.closed.already_acted
               : `${t.closed.document_closed} (${r!.document.status}).`;
       ctx.status = problem.status;
@@ -171,7 +138,7 @@ export function createApprovalPageRouter(
   });
 
   router.get('/:token/document.pdf', async (ctx) => {
-    const { document } = await resolveForAction(ctx.params.token);
+    const { document } = await usablePageLink(deps.db, ctx.params.token);
     const stream = await deps.storage.get(document.fileKey);
     if (!stream) throw AppError.notFound('Document file');
     ctx.set('Cache-Control', 'no-store');
@@ -187,26 +154,19 @@ export function createApprovalPageRouter(
     userAgent: ctx.get('user-agent').slice(0, 512),
   });
 
-  async function act(ctx: AppContext, r: Resolved, kind: 'complete' | 'reject', evidence: ActionEvidence) {
-    try {
-      const view = await approvals.act(r.document.id, { approverId: r.approver.id, kind, evidence });
-      ctx.status = 200;
-      ctx.body = {
-        success: true,
-        data: { status: view.status, completed: view.completed, total: view.total },
-      };
-    } catch (err) {
-      if (evidence.imageKey) await deps.storage.delete(evidence.imageKey).catch(() => undefined);
-      if (!(err instanceof ApprovalRefused)) throw err;
-      if (err.refusal === 'not_your_turn' || err.refusal === 'not_notified')
-        throw new AppError('conflict', err.message);
-      if (err.refusal === 'unknown_approver') throw AppError.notFound('Approver');
-      throw new AppError('gone', err.message);
-    }
+  async function act(
+    ctx: AppContext,
+    r: PageLink,
+    kind: ActionKind,
+    evidence: ActionEvidence,
+    image?: Buffer,
+  ) {
+    const view = await actFromPage(deps, r, kind, evidence, image);
+    ok(ctx, { status: view.status, completed: view.completed, total: view.total });
   }
 
   router.post('/:token/complete', async (ctx) => {
-    const r = await resolveForAction(ctx.params.token);
+    const r = await usablePageLink(deps.db, ctx.params.token);
     const body = parseBody(CompleteBody, parseJson(await readRawBody(ctx.req, MAX_BODY)));
     const evidence = evidenceOf(ctx);
     // Image problems are the approver's to fix, so they are told in the page's language.
@@ -231,15 +191,11 @@ export function createApprovalPageRouter(
           stamp_png: ['Upload a stamp image (stamp_png) or choose the generated seal (generated_seal: true)'],
         });
     }
-    if (image) {
-      evidence.imageKey = `approvals/${r.document.id}/${r.approver.id}/${randomUUID()}.png`;
-      await deps.storage.put(evidence.imageKey, Readable.from([image]), { contentType: 'image/png' });
-    }
-    await act(ctx, r, 'complete', evidence);
+    await act(ctx, r, 'complete', evidence, image);
   });
 
   router.post('/:token/reject', async (ctx) => {
-    const r = await resolveForAction(ctx.params.token);
+    const r = await usablePageLink(deps.db, ctx.params.token);
     const { reason } = parseBody(RejectBody, parseJson(await readRawBody(ctx.req, MAX_BODY)));
     await act(ctx, r, 'reject', { ...evidenceOf(ctx), ...(reason ? { reason } : {}) });
   });

@@ -1,11 +1,12 @@
 import { html, trustedHtml, type SafeHtml } from '../http/html.ts';
 import type { Approver } from '../db/stores/approvers-store.ts';
 import type { Document } from '../db/stores/documents-store.ts';
-import { STRINGS, type PageLanguage } from './strings.ts';
+import type { Language } from '../domain/model.ts';
+import { STRINGS } from './strings.ts';
 
 const ASSETS = '/a/assets';
 
-function layout(lang: PageLanguage, title: string, body: SafeHtml, scripts: SafeHtml = html``): string {
+function layout(lang: Language, title: string, body: SafeHtml, scripts: SafeHtml = html``): string {
   const dir = lang === 'ar' ? 'rtl' : 'ltr';
   return `<!doctype html>${
     html`<html lang="${lang}" dir="${dir}">
@@ -36,14 +37,14 @@ function jsonScript(id: string, data: unknown): SafeHtml {
 
 export function renderApprovalPage(input: {
   token: string;
-  lang: PageLanguage;
+  lang: Language;
   document: Document;
   approver: Approver;
   accountName: string;
 }): string {
   const { lang, document: doc, approver } = input;
   const t = STRINGS[lang];
-  const other: PageLanguage = lang === 'ar' ? 'en' : 'ar';
+  const other: Language = lang === 'ar' ? 'en' : 'ar';
   const title = lang === 'ar' ? doc.titleAr : doc.titleEn;
   const name = lang === 'ar' ? approver.nameAr : approver.nameEn;
   const action = approver.actionType;
@@ -122,7 +123,7 @@ export function renderApprovalPage(input: {
 }
 
 /** A page for a link that cannot be used now (already acted, document finished, not yet your turn). */
-export function renderClosedPage(lang: PageLanguage, message: string, detail?: string): string {
+export function renderClosedPage(lang: Language, message: string, detail?: string): string {
   const t = STRINGS[lang];
   return layout(
     lang,

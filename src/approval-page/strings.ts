@@ -1,6 +1,4 @@
-import type { ActionType } from '../documents/model.ts';
-
-export type PageLanguage = 'ar' | 'en';
+import type { ActionType, Language } from '../domain/model.ts';
 
 const en = {
   title: 'Document approval',
@@ -122,5 +120,5 @@ const ar: typeof en = {
   },
 };
 
-export const STRINGS: Record<PageLanguage, typeof en> = { ar, en };
+export const STRINGS: Record<Language, typeof en> = { ar, en };
 export type PageStrings = typeof en;

@@ -5,6 +5,7 @@ import * as admin from './migrations/004-admin.ts';
 import * as approval from './migrations/005-approval.ts';
 import * as webhookDispatch from './migrations/006-webhook-dispatch.ts';
 import * as exposures from './migrations/007-exposures.ts';
+import * as dropPings from './migrations/008-drop-pings.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -22,6 +23,7 @@ const migrations: Record<string, Migration> = {
   '005-approval': approval,
   '006-webhook-dispatch': webhookDispatch,
   '007-exposures': exposures,
+  '008-drop-pings': dropPings,
 };
 
 const source: Knex.MigrationSource<string> = {

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import Router from '@koa/router';
 import { html } from '../http/html.ts';
-import type { ApprovalClient } from '../approvals/approval-client.ts';
-import { handleWhatsAppNotification } from '../approvals/whatsapp-inbound.ts';
-import type { AppState } from '../api/context.ts';
-import type { ApiDeps } from '../api/deps.ts';
-import { readRawBody } from '../api/raw-body.ts';
+import type { ApprovalClient } from '../approval/client.ts';
+import { handleWhatsAppNotification } from '../approval/apply-whatsapp-reply.ts';
+import type { AppState } from '../http/context.ts';
+import type { ApiDeps } from '../http/deps.ts';
+import { readRawBody } from '../http/raw-body.ts';
 import { whatsAppMessagesStore } from '../db/stores/whatsapp-messages-store.ts';
 import { AppError } from '../errors.ts';
 import type { MessagePreview } from '../whatsapp/index.ts';
@@ -16,10 +16,10 @@ interface StoredPayload {
 }
 
 /**
- * The development inbox (decisions §5): every message Wathiq "sent", with its text, its link and its buttons.
- * Tapping a quick reply goes through the same code as a real WhatsApp button reply, so one person can play every
- * approver from one browser; and so can anyone who reaches it. createApp mounts it only with the console WhatsApp
- * provider, never in production, and only on a server that listens on loopback (devToolsAllowed).
+ * The development inbox (docs/product-rules.md §5): every message Wathiq "sent", with its text, its link and its
+ * buttons. Tapping a quick reply goes through the same code as a real WhatsApp button reply, so one person can play
+ * every approver from one browser; and so can anyone who reaches it. createApp mounts it only with the console
+ * WhatsApp provider, never in production, and only on a server that listens on loopback (devToolsAllowed).
  */
 export function createDevInboxRouter(
   deps: Pick<ApiDeps, 'db' | 'config' | 'logger'> & { approvals: ApprovalClient },

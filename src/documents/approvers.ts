@@ -3,7 +3,7 @@ import { approversStore, type Approver, type ApproverPatch } from '../db/stores/
 import { documentsStore, type Document } from '../db/stores/documents-store.ts';
 import { AppError } from '../errors.ts';
 import type { ApproverInput, ApproverUpdate } from './inputs.ts';
-import { LIMITS } from './model.ts';
+import { LIMITS } from '../domain/model.ts';
 import { placementProblem, REFUSALS, requireDraft } from './rules.ts';
 
 /**

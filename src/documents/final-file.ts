@@ -1,8 +1,8 @@
 import type { Document } from '../db/stores/documents-store.ts';
 
 /**
- * Names of an approved document's signed file (decisions §6): its file name, its storage key and its permanent
- * public URL. The finalization activity, the download endpoint and the public file route share them.
+ * Names of an approved document's signed file (docs/product-rules.md §6): its file name, its storage key and its
+ * permanent public URL. The finalization activity, the download endpoint and the public file route share them.
  */
 
 /** `<reference>.pdf`. */

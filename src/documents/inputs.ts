@@ -1,33 +1,10 @@
-import type { ActionType, Language, Placement, WorkflowType } from './model.ts';
+import type { ApproverFields, WorkflowType } from '../domain/model.ts';
 
 /** An approver as a client gives it (validated); `orderIndex` undefined means "after the others". */
-export interface ApproverInput {
-  nameAr: string;
-  nameEn: string;
-  phone: string;
-  roleAr: string | null;
-  roleEn: string | null;
-  language: Language | null;
-  actionType: ActionType;
-  orderIndex: number | undefined;
-  placement: Placement | null;
-}
+export type ApproverInput = Omit<ApproverFields, 'orderIndex'> & { orderIndex: number | undefined };
 
-/** PUT /approvers/{id}: only what is given changes. */
-export interface ApproverUpdate {
-  nameAr?: string;
-  nameEn?: string;
-  phone?: string;
-  roleAr?: string | null;
-  roleEn?: string | null;
-  language?: Language | null;
-  actionType?: ActionType;
-  orderIndex?: number;
-  /** Undefined: unchanged; null: removed. */
-  placement?: Placement | null;
-}
-
-export type PositionedApproverInput = ApproverInput & { orderIndex: number };
+/** PUT /approvers/{id}: only what is given changes (a placement undefined is unchanged; null removes it). */
+export type ApproverUpdate = Partial<ApproverFields>;
 
 export interface DocumentInput {
   titleAr: string;
@@ -35,7 +12,7 @@ export interface DocumentInput {
   department: string | null;
   workflowType: WorkflowType;
   expiresInDays: number;
-  approvers: PositionedApproverInput[];
+  approvers: ApproverFields[];
 }
 
 /** PUT /documents/{id}: only what is given changes; `approvers`, when given, replaces them all. */
@@ -45,7 +22,7 @@ export interface DocumentUpdate {
   department?: string | null;
   workflowType?: WorkflowType;
   expiresInDays?: number;
-  approvers?: PositionedApproverInput[];
+  approvers?: ApproverFields[];
 }
 
 /** The original PDF, already in storage and checked. */

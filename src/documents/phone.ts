@@ -14,9 +14,9 @@ export const PHONE_MESSAGES = {
 const SEPARATORS = /[\s().-]/g;
 
 /**
- * A WhatsApp number in E.164 form (decisions §2): `9665XXXXXXXX` or `+9665XXXXXXXX` (spaces, dots, dashes and
- * brackets between digits are tolerated, and `00` may stand for `+`). Stored and returned as digits only.
- * A number libphonenumber does not consider valid for its country is refused; a national number without a
+ * A WhatsApp number in E.164 form (docs/product-rules.md §2): `9665XXXXXXXX` or `+9665XXXXXXXX` (spaces, dots,
+ * dashes and brackets between digits are tolerated, and `00` may stand for `+`). Stored and returned as digits
+ * only. A number libphonenumber does not consider valid for its country is refused; a national number without a
  * country code (`0501234567`) cannot be told apart from a foreign one and is refused too.
  */
 export function normalizePhone(input: string): PhoneResult {

@@ -1,10 +1,13 @@
 import { AppError, type ErrorDetails } from '../errors.ts';
 import type { Document } from '../db/stores/documents-store.ts';
-import type { Placement } from './model.ts';
+import type { Placement } from '../domain/model.ts';
 
-/** 409 for an action the document's status forbids (decisions §3), naming the status. */
+/** The message of a 409 for an action the document's status forbids, naming the status (docs/product-rules.md §3). */
+export const statusRefusal = (doc: Pick<Document, 'status'>, rule: string): string =>
+  `Document is ${doc.status}; ${rule}`;
+
 export function requireDraft(doc: Document, refusal: string): void {
-  if (doc.status !== 'draft') throw AppError.conflict(`Document is ${doc.status}; ${refusal}`);
+  if (doc.status !== 'draft') throw AppError.conflict(statusRefusal(doc, refusal));
 }
 
 export const REFUSALS = {

@@ -1,7 +1,7 @@
-import { isoTime } from '../api/respond.ts';
+import { isoTime } from '../domain/time.ts';
 import type { Approver } from '../db/stores/approvers-store.ts';
 import type { Document } from '../db/stores/documents-store.ts';
-import type { ActionType, ApproverStatus, DocumentStatus, Language, WorkflowType } from './model.ts';
+import type { ActionType, ApproverStatus, DocumentStatus, Language, WorkflowType } from '../domain/model.ts';
 
 /**
  * The one public representation of documents and approvers: API responses and webhook payloads both use it.
@@ -71,8 +71,8 @@ export function serializeApprover(a: Approver): SerializedApprover {
     acted_at: isoTime(a.actedAt),
     action_channel: a.actionChannel,
     rejection_reason: a.rejectionReason,
-    created_at: isoTime(a.createdAt)!,
-    updated_at: isoTime(a.updatedAt)!,
+    created_at: isoTime(a.createdAt),
+    updated_at: isoTime(a.updatedAt),
   };
 }
 
@@ -86,14 +86,14 @@ export function serializeDocument(doc: Document, approvers: readonly Approver[])
     department: doc.department,
     workflow_type: doc.workflowType,
     status: doc.status,
-    expires_at: isoTime(doc.expiresAt)!,
+    expires_at: isoTime(doc.expiresAt),
     page_count: doc.pageCount,
     file: { name: doc.fileName, size: doc.fileSize, sha256: doc.fileSha256 },
     rejection_reason: doc.rejectionReason,
     sent_at: isoTime(doc.sentAt),
     completed_at: isoTime(doc.completedAt),
-    created_at: isoTime(doc.createdAt)!,
-    updated_at: isoTime(doc.updatedAt)!,
+    created_at: isoTime(doc.createdAt),
+    updated_at: isoTime(doc.updatedAt),
     approvers: [...approvers]
       .sort((a, b) => a.orderIndex - b.orderIndex || a.createdAt.getTime() - b.createdAt.getTime())
       .map(serializeApprover),

@@ -1,20 +1,14 @@
 /** Inputs of the final-PDF module: plain data, so the activity, the tests and the benchmark build them alike. */
+import type { ActionType, ApprovalChannel, ResolvedPlacement } from '../domain/model.ts';
 import type { Signer } from './sign/signer.ts';
 
-export type ActionType = 'sign' | 'stamp' | 'approve_only' | 'review_only';
-export type ApprovalChannel = 'whatsapp' | 'page';
+export type { ActionType, ApprovalChannel };
 
-/** Where an approver's mark goes instead of the signatures page: PDF points on the page as displayed. */
-export interface Placement {
-  /** 1-based page number of the original document. */
-  page: number;
-  /** From the left edge of the visible page. */
-  x: number;
-  /** From the bottom edge of the visible page. */
-  y: number;
-  /** Width of the mark; the height follows the image's aspect ratio. */
-  width: number;
-}
+/**
+ * Where an approver's mark goes instead of the signatures page: PDF points on the page as displayed (x from the
+ * left edge, y from the bottom edge, page 1-based); the height follows the image's aspect ratio.
+ */
+export type Placement = ResolvedPlacement;
 
 export interface FinalizeApprover {
   nameAr: string;

@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import type { Logger } from '../logger.ts';
-import { SEARCH_ATTRIBUTE_KEYS } from '../workflows/search-attributes.ts';
+import { SEARCH_ATTRIBUTE_KEYS } from '../temporal/search-attributes.ts';
 import { locateOrBuildTemporalCli } from './temporal-cli.ts';
 
 type TestingModule = typeof import('@temporalio/testing'); // eslint-disable-line @typescript-eslint/consistent-type-imports -- loaded only when needed

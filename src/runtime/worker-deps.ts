@@ -1,6 +1,6 @@
-import { createFinalizer, signerOnce } from '../activities/finalize-document-activity.ts';
-import type { ActivityDeps } from '../activities/index.ts';
-import { activityTemporalClient } from '../activities/webhook-activities.ts';
+import { createFinalizer, signerOnce } from '../approval/finalize.ts';
+import type { ActivityDeps } from './activities.ts';
+import { activityTemporalClient } from '../webhooks/activities.ts';
 import type { Config } from '../config.ts';
 import type { CreateSignerOptions } from '../pdf/sign/signer.ts';
 import type { Knex } from '../db/knex.ts';

@@ -7,22 +7,10 @@ import { pipeline } from 'node:stream/promises';
 import { AwsV4Signer } from 'aws4fetch';
 import { request, type Dispatcher } from 'undici';
 import { HashingCounter } from './hashing.ts';
+import type { S3Settings } from './storage-config.ts';
 import { assertKey, type ObjectStat, type Storage, type StorageBody, type StoredObject } from './storage.ts';
 
-export interface S3StorageOptions {
-  bucket: string;
-  region: string;
-  /** `https://s3.<region>.amazonaws.com` when not given; any S3-compatible endpoint (MinIO, R2, moto) otherwise. */
-  endpoint?: string;
-  accessKeyId: string;
-  secretAccessKey: string;
-  sessionToken?: string;
-  /** `endpoint/bucket/key` instead of `bucket.endpoint/key`; what most S3-compatible servers want. */
-  forcePathStyle: boolean;
-  /** Prepended to every key, so one bucket can hold several deployments. */
-  prefix?: string;
-  /** A local folder where a put is spooled (S3 needs the length up front). */
-  spoolDir: string;
+export interface S3StorageOptions extends S3Settings {
   timeoutMs?: number;
 }
 
@@ -44,6 +32,24 @@ const PUT_ATTEMPTS = 3;
  * length and its SHA-256 as `x-amz-content-sha256`, which the server verifies: the object is either complete and
  * intact or absent.
  */
+/** Signs one S3 request (SigV4) with the bucket's credentials; the headers to send come back as a plain record. */
+async function signS3(
+  options: S3Settings,
+  req: { method: string; url: string; headers?: Record<string, string>; body?: string },
+): Promise<{ url: URL; headers: Record<string, string> }> {
+  const signed = await new AwsV4Signer({
+    ...req,
+    accessKeyId: options.accessKeyId,
+    secretAccessKey: options.secretAccessKey,
+    sessionToken: options.sessionToken,
+    service: 's3',
+    region: options.region,
+  }).sign();
+  const headers: Record<string, string> = {};
+  signed.headers.forEach((value, name) => (headers[name] = value));
+  return { url: signed.url, headers };
+}
+
 export function createS3Storage(options: S3StorageOptions): Storage {
   const timeoutMs = options.timeoutMs ?? 30_000;
   const base = new URL(options.endpoint ?? `https://s3.${options.region}.amazonaws.com`);
@@ -64,18 +70,8 @@ export function createS3Storage(options: S3StorageOptions): Storage {
     headers: Record<string, string> = {},
     body?: Readable,
   ): Promise<Dispatcher.ResponseData> => {
-    const signed = await new AwsV4Signer({
-      method,
-      url,
-      headers,
-      accessKeyId: options.accessKeyId,
-      secretAccessKey: options.secretAccessKey,
-      sessionToken: options.sessionToken,
-      service: 's3',
-      region: options.region,
-    }).sign();
-    const outgoing: Record<string, string> = {};
-    signed.headers.forEach((value, name) => (outgoing[name] = value));
+    const signed = await signS3(options, { method, url, headers });
+    const outgoing = signed.headers;
     if (headers['content-length'] !== undefined) outgoing['content-length'] = headers['content-length'];
     return request(signed.url, {
       method,
@@ -183,19 +179,8 @@ export async function ensureS3Bucket(options: S3StorageOptions): Promise<void> {
     options.region === 'us-east-1'
       ? ''
       : `<CreateBucketConfiguration xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><LocationConstraint>${options.region}</LocationConstraint></CreateBucketConfiguration>`;
-  const signed = await new AwsV4Signer({
-    method: 'PUT',
-    url,
-    body,
-    accessKeyId: options.accessKeyId,
-    secretAccessKey: options.secretAccessKey,
-    sessionToken: options.sessionToken,
-    service: 's3',
-    region: options.region,
-  }).sign();
-  const headers: Record<string, string> = {};
-  signed.headers.forEach((value, name) => (headers[name] = value));
-  const res = await request(signed.url, { method: 'PUT', headers, body });
+  const signed = await signS3(options, { method: 'PUT', url, body });
+  const res = await request(signed.url, { method: 'PUT', headers: signed.headers, body });
   const text = await res.body.text();
   if (res.statusCode >= 300 && !/BucketAlreadyOwnedByYou|BucketAlreadyExists/.test(text)) {
     throw new StorageError(

@@ -1,20 +1,23 @@
 import path from 'node:path';
 
-export type StorageConfig =
-  | { driver: 'local'; dir: string }
-  | {
-      driver: 's3';
-      bucket: string;
-      region: string;
-      endpoint?: string;
-      accessKeyId: string;
-      secretAccessKey: string;
-      sessionToken?: string;
-      forcePathStyle: boolean;
-      prefix?: string;
-      /** Where puts are spooled before upload. */
-      spoolDir: string;
-    };
+/** Where an S3-compatible bucket is and how to reach it. */
+export interface S3Settings {
+  bucket: string;
+  region: string;
+  /** `https://s3.<region>.amazonaws.com` when not given; any S3-compatible endpoint (MinIO, R2, moto) otherwise. */
+  endpoint?: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+  sessionToken?: string;
+  /** `endpoint/bucket/key` instead of `bucket.endpoint/key`; what most S3-compatible servers want. */
+  forcePathStyle: boolean;
+  /** Prepended to every key, so one bucket can hold several deployments. */
+  prefix?: string;
+  /** A local folder where a put is spooled (S3 needs the length up front). */
+  spoolDir: string;
+}
+
+export type StorageConfig = { driver: 'local'; dir: string } | ({ driver: 's3' } & S3Settings);
 
 export interface StorageEnv {
   S3_BUCKET?: string;

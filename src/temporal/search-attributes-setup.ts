@@ -1,6 +1,6 @@
 import type { Connection } from '@temporalio/client';
 import type { Logger } from '../logger.ts';
-import { SEARCH_ATTRIBUTE_KEYS } from '../workflows/search-attributes.ts';
+import { SEARCH_ATTRIBUTE_KEYS } from './search-attributes.ts';
 
 const INDEXED_VALUE_TYPE_KEYWORD = 2; // temporal.api.enums.v1.IndexedValueType
 

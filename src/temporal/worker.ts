@@ -1,9 +1,11 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
-import type { Activities } from '../activities/index.ts';
 
-/** The workflows module, as source under tsx/vitest or compiled under dist/. */
+/**
+ * The workflow bundle's entry (src/workflows/index.ts re-exports each feature's workflows), as source under
+ * tsx/vitest or compiled under dist/.
+ */
 export function workflowsPath(): string {
   const ts = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
   return existsSync(ts) ? ts : fileURLToPath(new URL('../workflows/index.js', import.meta.url));
@@ -13,7 +15,8 @@ export interface CreateWorkerOptions {
   connection: NativeConnection;
   namespace: string;
   taskQueue: string;
-  activities: Activities;
+  /** Every activity the workflows call, by name (src/runtime/activities.ts builds them). */
+  activities: object;
   /** A prebuilt bundle (tests build one once for all files); otherwise the worker bundles the source. */
   workflowBundle?: { code: string };
   extra?: Partial<WorkerOptions>;

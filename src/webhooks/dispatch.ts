@@ -17,9 +17,9 @@ import {
   type DeliveryScope,
   type OutboxSweepInput,
   type WebhookDeliveryWorkflowInput,
-} from '../workflows/webhooks/definitions.ts';
-import type { webhookDeliveryWorkflow } from '../workflows/webhooks/delivery-workflow.ts';
-import type { webhookOutboxSweepWorkflow } from '../workflows/webhooks/outbox-sweep-workflow.ts';
+} from './definitions.ts';
+import type { webhookDeliveryWorkflow } from './workflow/delivery-workflow.ts';
+import type { webhookOutboxSweepWorkflow } from './workflow/outbox-sweep-workflow.ts';
 import type { WebhookEvent } from './events.ts';
 import { buildEventBody } from './payload.ts';
 

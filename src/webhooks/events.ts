@@ -1,6 +1,6 @@
 /**
- * The events a webhook can subscribe to (decisions §3 and §7). `document.approved` is the completion event; there is
- * no `document.completed`. This module is pure data so workflow code may import it.
+ * The events a webhook can subscribe to (docs/product-rules.md §3 and §7). `document.approved` is the completion
+ * event; there is no `document.completed`. This module is pure data so workflow code may import it.
  */
 export const SUBSCRIBABLE_EVENTS = [
   'document.created',

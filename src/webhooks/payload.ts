@@ -1,9 +1,10 @@
+import { isoTime } from '../domain/time.ts';
 import type { WebhookEvent } from './events.ts';
 
 /**
- * The body of a delivery (decisions §7): `{"id", "event", "created_at", "data"}`. It is built once, stored with the
- * delivery and sent byte for byte on every attempt, so receivers can verify it and deduplicate on `id`.
- * Pure (no Node built-ins), so workflow code may import it.
+ * The body of a delivery (docs/product-rules.md §7): `{"id", "event", "created_at", "data"}`. It is built once,
+ * stored with the delivery and sent byte for byte on every attempt, so receivers can verify it and deduplicate on
+ * `id`. Pure (no Node built-ins), so workflow code may import it.
  */
 
 export interface EventBodyInput {
@@ -20,14 +21,7 @@ export function buildEventBody({ deliveryId, event, createdAt, data }: EventBody
   if (!Number.isSafeInteger(deliveryId) || deliveryId < 1) {
     throw new RangeError(`deliveryId must be a positive integer, got ${deliveryId}`);
   }
-  return JSON.stringify({ id: deliveryId, event, created_at: isoUtc(createdAt), data });
-}
-
-/** ISO 8601 with the explicit +00:00 offset of decisions §1, whole seconds. */
-export function isoUtc(value: Date | string): string {
-  const date = typeof value === 'string' ? new Date(value) : value;
-  if (Number.isNaN(date.getTime())) throw new RangeError(`not a valid time: ${String(value)}`);
-  return date.toISOString().replace(/\.\d{3}Z$/, '+00:00');
+  return JSON.stringify({ id: deliveryId, event, created_at: isoTime(createdAt), data });
 }
 
 /** The `data` of a `webhook.test` delivery: enough for a receiver to see which webhook it came from. */

@@ -1,4 +1,4 @@
-import { isoTime } from '../api/respond.ts';
+import { isoTime } from '../domain/time.ts';
 import type { DeliveryAttempt, DeliveryWithAttempts } from '../db/stores/webhook-deliveries-store.ts';
 import type { Webhook } from '../db/stores/webhooks-store.ts';
 
@@ -11,15 +11,15 @@ export function serializeWebhook(w: Webhook) {
     events: w.events,
     active: w.active,
     disabled_reason: w.disabledReason,
-    created_at: isoTime(w.createdAt)!,
-    updated_at: isoTime(w.updatedAt)!,
+    created_at: isoTime(w.createdAt),
+    updated_at: isoTime(w.updatedAt),
   };
 }
 
 export function serializeAttempt(a: DeliveryAttempt) {
   return {
     attempt_number: a.attemptNumber,
-    started_at: isoTime(a.startedAt)!,
+    started_at: isoTime(a.startedAt),
     status_code: a.statusCode,
     duration_ms: a.durationMs,
     error_class: a.errorClass,
@@ -38,8 +38,8 @@ export function serializeDelivery(d: DeliveryWithAttempts, failureReason: string
     next_attempt_at: isoTime(d.nextAttemptAt),
     completed_at: isoTime(d.completedAt),
     failure_reason: failureReason,
-    created_at: isoTime(d.createdAt)!,
-    updated_at: isoTime(d.updatedAt)!,
+    created_at: isoTime(d.createdAt),
+    updated_at: isoTime(d.updatedAt),
     attempts: d.attempts.map(serializeAttempt),
   };
 }

@@ -1,7 +1,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /**
- * Webhook signatures (service-api.md "Signature", decisions §7):
+ * Webhook signatures (service-api.md "Signature", docs/product-rules.md §7):
  *   X-Wathiq-Signature = "sha256=" + lowercase hex HMAC-SHA256(key, `${timestamp}.${rawBody}`)
  * where the key is the whole secret string, `whsec_` prefix included, encoded as UTF-8 (the secret is never
  * base64-decoded), and the timestamp is the X-Wathiq-Timestamp header (unix seconds). docs/webhooks.md tells
@@ -17,7 +17,7 @@ export const DEFAULT_TOLERANCE_SECONDS = 300;
 
 const SECRET_PREFIX = 'whsec_';
 
-/** `whsec_` + base64url of 32 random bytes (decisions §7). */
+/** `whsec_` + base64url of 32 random bytes (docs/product-rules.md §7). */
 export function generateWebhookSecret(): string {
   return SECRET_PREFIX + randomBytes(32).toString('base64url');
 }

@@ -31,8 +31,8 @@ export interface ConsoleProviderOptions {
 }
 
 /**
- * The development provider (decisions §5): nothing leaves the machine. Each message is logged with its text,
- * buttons and link, and gets a local id `wamid.console.<random>`.
+ * The development provider (docs/product-rules.md §5): nothing leaves the machine. Each message is logged with its
+ * text, buttons and link, and gets a local id `wamid.console.<random>`.
  */
 export function createConsoleProvider(options: ConsoleProviderOptions): WhatsAppProvider {
   return {

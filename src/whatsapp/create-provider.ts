@@ -1,6 +1,5 @@
 import type { Dispatcher } from 'undici';
-import { ConfigError, type Config } from '../config.ts';
-import { devToolsAllowed } from '../http/loopback.ts';
+import { ConfigError, devToolsAllowed, type Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { createCloudProvider } from './cloud-provider.ts';
 import { createConsoleProvider, type ConsoleMessage } from './console-provider.ts';
@@ -14,8 +13,8 @@ export interface WhatsAppProviderDeps {
 }
 
 /**
- * Picks the provider named by WHATSAPP_PROVIDER; `console` is refused in production (decisions §5) and on a server
- * that listens beyond loopback (its messages, approval links included, are read at /dev/inbox).
+ * Picks the provider named by WHATSAPP_PROVIDER; `console` is refused in production (docs/product-rules.md §5)
+ * and on a server that listens beyond loopback (its messages, approval links included, are read at /dev/inbox).
  */
 export function createWhatsAppProvider(
   config: Pick<Config, 'env' | 'whatsapp'> & { http: Pick<Config['http'], 'publicBaseUrl' | 'host'> },

@@ -3,9 +3,9 @@ import { z } from 'zod';
 import type { ButtonAction } from './templates.ts';
 
 /**
- * Meta's side of the inbound webhook (decisions §5): the verification handshake, the `X-Hub-Signature-256`
- * check over the raw bytes, and the notification payload reduced to what Wathiq acts on — button replies and
- * delivery statuses. Schemas accept extra fields, since Meta adds fields without notice.
+ * Meta's side of the inbound webhook (docs/product-rules.md §5): the verification handshake, the
+ * `X-Hub-Signature-256` check over the raw bytes, and the notification payload reduced to what Wathiq acts on —
+ * button replies and delivery statuses. Schemas accept extra fields, since Meta adds fields without notice.
  */
 
 // ---- Signature ----

@@ -1,4 +1,4 @@
-/** The WhatsApp layer's public surface (decisions §5). */
+/** The WhatsApp layer's public surface (docs/product-rules.md §5). */
 export * from './types.ts';
 export {
   buildTemplateMessage,

@@ -1,14 +1,8 @@
-import type {
-  ActionType,
-  ApprovalNotice,
-  NoticeKind,
-  NoticeLanguage,
-  TemplateVariants,
-  WhatsAppTemplateConfig,
-} from './types.ts';
+import type { ActionType, Language, NoticeKind } from '../domain/model.ts';
+import type { ApprovalNotice, TemplateVariants, WhatsAppTemplateConfig } from './types.ts';
 
 /**
- * Business-initiated WhatsApp messages are template messages (decisions §5). This module turns an
+ * Business-initiated WhatsApp messages are template messages (docs/product-rules.md §5). This module turns an
  * ApprovalNotice into the Cloud API request body, and keeps the text of each template so the console provider
  * can show what the phone would show. `src/whatsapp/README.md` lists the templates to register with Meta; the
  * parameter order and button layout here must match them.
@@ -58,8 +52,11 @@ export function buttonPayload(action: ButtonAction, token: string): string {
   return `${action}:${token}`;
 }
 
-/** Arabic for Saudi numbers (966…), English otherwise; the approver's own `language` wins (decisions §5). */
-export function languageFor(phone: string, override?: NoticeLanguage | null): NoticeLanguage {
+/**
+ * Arabic for Saudi numbers (966…), English otherwise; the approver's own `language` wins (docs/product-rules.md
+ * §5).
+ */
+export function languageFor(phone: string, override?: Language | null): Language {
   if (override) return override;
   return phone.replace(/^\+/, '').startsWith('966') ? 'ar' : 'en';
 }
@@ -164,12 +161,12 @@ function paramText(text: string): string {
 
 // ---- The text of the registered templates, for the console outbox and the README ----
 
-export const ACTION_LABELS: Record<NoticeLanguage, Record<ActionType, string>> = {
+export const ACTION_LABELS: Record<Language, Record<ActionType, string>> = {
   en: { sign: 'sign', stamp: 'stamp', approve_only: 'approve', review_only: 'review' },
   ar: { sign: 'توقيع', stamp: 'ختم', approve_only: 'اعتماد', review_only: 'مراجعة' },
 };
 
-export const TEMPLATE_TEXT: Record<NoticeKind, Record<NoticeLanguage, string>> = {
+export const TEMPLATE_TEXT: Record<NoticeKind, Record<Language, string>> = {
   approval_request: {
     en: 'Hello {{1}}, you are asked to {{4}} the document "{{2}}" (reference {{3}}). Tap the button below to open it.',
     ar: 'مرحباً {{1}}، نرجو منك {{4}} المستند «{{2}}» (المرجع {{3}}). اضغط الزر أدناه لفتحه.',
@@ -188,7 +185,7 @@ export const TEMPLATE_TEXT: Record<NoticeKind, Record<NoticeLanguage, string>> =
   },
 };
 
-export const BUTTON_LABELS: Record<NoticeLanguage, { url: string } & Record<ButtonAction, string>> = {
+export const BUTTON_LABELS: Record<Language, { url: string } & Record<ButtonAction, string>> = {
   en: { url: 'Open document', approve: 'Approve', review: 'Mark reviewed', reject: 'Reject' },
   ar: { url: 'فتح المستند', approve: 'اعتماد', review: 'تمت المراجعة', reject: 'رفض' },
 };
@@ -197,7 +194,7 @@ export type PreviewButton =
   { type: 'url'; label: string; suffix: string } | { type: 'quick_reply'; label: string; payload: string };
 
 export interface MessagePreview {
-  language: NoticeLanguage;
+  language: Language;
   text: string;
   buttons: PreviewButton[];
 }

@@ -1,12 +1,6 @@
+import type { ActionType, Language, NoticeKind } from '../domain/model.ts';
+
 /** The WhatsApp layer's vocabulary: what the workflow asks to send, and how a send can fail. */
-
-export const NOTICE_KINDS = ['approval_request', 'reminder', 'voided', 'rejected'] as const;
-export type NoticeKind = (typeof NOTICE_KINDS)[number];
-
-export const ACTION_TYPES = ['sign', 'stamp', 'approve_only', 'review_only'] as const;
-export type ActionType = (typeof ACTION_TYPES)[number];
-
-export type NoticeLanguage = 'ar' | 'en';
 
 /**
  * One message to one approver. `approval_request` and `reminder` carry the approver's link token (the URL
@@ -19,7 +13,7 @@ export interface ApprovalNotice {
   approverId: string;
   /** E.164 digits without the plus, as stored on the approver. */
   phone: string;
-  language: NoticeLanguage;
+  language: Language;
   /** The approver's name in `language`. */
   approverName: string;
   /** The document title in `language`. */
@@ -130,7 +124,7 @@ export interface WhatsAppTemplateConfig {
   voided: string;
   rejected: string;
   /** Meta language codes of the approved translations, e.g. `ar` and `en` (or `en_US`). */
-  languages: Record<NoticeLanguage, string>;
+  languages: Record<Language, string>;
 }
 
 export interface WhatsAppConfig {

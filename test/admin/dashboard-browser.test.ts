@@ -5,7 +5,8 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiKeysStore } from '../../src/db/stores/api-keys-store.ts';
 import { startTestService, type TestService } from '../helpers/test-service.ts';
-import { createDashboardAccount, launchBrowser, type DashboardAccount } from './support.ts';
+import { launchBrowser } from '../helpers/browser.ts';
+import { createDashboardAccount, type DashboardAccount } from './support.ts';
 
 /**
  * The dashboard as an account holder uses it: Debian's Chromium driven by playwright-core against the real
@@ -122,14 +123,9 @@ describe('the dashboard in a browser', () => {
     expect(await row.innerText()).not.toContain('webhooks:write');
     await page.screenshot({ path: path.join(ARTIFACTS, 'admin-keys-en.png'), fullPage: true });
 
-    const ping = await api('/pings', created, {
-      method: 'POST',
-      body: JSON.stringify({ message: 'from the dashboard' }),
-    });
-    expect(ping.status).toBe(201);
-    const { data } = (await ping.json()) as { data: { id: string } };
-    const read = await api(`/pings/${data.id}`, created);
-    expect(read.status).toBe(200);
+    const listed = await api('/documents', created);
+    expect(listed.status).toBe(200);
+    expect(((await listed.json()) as { data: unknown[] }).data).toEqual([]);
 
     await page.goto(`${base}/admin/api`);
     expect(await page.content()).not.toContain(secret);
@@ -167,7 +163,7 @@ describe('the dashboard in a browser', () => {
     page.once('dialog', (dialog) => void dialog.dismiss());
     await page.getByRole('button', { name: 'Revoke the key “ERP production”' }).click();
     expect(new URL(page.url()).search).toBe(''); // dismissed: nothing was sent
-    expect((await api('/pings/00000000-0000-4000-8000-000000000000', created)).status).toBe(404);
+    expect((await api('/documents/00000000-0000-4000-8000-000000000000', created)).status).toBe(404);
 
     page.once('dialog', (dialog) => void dialog.accept());
     await page.getByRole('button', { name: 'Revoke the key “ERP production”' }).click();
@@ -177,7 +173,7 @@ describe('the dashboard in a browser', () => {
     expect(await row.innerText()).toContain('Revoked');
     expect(await row.getByRole('button').count()).toBe(0);
 
-    const refused = await api('/pings/00000000-0000-4000-8000-000000000000', created);
+    const refused = await api('/documents/00000000-0000-4000-8000-000000000000', created);
     expect(refused.status).toBe(401);
     expect(((await refused.json()) as { error: { message: string } }).error.message).toMatch(/revoked/);
   });

@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Koa from 'koa';
 import { createAdminDashboard } from '../../src/admin/dashboard.ts';
-import type { AppState } from '../../src/api/context.ts';
+import type { AppState } from '../../src/http/context.ts';
 import { errorHandler } from '../../src/api/middleware/error-handler.ts';
 import { requestId } from '../../src/api/middleware/request-id.ts';
 import type { Knex } from '../../src/db/knex.ts';
@@ -391,7 +391,7 @@ describe('API keys over plain HTTP', () => {
     const [otherKey] = await apiKeysStore(service.database.db).listByAccount(other.accountId);
     expect(otherKey?.revokedAt).toBeNull();
     expect(
-      (await service.request('/pings/00000000-0000-4000-8000-000000000000', { account: other })).status,
+      (await service.request('/documents/00000000-0000-4000-8000-000000000000', { account: other })).status,
     ).toBe(404);
   });
 

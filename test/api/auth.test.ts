@@ -25,7 +25,7 @@ async function expect401(res: Response, message: RegExp) {
 
 describe('authentication', () => {
   it('accepts Bearer KEY:SECRET and records last use', async () => {
-    const res = await service.request('/pings/00000000-0000-4000-8000-000000000000', { account });
+    const res = await service.request('/documents/00000000-0000-4000-8000-000000000000', { account });
     expect(res.status).toBe(404); // authenticated: the route answered, not the auth layer
     const [key] = await apiKeysStore(service.database.db).listByAccount(account.accountId);
     expect(key?.lastUsedAt).toBeInstanceOf(Date);
@@ -39,7 +39,7 @@ describe('authentication', () => {
     ['garbage', 'Bearer !!!:???'],
     ['a very long header', `Bearer ${'x'.repeat(10_000)}`],
   ])('401 for a malformed header: %s', async (_label, header) => {
-    const res = await service.request('/pings/x', {
+    const res = await service.request('/documents/x', {
       headers: header === undefined ? {} : { authorization: header },
     });
     await expect401(res, /malformed Authorization/);
@@ -47,7 +47,7 @@ describe('authentication', () => {
   });
 
   it('401 for an unknown key', async () => {
-    const res = await service.request('/pings/x', {
+    const res = await service.request('/documents/x', {
       headers: { authorization: `Bearer wq_${'Z'.repeat(24)}:${account.secret}` },
     });
     await expect401(res, /Invalid API key/);
@@ -55,7 +55,7 @@ describe('authentication', () => {
 
   it('401 for a wrong secret of a real key', async () => {
     const wrong = account.secret.slice(0, -1) + (account.secret.endsWith('A') ? 'B' : 'A');
-    const res = await service.request('/pings/x', {
+    const res = await service.request('/documents/x', {
       headers: { authorization: `Bearer ${account.key}:${wrong}` },
     });
     await expect401(res, /Invalid API key/);
@@ -64,10 +64,10 @@ describe('authentication', () => {
   it('401 for a revoked key, from the next request on', async () => {
     const other = await service.createAccount();
     expect(
-      (await service.request('/pings/00000000-0000-4000-8000-000000000000', { account: other })).status,
+      (await service.request('/documents/00000000-0000-4000-8000-000000000000', { account: other })).status,
     ).toBe(404);
     expect(await apiKeysStore(service.database.db).revoke(other.accountId, other.apiKeyId)).toBe(true);
-    await expect401(await service.request('/pings/x', { account: other }), /revoked/);
+    await expect401(await service.request('/documents/x', { account: other }), /revoked/);
   });
 
   it('stores only a hash of the secret', async () => {

@@ -45,7 +45,7 @@ describe('error envelope', () => {
   });
 
   it('malformed JSON: 400', async () => {
-    const res = await service.request('/pings', { method: 'POST', account, body: '{"message": ' });
+    const res = await service.request('/webhooks', { method: 'POST', account, body: '{"url": ' });
     expect(res.status).toBe(400);
     expect(await res.json()).toEqual({
       success: false,
@@ -54,10 +54,10 @@ describe('error envelope', () => {
   });
 
   it('body over the limit: 413', async () => {
-    const res = await service.request('/pings', {
+    const res = await service.request('/webhooks', {
       method: 'POST',
       account,
-      body: JSON.stringify({ message: 'x'.repeat(5000) }),
+      body: JSON.stringify({ url: `https://example.com/${'x'.repeat(5000)}`, events: ['document.sent'] }),
     });
     expect(res.status).toBe(413);
     expect(await res.json()).toEqual({
@@ -67,17 +67,17 @@ describe('error envelope', () => {
   });
 
   it('validation: 422 with field details', async () => {
-    const res = await service.request('/pings', {
+    const res = await service.request('/webhooks', {
       method: 'POST',
       account,
-      body: JSON.stringify({ message: 42 }),
+      body: JSON.stringify({ url: 42, events: ['document.sent'] }),
     });
     expect(res.status).toBe(422);
     const body = (await res.json()) as Envelope;
     expect(body.error.code).toBe(422);
     expect(body.error.message).toBe('Validation failed');
-    expect(Object.keys(body.error.details)).toEqual(['message']);
-    expect(body.error.details.message?.[0]).toMatch(/string/);
+    expect(Object.keys(body.error.details)).toEqual(['url']);
+    expect(body.error.details.url?.[0]).toMatch(/string/);
   });
 
   it('wrong method on a known route: 405 in the envelope', async () => {
@@ -104,7 +104,7 @@ describe('error envelope', () => {
       0,
     );
     try {
-      const res = await fetch(`${api.url}/api/v1/pings/x`, {
+      const res = await fetch(`${api.url}/api/v1/documents/x`, {
         headers: { authorization: account.authorization },
       });
       expect(res.status).toBe(500);

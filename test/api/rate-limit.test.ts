@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../helpers/test-service.ts';
 
-const PATH = '/pings/00000000-0000-4000-8000-000000000000';
+const PATH = '/documents/00000000-0000-4000-8000-000000000000';
 
 async function burst(service: TestService, authorization: string, n: number): Promise<Response[]> {
   const out: Response[] = [];

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApprovalActivities } from '../../src/activities/approval-activities.ts';
+import { createApprovalActivities } from '../../src/approval/activities.ts';
 import type { DocumentEvent } from '../../src/db/stores/document-events-store.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
 import { createConsoleProvider } from '../../src/whatsapp/index.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database.ts';
-import { seedDocument } from '../whatsapp/fixtures.ts';
+import { seedDocument } from '../helpers/whatsapp-fixtures.ts';
 
 /** The approval activities called directly, twice where Temporal would retry them: the second call changes nothing. */
 let database: TestDatabase;

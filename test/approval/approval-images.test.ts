@@ -19,7 +19,7 @@ import {
   type ApproverSpec,
 } from '../helpers/approval-flow.ts';
 import { chunk, dataUrl, deflatedZeros, ihdr, pngOf, rgba, scanlines } from '../helpers/png.ts';
-import { pageText, pdfsig } from '../pdf/helpers/pdf-tools.ts';
+import { pageText, pdfsig } from '../helpers/pdf-tools.ts';
 import {
   type DownloadBody,
   type FinalPdfHarness,

@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser } from '../admin/support.ts';
+import { launchBrowser } from '../helpers/browser.ts';
 import {
   createDocument,
   eventually,

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pageCount, pageText, pdfsig, qpdfCheck, renderPage } from '../pdf/helpers/pdf-tools.ts';
+import { pageCount, pageText, pdfsig, qpdfCheck, renderPage } from '../helpers/pdf-tools.ts';
 import {
   ARTIFACTS,
   type BilingualApprover,

@@ -4,16 +4,12 @@ import { Readable } from 'node:stream';
 import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createFinalizer,
-  type FinalizedDocument,
-  signerOnce,
-} from '../../src/activities/finalize-document-activity.ts';
-import { createActivities } from '../../src/activities/index.ts';
+import { createFinalizer, type FinalizedDocument, signerOnce } from '../../src/approval/finalize.ts';
+import { createActivities } from '../../src/runtime/activities.ts';
 import { createWorkerDeps } from '../../src/runtime/worker-deps.ts';
 import { sha256Hex } from '../../src/auth/tokens.ts';
-import { pageText, pdfsig, qpdfCheck } from '../pdf/helpers/pdf-tools.ts';
-import { type TestTsa, startTestTsa } from '../pdf/helpers/tsa-server.ts';
+import { pageText, pdfsig, qpdfCheck } from '../helpers/pdf-tools.ts';
+import { type TestTsa, startTestTsa } from '../helpers/tsa-server.ts';
 import {
   type BilingualApprover,
   type CreatedDocument,

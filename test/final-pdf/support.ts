@@ -17,8 +17,8 @@ import {
 } from '../helpers/approval-flow.ts';
 import { documentForm, type FormValue } from '../helpers/multipart.ts';
 import { makePdf } from '../helpers/pdf.ts';
-import { type TestPki, createTestPki } from '../pdf/helpers/pki.ts';
-import { stampPng } from '../pdf/helpers/sample-input.ts';
+import { type TestPki, createTestPki } from '../helpers/pki.ts';
+import { stampPng } from '../helpers/sample-input.ts';
 
 export const PUBLIC_BASE_URL = 'https://wathiq.example.test';
 export const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts');

@@ -11,10 +11,10 @@ import { tstInfo } from '../../src/pdf/sign/timestamp.ts';
 import type { FinalizeApprover, FinalizeInput } from '../../src/pdf/types.ts';
 import { readFixture } from '../fixtures/pdf/generate.ts';
 import { chunk, deflatedZeros, ihdr, pngOf } from '../helpers/png.ts';
-import { pageCount, pageText, pdfsig, qpdfCheck, renderPage } from './helpers/pdf-tools.ts';
-import { type TestPki, createTestPki } from './helpers/pki.ts';
-import { sampleApprovers, sampleInput } from './helpers/sample-input.ts';
-import { type TestTsa, startTestTsa } from './helpers/tsa-server.ts';
+import { pageCount, pageText, pdfsig, qpdfCheck, renderPage } from '../helpers/pdf-tools.ts';
+import { type TestPki, createTestPki } from '../helpers/pki.ts';
+import { sampleApprovers, sampleInput } from '../helpers/sample-input.ts';
+import { type TestTsa, startTestTsa } from '../helpers/tsa-server.ts';
 
 const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts');
 const { asn1 } = forge;

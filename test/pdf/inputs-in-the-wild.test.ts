@@ -5,9 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { finalizeDocument } from '../../src/pdf/finalize-document.ts';
 import { inspectPdf } from '../../src/pdf/inspect-pdf.ts';
 import { type FixtureName, readFixture } from '../fixtures/pdf/generate.ts';
-import { pageCount, pdfsig, qpdfCheck } from './helpers/pdf-tools.ts';
-import { type TestPki, createTestPki } from './helpers/pki.ts';
-import { sampleApprovers, sampleInput } from './helpers/sample-input.ts';
+import { pageCount, pdfsig, qpdfCheck } from '../helpers/pdf-tools.ts';
+import { type TestPki, createTestPki } from '../helpers/pki.ts';
+import { sampleApprovers, sampleInput } from '../helpers/sample-input.ts';
 
 let dir: string;
 let pki: TestPki;

@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEV_P12_FILE, SignerConfigError, createSigner } from '../../src/pdf/sign/signer.ts';
 import { signPdf } from '../../src/pdf/sign/sign-pdf.ts';
 import { readFixture } from '../fixtures/pdf/generate.ts';
-import { pdfsig, qpdfCheck } from './helpers/pdf-tools.ts';
-import { type TestPki, createTestPki } from './helpers/pki.ts';
+import { pdfsig, qpdfCheck } from '../helpers/pdf-tools.ts';
+import { type TestPki, createTestPki } from '../helpers/pki.ts';
 
 let dir: string;
 let pki: TestPki;

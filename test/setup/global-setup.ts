@@ -11,7 +11,7 @@ import { createLogger } from '../../src/logger.ts';
 import { startEmbeddedPostgres } from '../../src/runtime/embedded-postgres.ts';
 import { locateOrBuildTemporalCli } from '../../src/runtime/temporal-cli.ts';
 import { workflowsPath } from '../../src/temporal/worker.ts';
-import { SEARCH_ATTRIBUTE_KEYS } from '../../src/workflows/search-attributes.ts';
+import { SEARCH_ATTRIBUTE_KEYS } from '../../src/temporal/search-attributes.ts';
 import { freePort } from './free-port.ts';
 
 declare module 'vitest' {

@@ -1,15 +1,15 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createApprovalClient } from '../../src/approvals/approval-client.ts';
+import { createApprovalClient } from '../../src/approval/client.ts';
 import { documentEventsStore } from '../../src/db/stores/document-events-store.ts';
 import { webhookDeliveriesStore } from '../../src/db/stores/webhook-deliveries-store.ts';
 import { createWebhookDispatcher, type WebhookDispatcher } from '../../src/webhooks/dispatch.ts';
 import { SUBSCRIBABLE_EVENTS } from '../../src/webhooks/events.ts';
-import { isoUtc } from '../../src/webhooks/payload.ts';
+import { isoTime } from '../../src/domain/time.ts';
 import {
   deliveryQueueQuery,
   webhookDeliveryWorkflowId,
   webhookOutboxSweepWorkflowId,
-} from '../../src/workflows/webhooks/definitions.ts';
+} from '../../src/webhooks/definitions.ts';
 import {
   startWebhookReceiver,
   type WebhookReceiver,
@@ -447,7 +447,7 @@ describe('events of the documents API and the approval workflow', () => {
       document.id,
     );
     expect(bodies.map((b) => b.data)).toEqual(events.map((e) => e.data));
-    expect(bodies.map((b) => b.created_at)).toEqual(events.map((e) => isoUtc(e.createdAt)));
+    expect(bodies.map((b) => b.created_at)).toEqual(events.map((e) => isoTime(e.createdAt)));
     expect(new Set(bodies.map((b) => b.id)).size).toBe(4);
   });
 });

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { createWebhookDispatcher, type WebhookDispatcher } from '../../src/webhooks/dispatch.ts';
-import { webhookDeliveryWorkflowId } from '../../src/workflows/webhooks/definitions.ts';
+import { webhookDeliveryWorkflowId } from '../../src/webhooks/definitions.ts';
 import { startWebhookReceiver, type ReceiverStep } from '../fakes/webhook-receiver.ts';
 import { exportHistory } from '../helpers/histories.ts';
 import { startTestService, type TestService } from '../helpers/test-service.ts';

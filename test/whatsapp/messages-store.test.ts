@@ -9,7 +9,7 @@ import { sendNotice } from '../../src/whatsapp/send-notice.ts';
 import type { ApprovalNotice, WhatsAppProvider } from '../../src/whatsapp/types.ts';
 import { newWamid, startFakeGraphApi, type FakeGraphApi } from '../fakes/fake-graph-api.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database.ts';
-import { notice, seedDocument, templates } from './fixtures.ts';
+import { notice, seedDocument, templates } from '../helpers/whatsapp-fixtures.ts';
 
 let database: TestDatabase;
 let messages: WhatsAppMessagesStore;

@@ -1,18 +1,9 @@
 import type { DocumentSummary, WebhookSummary } from '../../db/stores/admin-overview-store.ts';
+import { DOCUMENT_STATUSES } from '../../domain/model.ts';
 import { html, type SafeHtml } from '../../http/html.ts';
 import { formatNumber, labelFor, type Locale } from '../i18n.ts';
 import { ADMIN_PATHS } from '../paths.ts';
 import { layout, time, type PageContext } from './page.ts';
-
-export const DOCUMENT_STATUSES = [
-  'draft',
-  'pending',
-  'in_progress',
-  'approved',
-  'rejected',
-  'expired',
-  'voided',
-] as const;
 
 /** A section's data, or the fact that it could not be read (the page still renders the rest). */
 export type Section<T> = { ok: true; value: T } | { ok: false };

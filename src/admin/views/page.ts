@@ -1,4 +1,4 @@
-import { isoTime } from '../../api/respond.ts';
+import { isoTime } from '../../domain/time.ts';
 import { ASSETS } from '../assets.ts';
 import type { AdminContext } from '../context.ts';
 import { CSRF_FIELD } from '../csrf.ts';

@@ -1,7 +1,7 @@
 import { inspectPdf } from '../../pdf/inspect-pdf.ts';
 import { addDetail, mergeDetails, type ErrorDetails } from '../../errors.ts';
 import type { DocumentFile } from '../../documents/inputs.ts';
-import type { AppContext } from '../context.ts';
+import type { AppContext } from '../../http/context.ts';
 import { idempotencyOf, requestFingerprint } from '../middleware/idempotency.ts';
 import { formFieldsToObject } from './form-fields.ts';
 import type { ReceivedUpload } from './upload.ts';

@@ -1,5 +1,5 @@
 import { addDetail, newDetails, type ErrorDetails } from '../../errors.ts';
-import { LIMITS } from '../../documents/model.ts';
+import { LIMITS } from '../../domain/model.ts';
 
 const APPROVER_PART = /^approvers\[(\d{1,3})\]\[([a-z_]{1,32})\]$/;
 

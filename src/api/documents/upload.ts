@@ -3,7 +3,7 @@ import busboy from 'busboy';
 import type { Plan } from '../../config.ts';
 import { addDetail, AppError, newDetails, type ErrorDetails } from '../../errors.ts';
 import type { Storage } from '../../storage/storage.ts';
-import type { AppContext } from '../context.ts';
+import type { AppContext } from '../../http/context.ts';
 
 /** Room for the form fields next to the file: 50 approvers × a dozen fields fit well within it. */
 export const FIELDS_ALLOWANCE_BYTES = 1024 * 1024;

@@ -5,7 +5,7 @@ import type { Db } from '../../db/knex.ts';
 import { apiKeysStore } from '../../db/stores/api-keys-store.ts';
 import { AppError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
-import type { AppState } from '../context.ts';
+import type { AppState } from '../../http/context.ts';
 
 const MALFORMED = 'Missing or malformed Authorization header: expected "Bearer <API_KEY>:<API_SECRET>"';
 const INVALID = 'Invalid API key or secret';
@@ -54,7 +54,7 @@ export function authenticate(deps: { db: Db; logger: Logger }): Middleware<AppSt
   };
 }
 
-/** 403 unless the key carries `scope` (decisions §8). */
+/** 403 unless the key carries `scope` (docs/product-rules.md §8). */
 export function requireScope(scope: ApiScope): Middleware<AppState> {
   return async (ctx, next) => {
     if (!ctx.state.auth?.scopes.includes(scope)) {

@@ -1,7 +1,7 @@
 import type { Middleware } from 'koa';
 import { AppError, ERROR_STATUS, isAppError, type ErrorCode } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
-import type { AppState } from '../context.ts';
+import type { AppState } from '../../http/context.ts';
 
 const MESSAGES: Partial<Record<number, [ErrorCode, string]>> = {
   400: ['bad_request', 'Bad request'],

@@ -4,7 +4,7 @@ import type { Db } from '../../db/knex.ts';
 import { idempotencyStore } from '../../db/stores/idempotency-store.ts';
 import { AppError, ERROR_STATUS, isAppError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
-import type { AppContext, AppState } from '../context.ts';
+import type { AppContext, AppState } from '../../http/context.ts';
 
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
 /** A claim older than this whose request never finished (a crashed process) may be taken over. */
@@ -68,10 +68,10 @@ const MALFORMED_KEY = {
 };
 
 /**
- * `Idempotency-Key` on POST (decisions §8), per API key: the same key and the same request within 24 hours
- * replays the stored status and body with `Idempotent-Replayed: true`; a different request is 422; a duplicate
- * arriving while the first is still running is 409. Successes and validation failures are stored; anything else
- * (403, 404, 409, 5xx) gives the key back, so a retry runs again.
+ * `Idempotency-Key` on POST (docs/product-rules.md §8), per API key: the same key and the same request within 24
+ * hours replays the stored status and body with `Idempotent-Replayed: true`; a different request is 422; a
+ * duplicate arriving while the first is still running is 409. Successes and validation failures are stored;
+ * anything else (403, 404, 409, 5xx) gives the key back, so a retry runs again.
  *
  * Mounted after authentication, this middleware only prepares the handle and answers for it. Nothing is claimed
  * or replayed until the route has checked the key's scope: `claimIdempotencyKey` (mounted by `route()` after the

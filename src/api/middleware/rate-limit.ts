@@ -2,7 +2,7 @@ import type { Middleware } from 'koa';
 import type { Config } from '../../config.ts';
 import { AppError } from '../../errors.ts';
 import type { RateLimiter } from '../../rate-limit/rate-limiter.ts';
-import type { AppState } from '../context.ts';
+import type { AppState } from '../../http/context.ts';
 
 /** Per key, per minute, by the account's plan; runs after authentication. */
 export function rateLimit(deps: { limiter: RateLimiter; plans: Config['plans'] }): Middleware<AppState> {

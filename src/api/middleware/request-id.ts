@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Middleware } from 'koa';
-import type { AppState } from '../context.ts';
+import type { AppState } from '../../http/context.ts';
 
 const ACCEPTABLE = /^[A-Za-z0-9._:-]{1,128}$/;
 

@@ -1,5 +1,5 @@
 import Router from '@koa/router';
-import type { AppState } from '../context.ts';
+import type { AppState } from '../../http/context.ts';
 import type { OpenApiRegistry } from './registry.ts';
 
 export const API_VERSION = '1.0.0';

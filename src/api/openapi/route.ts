@@ -1,8 +1,8 @@
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { requireScope } from '../middleware/authenticate.ts';
+import type { AppState } from '../../http/context.ts';
 import { claimIdempotencyKey } from '../middleware/idempotency.ts';
-import type { AppState } from '../context.ts';
 import type { ApiOperation, OpenApiRegistry } from './registry.ts';
 
 /**

@@ -3,15 +3,15 @@ import type { Knex } from '../../db/knex.ts';
 import { approversStore } from '../../db/stores/approvers-store.ts';
 import { documentsStore } from '../../db/stores/documents-store.ts';
 import { addApprover, deleteApprover, listApprovers, updateApprover } from '../../documents/approvers.ts';
-import { LIMITS } from '../../documents/model.ts';
+import { LIMITS } from '../../domain/model.ts';
 import { REFUSALS, requireDraft } from '../../documents/rules.ts';
 import { serializeApprover } from '../../documents/serialize.ts';
 import { AppError } from '../../errors.ts';
-import { authOf, type AppState } from '../context.ts';
-import { DocumentIdParams, IdParams, jsonBody, pathId } from '../documents/route-helpers.ts';
+import { authOf, type AppState } from '../../http/context.ts';
+import { DocumentIdParams, IdParams, jsonBody, pathId } from '../route-helpers.ts';
 import type { OpenApiRegistry } from '../openapi/registry.ts';
 import { route } from '../openapi/route.ts';
-import { ok, okPage } from '../respond.ts';
+import { ok, okPage } from '../../http/respond.ts';
 import {
   ApproverInputSchema,
   ApproverInputShape,
@@ -21,7 +21,7 @@ import {
 } from '../schemas/approvers.ts';
 import { DeletedResource } from '../schemas/documents.ts';
 import { envelope, pageEnvelope } from '../schemas/envelopes.ts';
-import { parseBody } from '../validation.ts';
+import { parseBody } from '../../http/validation.ts';
 
 const TAGS = ['Approvers'];
 

@@ -7,22 +7,21 @@ import { documentsStore } from '../../db/stores/documents-store.ts';
 import { createDocument } from '../../documents/create-document.ts';
 import { originalFileKey } from '../../documents/file-keys.ts';
 import type { DocumentFile } from '../../documents/inputs.ts';
-import { LIMITS } from '../../documents/model.ts';
+import { LIMITS } from '../../domain/model.ts';
 import { placementDetails, REFUSALS, requireDraft } from '../../documents/rules.ts';
 import { serializeDocument } from '../../documents/serialize.ts';
 import { deleteDocument, updateDocument } from '../../documents/update-document.ts';
 import { AppError, mergeDetails } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
 import type { Storage } from '../../storage/storage.ts';
-import type { TemporalClientHandle } from '../../temporal/client.ts';
-import { createWebhookDispatcher } from '../../webhooks/dispatch.ts';
-import { authOf, type AppContext, type AppState } from '../context.ts';
+import type { WebhookDispatcher } from '../../webhooks/dispatch.ts';
+import { authOf, type AppContext, type AppState } from '../../http/context.ts';
 import { readDocumentForm } from '../documents/document-form.ts';
-import { IdParams, jsonBody, pathId } from '../documents/route-helpers.ts';
+import { IdParams, jsonBody, pathId } from '../route-helpers.ts';
 import { receiveUpload } from '../documents/upload.ts';
 import type { OpenApiRegistry } from '../openapi/registry.ts';
 import { route } from '../openapi/route.ts';
-import { ok, okPage } from '../respond.ts';
+import { ok, okPage } from '../../http/respond.ts';
 import {
   CreateDocumentMultipart,
   CreateDocumentSchema,
@@ -34,14 +33,15 @@ import {
   UpdateDocumentShape,
 } from '../schemas/documents.ts';
 import { envelope, pageEnvelope } from '../schemas/envelopes.ts';
-import { issuesToDetails, parseBody } from '../validation.ts';
+import { issuesToDetails } from '../../domain/validation.ts';
+import { parseBody } from '../../http/validation.ts';
 
 export interface DocumentsRouterDeps {
   db: Knex;
   config: Config;
   logger: Logger;
   storage: Storage;
-  temporal: TemporalClientHandle;
+  webhooks: WebhookDispatcher;
 }
 
 const TAGS = ['Documents'];
@@ -49,14 +49,7 @@ const TAGS = ['Documents'];
 /** GET/POST /documents, GET/PUT/DELETE /documents/{id}. */
 export function createDocumentsRouter(deps: DocumentsRouterDeps, openapi: OpenApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
-  const { db, storage } = deps;
-  const webhooks = createWebhookDispatcher({
-    db,
-    temporal: () => deps.temporal.client,
-    taskQueue: deps.config.temporal.taskQueue,
-    retryScale: deps.config.webhooks.retryScale,
-    logger: deps.logger,
-  });
+  const { db, storage, webhooks } = deps;
 
   const discard = async (key: string | undefined) => {
     if (!key) return;

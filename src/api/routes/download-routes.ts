@@ -3,12 +3,14 @@ import { z } from 'zod';
 import type { Knex } from '../../db/knex.ts';
 import { documentsStore } from '../../db/stores/documents-store.ts';
 import { finalFileUrl, finalFilename } from '../../documents/final-file.ts';
+import { statusRefusal } from '../../documents/rules.ts';
 import { AppError } from '../../errors.ts';
-import { authOf, type AppState } from '../context.ts';
-import { IdParams, pathId } from '../documents/route-helpers.ts';
+import { authOf, type AppState } from '../../http/context.ts';
+import { IdParams, pathId } from '../route-helpers.ts';
 import type { OpenApiRegistry } from '../openapi/registry.ts';
 import { route } from '../openapi/route.ts';
-import { isoTime, ok } from '../respond.ts';
+import { isoTime } from '../../domain/time.ts';
+import { ok } from '../../http/respond.ts';
 import { Timestamp, envelope } from '../schemas/envelopes.ts';
 
 export interface DownloadRouterDeps {
@@ -30,7 +32,7 @@ const Download = z
   })
   .meta({ id: 'Download' });
 
-/** GET /documents/{id}/download (decisions §6). */
+/** GET /documents/{id}/download (docs/product-rules.md §6). */
 export function createDownloadRouter(deps: DownloadRouterDeps, openapi: OpenApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
   route(
@@ -54,7 +56,7 @@ export function createDownloadRouter(deps: DownloadRouterDeps, openapi: OpenApiR
       const doc = await documentsStore(deps.db).findById(authOf(ctx).accountId, id);
       if (!doc) throw AppError.notFound('Document');
       if (doc.status !== 'approved') {
-        throw AppError.conflict(`Document is ${doc.status}; only an approved document can be downloaded.`);
+        throw AppError.conflict(statusRefusal(doc, 'only an approved document can be downloaded.'));
       }
       // Finalization stores the file before the document becomes approved, so this is only a safety net.
       if (!doc.finalToken || !doc.finalSha256) {

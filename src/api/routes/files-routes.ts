@@ -6,7 +6,7 @@ import { AppError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
 import type { Storage } from '../../storage/storage.ts';
 import { ifRangeHolds, noneMatch, parseRange } from '../byte-range.ts';
-import type { AppState } from '../context.ts';
+import type { AppState } from '../../http/context.ts';
 
 export interface FilesRouterDeps {
   db: Knex;
@@ -19,8 +19,8 @@ const TOKEN = /^[A-Za-z0-9_-]{22,64}$/;
 
 /**
  * `GET|HEAD /files/{token}/{reference}.pdf`: the signed final PDF, public to anyone holding the URL, forever
- * (decisions §6). The file never changes once written, so it is cached for a year and validated by its SHA-256;
- * ranges let viewers such as pdf.js fetch it piece by piece.
+ * (docs/product-rules.md §6). The file never changes once written, so it is cached for a year and validated by its
+ * SHA-256; ranges let viewers such as pdf.js fetch it piece by piece.
  */
 export function createFilesRouter(deps: FilesRouterDeps): Router<AppState> {
   const router = new Router<AppState>({ prefix: FILES_PREFIX });

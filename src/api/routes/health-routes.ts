@@ -1,9 +1,9 @@
 import Router from '@koa/router';
 import { AppError } from '../../errors.ts';
 import { checkTemporal } from '../../temporal/client.ts';
-import type { AppState } from '../context.ts';
-import type { ApiDeps } from '../deps.ts';
-import { ok } from '../respond.ts';
+import type { AppState } from '../../http/context.ts';
+import type { ApiDeps } from '../../http/deps.ts';
+import { ok } from '../../http/respond.ts';
 
 type Dependency = 'postgres' | 'temporal';
 

@@ -1,23 +1,22 @@
 import Router from '@koa/router';
 import type { Config } from '../../config.ts';
 import type { Knex } from '../../db/knex.ts';
-import { webhookDeliveriesStore } from '../../db/stores/webhook-deliveries-store.ts';
-import { webhookDispatchStore } from '../../db/stores/webhook-dispatch-store.ts';
 import { webhooksStore, type Webhook } from '../../db/stores/webhooks-store.ts';
-import { LIMITS } from '../../documents/model.ts';
+import { LIMITS } from '../../domain/model.ts';
 import { AppError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
-import type { TemporalClientHandle } from '../../temporal/client.ts';
-import { createWebhookDispatcher } from '../../webhooks/dispatch.ts';
+import type { WebhookDispatcher } from '../../webhooks/dispatch.ts';
 import { EVENT_CATALOGUE } from '../../webhooks/events.ts';
-import { serializeDelivery, serializeWebhook } from '../../webhooks/serialize.ts';
+import { listDeliveries, redeliver, updateWebhook } from '../../webhooks/manage-webhooks.ts';
+import { serializeWebhook } from '../../webhooks/serialize.ts';
 import { generateWebhookSecret } from '../../webhooks/signature.ts';
 import { assertWebhookUrl, type ResolveHost } from '../../webhooks/ssrf-guard.ts';
 import { sendTestDelivery } from '../../webhooks/test-delivery.ts';
-import { authOf, type AppContext, type AppState } from '../context.ts';
+import { authOf, type AppContext, type AppState } from '../../http/context.ts';
 import type { OpenApiRegistry } from '../openapi/registry.ts';
+import { jsonBody, pathId } from '../route-helpers.ts';
 import { route } from '../openapi/route.ts';
-import { ok, okPage } from '../respond.ts';
+import { ok, okPage } from '../../http/respond.ts';
 import { envelope, pageEnvelope } from '../schemas/envelopes.ts';
 import {
   CreateWebhookBody,
@@ -32,39 +31,26 @@ import {
   WebhookWithSecretResource,
 } from '../schemas/webhooks.ts';
 import { z } from 'zod';
-import { parseBody } from '../validation.ts';
+import { parseBody } from '../../http/validation.ts';
 
 export interface WebhooksRouterDeps {
   db: Knex;
   config: Config;
-  temporal: TemporalClientHandle;
+  webhooks: WebhookDispatcher;
   logger: Logger;
   /** Resolver for the SSRF check at creation; the system's by default (tests inject names). */
   webhookResolve?: ResolveHost;
 }
 
 const TAGS = ['Webhooks'];
-const UUID = z.uuid();
 const DELIVERY_ID = /^[1-9]\d{0,14}$/;
 
-function webhookIdOf(ctx: AppContext): string {
-  const parsed = UUID.safeParse((ctx.params as Record<string, string | undefined>).id);
-  if (!parsed.success) throw AppError.notFound('Webhook');
-  return parsed.data;
-}
+const webhookIdOf = (ctx: AppContext): string => pathId(ctx, 'id', 'Webhook');
 
 function deliveryIdOf(ctx: AppContext): number {
   const raw = (ctx.params as Record<string, string | undefined>).id ?? '';
   if (!DELIVERY_ID.test(raw)) throw AppError.notFound('Delivery');
   return Number(raw);
-}
-
-/** The JSON body of a POST/PUT; `{}` when there is none. */
-function jsonBody(ctx: AppContext): unknown {
-  if (ctx.request.length && !ctx.is('json')) {
-    throw new AppError('unsupported_media_type', 'Send the body as application/json');
-  }
-  return ctx.request.body ?? {};
 }
 
 function pageOf(ctx: AppContext) {
@@ -80,18 +66,13 @@ const meta = (page: { page: number; perPage: number }, total: number) => ({
 });
 
 /**
- * The webhook endpoints of service-api.md and decisions §7, plus get/update/delete, the deliveries listing and
- * redelivery. Everything is scoped to the key's account: another account's webhook or delivery is a 404.
+ * The webhook endpoints of service-api.md and docs/product-rules.md §7, plus get/update/delete, the deliveries
+ * listing and redelivery. Everything is scoped to the key's account: another account's webhook or delivery is a
+ * 404.
  */
 export function createWebhooksRouter(deps: WebhooksRouterDeps, openapi: OpenApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
-  const { db, config } = deps;
-  const dispatcher = createWebhookDispatcher({
-    db,
-    temporal: () => deps.temporal.client,
-    taskQueue: config.temporal.taskQueue,
-    retryScale: config.webhooks.retryScale,
-  });
+  const { db, config, webhooks: dispatcher } = deps;
   const checkUrl = async (url: string) =>
     (
       await assertWebhookUrl(url, {
@@ -223,19 +204,10 @@ export function createWebhooksRouter(deps: WebhooksRouterDeps, openapi: OpenApiR
       const id = (await load(ctx)).id;
       const input = parseBody(UpdateWebhookBody, jsonBody(ctx));
       const url = input.url === undefined ? undefined : await checkUrl(input.url);
-      const updated = await db.transaction(async (trx) => {
-        const webhook = await webhooksStore(trx).update(accountId, id, {
-          ...(url !== undefined ? { url } : {}),
-          ...(input.events !== undefined ? { events: input.events } : {}),
-          ...(input.active !== undefined ? { active: input.active } : {}),
-        });
-        if (webhook && input.active === false) {
-          await webhookDispatchStore(trx).failPendingOfWebhook(
-            id,
-            'The webhook was disabled (PUT active: false)',
-          );
-        }
-        return webhook;
+      const updated = await updateWebhook(db, accountId, id, {
+        ...(url !== undefined ? { url } : {}),
+        ...(input.events !== undefined ? { events: input.events } : {}),
+        ...(input.active !== undefined ? { active: input.active } : {}),
       });
       if (!updated) throw AppError.notFound('Webhook');
       ok(ctx, serializeWebhook(updated));
@@ -367,13 +339,8 @@ export function createWebhooksRouter(deps: WebhooksRouterDeps, openapi: OpenApiR
       const { accountId } = authOf(ctx);
       const webhook = await load(ctx);
       const page = pageOf(ctx);
-      const { items, total } = await webhookDeliveriesStore(db).listByWebhook(accountId, webhook.id, page);
-      const reasons = await webhookDispatchStore(db).failureReasons(items.map((d) => d.id));
-      okPage(
-        ctx,
-        items.map((d) => serializeDelivery(d, reasons.get(d.id) ?? null)),
-        meta(page, total),
-      );
+      const { items, total } = await listDeliveries(db, accountId, webhook.id, page);
+      okPage(ctx, items, meta(page, total));
     },
   );
 
@@ -394,11 +361,7 @@ export function createWebhooksRouter(deps: WebhooksRouterDeps, openapi: OpenApiR
       errors: [404, 409],
     },
     async (ctx) => {
-      const { accountId } = authOf(ctx);
-      const delivery = await dispatcher.redeliver(accountId, deliveryIdOf(ctx));
-      const attempts = await webhookDeliveriesStore(db).listAttempts(delivery.id);
-      const { body: _body, ...rest } = delivery;
-      ok(ctx, serializeDelivery({ ...rest, attempts }, null), 202);
+      ok(ctx, await redeliver({ db, dispatcher }, authOf(ctx).accountId, deliveryIdOf(ctx)), 202);
     },
   );
 

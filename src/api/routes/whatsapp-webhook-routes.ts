@@ -1,18 +1,18 @@
 import Router from '@koa/router';
-import type { ApprovalClient } from '../../approvals/approval-client.ts';
-import { handleWhatsAppNotification } from '../../approvals/whatsapp-inbound.ts';
+import type { ApprovalClient } from '../../approval/client.ts';
+import { handleWhatsAppNotification } from '../../approval/apply-whatsapp-reply.ts';
 import { AppError } from '../../errors.ts';
 import { parseNotification, verifyHandshake, verifyMetaSignature } from '../../whatsapp/index.ts';
-import type { AppState } from '../context.ts';
-import type { ApiDeps } from '../deps.ts';
-import { parseJson, readRawBody } from '../raw-body.ts';
+import type { AppState } from '../../http/context.ts';
+import type { ApiDeps } from '../../http/deps.ts';
+import { parseJson, readRawBody } from '../../http/raw-body.ts';
 
 export const WHATSAPP_WEBHOOK_PATH = '/webhooks/whatsapp';
 const MAX_NOTIFICATION_BYTES = 1024 * 1024;
 
 /**
- * Meta's webhook (decisions §5): the verification handshake, and notifications accepted only with a valid
- * X-Hub-Signature-256 over the raw bytes. Public: Meta does not send our API keys.
+ * Meta's webhook (docs/product-rules.md §5): the verification handshake, and notifications accepted only with a
+ * valid X-Hub-Signature-256 over the raw bytes. Public: Meta does not send our API keys.
  */
 export function createWhatsAppWebhookRouter(
   deps: Pick<ApiDeps, 'db' | 'config' | 'logger'> & { approvals: ApprovalClient },

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ApproverInput, ApproverUpdate } from '../../documents/inputs.ts';
-import { ACTION_TYPES, APPROVER_STATUSES, LANGUAGES, LIMITS, type Placement } from '../../documents/model.ts';
+import { ACTION_TYPES, APPROVER_STATUSES, LANGUAGES, LIMITS, type Placement } from '../../domain/model.ts';
 import { normalizePhone, PHONE_MESSAGES } from '../../documents/phone.ts';
 import type { SerializedApprover } from '../../documents/serialize.ts';
 import { Timestamp } from './envelopes.ts';
@@ -33,7 +33,9 @@ const Phone = z
     examples: ['966501234567', '+966501234567'],
   });
 
-/** The approver fields of decisions §2 and the optional placement of §6; shared by create and update. */
+/**
+ * The approver fields of docs/product-rules.md §2 and the optional placement of §6; shared by create and update.
+ */
 const approverShape = {
   name: text('name').optional().meta({ description: 'Shorthand: used for both name_ar and name_en' }),
   name_ar: text('name_ar').optional(),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ApproverInput, DocumentInput, DocumentUpdate } from '../../documents/inputs.ts';
-import { DOCUMENT_STATUSES, LIMITS, WORKFLOW_TYPES } from '../../documents/model.ts';
+import { DOCUMENT_STATUSES, LIMITS, WORKFLOW_TYPES } from '../../domain/model.ts';
 import type { SerializedDocument } from '../../documents/serialize.ts';
 import { ApproverInputSchema, ApproverResource } from './approvers.ts';
 import { Timestamp } from './envelopes.ts';

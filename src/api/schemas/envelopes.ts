@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** Timestamps as the API writes them: ISO 8601 with an explicit offset (decisions §1). */
+/** Timestamps as the API writes them: ISO 8601 with an explicit offset (docs/product-rules.md §1). */
 export const Timestamp = z.iso.datetime({ offset: true }).meta({ example: '2026-11-22T09:41:00+00:00' });
 
 export const ErrorEnvelope = z

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { LIMITS } from '../../documents/model.ts';
+import { LIMITS } from '../../domain/model.ts';
 
 /**
  * Field builders shared by the request schemas. Each failure message names the field and the rule, so a
@@ -60,7 +60,7 @@ export function oneOf<const T extends readonly [string, ...string[]]>(field: str
   return z.enum(values, { error: `${field} must be one of: ${values.join(', ')}` });
 }
 
-/** Adds "X is required unless Y is given" issues for the bilingual shorthand of decisions §2. */
+/** Adds "X is required unless Y is given" issues for the bilingual shorthand of docs/product-rules.md §2. */
 export function requireBilingual(
   value: Record<string, unknown>,
   ctx: z.RefinementCtx,

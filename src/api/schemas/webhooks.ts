@@ -1,12 +1,14 @@
 import { z } from 'zod';
-import { LIMITS } from '../../documents/model.ts';
+import { LIMITS } from '../../domain/model.ts';
 import { DELIVERY_ERROR_CLASSES } from '../../webhooks/deliver.ts';
 import { SUBSCRIBABLE_EVENTS } from '../../webhooks/events.ts';
 import { MAX_WEBHOOK_URL_LENGTH } from '../../webhooks/ssrf-guard.ts';
 import { Timestamp } from './envelopes.ts';
 import { integer } from './fields.ts';
 
-/** Request and response shapes of the webhook endpoints (decisions §7); the routes validate with these. */
+/**
+ * Request and response shapes of the webhook endpoints (docs/product-rules.md §7); the routes validate with these.
+ */
 
 const Url = z
   .string({ error: (iss) => (iss.input === undefined ? 'url is required' : 'url must be a string') })

@@ -1,21 +1,10 @@
-import type { ActionType, ApproverStatus, Language, Placement } from '../../documents/model.ts';
+import type { ActionType, ApproverFields, ApproverStatus, Language, Placement } from '../../domain/model.ts';
 import type { Db } from '../knex.ts';
 
-export interface Approver {
+export interface Approver extends ApproverFields {
   id: string;
   documentId: string;
   accountId: string;
-  nameAr: string;
-  nameEn: string;
-  /** E.164 digits without the plus sign. */
-  phone: string;
-  roleAr: string | null;
-  roleEn: string | null;
-  /** Chosen language of messages and page; null means automatic (Arabic for Saudi numbers, else English). */
-  language: Language | null;
-  actionType: ActionType;
-  orderIndex: number;
-  placement: Placement | null;
   status: ApproverStatus;
   linkToken: string | null;
   notifiedAt: Date | null;
@@ -98,19 +87,6 @@ export const toApprover = (r: ApproverRow): Approver => ({
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
-
-/** What a client chooses about an approver (decisions §2); the rest is the workflow's. */
-export interface ApproverFields {
-  nameAr: string;
-  nameEn: string;
-  phone: string;
-  roleAr: string | null;
-  roleEn: string | null;
-  language: Language | null;
-  actionType: ActionType;
-  orderIndex: number;
-  placement: Placement | null;
-}
 
 export type ApproverPatch = Partial<
   Omit<Approver, 'id' | 'documentId' | 'accountId' | 'createdAt' | 'updatedAt'>
@@ -232,6 +208,40 @@ export function approversStore(db: Db) {
         .update({ ...toRowPatch(patch), updated_at: db.fn.now() })
         .returning<ApproverRow[]>('*');
       return row && toApprover(row);
+    },
+
+    /**
+     * Sets the approver's link token unless one is set, and returns the token the approver has: a concurrent or
+     * retried caller gets the first one's.
+     */
+    async ensureLinkToken(id: string, token: string): Promise<string | undefined> {
+      await db('approvers').where({ id }).whereNull('link_token').update({ link_token: token });
+      const row = await db<ApproverRow>('approvers').where({ id }).first();
+      return row?.link_token ?? undefined;
+    },
+
+    /** `waiting` → `notified`, with how the notification went; an approver past `waiting` is left alone. */
+    async markNotified(id: string, notification: { status: string; error: string | null }): Promise<void> {
+      await db('approvers').where({ id, status: 'waiting' }).update({
+        status: 'notified',
+        notified_at: db.fn.now(),
+        notification_status: notification.status,
+        notification_error: notification.error,
+        updated_at: db.fn.now(),
+      });
+    },
+
+    /** The approver stamped with the seal generated from the account and their name (no uploaded image). */
+    async markGeneratedSeal(id: string): Promise<void> {
+      await db('approvers').where({ id }).update({ generated_seal: true });
+    },
+
+    /** Ids of a document's approvers who stamped with the generated seal. */
+    async generatedSealIds(documentId: string): Promise<Set<string>> {
+      const rows = await db('approvers')
+        .where({ document_id: documentId, generated_seal: true })
+        .select<{ id: string }[]>('id');
+      return new Set(rows.map((r) => r.id));
     },
 
     async delete(id: string): Promise<boolean> {

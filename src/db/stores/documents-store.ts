@@ -1,4 +1,4 @@
-import type { DocumentStatus, WorkflowType } from '../../documents/model.ts';
+import type { DocumentStatus, WorkflowType } from '../../domain/model.ts';
 import type { Db } from '../knex.ts';
 import { toApprover, type Approver, type ApproverRow } from './approvers-store.ts';
 
@@ -134,23 +134,24 @@ function toRowPatch(patch: DocumentPatch): Partial<DocumentRow> {
   return row;
 }
 
-export interface NewDocument {
-  id: string;
-  accountId: string;
-  reference: string;
-  titleAr: string;
-  titleEn: string;
-  department: string | null;
-  workflowType: WorkflowType;
-  expiresAt: Date;
-  fileKey: string;
-  fileName: string | null;
-  fileSha256: string;
-  fileSize: number;
-  pageCount: number;
-}
+export type NewDocument = Pick<
+  Document,
+  | 'id'
+  | 'accountId'
+  | 'reference'
+  | 'titleAr'
+  | 'titleEn'
+  | 'department'
+  | 'workflowType'
+  | 'expiresAt'
+  | 'fileKey'
+  | 'fileName'
+  | 'fileSha256'
+  | 'fileSize'
+  | 'pageCount'
+>;
 
-/** `WQT-<year>-<6 digits>` (decisions: the sequence counts per account per calendar year). */
+/** `WQT-<year>-<6 digits>` (the sequence counts per account and calendar year). */
 export function formatReference(year: number, sequence: number): string {
   return `WQT-${year}-${String(sequence).padStart(6, '0')}`;
 }
@@ -292,6 +293,24 @@ export function documentsStore(db: Db) {
         .update({ ...toRowPatch(patch), status: to, updated_at: db.fn.now() })
         .returning<DocumentRow[]>('*');
       return row && toDocument(row);
+    },
+
+    /**
+     * Reserves the final file's token and storage key, once: only while no token is set, so a concurrent or
+     * retried finalization keeps the first reservation (read it back with `findByIdUnscoped`).
+     */
+    async reserveFinalFile(id: string, reservation: { token: string; key: string }): Promise<void> {
+      await db('documents')
+        .where({ id })
+        .whereNull('final_token')
+        .update({ final_token: reservation.token, final_file_key: reservation.key });
+    },
+
+    /** Records the SHA-256 of the stored final file, for the reservation `token` only. */
+    async recordFinalSha256(id: string, token: string, sha256: string): Promise<void> {
+      await db('documents')
+        .where({ id, final_token: token })
+        .update({ final_sha256: sha256, updated_at: db.fn.now() });
     },
 
     /** Deletes the row (approvers cascade); true when there was one. */

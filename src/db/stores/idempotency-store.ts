@@ -46,8 +46,8 @@ const toRecord = (r: IdempotencyRow): IdempotencyRecord => ({
 export type ClaimResult = { claimed: true; id: number } | { claimed: false; existing: IdempotencyRecord };
 
 /**
- * Idempotency keys of decisions §8: one row per API key and Idempotency-Key (another key of the same account
- * never sees the row), holding the first response for 24 h.
+ * Idempotency keys (docs/product-rules.md §8): one row per API key and Idempotency-Key (another key of the same
+ * account never sees the row), holding the first response for 24 h.
  */
 export function idempotencyStore(db: Db) {
   return {

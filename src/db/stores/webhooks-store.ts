@@ -1,6 +1,6 @@
 import type { Db } from '../knex.ts';
 
-/** A webhook as the API shows it: never the secret (decisions §7). */
+/** A webhook as the API shows it: never the secret (docs/product-rules.md §7). */
 export interface Webhook {
   id: string;
   accountId: string;

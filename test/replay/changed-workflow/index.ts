@@ -1,6 +1,6 @@
 import { sleep } from '@temporalio/workflow';
-import type { ApprovalWorkflowInput } from '../../../src/workflows/approval/definitions.ts';
-import { approvalWorkflow as current } from '../../../src/workflows/approval/approval-workflow.ts';
+import type { ApprovalWorkflowInput } from '../../../src/approval/definitions.ts';
+import { approvalWorkflow as current } from '../../../src/approval/workflow/approval-workflow.ts';
 
 /**
  * The approval workflow with one incompatible change (a timer before anything else), the kind of edit that

@@ -1,0 +1,27 @@
+import { createApprovalClient, type ApprovalClient } from '../approval/client.ts';
+import type { ApiDeps } from '../http/deps.ts';
+import { createWebhookDispatcher, type WebhookDispatcher } from '../webhooks/dispatch.ts';
+
+export interface ApiServices {
+  /** The one door into the approval workflows: the API, the approval page, WhatsApp and the dev inbox share it. */
+  approvals: ApprovalClient;
+  /** Hands committed events to webhook delivery; the worker builds its own (see src/runtime/worker-deps.ts). */
+  webhooks: WebhookDispatcher;
+}
+
+/** The Temporal-backed services of one API process, built once by `createApp` and handed to every router. */
+export function createApiServices(deps: Pick<ApiDeps, 'db' | 'config' | 'temporal' | 'logger'>): ApiServices {
+  return {
+    approvals: createApprovalClient({
+      client: deps.temporal.client,
+      taskQueue: deps.config.temporal.taskQueue,
+    }),
+    webhooks: createWebhookDispatcher({
+      db: deps.db,
+      temporal: () => deps.temporal.client,
+      taskQueue: deps.config.temporal.taskQueue,
+      retryScale: deps.config.webhooks.retryScale,
+      logger: deps.logger,
+    }),
+  };
+}

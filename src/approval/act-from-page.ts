@@ -1,0 +1,91 @@
+import { randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
+import type { Knex } from '../db/knex.ts';
+import { approversStore, type Approver } from '../db/stores/approvers-store.ts';
+import { documentsStore, type Document } from '../db/stores/documents-store.ts';
+import { statusRefusal } from '../documents/rules.ts';
+import { AppError } from '../errors.ts';
+import type { Storage } from '../storage/storage.ts';
+import { ApprovalRefused, type ApprovalClient } from './client.ts';
+import type { ActionEvidence, ActionKind, ApprovalView } from './definitions.ts';
+import { hasActed, isOpen } from './rules.ts';
+
+/**
+ * The approver's link (docs/product-rules.md §5): a token of one approver, at least 256 random bits, usable until
+ * they acted or the document left `pending`/`in_progress`. The approval page is HTTP over these functions.
+ */
+const TOKEN = /^[A-Za-z0-9_-]{43}$/;
+
+export interface PageLink {
+  approver: Approver;
+  document: Document;
+}
+
+export type LinkProblem = {
+  status: 404 | 409 | 410;
+  code: 'not_found' | 'conflict' | 'gone';
+  message: string;
+};
+
+/** The approver and document a token names; undefined for a malformed or unknown token. */
+export async function findPageLink(db: Knex, token: string | undefined): Promise<PageLink | undefined> {
+  if (!token || !TOKEN.test(token)) return undefined;
+  const approver = await approversStore(db).findByLinkToken(token);
+  const document = approver && (await documentsStore(db).findByIdUnscoped(approver.documentId));
+  return approver && document ? { approver, document } : undefined;
+}
+
+/** Why a link cannot be used now, or undefined when it can. */
+export function linkProblem(link: PageLink | undefined): LinkProblem | undefined {
+  if (!link) return { status: 404, code: 'not_found', message: 'This approval link does not exist' };
+  const { approver, document } = link;
+  if (hasActed(approver.status)) {
+    return { status: 410, code: 'gone', message: `This approver has already acted (${approver.status})` };
+  }
+  if (!isOpen(document.status)) {
+    return {
+      status: 410,
+      code: 'gone',
+      message: statusRefusal(document, 'it no longer accepts actions'),
+    };
+  }
+  // Whose turn it is, the workflow decides (an action out of turn is refused with 409).
+  return undefined;
+}
+
+/** The link a token names, when it can be used now; otherwise the 404 or 410 of `linkProblem`. */
+export async function usablePageLink(db: Knex, token: string | undefined): Promise<PageLink> {
+  const link = await findPageLink(db, token);
+  const problem = linkProblem(link);
+  if (problem) throw new AppError(problem.code, problem.message);
+  return link!;
+}
+
+/**
+ * The approver completes or rejects from the page. A drawn signature or stamp image is stored first and its key
+ * kept as evidence; if the workflow refuses the action, the image is removed again and the refusal becomes
+ * 409 (not their turn, not notified), 404 (not an approver of the document) or 410 (too late).
+ */
+export async function actFromPage(
+  deps: { approvals: ApprovalClient; storage: Storage },
+  link: PageLink,
+  kind: ActionKind,
+  evidence: ActionEvidence,
+  image?: Buffer,
+): Promise<ApprovalView> {
+  const { approver, document } = link;
+  if (image) {
+    evidence.imageKey = `approvals/${document.id}/${approver.id}/${randomUUID()}.png`;
+    await deps.storage.put(evidence.imageKey, Readable.from([image]), { contentType: 'image/png' });
+  }
+  try {
+    return await deps.approvals.act(document.id, { approverId: approver.id, kind, evidence });
+  } catch (err) {
+    if (evidence.imageKey) await deps.storage.delete(evidence.imageKey).catch(() => undefined);
+    if (!(err instanceof ApprovalRefused)) throw err;
+    if (err.refusal === 'not_your_turn' || err.refusal === 'not_notified')
+      throw new AppError('conflict', err.message);
+    if (err.refusal === 'unknown_approver') throw AppError.notFound('Approver');
+    throw new AppError('gone', err.message);
+  }
+}

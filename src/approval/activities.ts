@@ -1,0 +1,231 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import { randomToken } from '../auth/tokens.ts';
+import type { Db, Knex } from '../db/knex.ts';
+import { approversStore, type Approver } from '../db/stores/approvers-store.ts';
+import { documentEventsStore, type DocumentEvent } from '../db/stores/document-events-store.ts';
+import { documentsStore, type Document } from '../db/stores/documents-store.ts';
+import { whatsAppMessagesStore } from '../db/stores/whatsapp-messages-store.ts';
+import { serializeApprover, serializeDocument } from '../documents/serialize.ts';
+import type { Logger } from '../logger.ts';
+import {
+  isWhatsAppSendError,
+  languageFor,
+  sendNotice,
+  type WhatsAppProvider,
+  type WhatsAppTemplateConfig,
+} from '../whatsapp/index.ts';
+import type { ApprovalActivities, NotifyApproverInput, RecordActionInput } from './definitions.ts';
+import type { FinalizedDocument } from './finalize.ts';
+import { hasActed, OPEN_STATUSES } from './rules.ts';
+
+export interface ApprovalActivityDeps {
+  db: Knex;
+  logger: Logger;
+  whatsapp: { provider: WhatsAppProvider; templates: WhatsAppTemplateConfig };
+  /** Called after an event is committed, to hand it to webhook delivery. */
+  onEvent?: (event: DocumentEvent) => Promise<void>;
+  /** Produces and stores the signed final PDF; set by the finalization module. */
+  finalize?: (documentId: string) => Promise<FinalizedDocument>;
+}
+
+async function loadForWorkflow(db: Db, documentId: string, approverId?: string) {
+  const document = await documentsStore(db).findByIdUnscoped(documentId, { forUpdate: true });
+  if (!document)
+    throw ApplicationFailure.nonRetryable(`Document ${documentId} does not exist`, 'document_missing');
+  const approvers = await approversStore(db).listByDocument(documentId);
+  const approver = approverId ? approvers.find((a) => a.id === approverId) : undefined;
+  if (approverId && !approver) {
+    throw ApplicationFailure.nonRetryable(
+      `Approver ${approverId} is not on document ${documentId}`,
+      'approver_missing',
+    );
+  }
+  return { document, approvers, approver };
+}
+
+const eventData = (
+  document: Document,
+  approvers: readonly Approver[],
+  approver?: Approver,
+  documentExtra?: Record<string, unknown>,
+) => ({
+  document: { ...serializeDocument(document, approvers), ...documentExtra },
+  ...(approver ? { approver: serializeApprover(approver) } : {}),
+});
+
+/**
+ * The approval workflow's side effects. Each one is idempotent: its writes are guarded by the state they move
+ * from, and its events are keyed, so a retry (or a replay after a crash) changes nothing the second time.
+ */
+export function createApprovalActivities(deps: ApprovalActivityDeps): ApprovalActivities {
+  const { db } = deps;
+
+  /**
+   * Runs `work` in a transaction, then hands the events named by `dedupeKeys` to delivery once committed —
+   * whether this attempt recorded them or an earlier one did, so a retry after a failed hand-over still
+   * delivers (delivery itself is idempotent).
+   */
+  async function inTransaction(
+    dedupeKeys: string[],
+    work: (trx: Knex.Transaction) => Promise<unknown>,
+  ): Promise<void> {
+    await db.transaction(work);
+    if (!deps.onEvent) return;
+    for (const key of dedupeKeys) {
+      const event = await documentEventsStore(db).findByDedupeKey(key);
+      if (event) await deps.onEvent(event);
+    }
+  }
+
+  async function record(
+    trx: Knex.Transaction,
+    event: string,
+    dedupeKey: string,
+    document: Document,
+    approver?: Approver,
+    documentExtra?: Record<string, unknown>,
+  ): Promise<DocumentEvent> {
+    const approvers = await approversStore(trx).listByDocument(document.id);
+    const current = approver ? approvers.find((a) => a.id === approver.id) : undefined;
+    return documentEventsStore(trx).record({
+      accountId: document.accountId,
+      documentId: document.id,
+      approverId: approver?.id ?? null,
+      event,
+      data: eventData(document, approvers, current, documentExtra),
+      dedupeKey,
+    });
+  }
+
+  return {
+    async markDocumentSent({ documentId, workflowId }) {
+      const key = `document.sent:${documentId}`;
+      await inTransaction([key], async (trx) => {
+        const { document } = await loadForWorkflow(trx, documentId);
+        if (document.status !== 'draft') return; // a retry: the first attempt moved it
+        const sent = await documentsStore(trx).transition(documentId, ['draft'], 'pending', {
+          sentAt: new Date(),
+          workflowId,
+        });
+        if (sent) await record(trx, 'document.sent', key, sent);
+      });
+    },
+
+    async notifyApprover(input: NotifyApproverInput) {
+      const { document, approver } = await loadForWorkflow(db, input.documentId, input.approverId);
+      const target = approver!;
+      // Set once; a concurrent or retried attempt reads the token the first one stored.
+      const linkToken =
+        target.linkToken ?? (await approversStore(db).ensureLinkToken(target.id, randomToken(32)))!;
+      const language = languageFor(target.phone, target.language);
+      const notice = {
+        kind: input.kind,
+        accountId: document.accountId,
+        documentId: document.id,
+        approverId: target.id,
+        phone: target.phone,
+        language,
+        approverName: language === 'ar' ? target.nameAr : target.nameEn,
+        documentTitle: language === 'ar' ? document.titleAr : document.titleEn,
+        reference: document.reference,
+        linkToken,
+        actionType: target.actionType,
+        idempotencyKey: input.idempotencyKey,
+      };
+      const markNotified = async (notification: { status: string; error: string | null }) => {
+        if (input.kind !== 'approval_request') return;
+        await approversStore(db).markNotified(target.id, notification);
+      };
+      try {
+        const { wamid } = await sendNotice(
+          {
+            provider: deps.whatsapp.provider,
+            templates: deps.whatsapp.templates,
+            messages: whatsAppMessagesStore(db),
+          },
+          notice,
+        );
+        await markNotified({ status: 'accepted', error: null });
+        return { wamid, sent: true };
+      } catch (err) {
+        if (isWhatsAppSendError(err) && !err.retryable) {
+          // WhatsApp refused for good (say, a number not on WhatsApp): recorded, visible in the status, and the
+          // approval goes on — the approver can still be given the link some other way.
+          deps.logger.warn({ err, approverId: target.id }, 'WhatsApp refused a notification');
+          await markNotified({ status: 'failed', error: err.message });
+          return { wamid: null, sent: false, error: err.message };
+        }
+        throw err; // retryable: Temporal tries again on the activity's policy
+      }
+    },
+
+    async recordApproverAction(input: RecordActionInput) {
+      const key =
+        input.kind === 'complete'
+          ? `approver.completed:${input.approverId}`
+          : `document.rejected:${input.documentId}`;
+      await inTransaction([key], async (trx) => {
+        const { approver } = await loadForWorkflow(trx, input.documentId, input.approverId);
+        if (hasActed(approver!.status)) return;
+        const e = input.evidence;
+        const acted = await approversStore(trx).update(approver!.id, {
+          status: input.kind === 'complete' ? 'completed' : 'rejected',
+          actedAt: new Date(e.at),
+          actionChannel: e.channel,
+          actionIp: e.ip ?? null,
+          actionUserAgent: e.userAgent ?? null,
+          actionMessageId: e.messageId ?? null,
+          signatureKey: e.imageKey ?? null,
+          typedName: e.typedName ?? null,
+          rejectionReason: input.kind === 'reject' ? (e.reason ?? null) : null,
+        });
+        if (e.generatedSeal) await approversStore(trx).markGeneratedSeal(approver!.id);
+
+        if (input.kind === 'complete') {
+          const document =
+            (await documentsStore(trx).transition(input.documentId, ['pending'], 'in_progress')) ??
+            (await documentsStore(trx).findByIdUnscoped(input.documentId))!;
+          await record(trx, 'approver.completed', key, document, acted);
+          return;
+        }
+        const document = await documentsStore(trx).transition(input.documentId, OPEN_STATUSES, 'rejected', {
+          rejectionReason: e.reason ?? null,
+          completedAt: new Date(e.at),
+        });
+        if (document) await record(trx, 'document.rejected', key, document, acted);
+      });
+    },
+
+    async markDocumentVoided({ documentId, at }) {
+      const key = `document.voided:${documentId}`;
+      await inTransaction([key], async (trx) => {
+        const voided = await documentsStore(trx).transition(documentId, OPEN_STATUSES, 'voided', {
+          completedAt: new Date(at),
+        });
+        if (voided) await record(trx, 'document.voided', key, voided);
+      });
+    },
+
+    async markDocumentExpired({ documentId }) {
+      const key = `document.expired:${documentId}`;
+      await inTransaction([key], async (trx) => {
+        const expired = await documentsStore(trx).transition(documentId, OPEN_STATUSES, 'expired', {
+          completedAt: new Date(),
+        });
+        if (expired) await record(trx, 'document.expired', key, expired);
+      });
+    },
+
+    async finalizeApprovedDocument({ documentId }) {
+      const final = await deps.finalize?.(documentId);
+      const key = `document.approved:${documentId}`;
+      await inTransaction([key], async (trx) => {
+        const approved = await documentsStore(trx).transition(documentId, OPEN_STATUSES, 'approved', {
+          completedAt: final?.completedAt ?? new Date(),
+        });
+        // The event carries the permanent download URL of the signed file (data.document.download_url).
+        if (approved) await record(trx, 'document.approved', key, approved, undefined, final?.document);
+      });
+    },
+  };
+}

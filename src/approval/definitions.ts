@@ -1,0 +1,130 @@
+import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import type {
+  ActionType,
+  ApprovalChannel,
+  ApproverStatus,
+  NoticeKind,
+  WorkflowType,
+} from '../domain/model.ts';
+import type { ApprovalStatus } from './rules.ts';
+
+/**
+ * The approval workflow's contract, shared by the workflow, its activities and the client: its input, its updates
+ * and its query, the refusals, and the activities it calls. Approver actions, void and remind are updates because
+ * the caller must learn the outcome; a refused update (validator) never enters the history.
+ *
+ * The names here (workflow type, update, query and activity names) are recorded in workflow histories: renaming
+ * one breaks running workflows and the replay tests.
+ */
+export const APPROVAL_WORKFLOW_TYPE = 'approvalWorkflow';
+export const approvalWorkflowId = (documentId: string): string => `document-${documentId}`;
+
+/** An approver as the workflow knows them: fixed when the document is sent. */
+export interface ApproverSnapshot {
+  id: string;
+  orderIndex: number;
+  actionType: ActionType;
+}
+
+export interface ApprovalWorkflowInput {
+  documentId: string;
+  accountId: string;
+  reference: string;
+  workflowType: WorkflowType;
+  /** ISO 8601: the durable deadline; the document expires when it passes unfinished. */
+  expiresAt: string;
+  approvers: ApproverSnapshot[];
+}
+
+export type ActionKind = 'complete' | 'reject';
+
+/** What an approver did and how: kept for the audit certificate. */
+export interface ActionEvidence {
+  /** ISO 8601 time the service received the action. */
+  at: string;
+  channel: ApprovalChannel;
+  ip?: string;
+  userAgent?: string;
+  /** WhatsApp message id of a button reply. */
+  messageId?: string;
+  /** Storage key of a drawn signature or an uploaded stamp image. */
+  imageKey?: string;
+  typedName?: string;
+  generatedSeal?: boolean;
+  reason?: string;
+}
+
+export interface ActInput {
+  approverId: string;
+  kind: ActionKind;
+  evidence: ActionEvidence;
+}
+
+export interface ApprovalView {
+  status: ApprovalStatus;
+  /** True once every approver completed and the final PDF is being produced. */
+  finalizing: boolean;
+  completed: number;
+  total: number;
+  approvers: { id: string; orderIndex: number; state: ApproverStatus }[];
+}
+
+export const actUpdate = defineUpdate<ApprovalView, [ActInput]>('act');
+export const voidUpdate = defineUpdate<ApprovalView, [{ at: string }]>('void');
+export const remindUpdate = defineUpdate<{ wamid: string | null }, [{ approverId: string }]>('remind');
+/** Completes once the document reads `pending` in PostgreSQL; sent with the start (update-with-start). */
+export const sentUpdate = defineUpdate<ApprovalView>('sent');
+export const approvalStatusQuery = defineQuery<ApprovalView>('status');
+
+export type Refusal =
+  | 'document_closed' // approved, rejected, expired, voided — or all approvers done and finalizing
+  | 'unknown_approver'
+  | 'already_acted'
+  | 'not_your_turn'
+  | 'not_notified';
+
+export const REFUSAL_MESSAGES: Record<Refusal, string> = {
+  document_closed: 'The document no longer accepts actions',
+  unknown_approver: 'This approver does not belong to the document',
+  already_acted: 'This approver has already acted',
+  not_your_turn: 'It is not this approver’s turn yet',
+  not_notified: 'This approver has not been notified yet',
+};
+
+// ---- Activities: the workflow imports these types only ----
+
+/** The notices the workflow sends (approvers are not told of a rejection). */
+export type WorkflowNoticeKind = Exclude<NoticeKind, 'rejected'>;
+
+export interface NotifyApproverInput {
+  documentId: string;
+  approverId: string;
+  kind: WorkflowNoticeKind;
+  /** The same key for every retry of one notification, so WhatsApp gets it once. */
+  idempotencyKey: string;
+}
+
+export interface NotifyApproverResult {
+  wamid: string | null;
+  /** False when WhatsApp refused for good (a number not on WhatsApp, say); recorded on the approver. */
+  sent: boolean;
+  error?: string;
+}
+
+export interface RecordActionInput {
+  documentId: string;
+  approverId: string;
+  kind: ActionKind;
+  evidence: ActionEvidence;
+}
+
+/** The activities the approval workflow calls. */
+export interface ApprovalActivities {
+  markDocumentSent(input: { documentId: string; workflowId: string }): Promise<void>;
+  notifyApprover(input: NotifyApproverInput): Promise<NotifyApproverResult>;
+  recordApproverAction(input: RecordActionInput): Promise<void>;
+  markDocumentVoided(input: { documentId: string; at: string }): Promise<void>;
+  markDocumentExpired(input: { documentId: string }): Promise<void>;
+  /** Produces the signed final PDF and marks the document approved. */
+  finalizeApprovedDocument(input: { documentId: string }): Promise<void>;
+}

@@ -1,0 +1,163 @@
+import { Readable } from 'node:stream';
+import { ApplicationFailure } from '@temporalio/activity';
+import { randomToken } from '../auth/tokens.ts';
+import type { Knex } from '../db/knex.ts';
+import { documentsStore, type Document } from '../db/stores/documents-store.ts';
+import { finalFileKey, finalFileUrl, finalFilename } from '../documents/final-file.ts';
+import type { Logger } from '../logger.ts';
+import {
+  type CreateSignerOptions,
+  FinalizeError,
+  FinalizeInputError,
+  type FinalizeInput,
+  type FinalizeResult,
+  type Signer,
+  SignerConfigError,
+  createSigner,
+  finalizeDocument,
+} from '../pdf/index.ts';
+import type { Storage } from '../storage/storage.ts';
+import { FinalizeStateError, loadFinalizeInput, loadFinalizeRecord } from './finalize-input.ts';
+
+/** Failure types of finalization that retrying cannot fix; the workflow sees them as non-retryable. */
+export const FINALIZE_FAILURE_TYPES = {
+  FinalizeError: 'FinalizeError',
+  FinalizeInputError: 'FinalizeInputError',
+  SignerConfigError: 'SignerConfigError',
+  FinalizeStateError: 'FinalizeStateError',
+} as const;
+
+export interface FinalizerDeps {
+  db: Knex;
+  storage: Storage;
+  logger: Logger;
+  /** The worker's signer, loaded once (see `signerOnce`). */
+  signer: () => Promise<Signer>;
+  publicBaseUrl: string;
+  tsaUrl?: string;
+  /** MAX_IMAGE_SIDE_PX: the same cap the approval page checked images against; default 4096. */
+  maxImageSidePx?: number;
+}
+
+/** What finalization hands back to the approval activity. */
+export interface FinalizedDocument {
+  /** When the last approver acted: the document's completion time, as printed on the certificate. */
+  completedAt: Date;
+  /** Added to `data.document` of the `document.approved` event. */
+  document: { download_url: string; filename: string };
+}
+
+/**
+ * The signing identity, loaded on first use and kept for the worker's life. A failed load is not kept, so a
+ * certificate fixed by the operator is picked up by the next attempt.
+ */
+export function signerOnce(options: CreateSignerOptions): () => Promise<Signer> {
+  let loading: Promise<Signer> | undefined;
+  return () => {
+    loading ??= createSigner(options).catch((err: unknown) => {
+      loading = undefined;
+      throw err;
+    });
+    return loading;
+  };
+}
+
+/**
+ * Produces, signs and stores the final PDF of a document whose approvers have all completed, once.
+ *
+ * Idempotent across retries and crashes: the token and storage key are reserved on the document row first (only
+ * while unset), the file is written under that one key (a repeat overwrites it with the same bytes, since
+ * finalization is deterministic without a time-stamp authority), and `final_sha256` is set last. A run that finds
+ * `final_sha256` set and the file present does nothing. So there is never a second file or a second URL.
+ */
+export function createFinalizer(deps: FinalizerDeps): (documentId: string) => Promise<FinalizedDocument> {
+  const { db, storage } = deps;
+
+  const outcome = (doc: Document, token: string, completedAt: Date): FinalizedDocument => ({
+    completedAt,
+    document: {
+      download_url: finalFileUrl(deps.publicBaseUrl, token, doc),
+      filename: finalFilename(doc),
+    },
+  });
+
+  return async (documentId) => {
+    try {
+      const record = await loadFinalizeRecord(db, documentId);
+      const doc = await reserve(db, record.document);
+      const token = doc.finalToken!;
+      const key = doc.finalFileKey!;
+      if (doc.finalSha256 && (await storage.stat(key))) return outcome(doc, token, record.completedAt);
+
+      const input = await loadFinalizeInput(db, storage, record);
+      const result = await finalizeWithFallback(
+        {
+          ...input,
+          signer: await deps.signer(),
+          options: { tsaUrl: deps.tsaUrl, maxImageSidePx: deps.maxImageSidePx },
+        },
+        deps.logger,
+      );
+      for (const warning of result.warnings)
+        deps.logger.warn({ documentId, reference: doc.reference }, warning);
+      const stored = await storage.put(key, Readable.from([result.pdf]), { contentType: 'application/pdf' });
+      if (stored.sha256 !== result.sha256) {
+        throw new Error(`storage kept other bytes than were written under ${key}`); // retryable
+      }
+      await documentsStore(db).recordFinalSha256(doc.id, token, result.sha256);
+      deps.logger.info(
+        { documentId, reference: doc.reference, pages: result.pageCount, bytes: result.pdf.length },
+        'final PDF stored',
+      );
+      return outcome(doc, token, record.completedAt);
+    } catch (err) {
+      throw asActivityFailure(err);
+    }
+  };
+}
+
+/** Sets the token and key once; a concurrent or retried run reads what the first one set. */
+async function reserve(db: Knex, doc: Document): Promise<Document> {
+  if (doc.finalToken && doc.finalFileKey) return doc;
+  await documentsStore(db).reserveFinalFile(doc.id, { token: randomToken(32), key: finalFileKey(doc) });
+  const reserved = await documentsStore(db).findByIdUnscoped(doc.id);
+  if (!reserved?.finalToken || !reserved.finalFileKey)
+    throw new Error(`could not reserve the final file of ${doc.id}`);
+  return reserved;
+}
+
+/**
+ * A placement is checked against the page only here, after every approver has acted; failing the whole approval
+ * for it would strand the document. Such marks go to the signatures page instead (deterministically, so a retry
+ * makes the same file).
+ */
+async function finalizeWithFallback(input: FinalizeInput, logger: Logger): Promise<FinalizeResult> {
+  try {
+    return await finalizeDocument(input);
+  } catch (err) {
+    if (!(err instanceof FinalizeInputError) || err.code !== 'invalid_placement') throw err;
+    logger.warn(
+      { reference: input.document.reference, reason: err.message },
+      'placement does not fit: marks go to the signatures page',
+    );
+    return finalizeDocument({ ...input, approvers: input.approvers.map((a) => ({ ...a, placement: null })) });
+  }
+}
+
+const PERMANENT: [new (...args: never[]) => Error, string][] = [
+  [FinalizeError, FINALIZE_FAILURE_TYPES.FinalizeError],
+  [FinalizeInputError, FINALIZE_FAILURE_TYPES.FinalizeInputError],
+  [SignerConfigError, FINALIZE_FAILURE_TYPES.SignerConfigError],
+  [FinalizeStateError, FINALIZE_FAILURE_TYPES.FinalizeStateError],
+];
+
+function asActivityFailure(err: unknown): unknown {
+  const permanent = PERMANENT.find(([type]) => err instanceof type);
+  if (!permanent) return err; // TimestampError, storage and database errors: worth another attempt
+  return ApplicationFailure.create({
+    type: permanent[1],
+    message: (err as Error).message,
+    nonRetryable: true,
+    cause: err as Error,
+  });
+}

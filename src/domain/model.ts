@@ -1,0 +1,78 @@
+/** The document lifecycle of the specification (docs/product-rules.md §3). */
+export const DOCUMENT_STATUSES = [
+  'draft',
+  'pending',
+  'in_progress',
+  'approved',
+  'rejected',
+  'expired',
+  'voided',
+] as const;
+export type DocumentStatus = (typeof DOCUMENT_STATUSES)[number];
+
+export const WORKFLOW_TYPES = ['sequential', 'parallel'] as const;
+export type WorkflowType = (typeof WORKFLOW_TYPES)[number];
+
+export const ACTION_TYPES = ['sign', 'stamp', 'approve_only', 'review_only'] as const;
+export type ActionType = (typeof ACTION_TYPES)[number];
+
+export const LANGUAGES = ['ar', 'en'] as const;
+export type Language = (typeof LANGUAGES)[number];
+
+/**
+ * Where an approver stands: `waiting` until the approval workflow notifies them, then `notified`, and finally
+ * `completed` or `rejected`. The workflow owns every move after `waiting`.
+ */
+export const APPROVER_STATUSES = ['waiting', 'notified', 'completed', 'rejected'] as const;
+export type ApproverStatus = (typeof APPROVER_STATUSES)[number];
+
+/** How an approver acted: a WhatsApp button reply or the approval page. */
+export const APPROVAL_CHANNELS = ['whatsapp', 'page'] as const;
+export type ApprovalChannel = (typeof APPROVAL_CHANNELS)[number];
+
+/** The messages an approver can be sent. */
+export const NOTICE_KINDS = ['approval_request', 'reminder', 'voided', 'rejected'] as const;
+export type NoticeKind = (typeof NOTICE_KINDS)[number];
+
+/** Bounds of docs/product-rules.md §2, in one place for the schemas, the services and the OpenAPI text. */
+export const LIMITS = {
+  textMax: 255,
+  approversMax: 50,
+  orderMax: 50,
+  expiresInDaysMin: 1,
+  expiresInDaysMax: 365,
+  expiresInDaysDefault: 7,
+  perPageDefault: 15,
+  perPageMax: 100,
+  /** PDF user space is at most 14 400 units across (ISO 32000 annex C). */
+  placementMax: 14_400,
+} as const;
+
+/** An optional signature position on the original pages, in PDF points from the bottom-left corner. */
+export interface Placement {
+  page: number;
+  x: number;
+  y: number;
+  width: number | null;
+}
+
+/**
+ * What a client chooses about an approver (docs/product-rules.md §2); everything else about an approver (status,
+ * link, evidence) is the workflow's.
+ */
+export interface ApproverFields {
+  nameAr: string;
+  nameEn: string;
+  /** E.164 digits without the plus sign. */
+  phone: string;
+  roleAr: string | null;
+  roleEn: string | null;
+  /** Language of messages and page; null means automatic (Arabic for Saudi numbers, else English). */
+  language: Language | null;
+  actionType: ActionType;
+  orderIndex: number;
+  placement: Placement | null;
+}
+
+/** A placement with its width decided (the approver's, or the default for the mark): what the final PDF draws. */
+export type ResolvedPlacement = Omit<Placement, 'width'> & { width: number };

@@ -1,0 +1,141 @@
+import { Context } from '@temporalio/activity';
+import type { Client } from '@temporalio/client';
+import type { Knex } from '../db/knex.ts';
+import { webhookDeliveriesStore, type DeliveryAttempt } from '../db/stores/webhook-deliveries-store.ts';
+import { webhookDispatchStore } from '../db/stores/webhook-dispatch-store.ts';
+import { webhooksStore } from '../db/stores/webhooks-store.ts';
+import type { Logger } from '../logger.ts';
+import { deliverOnce } from './deliver.ts';
+import type { WebhookDispatcher } from './dispatch.ts';
+import type { WebhookEvent } from './events.ts';
+import type { ResolveHost } from './ssrf-guard.ts';
+import type { AttemptOutcome, SettleInput, SkipReason, WebhookActivities } from './definitions.ts';
+
+export interface WebhookActivityDeps {
+  db: Knex;
+  logger: Logger;
+  webhooks: {
+    /** WEBHOOK_ALLOW_PRIVATE */
+    allowPrivate: boolean;
+    /** WEBHOOK_TIMEOUT_MS */
+    timeoutMs: number;
+    /** The resolver connections use; the system's by default (tests inject names). */
+    lookup?: ResolveHost;
+    /** Runs the outbox sweep; without one the sweep does nothing. */
+    dispatcher?: WebhookDispatcher;
+  };
+}
+
+/** The worker's own Temporal client, for code that runs inside an activity (the approval activities' onEvent). */
+export const activityTemporalClient = (): Client => Context.current().client;
+
+const skipped = (reason: SkipReason): AttemptOutcome => ({ kind: 'skipped', reason });
+
+/** An attempt already recorded (the activity was retried after recording it), read back instead of re-sent. */
+const fromRecord = (a: DeliveryAttempt): AttemptOutcome => ({
+  kind: 'attempted',
+  ok: a.statusCode !== null && a.statusCode >= 200 && a.statusCode < 300,
+  statusCode: a.statusCode,
+  durationMs: a.durationMs,
+  errorClass: a.errorClass,
+  errorMessage: a.errorMessage,
+  retryAfterMs: null,
+  gone: a.statusCode === 410,
+});
+
+/**
+ * The webhook delivery workflow's side effects. Each attempt reads the delivery and the webhook afresh (a rotated
+ * secret, a changed URL or a disabled webhook counts from the next attempt), sends the stored body byte for byte
+ * and records the attempt before returning; the workflow decides what follows and `settle` writes it.
+ */
+export function createWebhookActivities(deps: WebhookActivityDeps): WebhookActivities {
+  const { db } = deps;
+
+  return {
+    async attemptWebhookDelivery({ deliveryId, attemptNumber }) {
+      const deliveries = webhookDeliveriesStore(db);
+      const delivery = await deliveries.load(deliveryId);
+      if (!delivery) return skipped('delivery_missing');
+      if (delivery.status !== 'pending') return skipped('not_pending');
+      const recorded = (await deliveries.listAttempts(deliveryId)).find(
+        (a) => a.attemptNumber === attemptNumber,
+      );
+      if (recorded) return fromRecord(recorded);
+      const webhook = await webhooksStore(db).findWithSecret(delivery.webhookId);
+      if (!webhook) return skipped('webhook_missing');
+      if (!webhook.active) return skipped('webhook_disabled');
+
+      const result = await deliverOnce({
+        url: webhook.url,
+        event: delivery.event as WebhookEvent,
+        deliveryId,
+        body: delivery.body,
+        secret: webhook.secret,
+        timeoutMs: deps.webhooks.timeoutMs,
+        allowPrivate: deps.webhooks.allowPrivate,
+        ...(deps.webhooks.lookup ? { lookup: deps.webhooks.lookup } : {}),
+      });
+      await deliveries.recordAttempt({
+        deliveryId,
+        attemptNumber,
+        startedAt: result.startedAt,
+        statusCode: result.status,
+        durationMs: result.ms,
+        errorClass: result.errorClass,
+        errorMessage: result.errorMessage,
+        nextAttemptAt: null,
+      });
+      if (!result.ok) {
+        deps.logger.info(
+          {
+            deliveryId,
+            webhookId: webhook.id,
+            attemptNumber,
+            status: result.status,
+            errorClass: result.errorClass,
+            detail: result.detail,
+            response: result.responseExcerpt,
+          },
+          'webhook attempt failed',
+        );
+      }
+      return {
+        kind: 'attempted',
+        ok: result.ok,
+        statusCode: result.status ?? null,
+        durationMs: result.ms,
+        errorClass: result.errorClass ?? null,
+        errorMessage: result.errorMessage ?? null,
+        retryAfterMs: result.retryAfterMs ?? null,
+        gone: result.gone ?? false,
+      };
+    },
+
+    async settleWebhookDelivery({ deliveryId, webhookId, settlement }: SettleInput) {
+      switch (settlement.kind) {
+        case 'succeeded':
+          await webhookDeliveriesStore(db).markSucceeded(deliveryId);
+          return;
+        case 'retry':
+          await webhookDispatchStore(db).setNextAttemptAt(deliveryId, new Date(settlement.nextAttemptAt));
+          return;
+        case 'failed':
+          await webhookDispatchStore(db).fail(deliveryId, settlement.reason);
+          return;
+        case 'gone':
+          await db.transaction(async (trx) => {
+            await webhooksStore(trx).disable(webhookId, settlement.reason);
+            await webhookDispatchStore(trx).failPendingOfWebhook(webhookId, settlement.reason);
+          });
+          deps.logger.warn({ webhookId, deliveryId }, 'webhook disabled: the receiver answered 410 Gone');
+          return;
+      }
+    },
+
+    async dispatchStrandedWebhookEvents({ olderThanMs }) {
+      const dispatched = (await deps.webhooks.dispatcher?.dispatchStranded({ olderThanMs })) ?? 0;
+      if (dispatched > 0) deps.logger.warn({ dispatched }, 'webhook outbox sweep dispatched stranded events');
+      return dispatched;
+    },
+  };
+}

@@ -1,0 +1,171 @@
+import { createHmac } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import {
+  EVENT_CATALOGUE,
+  EVENT_DESCRIPTIONS,
+  isSubscribableEvent,
+  SUBSCRIBABLE_EVENTS,
+} from '../../src/webhooks/events.ts';
+import { isoTime } from '../../src/domain/time.ts';
+import { buildEventBody } from '../../src/webhooks/payload.ts';
+import {
+  generateWebhookSecret,
+  isWebhookSecret,
+  signWebhook,
+  verifyWebhook,
+} from '../../src/webhooks/signature.ts';
+import { KNOWN_ANSWER as K } from './known-answer.ts';
+
+const at = (seconds: number) => new Date(seconds * 1000);
+
+function signedHeaders(secret: string, timestamp: number, body: string | Buffer) {
+  return {
+    'x-wathiq-timestamp': String(timestamp),
+    'x-wathiq-signature': signWebhook({ secret, timestamp, body }),
+  };
+}
+
+describe('webhook signatures', () => {
+  it('matches the known-answer vector computed with openssl', () => {
+    expect(Buffer.byteLength(K.body, 'utf8')).toBe(343);
+    expect(signWebhook({ secret: K.secret, timestamp: K.timestamp, body: K.body })).toBe(K.signature);
+    expect(signWebhook({ secret: K.secret, timestamp: String(K.timestamp), body: Buffer.from(K.body) })).toBe(
+      K.signature,
+    );
+  });
+
+  it('keys the HMAC with the whole secret string, prefix included, not its decoded bytes', () => {
+    const decoded = Buffer.from(K.secret.slice('whsec_'.length), 'base64url');
+    const withDecodedKey = createHmac('sha256', decoded).update(`${K.timestamp}.${K.body}`).digest('hex');
+    expect(K.signature).not.toBe(`sha256=${withDecodedKey}`);
+  });
+
+  it('the known-answer body is what buildEventBody produces for that event', () => {
+    const body = buildEventBody({
+      deliveryId: 42,
+      event: 'document.approved',
+      createdAt: new Date('2026-11-22T09:41:00.000Z'),
+      data: {
+        document: {
+          id: '0b9c6f8e-4a57-4c1e-9d8f-2f6a1c3e5b7d',
+          reference: 'WQT-2026-000042',
+          title_ar: 'عقد توريد',
+          title_en: 'Supply contract',
+          status: 'approved',
+          download_url: 'https://wathiq.example/files/q3Xv9aJ0mC7tR2kLpW5yZg/WQT-2026-000042.pdf',
+        },
+      },
+    });
+    expect(body).toBe(K.body);
+    expect(isoTime('2026-11-22T12:41:00.123+03:00')).toBe('2026-11-22T09:41:00+00:00');
+    expect(() =>
+      buildEventBody({ deliveryId: 0, event: 'webhook.test', createdAt: new Date(), data: {} }),
+    ).toThrow();
+  });
+
+  it('generates whsec_ secrets of 32 random bytes, base64url', () => {
+    const a = generateWebhookSecret();
+    const b = generateWebhookSecret();
+    expect(a).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
+    expect(Buffer.from(a.slice(6), 'base64url')).toHaveLength(32);
+    expect(a).not.toBe(b);
+    expect(isWebhookSecret(a)).toBe(true);
+    expect(isWebhookSecret(K.secret)).toBe(true);
+    expect(isWebhookSecret('whsec_short')).toBe(false);
+  });
+});
+
+describe('verifyWebhook', () => {
+  const now = at(K.timestamp + 20);
+  const good = {
+    secret: K.secret,
+    headers: { 'X-Wathiq-Timestamp': String(K.timestamp), 'X-Wathiq-Signature': K.signature },
+    rawBody: Buffer.from(K.body, 'utf8'),
+    now,
+  };
+
+  it('accepts the known-answer delivery, from Node headers, a Headers object, a string or bytes', () => {
+    expect(verifyWebhook(good)).toEqual({ ok: true, timestamp: K.timestamp });
+    expect(verifyWebhook({ ...good, rawBody: K.body }).ok).toBe(true);
+    expect(verifyWebhook({ ...good, headers: new Headers(good.headers) }).ok).toBe(true);
+    expect(
+      verifyWebhook({
+        ...good,
+        headers: { 'x-wathiq-timestamp': String(K.timestamp), 'x-wathiq-signature': K.signature },
+      }).ok,
+    ).toBe(true);
+  });
+
+  it('refuses an altered body, even one that parses to the same JSON', () => {
+    const reformatted = JSON.stringify(JSON.parse(K.body), null, 1);
+    expect(verifyWebhook({ ...good, rawBody: reformatted })).toEqual({ ok: false, reason: 'bad_signature' });
+    const tampered = Buffer.from(K.body.replace('"approved"', '"rejected"'), 'utf8');
+    expect(verifyWebhook({ ...good, rawBody: tampered })).toEqual({ ok: false, reason: 'bad_signature' });
+    // The same characters in another encoding are other bytes.
+    expect(verifyWebhook({ ...good, rawBody: Buffer.from(K.body, 'utf16le') }).ok).toBe(false);
+  });
+
+  it('refuses the wrong secret and a signature moved to another timestamp', () => {
+    expect(verifyWebhook({ ...good, secret: generateWebhookSecret() })).toEqual({
+      ok: false,
+      reason: 'bad_signature',
+    });
+    const headers = { ...good.headers, 'X-Wathiq-Timestamp': String(K.timestamp + 1) };
+    expect(verifyWebhook({ ...good, headers })).toEqual({ ok: false, reason: 'bad_signature' });
+  });
+
+  it('refuses a timestamp more than 300 s away in either direction, and honours a custom tolerance', () => {
+    const body = '{"id":1}';
+    const t = 1_800_000_000;
+    const headers = signedHeaders(K.secret, t, body);
+    const check = (nowSeconds: number, toleranceSeconds?: number) =>
+      verifyWebhook({ secret: K.secret, headers, rawBody: body, now: at(nowSeconds), toleranceSeconds });
+    expect(check(t + 300).ok).toBe(true);
+    expect(check(t - 300).ok).toBe(true);
+    expect(check(t + 301)).toEqual({ ok: false, reason: 'stale_timestamp' });
+    expect(check(t - 301)).toEqual({ ok: false, reason: 'stale_timestamp' });
+    expect(check(t + 3600, 7200).ok).toBe(true);
+  });
+
+  it('refuses missing, malformed, repeated or differently-cased signature headers', () => {
+    const v = (headers: Record<string, string | string[]>) => verifyWebhook({ ...good, headers });
+    expect(v({ 'x-wathiq-signature': K.signature })).toEqual({ ok: false, reason: 'missing_timestamp' });
+    expect(v({ 'x-wathiq-timestamp': String(K.timestamp) })).toEqual({
+      ok: false,
+      reason: 'missing_signature',
+    });
+    expect(v({ 'x-wathiq-timestamp': '1.7e9', 'x-wathiq-signature': K.signature })).toEqual({
+      ok: false,
+      reason: 'malformed_timestamp',
+    });
+    expect(
+      v({ 'x-wathiq-timestamp': String(K.timestamp), 'x-wathiq-signature': K.signature.toUpperCase() }).ok,
+    ).toBe(false);
+    expect(
+      v({ 'x-wathiq-timestamp': String(K.timestamp), 'x-wathiq-signature': K.signature.slice(7) }).ok,
+    ).toBe(false);
+    expect(
+      v({ 'x-wathiq-timestamp': String(K.timestamp), 'x-wathiq-signature': [K.signature, 'sha256=00'] }).ok,
+    ).toBe(false);
+  });
+});
+
+describe('event catalogue', () => {
+  it('lists the seven subscribable events with descriptions, no document.completed, webhook.test apart', () => {
+    expect(SUBSCRIBABLE_EVENTS).toEqual([
+      'document.created',
+      'document.sent',
+      'approver.completed',
+      'document.approved',
+      'document.rejected',
+      'document.voided',
+      'document.expired',
+    ]);
+    expect(EVENT_CATALOGUE.map((e) => e.event)).toEqual(SUBSCRIBABLE_EVENTS);
+    for (const e of EVENT_CATALOGUE) expect(e.description.length).toBeGreaterThan(10);
+    expect(EVENT_DESCRIPTIONS['webhook.test']).toBeTruthy();
+    expect(isSubscribableEvent('webhook.test')).toBe(false);
+    expect(isSubscribableEvent('document.completed')).toBe(false);
+    expect(isSubscribableEvent('document.voided')).toBe(true);
+  });
+});
