@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiKeysStore } from '../../src/db/stores/api-keys-store.ts';
 import { startTestService, type TestService } from '../helpers/test-service.ts';
 import { launchBrowser } from '../helpers/browser.ts';
-import { createDashboardAccount, type DashboardAccount } from './support.ts';
+import { createDashboardAccount, type DashboardAccount } from '../helpers/dashboard.ts';
 
 /**
  * The dashboard as an account holder uses it: Debian's Chromium driven by playwright-core against the real

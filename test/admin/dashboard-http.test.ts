@@ -9,7 +9,7 @@ import type { Knex } from '../../src/db/knex.ts';
 import { sha256Hex } from '../../src/auth/tokens.ts';
 import { apiKeysStore } from '../../src/db/stores/api-keys-store.ts';
 import { startTestService, type TestService } from '../helpers/test-service.ts';
-import { createDashboardAccount, csrfFrom, FormClient, type DashboardAccount } from './support.ts';
+import { createDashboardAccount, csrfFrom, FormClient, type DashboardAccount } from '../helpers/dashboard.ts';
 
 let service: TestService;
 let origin: string;

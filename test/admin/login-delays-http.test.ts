@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../helpers/test-service.ts';
-import { createDashboardAccount, csrfFrom, FormClient } from './support.ts';
+import { createDashboardAccount, csrfFrom, FormClient } from '../helpers/dashboard.ts';
 
 /**
  * Sign-in delays over plain HTTP, against the real service. The dashboard's clock is played forward by the

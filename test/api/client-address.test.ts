@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Config } from '../../src/config.ts';
 import { startApiServer, type RunningApi } from '../../src/runtime/api-server.ts';
-import { csrfFrom, FormClient } from '../admin/support.ts';
+import { csrfFrom, FormClient } from '../helpers/dashboard.ts';
 import {
   createDocument,
   linkTokenOf,

@@ -26,7 +26,7 @@ import {
   download,
   fetchPublic,
   startFinalPdfHarness,
-} from '../final-pdf/support.ts';
+} from '../helpers/final-pdf.ts';
 
 /** POST /a/{token}/complete as the approval page and hand-made clients send it. */
 let h: FinalPdfHarness;

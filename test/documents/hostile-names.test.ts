@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorEnvelope } from '../../src/api/schemas/envelopes.ts';
-import { createDashboardAccount, csrfFrom, FormClient, type DashboardAccount } from '../admin/support.ts';
+import { createDashboardAccount, csrfFrom, FormClient, type DashboardAccount } from '../helpers/dashboard.ts';
 import { eventually } from '../helpers/approval-flow.ts';
 import { makePdf } from '../helpers/pdf.ts';
 import { startTestService, type TestAccount, type TestService } from '../helpers/test-service.ts';

@@ -17,7 +17,7 @@ import {
   PUBLIC_BASE_URL,
   sixApprovers,
   startFinalPdfHarness,
-} from './support.ts';
+} from '../helpers/final-pdf.ts';
 
 let h: FinalPdfHarness;
 beforeAll(async () => {

@@ -21,7 +21,7 @@ import {
   type FinalPdfHarness,
   sixApprovers,
   startFinalPdfHarness,
-} from './support.ts';
+} from '../helpers/final-pdf.ts';
 
 let h: FinalPdfHarness;
 beforeAll(async () => {

@@ -14,11 +14,11 @@ import {
   tapButton,
   TINY_PNG,
   type FlowHarness,
-} from '../helpers/approval-flow.ts';
-import { documentForm, type FormValue } from '../helpers/multipart.ts';
-import { makePdf } from '../helpers/pdf.ts';
-import { type TestPki, createTestPki } from '../helpers/pki.ts';
-import { stampPng } from '../helpers/sample-input.ts';
+} from './approval-flow.ts';
+import { documentForm, type FormValue } from './multipart.ts';
+import { makePdf } from './pdf.ts';
+import { type TestPki, createTestPki } from './pki.ts';
+import { stampPng } from './sample-input.ts';
 
 export const PUBLIC_BASE_URL = 'https://wathiq.example.test';
 export const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts');

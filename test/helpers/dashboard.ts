@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Agent } from 'undici';
 import { createAccountWithKey } from '../../src/accounts/create-account.ts';
 import type { Plan } from '../../src/config.ts';
-import type { TestService } from '../helpers/test-service.ts';
+import type { TestService } from './test-service.ts';
 
 export interface DashboardAccount {
   accountId: string;
