@@ -103,6 +103,9 @@ export async function startTestService(
       taskQueue,
       activities: createActivities(createWorkerDeps(config, database.db, logger, options.workerOverrides)),
       workflowBundle,
+      // A stopped worker leaves its workflows' next tasks on its sticky queue until this passes; a test that
+      // restarts the worker should not wait the default 10 s for them to reach the new one.
+      extra: { stickyQueueScheduleToStartTimeout: '1s' },
     });
     workerRun = worker.run();
   };
