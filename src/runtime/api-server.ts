@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { createApp } from '../api/app.ts';
+import { answerClientError } from '../api/client-error.ts';
 import type { ApiDeps } from '../api/deps.ts';
 
 export interface RunningApi {
@@ -13,6 +14,7 @@ export async function startApiServer(deps: ApiDeps, host: string, port: number):
   const handle = app.callback();
   const server = createServer((req, res) => void handle(req, res));
   server.keepAliveTimeout = 65_000;
+  server.on('clientError', answerClientError);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve());
