@@ -175,6 +175,9 @@ export async function receiveUpload(
         callback(null, chunk);
       },
     });
+    // Its errors reach the request through `fail` and `stored`; one raised after storage has finished reading
+    // (a malformed part after the file) would otherwise have no listener and end the process.
+    fileSink.on('error', () => undefined);
     stream.on('limit', () => fail(tooLargeError(maxFileBytes, options.plan)));
     stream.on('error', (err: Error) => fail(err));
     stream.pipe(fileSink);
