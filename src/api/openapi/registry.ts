@@ -51,8 +51,11 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   503: 'A dependency is unavailable or busy; Retry-After, when present, says when to try again',
 };
 
-/** `Idempotency-Key` as the idempotency middleware accepts it: 1 to 255 visible ASCII characters. */
-export const IDEMPOTENCY_KEY_HEADER = {
+/**
+ * `Idempotency-Key` as src/api/middleware/idempotency.ts accepts it (KEY_PATTERN: 1 to 255 visible ASCII
+ * characters); the middleware treats an empty header as none, so the pattern admits the empty value too.
+ */
+const IDEMPOTENCY_KEY_HEADER = {
   name: 'Idempotency-Key',
   in: 'header',
   required: false,
