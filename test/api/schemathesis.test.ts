@@ -116,6 +116,8 @@ describe('schemathesis over /api/v1/openapi.json', () => {
       cwd: scratch, // its caches (.schemathesis, .hypothesis) go there, not into the clone
     });
     const output = `${version.output.trim()}\n$ schemathesis ${args.join(' ').replace(account.authorization, 'Bearer …')}\n${result.output}`;
+    // The summary (phases, operations, failures) in the test log, also when everything passed.
+    console.log(output.slice(Math.max(0, output.lastIndexOf('= SUMMARY =') - 40)));
     expect(result.error, output).toBeUndefined();
     expect(output).toMatch(/Test cases:/); // it ran
     expect(result.code, output).toBe(0);
