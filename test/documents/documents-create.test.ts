@@ -325,7 +325,7 @@ describe('POST /documents', () => {
         { title: 'x' },
         [{ ...ALI, page: 0, x: -1, y: 20000, width: 0 }],
         {
-          'approvers.0.page': ['page must be a whole number from 1 to 100000'],
+          'approvers.0.page': ['page must be a whole number from 1 to 500'],
           'approvers.0.x': ['x must be a number from 0 to 14400'],
           'approvers.0.y': ['y must be a number from 0 to 14400'],
           'approvers.0.width': ['width must be a number greater than 0 and at most 14400'],

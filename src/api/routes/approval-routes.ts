@@ -113,7 +113,7 @@ export function createApprovalRouter(
       'Send a draft for approval',
       'Starts the approval workflow; answers once the document reads pending. 409 when not a draft or past its deadline, 422 without approvers.',
       DocumentResource,
-      [404, 409, 422],
+      [404, 409, 422, 503],
     ),
     async (ctx) => {
       const doc = await loadDocument(deps, ctx, pathId(ctx, 'id', 'Document'));
@@ -154,7 +154,7 @@ export function createApprovalRouter(
       'Void a sent document',
       'pending or in_progress → voided; approvers already notified are told. 409 otherwise.',
       DocumentResource,
-      [404, 409],
+      [404, 409, 503],
     ),
     async (ctx) => {
       const doc = await loadDocument(deps, ctx, pathId(ctx, 'id', 'Document'));
@@ -248,7 +248,7 @@ export function createApprovalRouter(
         'Remind an approver',
         'Re-sends the current WhatsApp notification to an approver who was notified and has not acted; 409 otherwise.',
         Reminder,
-        [404, 409],
+        [404, 409, 429, 503],
       ),
     },
     async (ctx) => {

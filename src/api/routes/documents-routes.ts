@@ -135,7 +135,7 @@ export function createDocumentsRouter(deps: DocumentsRouterDeps, openapi: OpenAp
           headers: { Location: { description: 'The new document', schema: { type: 'string' } } },
         },
       },
-      errors: [400, 409, 415, 422],
+      errors: [400, 409, 413, 415, 422, 503],
     },
     async (ctx) => {
       const { accountId } = authOf(ctx);
@@ -212,9 +212,9 @@ export function createDocumentsRouter(deps: DocumentsRouterDeps, openapi: OpenAp
       tags: TAGS,
       auth: 'documents:write',
       pathParams: IdParams,
-      body: { json: UpdateDocumentShape, multipart: UpdateDocumentMultipart },
+      body: { json: UpdateDocumentShape, multipart: UpdateDocumentMultipart, required: false },
       responses: { 200: { description: 'The updated draft', schema: envelope(DocumentResource) } },
-      errors: [400, 404, 409, 415, 422],
+      errors: [400, 404, 409, 413, 415, 422, 503],
     },
     async (ctx) => {
       const { accountId } = authOf(ctx);
