@@ -47,6 +47,7 @@ export function createWorkerDeps(
       signer,
       publicBaseUrl: config.http.publicBaseUrl,
       tsaUrl: config.signing.tsaUrl,
+      pdf: config.pdf,
     }),
     whatsapp: {
       provider: overrides.whatsappProvider ?? createWhatsAppProvider(config, { logger }),
