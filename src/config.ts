@@ -51,8 +51,8 @@ const schema = z.object({
   MAX_UPLOAD_MB_BUSINESS: z.coerce.number().positive().max(1024).default(20),
   MAX_UPLOAD_MB_ENTERPRISE: z.coerce.number().positive().max(1024).default(20),
   // Untrusted PDFs (src/pdf/limits.ts): decoding bounded by a pre-scan, parsing in worker threads with limits.
-  PDF_MAX_DECODED_MB: z.coerce.number().positive().max(4096).default(PDF_LIMIT_DEFAULTS.maxDecodedMb),
-  PDF_MAX_DECODE_RATIO: z.coerce.number().min(1).max(10_000).default(PDF_LIMIT_DEFAULTS.maxDecodeRatio),
+  PDF_MAX_DECODED_MB: z.coerce.number().positive().max(1_048_576).default(PDF_LIMIT_DEFAULTS.maxDecodedMb),
+  PDF_MAX_DECODE_RATIO: z.coerce.number().min(1).max(1e9).default(PDF_LIMIT_DEFAULTS.maxDecodeRatio),
   PDF_MAX_FILTERS: intIn(1, 16).default(PDF_LIMIT_DEFAULTS.maxFilters),
   PDF_MAX_OBJECTS: intIn(100, 10_000_000).default(PDF_LIMIT_DEFAULTS.maxObjects),
   PDF_MAX_OBJECT_STREAMS: intIn(1, 1_000_000).default(PDF_LIMIT_DEFAULTS.maxObjectStreams),

@@ -108,7 +108,7 @@ export const LIMIT_REASONS = {
   filterChain: (count: number, max: number) =>
     `The PDF has a stream compressed with ${count} filters in a row; at most ${max} are accepted.`,
   oddObjectStream: (filters: string) =>
-    `The PDF compresses its object streams in an unusual way (${filters}); only FlateDecode is accepted there. Save it again with a standard PDF tool.`,
+    `The PDF compresses its object streams in an unusual way (${filters}); only /FlateDecode is accepted there. Save it again with a standard PDF tool.`,
   unusual: (what: string) =>
     `The PDF's structure is unusual (${what} where a reader decompresses it); save it again with a standard PDF tool.`,
   corruptStream:

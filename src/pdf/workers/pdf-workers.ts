@@ -118,10 +118,23 @@ class PdfWorkerPool {
       this.slots.release();
     }
   }
+}
 
-  close(): Promise<void> {
-    return this.piscina.destroy();
+/**
+ * One pool per set of limits in a process (`inspect` and `compose` tasks may share one), so the concurrency bound
+ * holds for the process however many apps or finalizers it builds (tests build many). Idle threads stop by
+ * themselves and never keep the process alive, so a pool needs no closing.
+ */
+const pools = new Map<string, PdfWorkerPool>();
+
+function poolFor(limits: WorkerLimits, logger: Pick<Logger, 'error'> | undefined): PdfWorkerPool {
+  const key = `${limits.concurrency}/${limits.timeoutMs}/${limits.memoryMb}`;
+  let pool = pools.get(key);
+  if (!pool) {
+    pool = new PdfWorkerPool(limits, logger);
+    pools.set(key, pool);
   }
+  return pool;
 }
 
 /** Upload-time inspection (API process). */
@@ -131,11 +144,10 @@ export interface PdfInspector {
    * (`ok: false` with the reason); throws PdfBusyError when `inspection.concurrency` inspections are running.
    */
   inspect(bytes: Uint8Array): Promise<PdfInspection>;
-  close(): Promise<void>;
 }
 
 export function createPdfInspector(limits: PdfLimits, logger?: Pick<Logger, 'error'>): PdfInspector {
-  const pool = new PdfWorkerPool(limits.inspection, logger);
+  const pool = poolFor(limits.inspection, logger);
   return {
     async inspect(bytes) {
       const task: InspectTask = { bytes, limits: limits.decode };
@@ -146,7 +158,6 @@ export function createPdfInspector(limits: PdfLimits, logger?: Pick<Logger, 'err
         throw err;
       }
     },
-    close: () => pool.close(),
   };
 }
 
@@ -158,11 +169,10 @@ export interface PdfFinalizer {
    * throws, and PdfTooComplexError when the thread ran out of time or memory (permanent, like FinalizeError).
    */
   finalize(input: FinalizeInput): Promise<FinalizeResult>;
-  close(): Promise<void>;
 }
 
 export function createPdfFinalizer(limits: PdfLimits, logger?: Pick<Logger, 'error'>): PdfFinalizer {
-  const pool = new PdfWorkerPool(limits.finalization, logger);
+  const pool = poolFor(limits.finalization, logger);
   const compose = async (task: ComposeTask): Promise<ComposedFinal> => {
     const outcome = await pool.run<ComposeOutcome>('compose', task, 'wait');
     if (outcome.ok) return outcome.composed;
@@ -181,6 +191,5 @@ export function createPdfFinalizer(limits: PdfLimits, logger?: Pick<Logger, 'err
       });
       return signFinal(composed, input);
     },
-    close: () => pool.close(),
   };
 }
