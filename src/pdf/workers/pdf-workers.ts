@@ -36,6 +36,12 @@ function workerExecArgv(): string[] | undefined {
 /** Threads idle this long are stopped (a new one starts on the next task); idle threads never hold the process. */
 const IDLE_THREAD_MS = 30_000;
 
+/**
+ * The threads run at a lower CPU priority (Linux nice +10, per thread, through piscina's optional @napi-rs/nice):
+ * on a busy machine the event loop, which answers every other request, is scheduled first.
+ */
+const NICE_INCREMENT = 10;
+
 /** Every inspection thread was busy: the request is refused at once (503) rather than queued. */
 export class PdfBusyError extends Error {
   constructor(readonly retryAfterSeconds: number) {
@@ -87,6 +93,7 @@ class PdfWorkerPool {
       idleTimeout: IDLE_THREAD_MS,
       resourceLimits: { maxOldGenerationSizeMb: limits.memoryMb },
       execArgv: workerExecArgv(),
+      niceIncrement: NICE_INCREMENT,
     });
     // A thread that fails with no task of its own, typically one that could not start (its file would not load):
     // piscina reports it here (unheard, the 'error' event would end the process). A task left waiting for a
