@@ -14,7 +14,7 @@ const GiB = 1024 * 1024 * 1024;
 
 /**
  * Each test builds its own limits, so each gets a pool of its own (pools are shared per set of limits). A time
- * limit counts the thread's start, which under vitest includes loading TypeScript, hence seconds.
+ * limit runs from the task's start in its thread (not the thread's own start-up).
  */
 function limits(
   inspection: Partial<PdfLimits['inspection']>,

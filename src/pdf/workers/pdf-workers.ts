@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { Logger } from '../../logger.ts';
 import { FinalizeInputError } from '../compose/marks.ts';
@@ -32,6 +33,9 @@ function workerExecArgv(): string[] | undefined {
   const boot = `import { register } from ${JSON.stringify(pathToFileURL(api).href)}; register();`;
   return ['--import', `data:text/javascript,${encodeURIComponent(boot)}`];
 }
+
+/** How long a thread may take to start and take up a task (a busy machine, TypeScript under tsx) before a 500. */
+const THREAD_START_MS = 60_000;
 
 /** Threads idle this long are stopped (a new one starts on the next task); idle threads never hold the process. */
 const IDLE_THREAD_MS = 30_000;
@@ -104,24 +108,46 @@ class PdfWorkerPool {
     });
   }
 
-  /** `refuse`: throw PdfBusyError when every slot is taken; `wait`: wait for one. The time limit starts then. */
-  async run<T>(name: 'inspect' | 'compose', task: unknown, whenBusy: 'refuse' | 'wait'): Promise<T> {
+  /**
+   * `refuse`: throw PdfBusyError when every slot is taken; `wait`: wait for one. The time limit starts when the
+   * task starts in its thread (the thread says so through `started`), so a thread's start-up (loading pdf-lib, and
+   * TypeScript under tsx) is not counted against the file; starting may take up to THREAD_START_MS.
+   */
+  async run<T>(name: 'inspect' | 'compose', task: object, whenBusy: 'refuse' | 'wait'): Promise<T> {
     if (whenBusy === 'wait') await this.slots.take();
     else if (!this.slots.tryTake()) throw new PdfBusyError(1);
-    const signal = AbortSignal.timeout(this.limits.timeoutMs);
+    const controller = new AbortController();
+    const { port1, port2 } = new MessageChannel();
+    let limit: 'start' | 'time' = 'start';
+    let timer = setTimeout(() => controller.abort(), THREAD_START_MS);
+    port1.once('message', () => {
+      clearTimeout(timer);
+      limit = 'time';
+      timer = setTimeout(() => controller.abort(), this.limits.timeoutMs);
+    });
     const failuresBefore = this.threadFailure?.count ?? 0;
     try {
-      return (await this.piscina.run(task, { name, signal })) as T;
+      return (await this.piscina.run(
+        { ...task, started: port2 },
+        { name, signal: controller.signal, transferList: [port2] },
+      )) as T;
     } catch (err) {
-      if (signal.aborted && this.threadFailure && this.threadFailure.count > failuresBefore) {
+      if (controller.signal.aborted && this.threadFailure && this.threadFailure.count > failuresBefore) {
         throw new Error('no PDF worker thread could take the task', { cause: this.threadFailure.err });
       }
-      if (signal.aborted) throw new PdfTooComplexError('time', LIMIT_REASONS.tooSlow(this.limits.timeoutMs));
+      if (controller.signal.aborted && limit === 'start') {
+        throw new Error(`no PDF worker thread started the task within ${THREAD_START_MS} ms`);
+      }
+      if (controller.signal.aborted) {
+        throw new PdfTooComplexError('time', LIMIT_REASONS.tooSlow(this.limits.timeoutMs));
+      }
       if ((err as { code?: unknown }).code === 'ERR_WORKER_OUT_OF_MEMORY') {
         throw new PdfTooComplexError('memory', LIMIT_REASONS.tooLarge(this.limits.memoryMb));
       }
       throw err;
     } finally {
+      clearTimeout(timer);
+      port1.close();
       this.slots.release();
     }
   }
