@@ -83,7 +83,7 @@ class Slots {
 class PdfWorkerPool {
   private readonly piscina: Piscina;
   private readonly slots: Slots;
-  private threadFailure: { err: unknown; count: number } | undefined;
+  private threadFailure: unknown;
 
   constructor(
     private readonly limits: WorkerLimits,
@@ -99,11 +99,11 @@ class PdfWorkerPool {
       execArgv: workerExecArgv(),
       niceIncrement: NICE_INCREMENT,
     });
-    // A thread that fails with no task of its own, typically one that could not start (its file would not load):
-    // piscina reports it here (unheard, the 'error' event would end the process). A task left waiting for a
-    // thread then ends at its time limit, as a server error rather than as the file's fault.
+    // A thread that fails with no task of its own (one that could not start, or one whose task had already ended,
+    // as when a terminated thread ran out of memory on its way out): piscina reports it here, where unheard the
+    // 'error' event would end the process. A task no thread could start ends at THREAD_START_MS as a server error.
     this.piscina.on('error', (err: unknown) => {
-      this.threadFailure = { err, count: (this.threadFailure?.count ?? 0) + 1 };
+      this.threadFailure = err;
       logger?.error({ err }, 'a PDF worker thread failed');
     });
   }
@@ -125,18 +125,17 @@ class PdfWorkerPool {
       limit = 'time';
       timer = setTimeout(() => controller.abort(), this.limits.timeoutMs);
     });
-    const failuresBefore = this.threadFailure?.count ?? 0;
     try {
       return (await this.piscina.run(
         { ...task, started: port2 },
         { name, signal: controller.signal, transferList: [port2] },
       )) as T;
     } catch (err) {
-      if (controller.signal.aborted && this.threadFailure && this.threadFailure.count > failuresBefore) {
-        throw new Error('no PDF worker thread could take the task', { cause: this.threadFailure.err });
-      }
       if (controller.signal.aborted && limit === 'start') {
-        throw new Error(`no PDF worker thread started the task within ${THREAD_START_MS} ms`);
+        // Not the file's doing: no thread could start (its last failure, if any, says why).
+        throw new Error(`no PDF worker thread started the task within ${THREAD_START_MS} ms`, {
+          cause: this.threadFailure,
+        });
       }
       if (controller.signal.aborted) {
         throw new PdfTooComplexError('time', LIMIT_REASONS.tooSlow(this.limits.timeoutMs));
