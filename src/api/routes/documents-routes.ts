@@ -13,6 +13,7 @@ import { serializeDocument } from '../../documents/serialize.ts';
 import { deleteDocument, updateDocument } from '../../documents/update-document.ts';
 import { AppError, mergeDetails } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
+import { createPdfInspector } from '../../pdf/workers/pdf-workers.ts';
 import type { Storage } from '../../storage/storage.ts';
 import type { TemporalClientHandle } from '../../temporal/client.ts';
 import { createWebhookDispatcher } from '../../webhooks/dispatch.ts';
@@ -58,6 +59,9 @@ export function createDocumentsRouter(deps: DocumentsRouterDeps, openapi: OpenAp
     logger: deps.logger,
   });
 
+  // Uploaded PDFs are inspected in worker threads, at most PDF_MAX_CONCURRENT_INSPECTIONS at once.
+  const pdf = createPdfInspector(deps.config.pdf, deps.logger);
+
   const discard = async (key: string | undefined) => {
     if (!key) return;
     await storage
@@ -74,7 +78,7 @@ export function createDocumentsRouter(deps: DocumentsRouterDeps, openapi: OpenAp
       plan,
     });
     try {
-      return await readDocumentForm(ctx, upload, { fileRequired });
+      return await readDocumentForm(ctx, upload, { fileRequired, pdf });
     } catch (err) {
       await discard(upload.file?.key);
       throw err;
