@@ -1,12 +1,15 @@
 import { BlockList, isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
+import { PDF_LIMIT_DEFAULTS, type PdfLimits } from './pdf/limits.ts';
 import { storageConfigFromEnv, type StorageConfig } from './storage/storage-config.ts';
 import type { WhatsAppConfig } from './whatsapp/types.ts';
 
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
 const port = z.coerce.number().int().min(0).max(65535);
+
+const intIn = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
 const optionalString = z
   .string()
@@ -49,6 +52,18 @@ const schema = z.object({
   MAX_UPLOAD_MB_BASIC: z.coerce.number().positive().max(1024).default(20),
   MAX_UPLOAD_MB_BUSINESS: z.coerce.number().positive().max(1024).default(20),
   MAX_UPLOAD_MB_ENTERPRISE: z.coerce.number().positive().max(1024).default(20),
+  // Untrusted PDFs (src/pdf/limits.ts): decoding bounded by a pre-scan, parsing in worker threads with limits.
+  PDF_MAX_DECODED_MB: z.coerce.number().positive().max(1_048_576).default(PDF_LIMIT_DEFAULTS.maxDecodedMb),
+  PDF_MAX_DECODE_RATIO: z.coerce.number().min(1).max(1e9).default(PDF_LIMIT_DEFAULTS.maxDecodeRatio),
+  PDF_MAX_FILTERS: intIn(1, 16).default(PDF_LIMIT_DEFAULTS.maxFilters),
+  PDF_MAX_OBJECTS: intIn(100, 10_000_000).default(PDF_LIMIT_DEFAULTS.maxObjects),
+  PDF_MAX_OBJECT_STREAMS: intIn(1, 1_000_000).default(PDF_LIMIT_DEFAULTS.maxObjectStreams),
+  PDF_WORKER_TIMEOUT_MS: intIn(1, 600_000).default(PDF_LIMIT_DEFAULTS.workerTimeoutMs),
+  PDF_WORKER_MEMORY_MB: intIn(16, 16_384).default(PDF_LIMIT_DEFAULTS.workerMemoryMb),
+  PDF_MAX_CONCURRENT_INSPECTIONS: intIn(1, 256).default(PDF_LIMIT_DEFAULTS.maxConcurrentInspections),
+  PDF_FINALIZE_TIMEOUT_MS: intIn(1, 600_000).default(PDF_LIMIT_DEFAULTS.finalizeTimeoutMs),
+  PDF_FINALIZE_MEMORY_MB: intIn(16, 16_384).default(PDF_LIMIT_DEFAULTS.finalizeMemoryMb),
+  PDF_MAX_CONCURRENT_FINALIZATIONS: intIn(1, 256).default(PDF_LIMIT_DEFAULTS.maxConcurrentFinalizations),
   // Exposures (issue 10): reverse proxies in front of the API, 0 to 10; false/true (the old switch) mean 0 and 1.
   TRUST_PROXY: z
     .string()
@@ -139,6 +154,8 @@ export interface Config {
   };
   rateLimit: { store: 'memory' | 'postgres' };
   plans: Record<Plan, { requestsPerMinute: number; maxUploadBytes: number }>;
+  /** What reading one untrusted PDF may cost, at upload and at finalization. */
+  pdf: PdfLimits;
   storage: StorageConfig;
   whatsapp: WhatsAppConfig;
   webhooks: {
@@ -206,6 +223,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const host = e.HOST ?? (e.NODE_ENV === 'production' ? '0.0.0.0' : '127.0.0.1');
   const whatsappIssues = checkWhatsApp(e, host);
   if (whatsappIssues.length > 0) throw new ConfigError(whatsappIssues);
+  const pdfIssues = checkPdfLimits(e);
+  if (pdfIssues.length > 0) throw new ConfigError(pdfIssues);
   const mb = (n: number) => Math.floor(n * 1024 * 1024);
   return {
     env: e.NODE_ENV,
@@ -232,6 +251,25 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       basic: { requestsPerMinute: 100, maxUploadBytes: mb(e.MAX_UPLOAD_MB_BASIC) },
       business: { requestsPerMinute: 300, maxUploadBytes: mb(e.MAX_UPLOAD_MB_BUSINESS) },
       enterprise: { requestsPerMinute: 1000, maxUploadBytes: mb(e.MAX_UPLOAD_MB_ENTERPRISE) },
+    },
+    pdf: {
+      decode: {
+        maxDecodedBytes: mb(e.PDF_MAX_DECODED_MB),
+        maxDecodeRatio: e.PDF_MAX_DECODE_RATIO,
+        maxFilters: e.PDF_MAX_FILTERS,
+        maxObjects: e.PDF_MAX_OBJECTS,
+        maxObjectStreams: e.PDF_MAX_OBJECT_STREAMS,
+      },
+      inspection: {
+        concurrency: e.PDF_MAX_CONCURRENT_INSPECTIONS,
+        timeoutMs: e.PDF_WORKER_TIMEOUT_MS,
+        memoryMb: e.PDF_WORKER_MEMORY_MB,
+      },
+      finalization: {
+        concurrency: e.PDF_MAX_CONCURRENT_FINALIZATIONS,
+        timeoutMs: e.PDF_FINALIZE_TIMEOUT_MS,
+        memoryMb: e.PDF_FINALIZE_MEMORY_MB,
+      },
     },
     storage: storage.storage,
     whatsapp: {
@@ -286,6 +324,22 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     images: { maxSidePx: e.MAX_IMAGE_SIDE_PX },
   };
+}
+
+/** A file accepted at upload must not fail finalization for want of time or memory the upload had. */
+function checkPdfLimits(e: z.infer<typeof schema>): string[] {
+  const issues: string[] = [];
+  if (e.PDF_FINALIZE_TIMEOUT_MS < e.PDF_WORKER_TIMEOUT_MS) {
+    issues.push(
+      'PDF_FINALIZE_TIMEOUT_MS: must be at least PDF_WORKER_TIMEOUT_MS (finalization reads what upload read)',
+    );
+  }
+  if (e.PDF_FINALIZE_MEMORY_MB < e.PDF_WORKER_MEMORY_MB) {
+    issues.push(
+      'PDF_FINALIZE_MEMORY_MB: must be at least PDF_WORKER_MEMORY_MB (finalization reads what upload read)',
+    );
+  }
+  return issues;
 }
 
 /**

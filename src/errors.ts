@@ -15,6 +15,7 @@ export const ERROR_STATUS = {
   validation_failed: 422,
   rate_limited: 429,
   internal: 500,
+  not_implemented: 501,
   bad_gateway: 502,
   unavailable: 503,
 } as const;

@@ -2,6 +2,7 @@ import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { koaBody } from 'koa-body';
 import type { AppState } from '../http/context.ts';
+import { allowedMethods } from '../http/methods.ts';
 import type { Logger } from '../logger.ts';
 import { sendAsset } from './assets.ts';
 import { compose } from './compose.ts';
@@ -30,9 +31,10 @@ function classify(err: unknown): { status: number; key: MessageKey } {
   if (err instanceof AdminPageError) return { status: err.status, key: err.messageKey };
   const e = (err ?? {}) as HttpLikeError;
   const status = e.status ?? e.statusCode;
+  // The router's 501 (a method it does not implement, TRACE included) is a refused method, not a failure.
+  if (status === 405 || status === 501) return { status: 405, key: 'errorMethod' };
   if (status && status >= 400 && status < 500 && e.expose !== false) {
     if (status === 413) return { status, key: 'errorTooLarge' };
-    if (status === 405 || status === 501) return { status: 405, key: 'errorMethod' };
     if (status === 404) return { status, key: 'errorNotFound' };
     return { status: 400, key: 'errorBadRequest' };
   }
@@ -40,12 +42,16 @@ function classify(err: unknown): { status: number; key: MessageKey } {
 }
 
 /** The dashboard's own error boundary: every failure under /admin is an HTML page, never the JSON envelope. */
-function adminErrors(logger: Logger): Middleware<AdminState> {
+function adminErrors(logger: Logger, router: Router<AdminState>): Middleware<AdminState> {
   return async (ctx, next) => {
     try {
       await next();
     } catch (err) {
       const { status, key } = classify(err);
+      if (status === 405) {
+        const allow = allowedMethods([router], ctx.path);
+        if (allow.length) ctx.set('Allow', allow.join(', '));
+      }
       if (status >= 500)
         logger.error({ err, requestId: ctx.state.requestId, path: ctx.path }, 'dashboard request failed');
       ctx.state.locale ??= DEFAULT_LOCALE;
@@ -77,7 +83,7 @@ export function createAdminDashboard(deps: AdminDeps): Middleware<AppState> {
   assets.get('/admin/assets/:name', (ctx) => sendAsset(ctx, ctx.params.name ?? ''));
 
   const stack = compose<AdminState>([
-    adminErrors(deps.logger),
+    adminErrors(deps.logger, router),
     securityHeaders(),
     chooseLocale(deps),
     assets.routes() as Middleware<AdminState>,

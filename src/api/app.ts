@@ -7,6 +7,7 @@ import type { ApiDeps } from '../http/deps.ts';
 import { authenticate } from './middleware/authenticate.ts';
 import { errorHandler } from './middleware/error-handler.ts';
 import { idempotency } from './middleware/idempotency.ts';
+import { methodGuard } from '../http/methods.ts';
 import { rateLimit } from './middleware/rate-limit.ts';
 import { requestId } from './middleware/request-id.ts';
 import { registerCoreOperations } from './openapi/core-operations.ts';
@@ -51,30 +52,13 @@ export function createApp(
   const app = new Koa<AppState>({ proxy: hops > 0, maxIpsCount: hops });
   app.silent = true; // the error middleware logs; Koa's default handler would print to stderr
 
-  app.use(requestId());
-  app.use(errorHandler(deps.logger));
-  // The dashboard (/admin) parses its own forms and renders its own HTML errors, so it sits before the JSON edge.
-  app.use(createAdminDashboard(deps));
-  const jsonBody = koaBody({
-    json: true,
-    jsonStrict: true,
-    jsonLimit: deps.config.http.jsonBodyLimit,
-    multipart: false,
-    urlencoded: false,
-    text: false,
-  });
-  // Routes that need the raw bytes (signatures) or a larger limit (signature images) read their own bodies.
-  app.use(async (ctx, next) => {
-    if (readsOwnBody(ctx.path)) await next();
-    else await (jsonBody(ctx, next) as Promise<unknown>);
-  });
-
-  app.use(createApprovalPageRouter(deps).routes());
-  app.use(createFilesRouter(deps).routes());
+  const approvalPage = createApprovalPageRouter(deps);
+  const files = createFilesRouter(deps);
   // Anyone who can open the inbox can act as every approver: only outside production, on a loopback-only server.
-  if (deps.config.whatsapp.provider === 'console' && devToolsAllowed(deps.config)) {
-    app.use(createDevInboxRouter(deps).routes());
-  }
+  const devInbox =
+    deps.config.whatsapp.provider === 'console' && devToolsAllowed(deps.config)
+      ? createDevInboxRouter(deps)
+      : undefined;
 
   const publicApi = new Router<AppState>({ prefix: API_PREFIX });
   publicApi.use(createHealthRouter(deps).routes());
@@ -93,9 +77,30 @@ export function createApp(
   api.use(createApprovalRouter(deps, openapi).routes());
   api.use(createWebhooksRouter(deps, openapi).routes());
 
+  app.use(requestId());
+  app.use(errorHandler(deps.logger));
+  // The dashboard (/admin) parses its own forms and renders its own HTML errors, so it sits before the JSON edge.
+  app.use(createAdminDashboard(deps));
+  // 405 with Allow, 501 and OPTIONS are answered before any body is read or any key checked.
+  app.use(methodGuard([approvalPage, files, ...(devInbox ? [devInbox] : []), publicApi, api]));
+  const jsonBody = koaBody({
+    json: true,
+    jsonStrict: true,
+    jsonLimit: deps.config.http.jsonBodyLimit,
+    multipart: false,
+    urlencoded: false,
+    text: false,
+  });
+  // Routes that need the raw bytes (signatures) or a larger limit (signature images) read their own bodies.
+  app.use(async (ctx, next) => {
+    if (readsOwnBody(ctx.path)) await next();
+    else await (jsonBody(ctx, next) as Promise<unknown>);
+  });
+
+  app.use(approvalPage.routes());
+  app.use(files.routes());
+  if (devInbox) app.use(devInbox.routes());
   app.use(publicApi.routes());
-  app.use(publicApi.allowedMethods({ throw: true }));
   app.use(api.routes());
-  app.use(api.allowedMethods({ throw: true }));
   return app;
 }

@@ -14,8 +14,9 @@ import {
   type Signer,
   SignerConfigError,
   createSigner,
-  finalizeDocument,
 } from '../pdf/index.ts';
+import { DEFAULT_PDF_LIMITS, type PdfLimits, PdfTooComplexError } from '../pdf/limits.ts';
+import { type PdfFinalizer, createPdfFinalizer } from '../pdf/workers/pdf-workers.ts';
 import type { Storage } from '../storage/storage.ts';
 import { FinalizeStateError, loadFinalizeInput, loadFinalizeRecord } from './finalize-input.ts';
 
@@ -25,6 +26,7 @@ export const FINALIZE_FAILURE_TYPES = {
   FinalizeInputError: 'FinalizeInputError',
   SignerConfigError: 'SignerConfigError',
   FinalizeStateError: 'FinalizeStateError',
+  PdfTooComplexError: 'PdfTooComplexError',
 } as const;
 
 export interface FinalizerDeps {
@@ -37,6 +39,8 @@ export interface FinalizerDeps {
   tsaUrl?: string;
   /** MAX_IMAGE_SIDE_PX: the same cap the approval page checked images against; default 4096. */
   maxImageSidePx?: number;
+  /** The PDF_* limits (config.pdf): the original is read in a worker thread within them. Default: the defaults. */
+  pdf?: PdfLimits;
 }
 
 /** What finalization hands back to the approval activity. */
@@ -72,6 +76,8 @@ export function signerOnce(options: CreateSignerOptions): () => Promise<Signer> 
  */
 export function createFinalizer(deps: FinalizerDeps): (documentId: string) => Promise<FinalizedDocument> {
   const { db, storage } = deps;
+  // The original is read and composed in a worker thread (time, heap and decoding limited); signing stays here.
+  const pdf = createPdfFinalizer(deps.pdf ?? DEFAULT_PDF_LIMITS, deps.logger);
 
   const outcome = (doc: Document, token: string, completedAt: Date): FinalizedDocument => ({
     completedAt,
@@ -91,6 +97,7 @@ export function createFinalizer(deps: FinalizerDeps): (documentId: string) => Pr
 
       const input = await loadFinalizeInput(db, storage, record);
       const result = await finalizeWithFallback(
+        pdf,
         {
           ...input,
           signer: await deps.signer(),
@@ -131,16 +138,20 @@ async function reserve(db: Knex, doc: Document): Promise<Document> {
  * for it would strand the document. Such marks go to the signatures page instead (deterministically, so a retry
  * makes the same file).
  */
-async function finalizeWithFallback(input: FinalizeInput, logger: Logger): Promise<FinalizeResult> {
+async function finalizeWithFallback(
+  pdf: PdfFinalizer,
+  input: FinalizeInput,
+  logger: Logger,
+): Promise<FinalizeResult> {
   try {
-    return await finalizeDocument(input);
+    return await pdf.finalize(input);
   } catch (err) {
     if (!(err instanceof FinalizeInputError) || err.code !== 'invalid_placement') throw err;
     logger.warn(
       { reference: input.document.reference, reason: err.message },
       'placement does not fit: marks go to the signatures page',
     );
-    return finalizeDocument({ ...input, approvers: input.approvers.map((a) => ({ ...a, placement: null })) });
+    return pdf.finalize({ ...input, approvers: input.approvers.map((a) => ({ ...a, placement: null })) });
   }
 }
 
@@ -149,6 +160,8 @@ const PERMANENT: [new (...args: never[]) => Error, string][] = [
   [FinalizeInputError, FINALIZE_FAILURE_TYPES.FinalizeInputError],
   [SignerConfigError, FINALIZE_FAILURE_TYPES.SignerConfigError],
   [FinalizeStateError, FINALIZE_FAILURE_TYPES.FinalizeStateError],
+  // The original exhausted its worker thread's time or memory: the same file would again.
+  [PdfTooComplexError, FINALIZE_FAILURE_TYPES.PdfTooComplexError],
 ];
 
 function asActivityFailure(err: unknown): unknown {

@@ -44,13 +44,14 @@ export async function addApprover(
     if (orderIndex === undefined) {
       orderIndex = Math.max(0, ...existing.map((a) => a.orderIndex)) + 1;
       if (orderIndex > LIMITS.orderMax)
-        throw AppError.validation({
-          order_index: [`The last position (${LIMITS.orderMax}) is taken; give order_index explicitly`],
-        });
+        throw AppError.conflict(
+          `The last position (${LIMITS.orderMax}) is taken; give order_index explicitly`,
+        );
     } else if (takenBy(existing, orderIndex)) {
-      throw AppError.validation({
-        order_index: [`order_index ${orderIndex} is already taken by another approver of this document`],
-      });
+      // A valid request the document's current approvers refuse: a conflict with its state, not a bad field.
+      throw AppError.conflict(
+        `order_index ${orderIndex} is already taken by another approver of this document`,
+      );
     }
     const problem = placementProblem(approver.placement, document.pageCount);
     if (problem) throw AppError.validation({ page: [problem] });
@@ -92,11 +93,9 @@ export async function updateApprover(
     if (update.orderIndex !== undefined && update.orderIndex !== approver.orderIndex) {
       const others = await store.listByDocument(document.id);
       if (takenBy(others, update.orderIndex, approver.id)) {
-        throw AppError.validation({
-          order_index: [
-            `order_index ${update.orderIndex} is already taken by another approver of this document`,
-          ],
-        });
+        throw AppError.conflict(
+          `order_index ${update.orderIndex} is already taken by another approver of this document`,
+        );
       }
     }
     const problem = update.placement && placementProblem(update.placement, document.pageCount);

@@ -1,9 +1,27 @@
 /**
  * The final-PDF module. Permanent failures (retrying cannot help): FinalizeError, FinalizeInputError,
- * SignerConfigError. Transient: TimestampError (the time-stamp authority did not answer) and I/O errors.
+ * SignerConfigError, PdfTooComplexError (a worker thread's time or memory ran out on the file). Transient:
+ * TimestampError (the time-stamp authority did not answer) and I/O errors.
+ *
+ * Untrusted files are read in worker threads (workers/pdf-workers.ts) after a pre-scan has bounded what decoding
+ * them costs (prescan.ts), within the limits of limits.ts (config.pdf).
  */
 export { MAX_PDF_PAGES, type PdfInspection, inspectPdf } from './inspect-pdf.ts';
-export { FinalizeError, finalizeDocument } from './finalize-document.ts';
+export { FinalizeError, composeFinal, finalizeDocument, signFinal } from './finalize-document.ts';
+export {
+  DEFAULT_PDF_LIMITS,
+  type DecodeLimits,
+  PdfLimitError,
+  type PdfLimits,
+  PdfTooComplexError,
+} from './limits.ts';
+export {
+  PdfBusyError,
+  type PdfFinalizer,
+  type PdfInspector,
+  createPdfFinalizer,
+  createPdfInspector,
+} from './workers/pdf-workers.ts';
 export { composeFinalPdf } from './compose/compose-final-pdf.ts';
 export { FinalizeInputError } from './compose/marks.ts';
 export {

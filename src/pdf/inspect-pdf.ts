@@ -7,6 +7,8 @@ import {
   PDFNumber,
   type PDFObject,
 } from 'pdf-lib';
+import { DEFAULT_DECODE_LIMITS, type DecodeLimits, PdfLimitError } from './limits.ts';
+import { checkDecodeLimits } from './prescan.ts';
 import { checkXref } from './writer/pdf-revision.ts';
 
 /** More pages than this and the upload is refused: the certificate and signatures pages stay a small share. */
@@ -34,9 +36,14 @@ export const REASONS = {
 
 /**
  * Decides at upload whether the finalizer can later sign this file validly, and says why not in words the
- * uploader can act on. Never throws for bad input.
+ * uploader can act on. Never throws for bad input. Nothing is decoded before the pre-scan has bounded what
+ * decoding will cost (`limits`); the time and memory it takes are bounded by running it in a worker thread
+ * (see workers/pdf-workers.ts).
  */
-export async function inspectPdf(bytes: Uint8Array): Promise<PdfInspection> {
+export async function inspectPdf(
+  bytes: Uint8Array,
+  limits: DecodeLimits = DEFAULT_DECODE_LIMITS,
+): Promise<PdfInspection> {
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (buf.length < MAGIC.length || !buf.subarray(0, MAGIC.length).equals(MAGIC)) {
     return refuse(REASONS.notPdf);
@@ -44,6 +51,13 @@ export async function inspectPdf(bytes: Uint8Array): Promise<PdfInspection> {
   const tail = buf.subarray(Math.max(0, buf.length - TAIL_WINDOW));
   if (tail.lastIndexOf(EOF_MARKER) < 0 || tail.lastIndexOf(STARTXREF) < 0) {
     return refuse(looksEncrypted(buf) ? REASONS.encrypted : REASONS.damaged);
+  }
+
+  try {
+    await checkDecodeLimits(bytes, limits);
+  } catch (err) {
+    if (err instanceof PdfLimitError) return refuse(err.message);
+    throw err;
   }
 
   let doc: PDFDocument;

@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { createApp } from '../api/app.ts';
+import { answerClientError } from '../api/client-error.ts';
 import { startPurgeSchedule } from './purge.ts';
 
 export interface RunningApi {
@@ -21,6 +22,7 @@ export async function startApiServer(
   const handle = app.callback();
   const server = createServer((req, res) => void handle(req, res));
   server.keepAliveTimeout = 65_000;
+  server.on('clientError', answerClientError);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve());

@@ -48,6 +48,7 @@ export function createWorkerDeps(
       publicBaseUrl: config.http.publicBaseUrl,
       tsaUrl: config.signing.tsaUrl,
       maxImageSidePx: config.images.maxSidePx,
+      pdf: config.pdf,
     }),
     whatsapp: {
       provider: overrides.whatsappProvider ?? createWhatsAppProvider(config, { logger }),

@@ -120,9 +120,11 @@ describe('POST /documents/{documentId}/approvers', () => {
         language: ['language must be one of: ar, en'],
       },
     );
-    await expectValidation(await add(doc.id, { name: 'A', phone: PHONE_A, order_index: 1 }), {
-      order_index: ['order_index 1 is already taken by another approver of this document'],
-    });
+    await expectError(
+      await add(doc.id, { name: 'A', phone: PHONE_A, order_index: 1 }),
+      409,
+      'order_index 1 is already taken by another approver of this document',
+    );
     await expectValidation(await add(doc.id, { name: 'A', phone: PHONE_A, page: 3, x: 0, y: 0 }), {
       page: ['page 3 is beyond the end of the PDF, which has 2 pages'],
     });
@@ -210,9 +212,11 @@ describe('GET, PUT and DELETE /approvers/{id}', () => {
       { name: 'B', phone: PHONE_B },
     ]);
     const [a] = doc.approvers as [ApproverJson];
-    await expectValidation(await change(a.id, { order_index: 2 }), {
-      order_index: ['order_index 2 is already taken by another approver of this document'],
-    });
+    await expectError(
+      await change(a.id, { order_index: 2 }),
+      409,
+      'order_index 2 is already taken by another approver of this document',
+    );
     await expectValidation(await change(a.id, { phone: '+1 555 555 0123', name_ar: ' ' }), {
       name_ar: ['name_ar must not be blank'],
       phone: ['phone is not a valid phone number for its country code'],

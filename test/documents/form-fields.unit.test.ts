@@ -36,4 +36,47 @@ describe('formFieldsToObject', () => {
       approvers: ['A document can have at most 50 approvers'],
     });
   });
+
+  it('takes the approvers as one JSON part, the form the OpenAPI document describes', () => {
+    const approvers = [{ name: 'A', phone: '966501234567', page: 1 }];
+    expect(
+      formFieldsToObject([
+        ['title', 'T'],
+        ['approvers', JSON.stringify(approvers)],
+      ]),
+    ).toEqual({ value: { title: 'T', approvers }, errors: {} });
+    expect(formFieldsToObject([['approvers', '[{"name": ']]).errors).toEqual({
+      approvers: [
+        'the approvers part must hold a JSON array of approvers (or send approvers[N][field] parts instead)',
+      ],
+    });
+    expect(
+      formFieldsToObject([
+        ['approvers', '[]'],
+        ['approvers[0][name]', 'A'],
+      ]).errors,
+    ).toEqual({
+      approvers: ['give the approvers either as one JSON part or as approvers[N][field] parts, not both'],
+    });
+  });
+
+  it('makes a field given twice a list (which single-valued fields refuse) and skips nameless parts', () => {
+    expect(
+      formFieldsToObject([
+        ['department', 'hr'],
+        ['department', 'legal'],
+        ['approvers[0][phone]', '966501234567'],
+        ['approvers[0][phone]', '966551234567'],
+        [undefined as unknown as string, 'nameless'],
+        ['__proto__', 'x'],
+      ]),
+    ).toEqual({
+      value: {
+        department: ['hr', 'legal'],
+        approvers: [{ phone: ['966501234567', '966551234567'] }],
+        ['__proto__']: 'x',
+      },
+      errors: {},
+    });
+  });
 });

@@ -8,6 +8,8 @@ import { createFinalizer, type FinalizedDocument, signerOnce } from '../../src/a
 import { createActivities } from '../../src/runtime/activities.ts';
 import { createWorkerDeps } from '../../src/runtime/worker-deps.ts';
 import { sha256Hex } from '../../src/auth/tokens.ts';
+import { DEFAULT_PDF_LIMITS, type PdfLimits } from '../../src/pdf/limits.ts';
+import { objectStreamBomb } from '../helpers/pdf-bombs.ts';
 import { pageText, pdfsig, qpdfCheck } from '../helpers/pdf-tools.ts';
 import { type TestTsa, startTestTsa } from '../helpers/tsa-server.ts';
 import {
@@ -52,7 +54,7 @@ async function finalFiles(documentId: string): Promise<string[]> {
   return (await readdir(dir)).filter((f) => f.startsWith('final-'));
 }
 
-const finalizer = (options: { tsaUrl?: string; production?: boolean; p12?: boolean } = {}) =>
+const finalizer = (options: { tsaUrl?: string; production?: boolean; p12?: boolean; pdf?: PdfLimits } = {}) =>
   createFinalizer({
     db: db(),
     storage: h.service.deps.storage,
@@ -64,6 +66,7 @@ const finalizer = (options: { tsaUrl?: string; production?: boolean; p12?: boole
     }),
     publicBaseUrl: h.service.config.http.publicBaseUrl,
     ...(options.tsaUrl ? { tsaUrl: options.tsaUrl } : {}),
+    ...(options.pdf ? { pdf: options.pdf } : {}),
   });
 
 /** The worker's own activities, run as Temporal runs them (with an activity context and a client). */
@@ -249,6 +252,30 @@ describe('finalization failures', () => {
     await h.service.deps.storage.put(file_key, Readable.from([Buffer.from('%PDF-1.7\nnot the upload\n')]));
     const failure = await expectPermanent(finalizer()(doc.id), 'FinalizeError');
     expect(failure.message).toMatch(/SHA-256/);
+    expect((await finalColumns(doc.id)).final_sha256).toBeNull();
+  });
+
+  it('an original past the decoding limits is permanent (FinalizeError), with the reason upload gives', async () => {
+    const doc = await completedDocument(three());
+    const { file_key } = await finalColumns(doc.id);
+    const bomb = objectStreamBomb();
+    await h.service.deps.storage.put(file_key, Readable.from([bomb]));
+    await db()('documents')
+      .where({ id: doc.id })
+      .update({ file_sha256: sha256Hex(bomb) });
+    const failure = await expectPermanent(finalizer()(doc.id), 'FinalizeError');
+    expect(failure.message).toMatch(/^The PDF expands to more than .+ when decompressed/);
+    expect((await finalColumns(doc.id)).final_sha256).toBeNull();
+  });
+
+  it('an original that outlasts the time limit of its worker thread is permanent (PdfTooComplexError)', async () => {
+    const doc = await completedDocument(three());
+    const pdf: PdfLimits = {
+      ...DEFAULT_PDF_LIMITS,
+      finalization: { ...DEFAULT_PDF_LIMITS.finalization, timeoutMs: 1 },
+    };
+    const failure = await expectPermanent(finalizer({ pdf })(doc.id), 'PdfTooComplexError');
+    expect(failure.message).toMatch(/^The PDF is too complex to process: reading it took longer than/);
     expect((await finalColumns(doc.id)).final_sha256).toBeNull();
   });
 

@@ -240,7 +240,10 @@ describe('updating and deleting', () => {
     expect((await put(`/webhooks/${hook.id}`, { events: ['document.signed'] })).status).toBe(422);
     expect((await put(`/webhooks/${hook.id}`, { url: 'gopher://x' })).status).toBe(422);
     expect((await put(`/webhooks/${hook.id}`, { active: 'no' })).status).toBe(422);
-    expect((await put(`/webhooks/${hook.id}`, {})).status).toBe(422);
+    // {} changes nothing (not even updated_at) and answers the webhook as it is.
+    const unchanged = await put(`/webhooks/${hook.id}`, {});
+    expect(unchanged.status).toBe(200);
+    expect(unchanged.body.data).toEqual(changed.body.data);
 
     const off = await put(`/webhooks/${hook.id}`, { active: false });
     expect(off.body.data).toMatchObject({ active: false });

@@ -1,5 +1,6 @@
-import { inspectPdf } from '../../pdf/inspect-pdf.ts';
-import { addDetail, mergeDetails, type ErrorDetails } from '../../errors.ts';
+import { addDetail, AppError, mergeDetails, type ErrorDetails } from '../../errors.ts';
+import type { PdfInspection } from '../../pdf/inspect-pdf.ts';
+import { PdfBusyError, type PdfInspector } from '../../pdf/workers/pdf-workers.ts';
 import type { DocumentFile } from '../../documents/inputs.ts';
 import type { AppContext } from '../../http/context.ts';
 import { idempotencyOf, requestFingerprint } from '../middleware/idempotency.ts';
@@ -23,7 +24,7 @@ export interface DocumentForm {
 export async function readDocumentForm(
   ctx: AppContext,
   upload: ReceivedUpload,
-  options: { fileRequired: boolean },
+  options: { fileRequired: boolean; pdf: PdfInspector },
 ): Promise<DocumentForm> {
   // The body is known only now: claim the Idempotency-Key (if any) before anything is written.
   const fields = [...upload.fields].sort(([a, av], [b, bv]) =>
@@ -43,7 +44,7 @@ export async function readDocumentForm(
     return { value: form.value, details };
   }
   const storedKey = upload.file.key;
-  const inspection = await inspectPdf(upload.file.bytes);
+  const inspection = await inspectUpload(options.pdf, upload.file.bytes);
   if (!inspection.ok) {
     addDetail(details, 'file', inspection.reason);
     return { value: form.value, details, storedKey };
@@ -60,4 +61,23 @@ export async function readDocumentForm(
       pageCount: inspection.pageCount,
     },
   };
+}
+
+/**
+ * The file is read in a worker thread; when every inspection thread is busy the request is refused at once with
+ * 503 and Retry-After (nothing queues up behind a slow file).
+ */
+async function inspectUpload(inspector: PdfInspector, bytes: Uint8Array): Promise<PdfInspection> {
+  try {
+    return await inspector.inspect(bytes);
+  } catch (err) {
+    if (!(err instanceof PdfBusyError)) throw err;
+    const seconds = err.retryAfterSeconds;
+    throw new AppError(
+      'unavailable',
+      `Too many PDFs are being checked right now; try again in ${seconds} second${seconds === 1 ? '' : 's'}.`,
+      {},
+      { 'Retry-After': String(seconds) },
+    );
+  }
 }

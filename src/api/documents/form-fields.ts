@@ -2,11 +2,16 @@ import { addDetail, newDetails, type ErrorDetails } from '../../errors.ts';
 import { LIMITS } from '../../domain/model.ts';
 
 const APPROVER_PART = /^approvers\[(\d{1,3})\]\[([a-z_]{1,32})\]$/;
+const JSON_APPROVERS =
+  'the approvers part must hold a JSON array of approvers (or send approvers[N][field] parts instead)';
 
 /**
- * Multipart parts → the object the JSON schemas validate: `approvers[N][field]` parts become `approvers[N].field`.
- * Empty parts count as not given (HTML forms send every input). Indexes must run from 0 without gaps, so an error
- * at `approvers.2.phone` names the part the client sent as `approvers[2][phone]`.
+ * Multipart parts → the object the JSON schemas validate. Approvers come either as one `approvers` part holding
+ * their JSON array (the OpenAPI document's form) or as `approvers[N][field]` parts, which become
+ * `approvers[N].field`. Empty parts count as not given (HTML forms send every input), and so do parts without a
+ * name. A field given twice becomes the list of its values, which the schema of a single-valued field refuses,
+ * rather than one of them silently chosen. Indexes must run from 0 without gaps, so an error at
+ * `approvers.2.phone` names the part the client sent as `approvers[2][phone]`.
  *
  * Part names are the client's: the objects built here have no prototype, so a part named `constructor`,
  * `__proto__` or `approvers[0][__proto__]` is an ordinary (ignored) field, never an inherited property.
@@ -17,25 +22,44 @@ export function formFieldsToObject(fields: readonly [string, string][]): {
 } {
   const value = Object.create(null) as Record<string, unknown>;
   const errors = newDetails();
-  const approvers = new Map<number, Record<string, string>>();
+  const approvers = new Map<number, Record<string, unknown>>();
+  let jsonApprovers = false;
   for (const [name, raw] of fields) {
-    if (raw === '') continue;
+    // busboy reports a part with an empty name as one without a name (undefined).
+    if (raw === '' || typeof name !== 'string' || name === '') continue;
     const part = APPROVER_PART.exec(name);
     if (part) {
       const index = Number(part[1]);
       let entry = approvers.get(index);
       if (!entry) {
-        entry = Object.create(null) as Record<string, string>;
+        entry = Object.create(null) as Record<string, unknown>;
         approvers.set(index, entry);
       }
-      entry[part[2]!] = raw;
+      add(entry, part[2]!, raw);
+    } else if (name === 'approvers') {
+      if (jsonApprovers) {
+        add(value, name, raw); // a second approvers part: refused below as a list of texts
+        continue;
+      }
+      jsonApprovers = true;
+      try {
+        value.approvers = JSON.parse(raw) as unknown;
+      } catch {
+        addDetail(errors, 'approvers', JSON_APPROVERS);
+      }
     } else if (name.startsWith('approvers')) {
       addDetail(errors, name, 'approver fields are sent as approvers[N][field], e.g. approvers[0][phone]');
     } else {
-      value[name] = raw;
+      add(value, name, raw);
     }
   }
-  if (approvers.size > 0) {
+  if (approvers.size > 0 && jsonApprovers) {
+    addDetail(
+      errors,
+      'approvers',
+      'give the approvers either as one JSON part or as approvers[N][field] parts, not both',
+    );
+  } else if (approvers.size > 0) {
     const indexes = [...approvers.keys()].sort((a, b) => a - b);
     if (indexes.length > LIMITS.approversMax) {
       addDetail(errors, 'approvers', `A document can have at most ${LIMITS.approversMax} approvers`);
@@ -46,4 +70,14 @@ export function formFieldsToObject(fields: readonly [string, string][]): {
     }
   }
   return { value, errors };
+}
+
+/** Sets a field; a repeated field collects its values in a list. */
+function add(target: Record<string, unknown>, name: string, raw: string): void {
+  if (!Object.hasOwn(target, name)) {
+    Object.defineProperty(target, name, { value: raw, enumerable: true, writable: true, configurable: true });
+    return;
+  }
+  const current = target[name];
+  target[name] = Array.isArray(current) ? [...(current as unknown[]), raw] : [current, raw];
 }

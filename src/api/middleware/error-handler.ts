@@ -34,6 +34,7 @@ function toAppError(err: unknown): AppError {
     if (known) return new AppError(known[0], known[1]);
     return new AppError('bad_request', 'Bad request');
   }
+  if (status === 501) return new AppError('not_implemented', 'Not implemented');
   return new AppError('internal', 'Internal server error');
 }
 
@@ -50,7 +51,7 @@ export function errorHandler(logger: Logger): Middleware<AppState> {
       }
     } catch (err) {
       const appError = toAppError(err);
-      if (appError.status >= 500) {
+      if (appError.status >= 500 && appError.code !== 'not_implemented') {
         logger.error({ err, requestId: ctx.state.requestId, path: ctx.path }, 'request failed');
       }
       for (const [name, value] of Object.entries(appError.headers)) ctx.set(name, value);

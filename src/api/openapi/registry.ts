@@ -30,7 +30,10 @@ export interface ApiOperation {
   query?: ParamsSchema;
   body?: { json?: z.ZodType; multipart?: z.ZodType; required?: boolean; description?: string };
   responses: Record<number, ApiResponseSpec>;
-  /** Error statuses worth listing besides the ones every protected operation has (401, 403, 429, 500). */
+  /**
+   * Error statuses of this operation besides the implicit ones: 500; 401, 403, 429 when protected; 400, 413 on
+   * POST/PUT; 409, 422 where the Idempotency-Key header applies.
+   */
   errors?: number[];
 }
 
@@ -39,14 +42,41 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   401: 'Missing, malformed, unknown or revoked API key',
   403: 'The API key lacks the required scope',
   404: 'No such resource in this account',
-  409: "Refused by the resource's current status; the message names the status",
+  409: "Conflict: refused by the resource's current status (the message names it), or a request with the same Idempotency-Key is still in progress",
   413: 'Request body too large',
   415: 'Unsupported content type',
-  422: 'Validation failed; details maps each field to its messages',
+  422: 'Validation failed; details maps each field (or the Idempotency-Key header) to its messages',
   429: 'Rate limit exceeded; Retry-After says when to try again',
   500: 'Server error',
-  503: 'A dependency is unavailable',
+  503: 'A dependency is unavailable or busy; Retry-After, when present, says when to try again',
 };
+
+/**
+ * `Idempotency-Key` as src/api/middleware/idempotency.ts accepts it (KEY_PATTERN: 1 to 255 visible ASCII
+ * characters); the middleware treats an empty header as none, so the pattern admits the empty value too.
+ */
+const IDEMPOTENCY_KEY_HEADER = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description:
+    'Makes the POST safe to retry: the same key with the same request within 24 hours replays the first response (marked by the Idempotent-Replayed: true header); the same key with a different request is a 422; while the first request is still running, 409. 1 to 255 visible ASCII characters (a UUID is a good choice); any other value is a 422. An empty value counts as no key.',
+  schema: { type: 'string', maxLength: 255, pattern: '^[\\x21-\\x7e]*$' },
+} as const;
+
+/** Statuses an operation can answer besides its own: authentication, rate limit, bodies, idempotency. */
+function implicitErrors(op: ApiOperation): number[] {
+  const out = [500];
+  if (op.auth !== false) out.push(401, 403, 429);
+  // Any POST or PUT may carry a JSON body, parsed (400) and size-checked (413) before the route runs.
+  if (op.method === 'post' || op.method === 'put' || op.method === 'patch') out.push(400, 413);
+  if (takesIdempotencyKey(op)) out.push(409, 422);
+  return out;
+}
+
+function takesIdempotencyKey(op: ApiOperation): boolean {
+  return op.method === 'post' && op.auth !== false;
+}
 
 const RATE_LIMIT_HEADERS = {
   'X-RateLimit-Limit': {
@@ -143,16 +173,7 @@ export class OpenApiRegistry {
     };
     add('path', op.pathParams);
     add('query', op.query);
-    if (op.method === 'post' && op.auth !== false) {
-      out.push({
-        name: 'Idempotency-Key',
-        in: 'header',
-        required: false,
-        description:
-          'Makes the POST safe to retry: the same key with the same request within 24 hours replays the first response (marked by the Idempotent-Replayed: true header); the same key with a different request is a 422; while the first request is still running, 409.',
-        schema: { type: 'string', minLength: 1, maxLength: 255 },
-      });
-    }
+    if (takesIdempotencyKey(op)) out.push({ ...IDEMPOTENCY_KEY_HEADER });
     return out;
   }
 
@@ -172,8 +193,8 @@ export class OpenApiRegistry {
         ...(Object.keys(content).length ? { content } : {}),
       };
     }
-    const errors = new Set([...(op.auth !== false ? [401, 403, 429] : []), ...(op.errors ?? []), 500]);
-    for (const status of [...errors].sort())
+    const errors = new Set([...implicitErrors(op), ...(op.errors ?? [])]);
+    for (const status of [...errors].sort((a, b) => a - b))
       responses[String(status)] = { $ref: `#/components/responses/E${status}` };
 
     const requestBody: JsonSchema | undefined = op.body && {
@@ -185,7 +206,10 @@ export class OpenApiRegistry {
           ? {
               'multipart/form-data': {
                 schema: this.schema(op.body.multipart, 'input'),
-                encoding: { file: { contentType: 'application/pdf' } },
+                encoding: {
+                  file: { contentType: 'application/pdf' },
+                  approvers: { contentType: 'application/json' },
+                },
               },
             }
           : {}),
@@ -215,8 +239,8 @@ export class OpenApiRegistry {
         description,
         headers: {
           'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' },
-          ...(status === '429'
-            ? { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } } }
+          ...(status === '429' || status === '503'
+            ? { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer', minimum: 0 } } }
             : {}),
         },
         content: { 'application/json': { schema: errorEnvelope } },

@@ -82,7 +82,7 @@ export function createApprovalRouter(deps: RemindDeps, openapi: OpenApiRegistry)
       'Send a draft for approval',
       'Starts the approval workflow; answers once the document reads pending. 409 when not a draft or past its deadline, 422 without approvers.',
       DocumentResource,
-      [404, 409, 422],
+      [404, 409, 422, 503],
     ),
     async (ctx) => {
       ok(ctx, await sendDocument(deps, authOf(ctx).accountId, pathId(ctx, 'id', 'Document')));
@@ -99,7 +99,7 @@ export function createApprovalRouter(deps: RemindDeps, openapi: OpenApiRegistry)
       'Void a sent document',
       'pending or in_progress → voided; approvers already notified are told. 409 otherwise.',
       DocumentResource,
-      [404, 409],
+      [404, 409, 503],
     ),
     async (ctx) => {
       ok(ctx, await voidDocument(deps, authOf(ctx).accountId, pathId(ctx, 'id', 'Document')));
@@ -134,7 +134,7 @@ export function createApprovalRouter(deps: RemindDeps, openapi: OpenApiRegistry)
         'Remind an approver',
         'Re-sends the current WhatsApp notification to an approver who was notified and has not acted; 409 otherwise.',
         Reminder,
-        [404, 409],
+        [404, 409, 429, 503],
       ),
     },
     async (ctx) => {

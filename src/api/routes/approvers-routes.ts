@@ -122,7 +122,7 @@ export function createApproversRouter(deps: { db: Knex }, openapi: OpenApiRegist
       tags: TAGS,
       auth: 'documents:write',
       pathParams: IdParams,
-      body: { json: ApproverUpdateShape },
+      body: { json: ApproverUpdateShape, required: false },
       responses: { 200: { description: 'The approver', schema: envelope(ApproverResource) } },
       errors: [400, 404, 409, 415, 422],
     },

@@ -13,6 +13,7 @@ import { serializeDocument } from '../../documents/serialize.ts';
 import { deleteDocument, updateDocument } from '../../documents/update-document.ts';
 import { AppError, mergeDetails } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
+import { createPdfInspector } from '../../pdf/workers/pdf-workers.ts';
 import type { Storage } from '../../storage/storage.ts';
 import type { WebhookDispatcher } from '../../webhooks/dispatch.ts';
 import { authOf, type AppContext, type AppState } from '../../http/context.ts';
@@ -51,6 +52,9 @@ export function createDocumentsRouter(deps: DocumentsRouterDeps, openapi: OpenAp
   const router = new Router<AppState>();
   const { db, storage, webhooks } = deps;
 
+  // Uploaded PDFs are inspected in worker threads, at most PDF_MAX_CONCURRENT_INSPECTIONS at once.
+  const pdf = createPdfInspector(deps.config.pdf, deps.logger);
+
   const discard = async (key: string | undefined) => {
     if (!key) return;
     await storage
@@ -67,7 +71,7 @@ export function createDocumentsRouter(deps: DocumentsRouterDeps, openapi: OpenAp
       plan,
     });
     try {
-      return await readDocumentForm(ctx, upload, { fileRequired });
+      return await readDocumentForm(ctx, upload, { fileRequired, pdf });
     } catch (err) {
       await discard(upload.file?.key);
       throw err;
@@ -128,7 +132,7 @@ export function createDocumentsRouter(deps: DocumentsRouterDeps, openapi: OpenAp
           headers: { Location: { description: 'The new document', schema: { type: 'string' } } },
         },
       },
-      errors: [400, 409, 415, 422],
+      errors: [400, 409, 413, 415, 422, 503],
     },
     async (ctx) => {
       const { accountId } = authOf(ctx);
@@ -205,9 +209,9 @@ export function createDocumentsRouter(deps: DocumentsRouterDeps, openapi: OpenAp
       tags: TAGS,
       auth: 'documents:write',
       pathParams: IdParams,
-      body: { json: UpdateDocumentShape, multipart: UpdateDocumentMultipart },
+      body: { json: UpdateDocumentShape, multipart: UpdateDocumentMultipart, required: false },
       responses: { 200: { description: 'The updated draft', schema: envelope(DocumentResource) } },
-      errors: [400, 404, 409, 415, 422],
+      errors: [400, 404, 409, 413, 415, 422, 503],
     },
     async (ctx) => {
       const { accountId } = authOf(ctx);

@@ -49,7 +49,7 @@ export function createDownloadRouter(deps: DownloadRouterDeps, openapi: OpenApiR
       auth: 'documents:read',
       pathParams: IdParams,
       responses: { 200: { description: 'Where the signed PDF is', schema: envelope(Download) } },
-      errors: [404, 409],
+      errors: [404, 409, 503],
     },
     async (ctx) => {
       const id = pathId(ctx, 'id', 'Document');

@@ -191,18 +191,23 @@ export function createWebhooksRouter(deps: WebhooksRouterDeps, openapi: OpenApiR
       operationId: 'updateWebhook',
       summary: 'Change a webhook’s url, events or active flag',
       description:
-        'Only the given fields change. `active: false` stops the webhook: its pending deliveries fail. `active: true` enables it again (after a 410 Gone disabled it); failed deliveries can then be redelivered. A new url is used from the next attempt.',
+        'Only the given fields change; an empty object changes nothing. `active: false` stops the webhook: its pending deliveries fail. `active: true` enables it again (after a 410 Gone disabled it); failed deliveries can then be redelivered. A new url is used from the next attempt.',
       tags: TAGS,
       auth: 'webhooks:write',
       pathParams: WebhookIdParams,
-      body: { json: UpdateWebhookBody, required: true },
+      body: { json: UpdateWebhookBody, required: false },
       responses: { 200: { description: 'The webhook', schema: envelope(WebhookResource) } },
       errors: [400, 404, 415, 422],
     },
     async (ctx) => {
       const { accountId } = authOf(ctx);
-      const id = (await load(ctx)).id;
+      const current = await load(ctx);
+      const id = current.id;
       const input = parseBody(UpdateWebhookBody, jsonBody(ctx));
+      if (input.url === undefined && input.events === undefined && input.active === undefined) {
+        ok(ctx, serializeWebhook(current)); // nothing to change: not even updated_at moves
+        return;
+      }
       const url = input.url === undefined ? undefined : await checkUrl(input.url);
       const updated = await updateWebhook(db, accountId, id, {
         ...(url !== undefined ? { url } : {}),

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { ApproverInput, ApproverUpdate } from '../../documents/inputs.ts';
 import { ACTION_TYPES, APPROVER_STATUSES, LANGUAGES, LIMITS, type Placement } from '../../domain/model.ts';
 import { normalizePhone, PHONE_MESSAGES } from '../../documents/phone.ts';
+import { MAX_PDF_PAGES } from '../../pdf/inspect-pdf.ts';
 import type { SerializedApprover } from '../../documents/serialize.ts';
 import { Timestamp } from './envelopes.ts';
 import {
@@ -29,7 +30,9 @@ const Phone = z
   })
   .meta({
     description:
-      'WhatsApp number in international form: country code and number, digits only, optionally after +. Stored and returned as digits only.',
+      'WhatsApp number in international form: country code and number (7 to 15 digits), optionally after + or 00; spaces, dots, dashes and brackets between digits are ignored. It must be a valid number for its country code. Stored and returned as digits only.',
+    // Not a JSON Schema format: it names the rule no pattern states (a number valid for its country code).
+    format: 'phone',
     examples: ['966501234567', '+966501234567'],
   });
 
@@ -48,7 +51,7 @@ const approverShape = {
     .optional()
     .meta({ description: 'Position, 1-based; default: the position in which the approver was given' }),
   order: integer('order', 1, LIMITS.orderMax).optional().meta({ description: 'Alias of order_index' }),
-  page: integer('page', 1, 100_000).nullable().optional().meta({
+  page: integer('page', 1, MAX_PDF_PAGES).nullable().optional().meta({
     description: 'Placement: page (1-based, at most the PDF page count); null removes the placement',
   }),
   x: decimal('x', 0, LIMITS.placementMax)
@@ -74,7 +77,7 @@ type ApproverInputValue = {
 };
 
 function checkShared(v: ApproverInputValue, ctx: z.RefinementCtx): void {
-  if (v.order_index !== undefined && v.order !== undefined && v.order_index !== v.order) {
+  if (v.order_index !== undefined && v.order !== undefined) {
     ctx.addIssue({ code: 'custom', path: ['order'], message: 'give order_index or order, not both' });
   }
   // The placement is one group: a position needs its page and both coordinates.
@@ -98,9 +101,36 @@ function placementOf(v: ApproverInputValue): Placement | null {
     : null;
 }
 
+/**
+ * The cross-field rules of checkShared, for the OpenAPI document: order and order_index are one field under two
+ * names; there is no placement (page, x, y and width absent or null), or page, x and y are all given.
+ */
+const SHARED_RULES = {
+  dependentSchemas: { order: { properties: { order_index: false } } },
+  allOf: [
+    {
+      anyOf: [
+        {
+          properties: {
+            page: { type: 'null' },
+            x: { type: 'null' },
+            y: { type: 'null' },
+            width: { type: 'null' },
+          },
+        },
+        {
+          required: ['page', 'x', 'y'],
+          properties: { page: { type: 'integer' }, x: { type: 'number' }, y: { type: 'number' } },
+        },
+      ],
+    },
+  ],
+};
+
 export const ApproverInputShape = z.object(approverShape).meta({
   required: ['phone'],
   anyOf: [{ required: ['name'] }, { required: ['name_ar', 'name_en'] }],
+  ...SHARED_RULES,
 });
 
 export const ApproverInputSchema = ApproverInputShape.superRefine(
@@ -121,7 +151,7 @@ export const ApproverInputSchema = ApproverInputShape.superRefine(
   }));
 
 /** PUT /approvers/{id}: every field optional; what is given replaces what was there. */
-export const ApproverUpdateShape = z.object({ ...approverShape, phone: Phone.optional() });
+export const ApproverUpdateShape = z.object({ ...approverShape, phone: Phone.optional() }).meta(SHARED_RULES);
 
 export const ApproverUpdateSchema = ApproverUpdateShape.superRefine((v, ctx) =>
   checkShared(v, ctx),

@@ -8,13 +8,19 @@ import { ALWAYS_ON_OBJECTS, integer, oneOf, requireBilingual, text } from './fie
 
 const DEPARTMENT = /^[a-z][a-z0-9_-]{0,31}$/;
 
+// null or "" clear it; '' never reaches the union (it becomes null first), it is there for the OpenAPI document.
 const Department = z.preprocess(
   (v) => (v === '' ? null : v),
   z
-    .string({ error: 'department must be a string' })
-    .regex(DEPARTMENT, {
-      error: 'department must be a lowercase key: a letter, then up to 31 letters, digits, _ or -',
-    })
+    .union(
+      [
+        z.literal(''),
+        z.string().regex(DEPARTMENT, {
+          error: 'department must be a lowercase key: a letter, then up to 31 letters, digits, _ or -',
+        }),
+      ],
+      { error: 'department must be a string' },
+    )
     .nullable(),
 );
 
@@ -71,19 +77,40 @@ export const CreateDocumentSchema = CreateDocumentShape.superRefine(
     approvers: (v.approvers ?? []).map((a, i) => ({ ...a, orderIndex: a.orderIndex ?? i + 1 })),
   }));
 
-/** For the OpenAPI document: the multipart body is the fields plus the file. */
-export const CreateDocumentMultipart = CreateDocumentShape.extend({
-  file: z.any().meta({
-    type: 'string',
-    contentMediaType: 'application/pdf',
-    description: 'The PDF: not encrypted, at most 500 pages, at most the plan size limit (20 MB by default)',
-  }),
-}).meta({
-  required: ['file'],
-  anyOf: [{ required: ['title'] }, { required: ['title_ar', 'title_en'] }],
-  description:
-    'multipart/form-data. Approvers are sent as approvers[N][field] parts (N from 0, no gaps), e.g. approvers[0][name], approvers[0][phone]. Give title, or both title_ar and title_en; likewise name, or name_ar and name_en.',
+/** Multipart part names travel in a header: no control characters. */
+const PART_NAME = { pattern: '^[^\\u0000-\\u001f\\u007f]*$' };
+const APPROVER_PARTS =
+  'approvers is one part holding the JSON array (Content-Type application/json); approvers[N][field] parts (N from 0, no gaps, e.g. approvers[0][name], approvers[0][phone]) are the equivalent for plain HTML forms and curl -F.';
+
+/**
+ * The form fields as the OpenAPI document states them: a part left empty counts as not given (HTML forms send
+ * every input), so each field also admits "".
+ */
+const formFields = Object.fromEntries(
+  Object.entries(documentShape).map(([name, field]) => [name, z.union([z.literal(''), field]).optional()]),
+);
+const nonEmpty = (...names: string[]) => ({
+  required: names,
+  properties: Object.fromEntries(names.map((n) => [n, { minLength: 1 }])),
 });
+
+/** For the OpenAPI document: the multipart body is the fields plus the file. */
+export const CreateDocumentMultipart = z
+  .object(formFields)
+  .extend({
+    file: z.any().meta({
+      type: 'string',
+      format: 'binary',
+      description:
+        'The PDF (part Content-Type application/pdf): not encrypted, at most 500 pages, at most the plan size limit (20 MB by default)',
+    }),
+  })
+  .meta({
+    required: ['file'],
+    anyOf: [nonEmpty('title'), nonEmpty('title_ar', 'title_en')],
+    propertyNames: PART_NAME,
+    description: `multipart/form-data, each field once. ${APPROVER_PARTS} Give title, or both title_ar and title_en; likewise name, or name_ar and name_en.`,
+  });
 
 /** PUT /documents/{id}: JSON, or multipart with a new `file`. Only given fields change. */
 export const UpdateDocumentShape = z.object(documentShape);
@@ -102,13 +129,19 @@ export const UpdateDocumentSchema = UpdateDocumentShape.superRefine((v, ctx) => 
   return update;
 });
 
-export const UpdateDocumentMultipart = UpdateDocumentShape.extend({
-  file: z.any().optional().meta({
-    type: 'string',
-    contentMediaType: 'application/pdf',
-    description: 'A replacement PDF (optional)',
-  }),
-});
+export const UpdateDocumentMultipart = z
+  .object(formFields)
+  .extend({
+    file: z.any().optional().meta({
+      type: 'string',
+      format: 'binary',
+      description: 'A replacement PDF (optional), checked as on creation',
+    }),
+  })
+  .meta({
+    propertyNames: PART_NAME,
+    description: `multipart/form-data, each field once; only the given fields change. ${APPROVER_PARTS}`,
+  });
 
 export const ListDocumentsQuery = z.object({
   status: oneOf('status', DOCUMENT_STATUSES).optional(),

@@ -27,7 +27,12 @@ export function text(field: string) {
 
 /** An optional text a client may clear: `null` or `""` clear it. */
 export function clearableText(field: string) {
-  return z.preprocess((v) => (v === '' ? null : v), text(field).nullable());
+  // '' never reaches the union (it becomes null first); it is there so the documented schema admits it.
+  const cleared = z.literal('');
+  return z.preprocess(
+    (v) => (v === '' ? null : v),
+    z.union([cleared, text(field)], { error: `${field} must be a string` }).nullable(),
+  );
 }
 
 const INTEGER_STRING = /^\s*[+-]?\d+\s*$/;

@@ -10,6 +10,10 @@ import { integer } from './fields.ts';
  * Request and response shapes of the webhook endpoints (docs/product-rules.md §7); the routes validate with these.
  */
 
+const HOST_NAME = String.raw`(?:[A-Za-z0-9-]+\.)*[A-Za-z][A-Za-z0-9-]*\.?`;
+const OCTET = String.raw`(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])`;
+const URL_SHAPE = String.raw`^\s*[Hh][Tt][Tt][Pp][Ss]?://(?:${HOST_NAME}|${OCTET}(?:\.${OCTET}){3})(?::[0-9]{1,4})?(?:[/?#][^\s]*)?\s*$`;
+
 const Url = z
   .string({ error: (iss) => (iss.input === undefined ? 'url is required' : 'url must be a string') })
   .trim()
@@ -18,6 +22,8 @@ const Url = z
   .meta({
     description:
       'An http:// or https:// URL on the public internet (no user name or password); redirects are not followed',
+    // The shape the URL parser takes (a host name or IPv4 address, an optional port, then any path and query).
+    pattern: URL_SHAPE,
     example: 'https://example.com/wathiq/webhooks',
   });
 
@@ -36,19 +42,15 @@ const Events = z
 
 export const CreateWebhookBody = z.object({ url: Url, events: Events });
 
-export const UpdateWebhookBody = z
-  .object({
-    url: Url.optional(),
-    events: Events.optional(),
-    active: z
-      .boolean({ error: 'active must be true or false' })
-      .optional()
-      .meta({ description: 'false stops deliveries (pending ones fail); true enables a disabled webhook' }),
-  })
-  .refine((v) => v.url !== undefined || v.events !== undefined || v.active !== undefined, {
-    error: 'Give at least one of url, events and active',
-    path: ['_'],
-  });
+/** Only the given fields change; `{}` changes nothing (and answers the webhook as it is). */
+export const UpdateWebhookBody = z.object({
+  url: Url.optional(),
+  events: Events.optional(),
+  active: z
+    .boolean({ error: 'active must be true or false' })
+    .optional()
+    .meta({ description: 'false stops deliveries (pending ones fail); true enables a disabled webhook' }),
+});
 
 export const ListQuery = z.object({
   page: integer('page', 1, 1_000_000).optional().meta({ description: 'Page number, from 1; default 1' }),

@@ -16,6 +16,12 @@ export interface SignOptions {
   reason?: string;
 }
 
+/** What preparing the signature needs of the signer: its certificates (for the room to reserve) and name. */
+export type SignerIdentity = Pick<Signer, 'certificate' | 'chain' | 'subject'>;
+
+/** The options of `prepareSignature`, which does not sign: the private key can stay in another thread. */
+export type PrepareOptions = Omit<SignOptions, 'signer'> & { signer: SignerIdentity };
+
 export interface PreparedSignature {
   raw: Map<number, Buffer>;
   sigObjectNumber: number;
@@ -29,7 +35,7 @@ export interface PreparedSignature {
 const BYTE_RANGE_PLACEHOLDER = '[0 0000000000 0000000000 0000000000]';
 
 /** Room for the CMS: the certificates, the signature, the attributes, and a time-stamp token when asked for. */
-function reservedBytes(opts: SignOptions): number {
+function reservedBytes(opts: PrepareOptions): number {
   const certs = [opts.signer.certificate, ...opts.signer.chain].reduce((n, c) => n + c.length, 0);
   return 4096 + certs + (opts.tsaUrl ? 20_480 : 0);
 }
@@ -41,7 +47,7 @@ function reservedBytes(opts: SignOptions): number {
  */
 export function prepareSignature(
   revision: PdfRevision,
-  opts: SignOptions,
+  opts: PrepareOptions,
   reserve = reservedBytes(opts),
 ): PreparedSignature {
   const { context, doc } = revision;
@@ -137,22 +143,31 @@ export class SignatureTooLargeError extends Error {
   }
 }
 
+/** Where, in a written file, the signature's /ByteRange and /Contents placeholders are. */
+export interface SignaturePlaceholder {
+  byteRangeAt: number;
+  byteRangeLength: number;
+  /** The '<' of the /Contents hex string. */
+  contentsAt: number;
+  /** Its length with both angle brackets. */
+  contentsLength: number;
+}
+
 /**
  * Fills in /ByteRange (everything but the /Contents hex string) and /Contents (the CMS over those bytes) of a
  * written file, in place.
  */
 export async function applySignature(
   pdf: Buffer,
-  sigOffset: number,
-  prepared: PreparedSignature,
+  placeholder: SignaturePlaceholder,
   opts: SignOptions,
 ): Promise<void> {
-  const gapStart = sigOffset + prepared.contentsAt;
-  const gapEnd = gapStart + prepared.contentsLength;
+  const gapStart = placeholder.contentsAt;
+  const gapEnd = gapStart + placeholder.contentsLength;
   const range = `[0 ${gapStart} ${gapEnd} ${pdf.length - gapEnd}]`;
-  if (range.length > prepared.byteRangeLength)
+  if (range.length > placeholder.byteRangeLength)
     throw new Error('file too large for the byte range placeholder');
-  pdf.write(range.padEnd(prepared.byteRangeLength, ' '), sigOffset + prepared.byteRangeAt, 'latin1');
+  pdf.write(range.padEnd(placeholder.byteRangeLength, ' '), placeholder.byteRangeAt, 'latin1');
 
   const digest = createHash('sha256').update(pdf.subarray(0, gapStart)).update(pdf.subarray(gapEnd)).digest();
   const cms = await buildSignedData({
@@ -170,17 +185,37 @@ export async function applySignature(
       : undefined,
   });
   const hex = cms.toString('hex').toUpperCase();
-  if (hex.length > prepared.contentsLength - 2) throw new SignatureTooLargeError(`${cms.length} bytes`);
+  if (hex.length > placeholder.contentsLength - 2) throw new SignatureTooLargeError(`${cms.length} bytes`);
   pdf.write(hex, gapStart + 1, 'latin1');
 }
 
-/** Writes the revision as an incremental update carrying the prepared signature, then signs it. */
-export async function writeSigned(revision: PdfRevision, opts: SignOptions): Promise<Buffer> {
+/**
+ * Writes the revision as an incremental update carrying a prepared (unsigned) signature dictionary, and says
+ * where its placeholders are. The untrusted-PDF part of signing: `applySignature` then needs only the bytes.
+ */
+export function writePrepared(
+  revision: PdfRevision,
+  opts: PrepareOptions,
+): { pdf: Buffer; placeholder: SignaturePlaceholder } {
   const prepared = prepareSignature(revision, opts);
   const { pdf, rawOffsets } = writeIncrement(revision, prepared.raw);
   const sigOffset = rawOffsets.get(prepared.sigObjectNumber);
   if (sigOffset === undefined) throw new Error('signature dictionary was not written');
-  await applySignature(pdf, sigOffset, prepared, opts);
+  return {
+    pdf,
+    placeholder: {
+      byteRangeAt: sigOffset + prepared.byteRangeAt,
+      byteRangeLength: prepared.byteRangeLength,
+      contentsAt: sigOffset + prepared.contentsAt,
+      contentsLength: prepared.contentsLength,
+    },
+  };
+}
+
+/** Writes the revision as an incremental update carrying the prepared signature, then signs it. */
+export async function writeSigned(revision: PdfRevision, opts: SignOptions): Promise<Buffer> {
+  const { pdf, placeholder } = writePrepared(revision, opts);
+  await applySignature(pdf, placeholder, opts);
   return pdf;
 }
 

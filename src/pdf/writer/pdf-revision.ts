@@ -63,13 +63,49 @@ interface XrefSection {
   entries: Map<number, number>;
 }
 
-/** Reads the cross-reference section at an offset (a table with its trailer, or a cross-reference stream). */
-function readXrefSection(bytes: Uint8Array, offset: number, context: PDFContext): XrefSection {
+/** The head of the cross-reference section at an offset: a table's trailer, or the cross-reference stream. */
+export type XrefSectionHead = { kind: 'table'; trailer: PDFDict } | { kind: 'stream'; stream: PDFRawStream };
+
+/**
+ * Parses the section at an offset without decoding anything (the pre-scan walks the chain with it and charges
+ * each cross-reference stream to the decode budget before `checkXref` decodes it).
+ */
+export function readXrefSectionHead(bytes: Uint8Array, offset: number, context: PDFContext): XrefSectionHead {
   if (offset <= 0 || offset >= bytes.length) throw new PdfStructureError('startxref points outside the file');
   const head = latin1(bytes, offset, offset + 64);
   if (/^xref\s/.test(head)) {
     const at = latin1(bytes, offset, bytes.length).indexOf('trailer');
     if (at < 0) throw new PdfStructureError('cross-reference table without trailer');
+    const parser = PDFObjectParser.forBytes(bytes.subarray(offset + at + 'trailer'.length), context);
+    const trailer = parser.parseObject();
+    if (!(trailer instanceof PDFDict)) throw new PdfStructureError('trailer is not a dictionary');
+    return { kind: 'table', trailer };
+  }
+  const m = /^(\d+)\s+(\d+)\s+obj\b/.exec(head);
+  if (!m) throw new PdfStructureError('startxref does not point at a cross-reference section');
+  const parser = PDFObjectParser.forBytes(bytes.subarray(offset + m[0].length), context);
+  const stream = parser.parseObject();
+  if (!(stream instanceof PDFRawStream) || stream.dict.lookup(PDFName.of('Type')) !== PDFName.of('XRef')) {
+    throw new PdfStructureError('startxref does not point at a cross-reference stream');
+  }
+  return { kind: 'stream', stream };
+}
+
+/** The offsets of the sections that follow this one (/XRefStm, then /Prev), as `checkXref` visits them. */
+export function nextXrefOffsets(trailer: PDFDict): number[] {
+  const out: number[] = [];
+  for (const key of ['XRefStm', 'Prev']) {
+    const next = trailer.lookup(PDFName.of(key));
+    if (next instanceof PDFNumber) out.push(next.asNumber());
+  }
+  return out;
+}
+
+/** Reads the cross-reference section at an offset (a table with its trailer, or a cross-reference stream). */
+function readXrefSection(bytes: Uint8Array, offset: number, context: PDFContext): XrefSection {
+  const section = readXrefSectionHead(bytes, offset, context);
+  if (section.kind === 'table') {
+    const at = latin1(bytes, offset, bytes.length).indexOf('trailer');
     const table = latin1(bytes, offset + 4, offset + at);
     const entries = new Map<number, number>();
     const tokens = table.trim().split(/\s+/);
@@ -86,23 +122,13 @@ function readXrefSection(bytes: Uint8Array, offset: number, context: PDFContext)
         else if (type !== 'f') throw new PdfStructureError('malformed cross-reference entry');
       }
     }
-    const parser = PDFObjectParser.forBytes(bytes.subarray(offset + at + 'trailer'.length), context);
-    const trailer = parser.parseObject();
-    if (!(trailer instanceof PDFDict)) throw new PdfStructureError('trailer is not a dictionary');
-    return { kind: 'table', trailer, entries };
-  }
-  const m = /^(\d+)\s+(\d+)\s+obj\b/.exec(head);
-  if (!m) throw new PdfStructureError('startxref does not point at a cross-reference section');
-  const parser = PDFObjectParser.forBytes(bytes.subarray(offset + m[0].length), context);
-  const stream = parser.parseObject();
-  if (!(stream instanceof PDFRawStream) || stream.dict.lookup(PDFName.of('Type')) !== PDFName.of('XRef')) {
-    throw new PdfStructureError('startxref does not point at a cross-reference stream');
+    return { kind: 'table', trailer: section.trailer, entries };
   }
   const entries = new Map<number, number>();
-  for (const e of PDFXRefStreamParser.forStream(stream).parseIntoContext()) {
+  for (const e of PDFXRefStreamParser.forStream(section.stream).parseIntoContext()) {
     if (!e.deleted && !e.inObjectStream) entries.set(e.ref.objectNumber, e.offset);
   }
-  return { kind: 'stream', trailer: stream.dict, entries };
+  return { kind: 'stream', trailer: section.stream.dict, entries };
 }
 
 /**
@@ -134,10 +160,7 @@ export function checkXref(
         if (!m || Number(m[1]) !== num)
           throw new PdfStructureError(`object ${num} is not where the table says`);
       }
-      for (const key of ['XRefStm', 'Prev']) {
-        const next = section.trailer.lookup(PDFName.of(key));
-        if (next instanceof PDFNumber) pending.push(next.asNumber());
-      }
+      pending.push(...nextXrefOffsets(section.trailer));
     }
     if (!first) return { ok: false, problem: 'no cross-reference section' };
     return { ok: true, kind: first.kind, startxref: start, trailer: first.trailer };

@@ -1,0 +1,84 @@
+import type { Middleware } from 'koa';
+import { AppError } from '../errors.ts';
+import type { AppState } from './context.ts';
+
+/**
+ * The methods HTTP itself defines (RFC 9110 §9, PATCH from RFC 5789, and QUERY, the safe method with a body of
+ * the httpbis working group). A method outside this set is one the server does not implement anywhere: 501,
+ * whatever the path (RFC 9110 §15.6.2). Node's parser refuses names it does not know at all (see
+ * client-error.ts); this catches the WebDAV-style ones it does parse (PROPFIND, MKCOL, PURGE, …).
+ */
+const STANDARD_METHODS: ReadonlySet<string> = new Set([
+  'GET',
+  'HEAD',
+  'POST',
+  'PUT',
+  'PATCH',
+  'DELETE',
+  'OPTIONS',
+  'TRACE',
+  'CONNECT',
+  'QUERY',
+]);
+
+/** What the guard needs of a router (any router's state type). */
+export interface RouteMatcher {
+  match(
+    path: string,
+    method: string,
+  ): { path: readonly { methods: readonly string[]; paramNames: readonly unknown[] }[] };
+}
+
+/** The order the Allow header lists methods in. */
+const ALLOW_ORDER = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+
+/**
+ * The methods the routers answer at `path` (HEAD comes with GET, OPTIONS with any); empty when no route has that
+ * path. Where templates overlap, the most specific wins: `/webhooks/events` is the event catalogue (GET), not a
+ * `/webhooks/{id}` with a strange id. Nested routers are flattened into their parent's stack, so the top-level
+ * routers are enough.
+ */
+export function allowedMethods(routers: readonly RouteMatcher[], path: string): string[] {
+  const routes = routers.flatMap((router) =>
+    router.match(path, 'GET').path.filter((layer) => layer.methods.length > 0),
+  );
+  if (routes.length === 0) return [];
+  const fewestParams = Math.min(...routes.map((layer) => layer.paramNames.length));
+  const methods = new Set<string>(['OPTIONS']);
+  for (const layer of routes)
+    if (layer.paramNames.length === fewestParams) for (const m of layer.methods) methods.add(m);
+  return ALLOW_ORDER.filter((m) => methods.has(m));
+}
+
+/**
+ * Method conformance for every route of the given routers, before any body is read or any key is checked:
+ * an unknown method is 501; a known method the resource does not support (TRACE included) is 405 with `Allow`;
+ * OPTIONS is 204 with `Allow`. A path no router has falls through to the 404 further down.
+ */
+export function methodGuard(routers: readonly RouteMatcher[]): Middleware<AppState> {
+  return async (ctx, next) => {
+    if (!STANDARD_METHODS.has(ctx.method)) {
+      throw new AppError('not_implemented', `The ${ctx.method} method is not implemented by this server`);
+    }
+    const allowed = allowedMethods(routers, ctx.path);
+    if (allowed.length === 0) {
+      await next();
+      return;
+    }
+    const allow = allowed.join(', ');
+    if (ctx.method === 'OPTIONS') {
+      ctx.set('Allow', allow);
+      ctx.status = 204;
+      return;
+    }
+    if (!allowed.includes(ctx.method)) {
+      throw new AppError(
+        'method_not_allowed',
+        `${ctx.method} is not allowed on ${ctx.path}; allowed: ${allow}`,
+        {},
+        { Allow: allow },
+      );
+    }
+    await next();
+  };
+}

@@ -1,0 +1,227 @@
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { MessageChannel } from 'node:worker_threads';
+import { Piscina } from 'piscina';
+import type { Logger } from '../../logger.ts';
+import { FinalizeInputError } from '../compose/marks.ts';
+import { type ComposeTask, type ComposedFinal, FinalizeError, signFinal } from '../finalize-document.ts';
+import type { PdfInspection } from '../inspect-pdf.ts';
+import { LIMIT_REASONS, type PdfLimits, PdfTooComplexError, type WorkerLimits } from '../limits.ts';
+import type { FinalizeInput, FinalizeResult } from '../types.ts';
+import type { ComposeOutcome, InspectTask } from './pdf-worker.ts';
+
+/**
+ * Untrusted PDFs are read in worker threads (piscina), never on the event loop: each task gets a thread of its
+ * own with a V8 heap limit (`resourceLimits`) and a wall-clock limit after which its thread is terminated, and
+ * the pre-scan inside bounds what decoding may allocate outside the heap (prescan.ts).
+ *
+ * The worker file sits beside this one: pdf-worker.js in the compiled dist/, where threads inherit the process's
+ * options; pdf-worker.ts under tsx and vitest, where a thread needs TypeScript support of its own. tsx's own
+ * `--import tsx` registers its hooks on the main thread only, so the thread imports tsx's ESM API and calls its
+ * `register()` first (a data: URL passed with `--import`; tsx is a dependency).
+ */
+const here = fileURLToPath(import.meta.url);
+export const PDF_WORKER_FILE = path.join(path.dirname(here), `pdf-worker${path.extname(here)}`);
+
+function workerExecArgv(): string[] | undefined {
+  if (!PDF_WORKER_FILE.endsWith('.ts')) return undefined;
+  // The package's "import" entry of tsx/esm/api (require.resolve gives its CommonJS twin beside it).
+  const api = createRequire(import.meta.url)
+    .resolve('tsx/esm/api')
+    .replace(/\.cjs$/, '.mjs');
+  const boot = `import { register } from ${JSON.stringify(pathToFileURL(api).href)}; register();`;
+  return ['--import', `data:text/javascript,${encodeURIComponent(boot)}`];
+}
+
+/** How long a thread may take to start and take up a task (a busy machine, TypeScript under tsx) before a 500. */
+const THREAD_START_MS = 60_000;
+
+/** Threads idle this long are stopped (a new one starts on the next task); idle threads never hold the process. */
+const IDLE_THREAD_MS = 30_000;
+
+/**
+ * The threads run at a lower CPU priority (Linux nice +10, per thread, through piscina's optional @napi-rs/nice):
+ * on a busy machine the event loop, which answers every other request, is scheduled first.
+ */
+const NICE_INCREMENT = 10;
+
+/** Every inspection thread was busy: the request is refused at once (503) rather than queued. */
+export class PdfBusyError extends Error {
+  constructor(readonly retryAfterSeconds: number) {
+    super('Every PDF inspection thread is busy');
+    this.name = 'PdfBusyError';
+  }
+}
+
+/** Counts running tasks; `take` waits for a free one, `tryTake` does not. */
+class Slots {
+  private active = 0;
+  private readonly waiting: (() => void)[] = [];
+  constructor(private readonly max: number) {}
+
+  tryTake(): boolean {
+    if (this.active >= this.max) return false;
+    this.active += 1;
+    return true;
+  }
+
+  async take(): Promise<void> {
+    if (this.tryTake()) return;
+    await new Promise<void>((resolve) => this.waiting.push(resolve));
+  }
+
+  release(): void {
+    const next = this.waiting.shift();
+    if (next)
+      next(); // the slot passes on as it is
+    else this.active -= 1;
+  }
+}
+
+/** A piscina pool with at most `concurrency` tasks at once, each limited in time and heap. */
+class PdfWorkerPool {
+  private readonly piscina: Piscina;
+  private readonly slots: Slots;
+  private threadFailure: unknown;
+
+  constructor(
+    private readonly limits: WorkerLimits,
+    logger: Pick<Logger, 'error'> | undefined,
+  ) {
+    this.slots = new Slots(limits.concurrency);
+    this.piscina = new Piscina({
+      filename: PDF_WORKER_FILE,
+      minThreads: 0,
+      maxThreads: limits.concurrency,
+      idleTimeout: IDLE_THREAD_MS,
+      resourceLimits: { maxOldGenerationSizeMb: limits.memoryMb },
+      execArgv: workerExecArgv(),
+      niceIncrement: NICE_INCREMENT,
+    });
+    // A thread that fails with no task of its own (one that could not start, or one whose task had already ended,
+    // as when a terminated thread ran out of memory on its way out): piscina reports it here, where unheard the
+    // 'error' event would end the process. A task no thread could start ends at THREAD_START_MS as a server error.
+    this.piscina.on('error', (err: unknown) => {
+      this.threadFailure = err;
+      logger?.error({ err }, 'a PDF worker thread failed');
+    });
+  }
+
+  /**
+   * `refuse`: throw PdfBusyError when every slot is taken; `wait`: wait for one. The time limit starts when the
+   * task starts in its thread (the thread says so through `started`), so a thread's start-up (loading pdf-lib, and
+   * TypeScript under tsx) is not counted against the file; starting may take up to THREAD_START_MS.
+   */
+  async run<T>(name: 'inspect' | 'compose', task: object, whenBusy: 'refuse' | 'wait'): Promise<T> {
+    if (whenBusy === 'wait') await this.slots.take();
+    else if (!this.slots.tryTake()) throw new PdfBusyError(1);
+    const controller = new AbortController();
+    const { port1, port2 } = new MessageChannel();
+    let limit: 'start' | 'time' = 'start';
+    let timer = setTimeout(() => controller.abort(), THREAD_START_MS);
+    port1.once('message', () => {
+      clearTimeout(timer);
+      limit = 'time';
+      timer = setTimeout(() => controller.abort(), this.limits.timeoutMs);
+    });
+    try {
+      return (await this.piscina.run(
+        { ...task, started: port2 },
+        { name, signal: controller.signal, transferList: [port2] },
+      )) as T;
+    } catch (err) {
+      if (controller.signal.aborted && limit === 'start') {
+        // Not the file's doing: no thread could start (its last failure, if any, says why).
+        throw new Error(`no PDF worker thread started the task within ${THREAD_START_MS} ms`, {
+          cause: this.threadFailure,
+        });
+      }
+      if (controller.signal.aborted) {
+        throw new PdfTooComplexError('time', LIMIT_REASONS.tooSlow(this.limits.timeoutMs));
+      }
+      if ((err as { code?: unknown }).code === 'ERR_WORKER_OUT_OF_MEMORY') {
+        throw new PdfTooComplexError('memory', LIMIT_REASONS.tooLarge(this.limits.memoryMb));
+      }
+      throw err;
+    } finally {
+      clearTimeout(timer);
+      port1.close();
+      this.slots.release();
+    }
+  }
+}
+
+/**
+ * One pool per set of limits in a process (`inspect` and `compose` tasks may share one), so the concurrency bound
+ * holds for the process however many apps or finalizers it builds (tests build many). Idle threads stop by
+ * themselves and never keep the process alive, so a pool needs no closing.
+ */
+const pools = new Map<string, PdfWorkerPool>();
+
+function poolFor(limits: WorkerLimits, logger: Pick<Logger, 'error'> | undefined): PdfWorkerPool {
+  const key = `${limits.concurrency}/${limits.timeoutMs}/${limits.memoryMb}`;
+  let pool = pools.get(key);
+  if (!pool) {
+    pool = new PdfWorkerPool(limits, logger);
+    pools.set(key, pool);
+  }
+  return pool;
+}
+
+/** Upload-time inspection (API process). */
+export interface PdfInspector {
+  /**
+   * `inspectPdf` in a worker thread. A file that exhausts the thread's time or memory is refused like any other
+   * (`ok: false` with the reason); throws PdfBusyError when `inspection.concurrency` inspections are running.
+   */
+  inspect(bytes: Uint8Array): Promise<PdfInspection>;
+}
+
+export function createPdfInspector(limits: PdfLimits, logger?: Pick<Logger, 'error'>): PdfInspector {
+  const pool = poolFor(limits.inspection, logger);
+  return {
+    async inspect(bytes) {
+      const task: InspectTask = { bytes, limits: limits.decode };
+      try {
+        return await pool.run<PdfInspection>('inspect', task, 'refuse');
+      } catch (err) {
+        if (err instanceof PdfTooComplexError) return { ok: false, reason: err.message };
+        throw err;
+      }
+    },
+  };
+}
+
+/** Finalization (Temporal worker process). */
+export interface PdfFinalizer {
+  /**
+   * `finalizeDocument` with the original read in a worker thread (`composeFinal`); the signing, which holds the
+   * private key and may call the time-stamp authority, stays in this thread. Throws what `finalizeDocument`
+   * throws, and PdfTooComplexError when the thread ran out of time or memory (permanent, like FinalizeError).
+   */
+  finalize(input: FinalizeInput): Promise<FinalizeResult>;
+}
+
+export function createPdfFinalizer(limits: PdfLimits, logger?: Pick<Logger, 'error'>): PdfFinalizer {
+  const pool = poolFor(limits.finalization, logger);
+  const compose = async (task: ComposeTask): Promise<ComposedFinal> => {
+    const outcome = await pool.run<ComposeOutcome>('compose', task, 'wait');
+    if (outcome.ok) return outcome.composed;
+    const { failure } = outcome;
+    if (failure.type === 'FinalizeError') throw new FinalizeError(failure.code, failure.message);
+    throw new FinalizeInputError(failure.code, failure.message);
+  };
+  return {
+    async finalize(input) {
+      const { signer, ...rest } = input;
+      const composed = await compose({
+        ...rest,
+        // The identity only: the private key never leaves this thread.
+        signer: { certificate: signer.certificate, chain: signer.chain, subject: signer.subject },
+        limits: limits.decode,
+      });
+      return signFinal(composed, input);
+    },
+  };
+}

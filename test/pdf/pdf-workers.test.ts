@@ -1,0 +1,127 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_PDF_LIMITS, type PdfLimits, PdfTooComplexError } from '../../src/pdf/limits.ts';
+import { PdfBusyError, createPdfFinalizer, createPdfInspector } from '../../src/pdf/workers/pdf-workers.ts';
+import { buildPdf, deflated, objectStreamBomb } from '../helpers/pdf-bombs.ts';
+import { makePdf } from '../helpers/pdf.ts';
+import { pdfsig } from '../helpers/pdf-tools.ts';
+import { type TestPki, createTestPki } from '../helpers/pki.ts';
+import { sampleApprovers, sampleInput } from '../helpers/sample-input.ts';
+
+const GiB = 1024 * 1024 * 1024;
+
+/**
+ * Each test builds its own limits, so each gets a pool of its own (pools are shared per set of limits). A time
+ * limit runs from the task's start in its thread (not the thread's own start-up).
+ */
+function limits(
+  inspection: Partial<PdfLimits['inspection']>,
+  decode: Partial<PdfLimits['decode']> = {},
+): PdfLimits {
+  return {
+    ...DEFAULT_PDF_LIMITS,
+    decode: { ...DEFAULT_PDF_LIMITS.decode, ...decode },
+    inspection: { ...DEFAULT_PDF_LIMITS.inspection, ...inspection },
+  };
+}
+
+/** Decoding limits loose enough that a bomb is inflated until the time limit stops it. */
+const LOOSE = { maxDecodedBytes: 1024 * GiB, maxDecodeRatio: 1e9 };
+
+/** A 64 GiB bomb (about 70 KB): inflating it through the counter takes far longer than any limit below. */
+let slowBomb: Buffer;
+let dir: string;
+let pki: TestPki;
+beforeAll(async () => {
+  slowBomb = objectStreamBomb(64 * GiB);
+  dir = await mkdtemp(path.join(os.tmpdir(), 'wathiq-workers-'));
+  pki = await createTestPki(path.join(dir, 'pki'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('PDF inspection in a worker thread', () => {
+  it('inspects an ordinary PDF, and refuses a bomb with the pre-scan reason', async () => {
+    const inspector = createPdfInspector(limits({ timeoutMs: 60_000, memoryMb: 250 }));
+    expect(await inspector.inspect(await makePdf(2))).toEqual({ ok: true, pageCount: 2, signed: false });
+    const bomb = await inspector.inspect(objectStreamBomb());
+    expect(bomb.ok).toBe(false);
+    expect(!bomb.ok && bomb.reason).toMatch(/^The PDF expands to more than/);
+  });
+
+  it('terminates a thread past the time limit: the file is too complex, and the pool goes on', async () => {
+    const inspector = createPdfInspector(limits({ timeoutMs: 4000, memoryMb: 251 }, LOOSE));
+    expect(await inspector.inspect(slowBomb)).toEqual({
+      ok: false,
+      reason:
+        'The PDF is too complex to process: reading it took longer than 4 seconds. Simplify it or save it again with a standard PDF tool.',
+    });
+    expect(await inspector.inspect(await makePdf(1))).toMatchObject({ ok: true, pageCount: 1 });
+  });
+
+  it('terminates a thread past the heap limit: the file is too complex', async () => {
+    // 4 MB of literal string decode from a 5 KB object stream; pdf-lib builds it a character at a time.
+    const content = Buffer.concat([
+      Buffer.from('100 0 ('),
+      Buffer.alloc(4 * 1024 * 1024, 'a'),
+      Buffer.from(')'),
+    ]);
+    const pdf = buildPdf([
+      { dict: '/Type /ObjStm /N 1 /First 6 /Filter /FlateDecode', data: deflated(content) },
+    ]);
+    const inspector = createPdfInspector(limits({ timeoutMs: 120_000, memoryMb: 32 }, LOOSE));
+    expect(await inspector.inspect(pdf)).toEqual({
+      ok: false,
+      reason:
+        'The PDF is too complex to process: reading it needed more than 32 MB of memory. Simplify it or save it again with a standard PDF tool.',
+    });
+  });
+
+  it('refuses at once past its concurrency (PdfBusyError) rather than queueing', async () => {
+    const inspector = createPdfInspector(limits({ concurrency: 1, timeoutMs: 3000, memoryMb: 252 }, LOOSE));
+    const first = inspector.inspect(slowBomb);
+    const second = await inspector.inspect(await makePdf(1)).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(second).toBeInstanceOf(PdfBusyError);
+    expect(second).toMatchObject({ retryAfterSeconds: 1 });
+    const slow = await first;
+    expect(!slow.ok && slow.reason).toMatch(/too complex/);
+  });
+});
+
+describe('finalization in a worker thread', () => {
+  const finalizeLimits = (over: Partial<PdfLimits['finalization']>): PdfLimits => ({
+    ...DEFAULT_PDF_LIMITS,
+    finalization: { ...DEFAULT_PDF_LIMITS.finalization, ...over },
+  });
+
+  it('composes in the thread and signs here; past its concurrency a finalization waits its turn', async () => {
+    const finalizer = createPdfFinalizer(finalizeLimits({ concurrency: 1, timeoutMs: 120_001 }));
+    const original = await makePdf(2);
+    const results = await Promise.all(
+      [2, 3].map((n) => finalizer.finalize(sampleInput(original, pki.signer, sampleApprovers(n)))),
+    );
+    for (const [i, result] of results.entries()) {
+      const file = path.join(dir, `final-${i}.pdf`);
+      await writeFile(file, result.pdf);
+      const { signatures, output } = pdfsig(file, pki.nssDir);
+      expect(signatures, output).toHaveLength(1);
+      expect(signatures[0], output).toMatchObject({ valid: true, total: true, trusted: true });
+    }
+  });
+
+  it('a finalization past its time limit fails with PdfTooComplexError', async () => {
+    const finalizer = createPdfFinalizer(finalizeLimits({ timeoutMs: 1 }));
+    const err = await finalizer.finalize(sampleInput(await makePdf(1), pki.signer, sampleApprovers(1))).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(PdfTooComplexError);
+    expect(err).toMatchObject({ limit: 'time' });
+  });
+});
