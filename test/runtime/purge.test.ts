@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { issueApiKey } from '../../src/accounts/api-keys.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { loginAttemptsStore } from '../../src/db/stores/admin-sessions-store.ts';
 import { accountsStore } from '../../src/db/stores/accounts-store.ts';
@@ -11,6 +12,7 @@ import { startTestService } from '../helpers/test-service.ts';
 
 let database: TestDatabase;
 let accountId: string;
+let apiKeyId: string;
 beforeAll(async () => {
   database = await createTestDatabase();
   const account = await accountsStore(database.db).create({
@@ -20,6 +22,7 @@ beforeAll(async () => {
     plan: 'basic',
   });
   accountId = account.id;
+  apiKeyId = (await issueApiKey(database.db, { accountId, name: 'purge' })).apiKey.id;
 });
 afterAll(() => database.drop());
 
@@ -47,6 +50,7 @@ async function loginRows(now: Date, rows: { bucket: string; minutesAgo: number; 
 async function idempotencyRow(key: string, expiresAt: Date): Promise<void> {
   await database.db('idempotency_keys').insert({
     account_id: accountId,
+    api_key_id: apiKeyId,
     key,
     method: 'POST',
     path: '/api/v1/documents',
