@@ -5,7 +5,7 @@ import { webhookDeliveriesStore, type DeliveryAttempt } from '../db/stores/webho
 import { webhookDispatchStore } from '../db/stores/webhook-dispatch-store.ts';
 import { webhooksStore } from '../db/stores/webhooks-store.ts';
 import type { Logger } from '../logger.ts';
-import { deliverOnce } from './deliver.ts';
+import { attemptRecord, deliverOnce } from './deliver.ts';
 import type { WebhookDispatcher } from './dispatch.ts';
 import type { WebhookEvent } from './events.ts';
 import type { ResolveHost } from './ssrf-guard.ts';
@@ -75,16 +75,7 @@ export function createWebhookActivities(deps: WebhookActivityDeps): WebhookActiv
         allowPrivate: deps.webhooks.allowPrivate,
         ...(deps.webhooks.lookup ? { lookup: deps.webhooks.lookup } : {}),
       });
-      await deliveries.recordAttempt({
-        deliveryId,
-        attemptNumber,
-        startedAt: result.startedAt,
-        statusCode: result.status,
-        durationMs: result.ms,
-        errorClass: result.errorClass,
-        errorMessage: result.errorMessage,
-        nextAttemptAt: null,
-      });
+      await deliveries.recordAttempt(attemptRecord(deliveryId, attemptNumber, result));
       if (!result.ok) {
         deps.logger.info(
           {

@@ -1,3 +1,4 @@
+import type { RecordAttemptInput } from '../db/stores/webhook-deliveries-store.ts';
 import { isIP, type LookupFunction } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { Agent, request } from 'undici';
@@ -48,6 +49,27 @@ export interface DeliveryResult {
   /** The receiver answered 410 Gone: the webhook should be disabled. */
   gone?: boolean;
   responseExcerpt?: string;
+}
+
+/**
+ * The row an attempt leaves in the delivery's history: what the receiver did, in our words (`detail`, which may
+ * name addresses, stays in the log). No next attempt is planned by the record itself.
+ */
+export function attemptRecord(
+  deliveryId: number,
+  attemptNumber: number,
+  result: DeliveryResult,
+): RecordAttemptInput {
+  return {
+    deliveryId,
+    attemptNumber,
+    startedAt: result.startedAt,
+    statusCode: result.status,
+    durationMs: result.ms,
+    errorClass: result.errorClass,
+    errorMessage: result.errorMessage,
+    nextAttemptAt: null,
+  };
 }
 
 export interface DeliverOnceInput {

@@ -2,7 +2,7 @@ import type { Knex } from '../db/knex.ts';
 import { webhookDeliveriesStore } from '../db/stores/webhook-deliveries-store.ts';
 import { webhookDispatchStore } from '../db/stores/webhook-dispatch-store.ts';
 import { webhooksStore } from '../db/stores/webhooks-store.ts';
-import { deliverOnce, type DeliveryErrorClass } from './deliver.ts';
+import { attemptRecord, deliverOnce, type DeliveryErrorClass } from './deliver.ts';
 import { TEST_EVENT } from './events.ts';
 import { buildEventBody, testEventData } from './payload.ts';
 import type { ResolveHost } from './ssrf-guard.ts';
@@ -60,16 +60,7 @@ export async function sendTestDelivery(
     allowPrivate: deps.allowPrivate,
     ...(deps.lookup ? { lookup: deps.lookup } : {}),
   });
-  await deliveries.recordAttempt({
-    deliveryId: delivery.id,
-    attemptNumber: 1,
-    startedAt: result.startedAt,
-    statusCode: result.status,
-    durationMs: result.ms,
-    errorClass: result.errorClass,
-    errorMessage: result.errorMessage,
-    nextAttemptAt: null,
-  });
+  await deliveries.recordAttempt(attemptRecord(delivery.id, 1, result));
   if (result.ok) await deliveries.markSucceeded(delivery.id);
   else await webhookDispatchStore(deps.db).fail(delivery.id, 'A test delivery is sent once and not retried');
   return {
