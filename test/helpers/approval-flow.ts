@@ -109,8 +109,13 @@ export const messagesTo = (h: FlowHarness, phone: string): RecordedRequest[] =>
   h.graph.requests.filter((r) => r.authorized && (r.body as { to?: string } | undefined)?.to === phone);
 
 /** Waits for the `n`-th message (1-based) to `phone` after `since` earlier ones. */
-export const nthMessageTo = (h: FlowHarness, phone: string, since: number, n = 1): Promise<RecordedRequest> =>
-  eventually(() => messagesTo(h, phone)[since + n - 1]);
+export const nthMessageTo = (
+  h: FlowHarness,
+  phone: string,
+  since: number,
+  n = 1,
+  timeoutMs?: number,
+): Promise<RecordedRequest> => eventually(() => messagesTo(h, phone)[since + n - 1], timeoutMs);
 
 interface TemplateButton {
   type: 'button';
