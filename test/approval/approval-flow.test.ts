@@ -6,6 +6,7 @@ import {
   linkTokenOf,
   messagesTo,
   nthMessageTo,
+  requestFor,
   pagePost,
   PHONES,
   quickRepliesOf,
@@ -176,10 +177,9 @@ describe('ending early', () => {
         { name: 'B', phone: PHONES.saudiB, action_type: 'approve_only' },
       ],
     });
-    const [sinceA, sinceB] = [messagesTo(h, PHONES.saudiA).length, messagesTo(h, PHONES.saudiB).length];
     await send(h, doc.id);
-    const token = linkTokenOf(await nthMessageTo(h, PHONES.saudiA, sinceA));
-    const toB = await nthMessageTo(h, PHONES.saudiB, sinceB);
+    const token = linkTokenOf(await requestFor(h, PHONES.saudiA, doc.id));
+    const toB = await requestFor(h, PHONES.saudiB, doc.id);
     const rejected = await pagePost(h, token, 'reject', { reason: 'الأسعار غير صحيحة' });
     expect(rejected.status).toBe(200);
     const read = await h.service.request(`/documents/${doc.id}`, { account: h.account });
@@ -206,7 +206,7 @@ describe('ending early', () => {
     });
     const [sinceA, countB] = [messagesTo(h, PHONES.saudiA).length, messagesTo(h, PHONES.saudiB).length];
     await send(h, doc.id);
-    const first = await nthMessageTo(h, PHONES.saudiA, sinceA);
+    const first = await requestFor(h, PHONES.saudiA, doc.id);
     await eventually(async () => (await statusOf(h, doc.id)).approvers[0]?.status === 'notified');
     const voided = await h.service.request(`/documents/${doc.id}/void`, {
       method: 'POST',
@@ -236,9 +236,8 @@ describe('ending early', () => {
       .db('documents')
       .where({ id: doc.id })
       .update({ expires_at: new Date(Date.now() + 2500) });
-    const since = messagesTo(h, PHONES.saudiA).length;
     await send(h, doc.id);
-    const message = await nthMessageTo(h, PHONES.saudiA, since);
+    const message = await requestFor(h, PHONES.saudiA, doc.id);
     await eventually(async () => (await statusOf(h, doc.id)).status === 'expired', 20_000);
     expect(await eventsOf(doc.id)).toEqual(['document.created', 'document.sent', 'document.expired']);
     expect((await pagePost(h, linkTokenOf(message), 'complete', {})).status).toBe(410);
@@ -288,9 +287,8 @@ describe('send and remind rules', () => {
         { name: 'B', phone: PHONES.saudiB, action_type: 'approve_only' },
       ],
     });
-    const sinceA = messagesTo(h, PHONES.saudiA).length;
     await send(h, doc.id);
-    await nthMessageTo(h, PHONES.saudiA, sinceA);
+    await requestFor(h, PHONES.saudiA, doc.id);
     const [a, b] = doc.approvers;
     await eventually(
       async () => (await statusOf(h, doc.id)).approvers.find((x) => x.id === a!.id)?.status === 'notified',

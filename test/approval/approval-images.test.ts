@@ -9,6 +9,7 @@ import {
   linkTokenOf,
   messagesTo,
   nthMessageTo,
+  requestFor,
   pagePost,
   PHONES,
   quickRepliesOf,
@@ -44,7 +45,7 @@ async function sentTo(approvers: ApproverSpec[]) {
   const since = approvers.map((a) => messagesTo(h, a.phone).length);
   const doc = await createDocument(h, { workflowType: 'sequential', approvers });
   expect((await send(h, doc.id)).status).toBe(200);
-  const token = linkTokenOf(await nthMessageTo(h, approvers[0]!.phone, since[0]!));
+  const token = linkTokenOf(await requestFor(h, approvers[0]!.phone, doc.id));
   return { doc, token, since };
 }
 

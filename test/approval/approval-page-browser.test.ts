@@ -7,8 +7,7 @@ import {
   createDocument,
   eventually,
   linkTokenOf,
-  messagesTo,
-  nthMessageTo,
+  requestFor,
   PHONES,
   send,
   startFlowHarness,
@@ -39,13 +38,12 @@ afterAll(async () => {
 
 describe('the approval page in a browser', () => {
   it('shows the PDF right-to-left in Arabic, takes a drawn signature, and records it', async () => {
-    const since = messagesTo(h, PHONES.saudiA).length;
     const doc = await createDocument(h, {
       workflowType: 'sequential',
       approvers: [{ name: 'سارة المطيري', phone: PHONES.saudiA, action_type: 'sign' }],
     });
     await send(h, doc.id);
-    const token = linkTokenOf(await nthMessageTo(h, PHONES.saudiA, since));
+    const token = linkTokenOf(await requestFor(h, PHONES.saudiA, doc.id));
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
 
@@ -87,13 +85,12 @@ describe('the approval page in a browser', () => {
   ] as const)(
     'says in the page’s language ($lang) when the server refuses the image, and takes a new drawing',
     async ({ lang, damaged, empty }) => {
-      const since = messagesTo(h, PHONES.saudiB).length;
       const doc = await createDocument(h, {
         workflowType: 'sequential',
         approvers: [{ name: 'عمر الحربي', phone: PHONES.saudiB, action_type: 'sign' }],
       });
       await send(h, doc.id);
-      const token = linkTokenOf(await nthMessageTo(h, PHONES.saudiB, since));
+      const token = linkTokenOf(await requestFor(h, PHONES.saudiB, doc.id));
       // A Saudi approver: the server's default is Arabic, so English here must come from the page.
       await page.goto(`${h.service.api.url}/a/${token}?lang=${lang}`);
       expect(await page.getAttribute('html', 'lang')).toBe(lang);

@@ -117,6 +117,37 @@ export const nthMessageTo = (
   timeoutMs?: number,
 ): Promise<RecordedRequest> => eventually(() => messagesTo(h, phone)[since + n - 1], timeoutMs);
 
+/**
+ * The approval requests (and reminders) for `documentId` sent to `phone`, told apart by their link tokens: a test
+ * that counts every message to a number also sees late notices of an earlier test's documents (a void notice, say).
+ */
+export async function requestsFor(
+  h: FlowHarness,
+  phone: string,
+  documentId: string,
+): Promise<RecordedRequest[]> {
+  const tokens = new Set(
+    await h.service.database
+      .db('approvers')
+      .where({ document_id: documentId })
+      .whereNotNull('link_token')
+      .pluck<string[]>('link_token'),
+  );
+  return messagesTo(h, phone).filter((r) => {
+    const token = buttonsOf(r).find((b) => b.sub_type === 'url')?.parameters[0]?.text;
+    return token !== undefined && tokens.has(token);
+  });
+}
+
+/** Waits for the first approval request of `documentId` to `phone`. */
+export const requestFor = (
+  h: FlowHarness,
+  phone: string,
+  documentId: string,
+  timeoutMs?: number,
+): Promise<RecordedRequest> =>
+  eventually(async () => (await requestsFor(h, phone, documentId))[0], timeoutMs);
+
 interface TemplateButton {
   type: 'button';
   sub_type: 'url' | 'quick_reply';
