@@ -11,6 +11,15 @@ if ! command -v go >/dev/null 2>&1; then
   exit 1
 fi
 mkdir -p "$cache"
-echo "building the Temporal CLI (go install github.com/temporalio/cli/cmd/temporal@v1.5.1) into $cache ..." >&2
-GOBIN="$cache" go install github.com/temporalio/cli/cmd/temporal@v1.5.1 >&2
+# Several test runs starting at once on a fresh machine build it once: the others wait on the lock, then find it.
+exec 9>"$cache/.temporal-build.lock"
+if command -v flock >/dev/null 2>&1; then flock 9; fi
+if [[ ! -x "$cache/temporal" ]]; then
+  echo "building the Temporal CLI (go install github.com/temporalio/cli/cmd/temporal@v1.5.1) into $cache ..." >&2
+  # Built beside the final name and moved into place, so nobody runs a half-written binary.
+  tmp="$(mktemp -d "$cache/.build.XXXXXX")"
+  GOBIN="$tmp" go install github.com/temporalio/cli/cmd/temporal@v1.5.1 >&2
+  mv "$tmp/temporal" "$cache/temporal"
+  rmdir "$tmp"
+fi
 echo "$cache/temporal"
