@@ -1,11 +1,48 @@
 import { defineQuery, defineSignal } from '@temporalio/workflow';
 
 /**
- * The webhook delivery workflow's contract, shared by the workflow, its activities and the dispatcher.
+ * The webhook delivery workflows' contract, shared by the workflows, their activities and the dispatcher.
  *
- * One workflow per (webhook, document) takes that document's deliveries for that webhook one at a time, in the
- * order they were signalled, each with its retries on Temporal timers: so one document's events reach a receiver
- * in order, and a retry waiting five hours survives restarts of every process.
+ * Each round of attempts of one delivery (one event to one webhook) is a workflow of its own,
+ * `webhookDeliveryRoundWorkflow`, running the retry schedule on durable timers: a retry waiting five hours
+ * survives restarts of every process, and a receiver that keeps refusing one event delays no other. Payloads carry
+ * `sequence` and `created_at` so receivers can order what arrives out of order (docs/webhooks.md).
+ */
+export const WEBHOOK_DELIVERY_ROUND_WORKFLOW_TYPE = 'webhookDeliveryRoundWorkflow';
+
+/**
+ * The workflow id of one round: derived from the delivery and the round's first attempt, so dispatching the same
+ * round again (an activity retry, two processes, the outbox sweep) finds the workflow already there, while a
+ * redelivery (a new round, numbered after the recorded attempts) gets a workflow of its own.
+ */
+export function webhookDeliveryRoundWorkflowId(request: DeliveryRequest): string {
+  return `webhook-delivery-${request.deliveryId}-from-${request.firstAttempt}`;
+}
+
+export interface WebhookDeliveryRoundInput {
+  webhookId: string;
+  deliveryId: number;
+  /** 1 for a new delivery; the next free attempt number for a redelivery. */
+  firstAttempt: number;
+  /** Multiplies every retry delay (WEBHOOK_RETRY_SCALE): 1 in production, tiny in tests. */
+  retryScale: number;
+}
+
+/** The attempt in progress or waiting for its timer (null once the round has ended). */
+export type DeliveryRoundView = {
+  deliveryId: number;
+  attemptNumber: number;
+  nextAttemptAt: string | null;
+} | null;
+
+export const deliveryRoundQuery = defineQuery<DeliveryRoundView>('deliveryRound');
+
+// ---- The previous design, kept registered so workflows started by it finish (no new dispatch uses it) ----
+
+/**
+ * One workflow per (webhook, document) that took that document's deliveries one at a time, in order. New
+ * deliveries no longer go there (a refused event held every later event of its document back); the type stays
+ * registered, unchanged, so queues started before the change drain and complete.
  */
 export const WEBHOOK_DELIVERY_WORKFLOW_TYPE = 'webhookDeliveryWorkflow';
 

@@ -1,4 +1,4 @@
-import type { Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { Knex } from '../db/knex.ts';
 import { documentEventsStore, type DocumentEvent } from '../db/stores/document-events-store.ts';
 import { webhookDeliveriesStore, type WebhookDelivery } from '../db/stores/webhook-deliveries-store.ts';
@@ -8,17 +8,15 @@ import { AppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import {
   DEFAULT_OUTBOX_SWEEP,
-  enqueueDeliverySignal,
-  WEBHOOK_DELIVERY_WORKFLOW_TYPE,
+  WEBHOOK_DELIVERY_ROUND_WORKFLOW_TYPE,
   WEBHOOK_OUTBOX_SWEEP_WORKFLOW_TYPE,
-  webhookDeliveryWorkflowId,
+  webhookDeliveryRoundWorkflowId,
   webhookOutboxSweepWorkflowId,
   type DeliveryRequest,
-  type DeliveryScope,
   type OutboxSweepInput,
-  type WebhookDeliveryWorkflowInput,
+  type WebhookDeliveryRoundInput,
 } from './definitions.ts';
-import type { webhookDeliveryWorkflow } from './workflow/delivery-workflow.ts';
+import type { webhookDeliveryRoundWorkflow } from './workflow/delivery-round-workflow.ts';
 import type { webhookOutboxSweepWorkflow } from './workflow/outbox-sweep-workflow.ts';
 import type { WebhookEvent } from './events.ts';
 import { buildEventBody } from './payload.ts';
@@ -31,8 +29,6 @@ export interface WebhookDispatcherDeps {
   /** WEBHOOK_RETRY_SCALE, handed to each delivery workflow. */
   retryScale: number;
   logger?: Logger;
-  /** How long an idle delivery workflow waits for more before completing (default in the workflow). */
-  idleMs?: number;
   /** The outbox sweep's pace, used if this dispatcher is the one that starts it. */
   sweep?: OutboxSweepInput;
 }
@@ -40,41 +36,50 @@ export interface WebhookDispatcherDeps {
 export interface DispatchSummary {
   /** Events handed to delivery by this call (the event itself and earlier ones of its document left behind). */
   events: number;
-  /** Deliveries signalled to their workflows. */
+  /** Deliveries handed to their workflows (started, or found already running). */
   deliveries: number;
 }
 
 /**
  * Hands committed events to webhook delivery: for each active webhook of the account subscribed to the event, a
- * delivery row (created once per webhook and event, its body fixed now) and a signal-with-start of the delivery
- * workflow of that webhook and document. Every step is idempotent, so a retried caller, two processes racing, or
- * the outbox sweep never send a delivery twice: the rows are unique, the workflow ignores rounds it has taken,
- * and an attempt is only made while the delivery is pending.
+ * delivery row (created once per webhook and event, its body fixed now) and a workflow of its own that runs the
+ * delivery's retry schedule (`webhookDeliveryRoundWorkflow`). Every step is idempotent, so a retried caller, two
+ * processes racing, or the outbox sweep never send a delivery twice: the rows are unique, the workflow id is
+ * derived from the delivery and its round (a second start finds the first), and an attempt is only made while
+ * the delivery is pending. Deliveries do not wait for one another: the payload's `sequence` and `created_at`
+ * tell the receiver the order.
  *
- * Events of one document are dispatched in the order they happened: dispatching an event first dispatches the
- * earlier events of its document that are still waiting (a process died between their commit and dispatch).
+ * Events of one document are still handed over in the order they happened: dispatching an event first
+ * dispatches the earlier events of its document that are still waiting (a process died between their commit and
+ * dispatch).
  */
 export function createWebhookDispatcher(deps: WebhookDispatcherDeps) {
   const { db } = deps;
 
-  async function signal(webhookId: string, scope: DeliveryScope, request: DeliveryRequest): Promise<void> {
-    const input: WebhookDeliveryWorkflowInput = {
+  /** Starts the workflow of one round of a delivery, unless it runs or has completed already. */
+  async function startRound(webhookId: string, request: DeliveryRequest): Promise<void> {
+    const input: WebhookDeliveryRoundInput = {
       webhookId,
+      deliveryId: request.deliveryId,
+      firstAttempt: request.firstAttempt,
       retryScale: deps.retryScale,
-      ...(deps.idleMs !== undefined ? { idleMs: deps.idleMs } : {}),
     };
-    await deps
-      .temporal()
-      .workflow.signalWithStart<typeof webhookDeliveryWorkflow, [DeliveryRequest]>(
-        WEBHOOK_DELIVERY_WORKFLOW_TYPE,
-        {
-          workflowId: webhookDeliveryWorkflowId(webhookId, scope),
+    try {
+      await deps
+        .temporal()
+        .workflow.start<typeof webhookDeliveryRoundWorkflow>(WEBHOOK_DELIVERY_ROUND_WORKFLOW_TYPE, {
+          workflowId: webhookDeliveryRoundWorkflowId(request),
           taskQueue: deps.taskQueue,
           args: [input],
-          signal: enqueueDeliverySignal,
-          signalArgs: [request],
-        },
-      );
+          // Running: keep it. Completed: the round is over, do not run it again. Terminated or failed (an
+          // operator stopped it): start it afresh; attempts already recorded are read back, not re-sent.
+          workflowIdConflictPolicy: 'USE_EXISTING',
+          workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
+        });
+    } catch (err) {
+      if (err instanceof WorkflowExecutionAlreadyStartedError) return;
+      throw err;
+    }
   }
 
   // The first dispatch of this process makes sure the outbox sweep runs; a failure is tried again next time.
@@ -99,9 +104,6 @@ export function createWebhookDispatcher(deps: WebhookDispatcherDeps) {
         },
       ));
 
-  const scopeOf = (documentId: string | null, eventId: number): DeliveryScope =>
-    documentId ? { documentId } : { eventId };
-
   async function fanOut(event: DocumentEvent): Promise<number> {
     const hooks = await webhooksStore(db).findSubscribers(event.accountId, event.event);
     let signalled = 0;
@@ -115,18 +117,16 @@ export function createWebhookDispatcher(deps: WebhookDispatcherDeps) {
           buildEventBody({
             deliveryId,
             event: event.event as WebhookEvent,
+            sequence: event.sequence,
             createdAt: event.createdAt,
             data: event.data,
           }),
       });
       // Dispatched before, and already succeeded or failed: the account's redeliver is the way to send it again.
       if (delivery.status !== 'pending') continue;
-      // A delivery dispatched again while pending starts after its recorded attempts; if its first round is
-      // still running, this round waits behind it and is skipped once the delivery is no longer pending.
-      await signal(hook.id, scopeOf(event.documentId, event.id), {
-        deliveryId: delivery.id,
-        firstAttempt: delivery.attemptCount + 1,
-      });
+      // Dispatched again while pending (the hand-over was cut short before the event was marked dispatched):
+      // the same first round, so its workflow is found running (or completed) and nothing is sent twice.
+      await startRound(hook.id, { deliveryId: delivery.id, firstAttempt: 1 });
       signalled++;
     }
     return signalled;
@@ -194,17 +194,17 @@ export function createWebhookDispatcher(deps: WebhookDispatcherDeps) {
 
     /**
      * `POST /webhooks/deliveries/{id}/redeliver`: reopens a finished delivery (same id, same body, its past
-     * attempts kept) and queues a new round of attempts behind whatever its document's queue holds.
+     * attempts kept) and starts a new round of attempts, numbered after them, in a workflow of its own.
      */
     async redeliver(accountId: string, deliveryId: number): Promise<WebhookDelivery> {
       const deliveries = webhookDeliveriesStore(db);
       const existing = await deliveries.findById(accountId, deliveryId);
       if (!existing) throw AppError.notFound('Delivery');
-      if (existing.status === 'pending') {
-        throw AppError.conflict(
+      const pendingConflict = () =>
+        AppError.conflict(
           `Delivery ${deliveryId} is pending: its attempts are still running; redeliver it once it has succeeded or failed`,
         );
-      }
+      if (existing.status === 'pending') throw pendingConflict();
       const webhook = await webhooksStore(db).findById(accountId, existing.webhookId);
       if (!webhook) throw AppError.notFound('Delivery');
       if (!webhook.active) {
@@ -213,17 +213,15 @@ export function createWebhookDispatcher(deps: WebhookDispatcherDeps) {
         );
       }
       const reopened = await deliveries.reopen(accountId, deliveryId);
-      if (!reopened) throw AppError.notFound('Delivery');
+      if (!reopened) {
+        // Reopened by a concurrent redelivery since it was read: one round at a time.
+        if (await deliveries.findById(accountId, deliveryId)) throw pendingConflict();
+        throw AppError.notFound('Delivery');
+      }
       const outbox = webhookDispatchStore(db);
       await outbox.clearFailureReason(deliveryId);
-      const route = await outbox.deliveryRoute(deliveryId);
-      const scope: DeliveryScope = route?.documentId
-        ? { documentId: route.documentId }
-        : route?.eventId
-          ? { eventId: route.eventId }
-          : { deliveryId };
       try {
-        await signal(existing.webhookId, scope, { deliveryId, firstAttempt: reopened.nextAttemptNumber });
+        await startRound(existing.webhookId, { deliveryId, firstAttempt: reopened.nextAttemptNumber });
       } catch (err) {
         // Not left pending with nobody working on it: the account can simply try again.
         await outbox.fail(deliveryId, 'The redelivery could not be queued; redeliver again');

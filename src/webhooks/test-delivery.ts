@@ -48,7 +48,13 @@ export async function sendTestDelivery(
     eventId: null,
     event: TEST_EVENT,
     body: (deliveryId) =>
-      buildEventBody({ deliveryId, event: TEST_EVENT, createdAt: new Date(), data: testEventData(webhook) }),
+      buildEventBody({
+        deliveryId,
+        event: TEST_EVENT,
+        sequence: null,
+        createdAt: new Date(),
+        data: testEventData(webhook),
+      }),
   });
   const result = await deliverOnce({
     url: webhook.url,

@@ -31,6 +31,11 @@ export interface WebhookReceiverOptions {
   secret?: string;
   /** Answers for the next requests, in order; when exhausted, `fallback` (default 200) answers. */
   steps?: ReceiverStep[];
+  /**
+   * Answers chosen by what arrived (e.g. refuse one event, accept the rest), asked before `steps`: a step, or
+   * undefined to go on to `steps` and `fallback`.
+   */
+  respond?: (request: { headers: IncomingHttpHeaders; rawBody: Buffer }) => ReceiverStep | undefined;
   fallback?: ReceiverStep;
   /** Answer 401 to requests that fail verification, as a careful customer would (default: answer as scripted). */
   refuseUnverified?: boolean;
@@ -66,7 +71,7 @@ export async function startWebhookReceiver(options: WebhookReceiverOptions = {})
       const rawBody = Buffer.concat(chunks);
       const verification =
         secret === undefined ? undefined : verifyWebhook({ secret, headers: req.headers, rawBody });
-      let step = steps.shift() ?? fallback;
+      let step = options.respond?.({ headers: req.headers, rawBody }) ?? steps.shift() ?? fallback;
       if (options.refuseUnverified && verification && !verification.ok) step = { status: 401 };
       requests.push({
         method: req.method ?? '',

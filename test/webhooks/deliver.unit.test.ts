@@ -14,6 +14,7 @@ const secret = generateWebhookSecret();
 const body = buildEventBody({
   deliveryId: 7,
   event: 'document.sent',
+  sequence: 2,
   createdAt: new Date('2026-11-22T09:41:00Z'),
   data: { document: { id: 'e4b8c9f0-0000-4000-8000-000000000001', title_ar: 'عقد', title_en: 'Contract' } },
 });

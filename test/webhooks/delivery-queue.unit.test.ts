@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { RETRY_DELAYS_MS } from '../../src/webhooks/workflow/retry-schedule.ts';
-import type { AttemptOutcome } from '../../src/webhooks/definitions.ts';
+import { webhookDeliveryRoundWorkflowId, type AttemptOutcome } from '../../src/webhooks/definitions.ts';
 import {
   createQueueState,
   decideAfterAttempt,
@@ -117,5 +117,17 @@ describe('decideAfterAttempt', () => {
       kind: 'done',
       settlement: { kind: 'failed' },
     });
+  });
+});
+
+describe('delivery round workflow ids', () => {
+  it('are the same for the same round (a repeated dispatch finds it) and differ per delivery and per round', () => {
+    const first = webhookDeliveryRoundWorkflowId({ deliveryId: 42, firstAttempt: 1 });
+    expect(first).toBe('webhook-delivery-42-from-1');
+    expect(webhookDeliveryRoundWorkflowId({ deliveryId: 42, firstAttempt: 1 })).toBe(first);
+    expect(webhookDeliveryRoundWorkflowId({ deliveryId: 42, firstAttempt: 9 })).toBe(
+      'webhook-delivery-42-from-9',
+    );
+    expect(webhookDeliveryRoundWorkflowId({ deliveryId: 421, firstAttempt: 1 })).not.toBe(first);
   });
 });

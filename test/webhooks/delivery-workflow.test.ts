@@ -5,11 +5,19 @@ import { webhookDeliveriesStore } from '../../src/db/stores/webhook-deliveries-s
 import { createWebhookDispatcher, type WebhookDispatcher } from '../../src/webhooks/dispatch.ts';
 import { SUBSCRIBABLE_EVENTS } from '../../src/webhooks/events.ts';
 import { isoTime } from '../../src/domain/time.ts';
+import { webhookDispatchStore } from '../../src/db/stores/webhook-dispatch-store.ts';
 import {
-  deliveryQueueQuery,
+  deliveryRoundQuery,
+  enqueueDeliverySignal,
+  WEBHOOK_DELIVERY_WORKFLOW_TYPE,
+  webhookDeliveryRoundWorkflowId,
   webhookDeliveryWorkflowId,
   webhookOutboxSweepWorkflowId,
+  type DeliveryRequest,
 } from '../../src/webhooks/definitions.ts';
+import { buildEventBody } from '../../src/webhooks/payload.ts';
+import { MAX_ATTEMPTS } from '../../src/webhooks/workflow/retry-schedule.ts';
+import type { webhookDeliveryWorkflow } from '../../src/webhooks/workflow/delivery-workflow.ts';
 import {
   startWebhookReceiver,
   type WebhookReceiver,
@@ -32,7 +40,7 @@ import {
 
 /**
  * Delivery through the real worker and Temporal: events recorded in PostgreSQL, dispatched, and delivered by the
- * delivery workflow to real HTTP receivers on loopback. The retry schedule runs at 1/10 000 of its length
+ * delivery workflows (one per delivery) to real HTTP receivers on loopback. The retry schedule runs at 1/10 000 of its length
  * (WEBHOOK_RETRY_SCALE), so 5 s, 5 min and 30 min become 0.5, 30 and 180 ms: no test waits for real hours.
  */
 
@@ -236,28 +244,81 @@ describe('durable delivery', () => {
 });
 
 describe('dispatch', () => {
-  it('delivers one document’s events in the order they happened, even when the first needs retries', async () => {
-    const ctx = await setup({ steps: [{ status: 503 }, { status: 503 }] }, [
-      'document.sent',
-      'approver.completed',
-      'document.approved',
-    ]);
-    const events = [];
-    for (const name of ['document.sent', 'approver.completed', 'document.approved']) {
-      events.push(await emit(ctx, name));
-    }
-    const deliveries = await deliveriesOf(service.database.db, ctx.hook.id);
-    for (const d of deliveries) await settled(service.database.db, d.id);
+  it('a receiver that keeps refusing one event still gets the next ones at once, each under one delivery id', async () => {
+    // Scaled to 1/100, document.sent's retries come 50 ms, 3 s, 18 s, 72 s… apart: its schedule is far from over
+    // when the later events go. With deliveries queued per document they would wait behind it (for minutes here,
+    // about 27 hours in production).
+    const slow = createWebhookDispatcher({
+      db: service.database.db,
+      temporal: () => service.temporal.client,
+      taskQueue: service.taskQueue,
+      retryScale: 0.01,
+    });
+    const ctx = await setup(
+      {
+        respond: ({ headers }) =>
+          headers['x-wathiq-event'] === 'document.sent' ? { status: 500 } : undefined,
+      },
+      ['document.sent', 'approver.completed', 'document.approved'],
+    );
+    const store = webhookDeliveriesStore(service.database.db);
+    await slow.dispatchEvent(
+      await recordEvent(service.database.db, ctx.document, ctx.approvers, 'document.sent'),
+    );
+    const [sent] = await deliveriesOf(service.database.db, ctx.hook.id);
+    // Refused, and retried: document.sent is in the middle of its schedule.
+    await eventually(async () =>
+      expect((await store.load(sent!.id))!.attemptCount).toBeGreaterThanOrEqual(2),
+    );
 
-    const seen = ctx.r.requests.map((q) => bodyOf(q).event);
-    expect(seen).toEqual([
-      'document.sent',
-      'document.sent',
-      'document.sent',
-      'approver.completed',
-      'document.approved',
-    ]);
-    await expectVerified(ctx.r.requests, ctx.hook.secret);
+    for (const name of ['approver.completed', 'document.approved']) {
+      await slow.dispatchEvent(await recordEvent(service.database.db, ctx.document, ctx.approvers, name));
+    }
+    const [, completed, approved] = await deliveriesOf(service.database.db, ctx.hook.id);
+    for (const later of [completed!, approved!]) {
+      const { delivery, attempts } = await settled(service.database.db, later.id);
+      expect(delivery.status).toBe('succeeded');
+      expect(attempts.map((a) => a.statusCode)).toEqual([200]);
+    }
+    // …while document.sent is still being retried, its next attempt planned.
+    const stillRetrying = (await store.load(sent!.id))!;
+    expect(stillRetrying.status).toBe('pending');
+    expect(stillRetrying.attemptCount).toBeGreaterThanOrEqual(2);
+    expect(stillRetrying.attemptCount).toBeLessThan(MAX_ATTEMPTS);
+
+    const requests = ctx.r.requests.slice();
+    await expectVerified(requests, ctx.hook.secret);
+    const events = requests.map((q) => bodyOf(q).event);
+    expect(events.filter((e) => e === 'approver.completed')).toHaveLength(1);
+    expect(events.filter((e) => e === 'document.approved')).toHaveLength(1);
+    expect(events.slice(0, 2)).toEqual(['document.sent', 'document.sent']);
+    // One delivery id per event, on every attempt; and the body says where each event stands.
+    const idsByEvent = new Map<string, Set<string>>();
+    for (const q of requests) {
+      const body = bodyOf(q);
+      const ids = idsByEvent.get(body.event) ?? new Set<string>();
+      ids.add(String(q.headers['x-wathiq-delivery']));
+      idsByEvent.set(body.event, ids);
+      expect(body.sequence).toBe(
+        { 'document.sent': 1, 'approver.completed': 2, 'document.approved': 3 }[body.event],
+      );
+    }
+    expect(Object.fromEntries([...idsByEvent].map(([event, ids]) => [event, [...ids]]))).toEqual({
+      'document.sent': [String(sent!.id)],
+      'approver.completed': [String(completed!.id)],
+      'document.approved': [String(approved!.id)],
+    });
+    // The refused event runs a workflow of its own, which reports its current attempt.
+    const round = await service.temporal.client.workflow
+      .getHandle(webhookDeliveryRoundWorkflowId({ deliveryId: sent!.id, firstAttempt: 1 }))
+      .query(deliveryRoundQuery);
+    expect(round).toMatchObject({ deliveryId: sent!.id });
+    // Stop its retries: a disabled webhook's pending deliveries fail.
+    await service.request(`/webhooks/${ctx.hook.id}`, {
+      method: 'PUT',
+      account,
+      body: JSON.stringify({ active: false }),
+    });
   });
 
   it('never delivers twice: repeated and concurrent dispatches, and a redispatch after success', async () => {
@@ -268,12 +329,46 @@ describe('dispatch', () => {
     const [delivery] = await deliveriesOf(service.database.db, ctx.hook.id);
     await settled(service.database.db, delivery!.id);
     await dispatcher.dispatchEvent(event);
-    // A later event of the same document queues behind anything a duplicate could have queued.
+    // Handed over again although already delivered (the process died before marking the event dispatched):
+    // the delivery's workflow has completed, and is not run again.
+    await service.database
+      .db('document_events')
+      .where({ id: event.id })
+      .update({ webhooks_dispatched_at: null });
+    await dispatcher.dispatchEvent(event);
     await emit(ctx, 'approver.completed');
     const all = await deliveriesOf(service.database.db, ctx.hook.id);
     expect(all).toHaveLength(2);
     await settled(service.database.db, all[1]!.id);
+    const round = service.temporal.client.workflow.getHandle(
+      webhookDeliveryRoundWorkflowId({ deliveryId: delivery!.id, firstAttempt: 1 }),
+    );
+    await round.result();
     expect(ctx.r.requests.map((q) => bodyOf(q).event)).toEqual(['document.sent', 'approver.completed']);
+    expect((await webhookDeliveriesStore(service.database.db).load(delivery!.id))!.attemptCount).toBe(1);
+  });
+
+  it('never delivers twice: dispatched again while its retries are under way', async () => {
+    const ctx = await setup({ steps: [{ status: 500 }, { status: 500 }] });
+    const event = await emit(ctx, 'document.sent');
+    const [delivery] = await deliveriesOf(service.database.db, ctx.hook.id);
+    await ctx.r.waitForRequests(1);
+    await service.database
+      .db('document_events')
+      .where({ id: event.id })
+      .update({ webhooks_dispatched_at: null });
+    await Promise.all([dispatcher.dispatchEvent(event), dispatcher.dispatchStranded({ olderThanMs: 0 })]);
+    const { delivery: done, attempts } = await settled(service.database.db, delivery!.id);
+    expect(done.status).toBe('succeeded');
+    expect(attempts.map((a) => [a.attemptNumber, a.statusCode])).toEqual([
+      [1, 500],
+      [2, 500],
+      [3, 200],
+    ]);
+    expect(ctx.r.requests).toHaveLength(3);
+    expect(new Set(ctx.r.requests.map((q) => q.headers['x-wathiq-delivery']))).toEqual(
+      new Set([String(delivery!.id)]),
+    );
   });
 
   it('dispatches an event its process never dispatched: before the next event of its document, or by the sweep', async () => {
@@ -283,7 +378,12 @@ describe('dispatch', () => {
     await emit(ctx, 'approver.completed');
     const both = await deliveriesOf(service.database.db, ctx.hook.id);
     for (const d of both) await settled(service.database.db, d.id);
-    expect(ctx.r.requests.map((q) => bodyOf(q).event)).toEqual(['document.sent', 'approver.completed']);
+    // Each on its own schedule: they may arrive in either order, the body's sequence tells which came first.
+    const bodies = ctx.r.requests.map(bodyOf).sort((x, y) => x.sequence! - y.sequence!);
+    expect(bodies.map((b) => [b.event, b.sequence])).toEqual([
+      ['document.sent', 1],
+      ['approver.completed', 2],
+    ]);
 
     // A document with no later event: the outbox sweep workflow (started by the first dispatch) finds it.
     const lone = await setup();
@@ -331,11 +431,11 @@ describe('dispatch', () => {
     expect(put.status).toBe(200);
     const { delivery: done } = await settled(service.database.db, delivery!.id);
     expect(done.status).toBe('failed');
-    // The workflow wakes for its next attempt, finds the delivery over and sends nothing more.
+    // The workflow wakes for its next attempt, finds the delivery over, sends nothing more and completes.
     const handle = service.temporal.client.workflow.getHandle(
-      webhookDeliveryWorkflowId(ctx.hook.id, { documentId: ctx.document.id }),
+      webhookDeliveryRoundWorkflowId({ deliveryId: delivery!.id, firstAttempt: 1 }),
     );
-    await eventually(async () => expect((await handle.query(deliveryQueueQuery)).current).toBeNull(), 15_000);
+    await handle.result();
     const count = ctx.r.requests.length;
     expect((await webhookDeliveriesStore(service.database.db).load(delivery!.id))!.attemptCount).toBe(count);
   });
@@ -411,8 +511,9 @@ describe('events of the documents API and the approval workflow', () => {
     expect(created.status).toBe(201);
     const document = ((await created.json()) as { data: { id: string; approvers: { id: string }[] } }).data;
     const approverId = document.approvers[0]!.id;
-    // document.created is dispatched by the API itself, before the document is sent.
-    await r.waitForRequests(1);
+    // document.created is dispatched by the API itself, before the document is sent. (Generous time-outs: the
+    // machine running the suite may be loaded; finalization signs a PDF.)
+    await r.waitForRequests(1, 60_000);
 
     const sent = await service.request(`/documents/${document.id}/send`, { method: 'POST', account });
     expect(sent.status).toBe(200);
@@ -430,9 +531,11 @@ describe('events of the documents API and the approval workflow', () => {
       evidence: { at: new Date().toISOString(), channel: 'page' },
     });
 
-    const requests = await r.waitForRequests(4);
+    const requests = await r.waitForRequests(4, 60_000);
     await expectVerified(requests, hook.secret);
-    const bodies = requests.map(bodyOf);
+    // Deliveries are independent and may arrive in any order; `sequence` puts them back in the order of events.
+    const bodies = requests.map(bodyOf).sort((x, y) => x.sequence! - y.sequence!);
+    expect(bodies.map((b) => b.sequence)).toEqual([1, 2, 3, 4]);
     expect(bodies.map((b) => b.event)).toEqual([
       'document.created',
       'document.sent',
@@ -447,7 +550,61 @@ describe('events of the documents API and the approval workflow', () => {
       document.id,
     );
     expect(bodies.map((b) => b.data)).toEqual(events.map((e) => e.data));
+    expect(events.map((e) => e.sequence)).toEqual([1, 2, 3, 4]);
     expect(bodies.map((b) => b.created_at)).toEqual(events.map((e) => isoTime(e.createdAt)));
     expect(new Set(bodies.map((b) => b.id)).size).toBe(4);
+  });
+});
+
+describe('the previous design: one queue per webhook and document', () => {
+  it('a queue started before the upgrade drains on the new worker, in its order', async () => {
+    const ctx = await setup({ steps: [{ status: 500 }] });
+    const db = service.database.db;
+    const requests: DeliveryRequest[] = [];
+    // What the previous dispatcher did: the delivery rows, the events marked dispatched, a signal to the queue.
+    for (const name of ['document.sent', 'approver.completed']) {
+      const event = await recordEvent(db, ctx.document, ctx.approvers, name);
+      const { delivery } = await webhookDeliveriesStore(db).createOnce({
+        webhookId: ctx.hook.id,
+        accountId: account.accountId,
+        eventId: event.id,
+        event: event.event,
+        body: (deliveryId) =>
+          buildEventBody({
+            deliveryId,
+            event: name as 'document.sent',
+            sequence: event.sequence,
+            createdAt: event.createdAt,
+            data: event.data,
+          }),
+      });
+      await webhookDispatchStore(db).markDispatched(event.id);
+      requests.push({ deliveryId: delivery.id, firstAttempt: 1 });
+    }
+    const workflowId = webhookDeliveryWorkflowId(ctx.hook.id, { documentId: ctx.document.id });
+    for (const request of requests) {
+      await service.temporal.client.workflow.signalWithStart<
+        typeof webhookDeliveryWorkflow,
+        [DeliveryRequest]
+      >(WEBHOOK_DELIVERY_WORKFLOW_TYPE, {
+        workflowId,
+        taskQueue: service.taskQueue,
+        args: [{ webhookId: ctx.hook.id, retryScale: SCALE, idleMs: 200 }],
+        signal: enqueueDeliverySignal,
+        signalArgs: [request],
+      });
+    }
+    const view = await service.temporal.client.workflow
+      .getHandle<typeof webhookDeliveryWorkflow>(workflowId)
+      .result();
+    expect(view).toEqual({ queued: [], current: null });
+    for (const { deliveryId } of requests) {
+      expect((await settled(db, deliveryId)).delivery.status).toBe('succeeded');
+    }
+    expect(ctx.r.requests.map((q) => bodyOf(q).event)).toEqual([
+      'document.sent',
+      'document.sent',
+      'approver.completed',
+    ]);
   });
 });

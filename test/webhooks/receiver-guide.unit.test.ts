@@ -97,7 +97,7 @@ describe('the receiver guide (docs/webhooks.md)', () => {
   it('prints the known-answer vector the tests check', () => {
     expect(guide).toContain(`secret: \`${K.secret}\``);
     expect(guide).toContain(`\`X-Wathiq-Timestamp\`: \`${K.timestamp}\``);
-    expect(codeBlockAfter(guide, 'body (343 bytes', 'text')).toBe(`${K.body}\n`);
+    expect(codeBlockAfter(guide, 'body (356 bytes', 'text')).toBe(`${K.body}\n`);
     expect(codeBlockAfter(guide, 'the signature is', 'text')).toBe(`${K.signature}\n`);
     expect(guide).toContain(`-hmac '${K.secret}'`);
   });
@@ -110,6 +110,7 @@ describe('the receiver guide (docs/webhooks.md)', () => {
       const body = buildEventBody({
         deliveryId: 9,
         event: 'approver.completed',
+        sequence: 3,
         createdAt: new Date(),
         data: {
           document: { title_ar: 'عقد توريد', note: 'emoji 🧾 and "quotes"' },

@@ -27,7 +27,7 @@ function signedHeaders(secret: string, timestamp: number, body: string | Buffer)
 
 describe('webhook signatures', () => {
   it('matches the known-answer vector computed with openssl', () => {
-    expect(Buffer.byteLength(K.body, 'utf8')).toBe(343);
+    expect(Buffer.byteLength(K.body, 'utf8')).toBe(356);
     expect(signWebhook({ secret: K.secret, timestamp: K.timestamp, body: K.body })).toBe(K.signature);
     expect(signWebhook({ secret: K.secret, timestamp: String(K.timestamp), body: Buffer.from(K.body) })).toBe(
       K.signature,
@@ -44,6 +44,7 @@ describe('webhook signatures', () => {
     const body = buildEventBody({
       deliveryId: 42,
       event: 'document.approved',
+      sequence: 4,
       createdAt: new Date('2026-11-22T09:41:00.000Z'),
       data: {
         document: {
@@ -59,8 +60,28 @@ describe('webhook signatures', () => {
     expect(body).toBe(K.body);
     expect(isoTime('2026-11-22T12:41:00.123+03:00')).toBe('2026-11-22T09:41:00+00:00');
     expect(() =>
-      buildEventBody({ deliveryId: 0, event: 'webhook.test', createdAt: new Date(), data: {} }),
+      buildEventBody({
+        deliveryId: 0,
+        event: 'webhook.test',
+        sequence: null,
+        createdAt: new Date(),
+        data: {},
+      }),
     ).toThrow();
+    expect(() =>
+      buildEventBody({ deliveryId: 1, event: 'document.sent', sequence: 0, createdAt: new Date(), data: {} }),
+    ).toThrow();
+    expect(
+      JSON.parse(
+        buildEventBody({
+          deliveryId: 1,
+          event: 'webhook.test',
+          sequence: null,
+          createdAt: new Date(),
+          data: {},
+        }),
+      ),
+    ).toMatchObject({ id: 1, sequence: null });
   });
 
   it('generates whsec_ secrets of 32 random bytes, base64url', () => {

@@ -28,7 +28,7 @@ async function account(): Promise<string> {
 async function documentEvent(accountId: string, event = 'document.sent'): Promise<number> {
   const [row] = await tdb
     .db('document_events')
-    .insert({ account_id: accountId, event, data: {}, dedupe_key: randomUUID() })
+    .insert({ account_id: accountId, event, sequence: 1, data: {}, dedupe_key: randomUUID() })
     .returning<{ id: number }[]>('id');
   return row!.id;
 }
@@ -184,7 +184,13 @@ describe('webhookDeliveriesStore', () => {
     return { accountId, hook, store: webhookDeliveriesStore(tdb.db) };
   }
   const bodyFor = (createdAt: Date) => (deliveryId: number) =>
-    buildEventBody({ deliveryId, event: 'document.sent', createdAt, data: { document: { id: 'd' } } });
+    buildEventBody({
+      deliveryId,
+      event: 'document.sent',
+      sequence: 1,
+      createdAt,
+      data: { document: { id: 'd' } },
+    });
 
   it('creates one delivery per (webhook, event), with its own id inside the stored body', async () => {
     const { accountId, hook, store } = await setup();

@@ -72,6 +72,7 @@ export const bodyOf = (r: ReceivedRequest) =>
   JSON.parse(r.rawBody.toString('utf8')) as {
     id: number;
     event: string;
+    sequence: number | null;
     created_at: string;
     data: Record<string, unknown> & { document?: { id: string; status: string } };
   };

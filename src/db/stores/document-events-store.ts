@@ -1,4 +1,4 @@
-import type { Db } from '../knex.ts';
+import type { Db, Knex } from '../knex.ts';
 
 export interface DocumentEvent {
   id: number;
@@ -6,6 +6,8 @@ export interface DocumentEvent {
   documentId: string | null;
   approverId: string | null;
   event: string;
+  /** 1, 2, 3… per document, in the order the events were recorded, without gaps (migration 011). */
+  sequence: number;
   data: Record<string, unknown>;
   dedupeKey: string;
   createdAt: Date;
@@ -17,6 +19,7 @@ interface DocumentEventRow {
   document_id: string | null;
   approver_id: string | null;
   event: string;
+  sequence: number;
   data: Record<string, unknown>;
   dedupe_key: string;
   created_at: Date;
@@ -28,6 +31,7 @@ const toEvent = (r: DocumentEventRow): DocumentEvent => ({
   documentId: r.document_id,
   approverId: r.approver_id,
   event: r.event,
+  sequence: Number(r.sequence),
   data: r.data,
   dedupeKey: r.dedupe_key,
   createdAt: r.created_at,
@@ -35,7 +39,8 @@ const toEvent = (r: DocumentEventRow): DocumentEvent => ({
 
 export interface NewDocumentEvent {
   accountId: string;
-  documentId: string | null;
+  /** Every event is about a document (the column is nullable only because deleting a draft keeps its events). */
+  documentId: string;
   approverId?: string | null;
   /** `document.created`, `document.sent`, … (the webhook event names). */
   event: string;
@@ -50,20 +55,35 @@ export interface NewDocumentEvent {
  */
 export function documentEventsStore(db: Db) {
   return {
-    /** The stored event (with its id) whether this call inserted it or an earlier one did. */
+    /**
+     * The stored event (with its id) whether this call inserted it or an earlier one did. A new event takes the
+     * next `sequence` of its document: the insert holds the document's row lock (most callers hold it already),
+     * so concurrent recorders of one document take turns and the numbers have no gaps, and an event refused as
+     * a repeat (its dedupe key exists) takes no number.
+     */
     async record(input: NewDocumentEvent): Promise<DocumentEvent> {
-      const [inserted] = await db<DocumentEventRow>('document_events')
-        .insert({
-          account_id: input.accountId,
-          document_id: input.documentId,
-          approver_id: input.approverId ?? null,
-          event: input.event,
-          data: input.data,
-          dedupe_key: input.dedupeKey,
-        })
-        .onConflict('dedupe_key')
-        .ignore()
-        .returning('*');
+      const insert = async (trx: Knex.Transaction): Promise<DocumentEventRow | undefined> => {
+        await trx.raw('SELECT 1 FROM documents WHERE id = ? FOR NO KEY UPDATE', [input.documentId]);
+        const { rows } = await trx.raw<{ rows: DocumentEventRow[] }>(
+          `INSERT INTO document_events (account_id, document_id, approver_id, event, data, dedupe_key, sequence)
+           SELECT ?, ?, ?, ?, ?::jsonb, ?, COALESCE(MAX(sequence), 0) + 1
+             FROM document_events WHERE document_id = ?
+           ON CONFLICT (dedupe_key) DO NOTHING
+           RETURNING *`,
+          [
+            input.accountId,
+            input.documentId,
+            input.approverId ?? null,
+            input.event,
+            JSON.stringify(input.data),
+            input.dedupeKey,
+            input.documentId,
+          ],
+        );
+        return rows[0];
+      };
+      // The lock lasts until the end of the transaction: the caller's, or one of its own.
+      const inserted = db.isTransaction ? await insert(db as Knex.Transaction) : await db.transaction(insert);
       if (inserted) return toEvent(inserted);
       const existing = await db<DocumentEventRow>('document_events')
         .where({ dedupe_key: input.dedupeKey })
@@ -85,7 +105,7 @@ export function documentEventsStore(db: Db) {
     async listByDocument(accountId: string, documentId: string): Promise<DocumentEvent[]> {
       const rows = await db<DocumentEventRow>('document_events')
         .where({ account_id: accountId, document_id: documentId })
-        .orderBy('id', 'asc');
+        .orderBy('sequence', 'asc');
       return rows.map(toEvent);
     },
   };

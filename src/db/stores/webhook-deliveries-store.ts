@@ -199,7 +199,8 @@ export function webhookDeliveriesStore(db: Db) {
 
     /**
      * Puts a delivery of this account back to `pending` for a redelivery, keeping its id, body and past attempts.
-     * Returns the delivery and the number the next attempt takes, or undefined when there is no such delivery.
+     * Returns the delivery and the number the next attempt takes, or undefined when there is no such delivery
+     * or it is pending already.
      */
     async reopen(
       accountId: string,
@@ -208,6 +209,8 @@ export function webhookDeliveriesStore(db: Db) {
       if (!Number.isSafeInteger(id) || id < 1) return undefined;
       const [row] = await db('webhook_deliveries')
         .where({ id, account_id: accountId })
+        // Only a finished delivery: two redeliveries racing reopen it once.
+        .whereNot({ status: 'pending' })
         .update({ status: 'pending', completed_at: null, next_attempt_at: null, updated_at: db.fn.now() })
         .returning<DeliveryRow[]>('*');
       if (!row) return undefined;

@@ -47,27 +47,6 @@ export function webhookDispatchStore(db: Db) {
       return rows.map((r) => Number(r.id));
     },
 
-    /** Where a delivery belongs: its webhook, and the document of its event (null for webhook.test). */
-    async deliveryRoute(
-      deliveryId: number,
-    ): Promise<{ webhookId: string; documentId: string | null; eventId: number | null } | undefined> {
-      const row = await db('webhook_deliveries as d')
-        .leftJoin('document_events as e', 'e.id', 'd.event_id')
-        .where('d.id', deliveryId)
-        .first<{ webhook_id: string; document_id: string | null; event_id: number | null } | undefined>(
-          'd.webhook_id',
-          'e.document_id',
-          'd.event_id',
-        );
-      return (
-        row && {
-          webhookId: row.webhook_id,
-          documentId: row.document_id,
-          eventId: row.event_id === null ? null : Number(row.event_id),
-        }
-      );
-    },
-
     /** When the next attempt of a pending delivery is due (shown by the deliveries listing). */
     async setNextAttemptAt(deliveryId: number, at: Date): Promise<void> {
       await db('webhook_deliveries')

@@ -27,6 +27,9 @@ const activities = proxyActivities<WebhookActivities>({
 const HISTORY_LIMIT = 5_000;
 
 /**
+ * The previous design (no longer started: see delivery-round-workflow.ts), kept unchanged and registered so that
+ * queues started before the change drain; its recorded histories must keep replaying (test/histories/webhooks).
+ *
  * Delivers one webhook's deliveries of one document, in the order they were signalled, one at a time. Each round
  * runs the retry schedule on durable timers; the activity records each attempt before this code decides. Once the
  * queue stays empty for `idleMs` the workflow completes; the next dispatch starts it again (signal-with-start).

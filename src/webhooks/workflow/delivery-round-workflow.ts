@@ -1,0 +1,50 @@
+import { proxyActivities, setHandler, sleep } from '@temporalio/workflow';
+import {
+  deliveryRoundQuery,
+  type DeliveryRoundView,
+  type WebhookActivities,
+  type WebhookDeliveryRoundInput,
+} from '../definitions.ts';
+import { decideAfterAttempt } from './delivery-queue.ts';
+
+const activities = proxyActivities<WebhookActivities>({
+  // One attempt is at most the receiver time-out (10 s by default, 60 s at most) plus a few writes.
+  startToCloseTimeout: '2 minutes',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+});
+
+/**
+ * One round of attempts of one delivery, on its own: the first attempt at once, then the retry schedule on
+ * durable timers until the receiver answers 2xx, answers 410 Gone, or the last attempt fails. The activity
+ * records each attempt before this code decides, and the decision is written before the next timer starts.
+ * Nothing else waits on this workflow, so a receiver that keeps refusing this event delays no other delivery.
+ * At most eight attempts and seven timers: the history stays short, no continue-as-new is needed.
+ */
+export async function webhookDeliveryRoundWorkflow(input: WebhookDeliveryRoundInput): Promise<void> {
+  const request = { deliveryId: input.deliveryId, firstAttempt: input.firstAttempt };
+  let current: DeliveryRoundView = null;
+  setHandler(deliveryRoundQuery, () => current);
+
+  for (let attemptNumber = input.firstAttempt; ; attemptNumber++) {
+    current = { deliveryId: input.deliveryId, attemptNumber, nextAttemptAt: null };
+    const outcome = await activities.attemptWebhookDelivery({ deliveryId: input.deliveryId, attemptNumber });
+    const decision = decideAfterAttempt({
+      outcome,
+      request,
+      attemptNumber,
+      retryScale: input.retryScale,
+      nowMs: Date.now(),
+    });
+    if (decision.settlement) {
+      await activities.settleWebhookDelivery({
+        deliveryId: input.deliveryId,
+        webhookId: input.webhookId,
+        settlement: decision.settlement,
+      });
+    }
+    if (decision.kind === 'done') break;
+    current = { ...current, nextAttemptAt: new Date(Date.now() + decision.delayMs).toISOString() };
+    await sleep(decision.delayMs);
+  }
+  current = null;
+}
