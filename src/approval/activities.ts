@@ -101,13 +101,19 @@ export function createApprovalActivities(deps: ApprovalActivityDeps): ApprovalAc
     async markDocumentSent({ documentId, workflowId }) {
       const key = `document.sent:${documentId}`;
       await inTransaction([key], async (trx) => {
+        // Waits for the send's transaction: it holds this row lock until the document reads pending.
         const { document } = await loadForWorkflow(trx, documentId);
-        if (document.status !== 'draft') return; // a retry: the first attempt moved it
-        const sent = await documentsStore(trx).transition(documentId, ['draft'], 'pending', {
-          sentAt: new Date(),
-          workflowId,
-        });
-        if (sent) await record(trx, 'document.sent', key, sent);
+        if (document.status === 'draft') {
+          // The send started this workflow and never committed (a crash, a lost connection): move it here.
+          const sent = await documentsStore(trx).transition(documentId, ['draft'], 'pending', {
+            sentAt: new Date(),
+            workflowId,
+          });
+          if (sent) await record(trx, 'document.sent', key, sent);
+          return;
+        }
+        // The send committed `pending` with this workflow: record its event, once (keyed; a retry finds it).
+        if (document.workflowId === workflowId) await record(trx, 'document.sent', key, document);
       });
     },
 
