@@ -104,7 +104,9 @@ export function createApprovalClient(deps: ApprovalClientDeps) {
             taskQueue: deps.taskQueue,
             args: [input],
             workflowIdConflictPolicy: 'FAIL',
-            workflowIdReusePolicy: 'REJECT_DUPLICATE',
+            // A closed run blocks the id unless it was ended without taking effect (markDocumentSent terminates a
+            // run whose send never committed); a document is sent at most once because send holds its row lock.
+            workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
             typedSearchAttributes: [
               { key: DocumentStatusKey, value: 'pending' },
               { key: DocumentReferenceKey, value: document.reference },

@@ -52,9 +52,10 @@ export async function sendDocument(
     try {
       await deps.approvals.start(draft, approvers);
     } catch (err) {
-      // The workflow id exists already: an earlier send started it and never committed (markDocumentSent will
-      // move the document to pending).
-      if (err instanceof ApprovalRefused) throw AppError.conflict('Document has already been sent');
+      // A run of this workflow id is still open while the document is a draft: an earlier send started it and
+      // never committed, and its first activity (waiting for this lock) will settle it.
+      if (err instanceof ApprovalRefused)
+        throw AppError.conflict('An earlier send of this document is still being settled; try again shortly');
       throw err;
     }
     const sent = await documentsStore(trx).transition(draft.id, ['draft'], 'pending', {

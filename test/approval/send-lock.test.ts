@@ -6,6 +6,9 @@ import {
   approvalWorkflowId,
   type ApprovalWorkflowInput,
 } from '../../src/approval/definitions.ts';
+import { createApprovalClient } from '../../src/approval/client.ts';
+import { approversStore } from '../../src/db/stores/approvers-store.ts';
+import { documentsStore } from '../../src/db/stores/documents-store.ts';
 import { startApiServer } from '../../src/runtime/api-server.ts';
 import { createTemporalClient } from '../../src/temporal/client.ts';
 import {
@@ -315,5 +318,109 @@ describe('a send whose workflow cannot start', () => {
     expect(compared.workflow).toHaveLength(2);
     expect(compared.workflow).toEqual(compared.document);
     await eventually(async () => (await stored(doc.id)).document.status === 'pending');
+  });
+});
+
+describe('a workflow started by a send that never committed (the crash window)', () => {
+  // No worker at first: the workflow is started as the send would start it, and its first activity
+  // (markDocumentSent) runs only once the test starts the worker, as after a crash between start and commit.
+  let w: FlowHarness;
+  beforeAll(async () => {
+    w = await startFlowHarness({ worker: false });
+  });
+  afterAll(() => w.close());
+
+  async function startAsTheSendWould(documentId: string): Promise<void> {
+    const db = w.service.database.db;
+    const document = (await documentsStore(db).findById(w.account.accountId, documentId))!;
+    const approvers = await approversStore(db).listByDocument(documentId);
+    await createApprovalClient({ client: w.service.temporal.client, taskQueue: w.service.taskQueue }).start(
+      document,
+      approvers,
+    );
+  }
+  const documentRow = (id: string) =>
+    w.service.database.db('documents').where({ id }).first<{ status: string; workflow_id: string | null }>();
+  const sentEvents = async (id: string) =>
+    Number(
+      (
+        await w.service.database
+          .db('document_events')
+          .where({ document_id: id, event: 'document.sent' })
+          .count<{ count: string }[]>({ count: '*' })
+      )[0]!.count,
+    );
+  const request = (path: string, method: string, body?: unknown) =>
+    w.service.request(path, {
+      method,
+      account: w.account,
+      ...(body === undefined
+        ? {}
+        : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+    });
+
+  it('moves an unchanged draft to pending itself, recording document.sent once', async () => {
+    const doc = await createDocument(w, {
+      workflowType: 'sequential',
+      approvers: [{ name: 'Only', phone: PHONES.saudiA, action_type: 'sign' }],
+    });
+    await startAsTheSendWould(doc.id);
+    await w.service.startWorker();
+    try {
+      await eventually(async () => (await documentRow(doc.id)).status === 'pending', 60_000);
+      expect((await documentRow(doc.id)).workflow_id).toBe(approvalWorkflowId(doc.id));
+      await eventually(async () => (await sentEvents(doc.id)) === 1, 60_000);
+    } finally {
+      await w.service.stopWorker();
+    }
+  });
+
+  it('ends the run when the draft was edited meanwhile; the draft is sent again from the edited set', async () => {
+    const doc = await createDocument(w, {
+      workflowType: 'sequential',
+      approvers: [{ name: 'Only', phone: PHONES.saudiA, action_type: 'sign' }],
+    });
+    await startAsTheSendWould(doc.id);
+    // Still a draft: an edit goes through; a send meanwhile is refused while the open run is settled.
+    expect(
+      (
+        await request(`/documents/${doc.id}/approvers`, 'POST', {
+          name: 'Added meanwhile',
+          phone: PHONES.uk,
+          action_type: 'approve_only',
+        })
+      ).status,
+    ).toBe(201);
+    const early = await request(`/documents/${doc.id}/send`, 'POST');
+    expect(early.status).toBe(409);
+    expect(((await early.json()) as { error: { message: string } }).error.message).toMatch(
+      /still being settled/,
+    );
+
+    await w.service.startWorker();
+    try {
+      const handle = w.service.temporal.client.workflow.getHandle(approvalWorkflowId(doc.id));
+      await eventually(async () => (await handle.describe()).status.name === 'TERMINATED', 60_000);
+      expect((await documentRow(doc.id)).status).toBe('draft');
+      expect(await sentEvents(doc.id)).toBe(0);
+
+      const sent = await request(`/documents/${doc.id}/send`, 'POST');
+      expect(sent.status, await sent.clone().text()).toBe(200);
+      const approvers = await w.service.database
+        .db('approvers')
+        .where({ document_id: doc.id })
+        .select<StoredApprover[]>('id', 'name_en', 'order_index', 'action_type');
+      const history = await handle.fetchHistory();
+      const input: ApprovalWorkflowInput = defaultPayloadConverter.fromPayload(
+        history.events![0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!,
+      );
+      const compared = sameSet(input.approvers, approvers);
+      expect(compared.workflow).toHaveLength(2);
+      expect(compared.workflow).toEqual(compared.document);
+      expect((await documentRow(doc.id)).status).toBe('pending');
+      expect(await sentEvents(doc.id)).toBe(1);
+    } finally {
+      await w.service.stopWorker();
+    }
   });
 });
