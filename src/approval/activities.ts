@@ -1,4 +1,4 @@
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import { randomToken } from '../auth/tokens.ts';
 import type { Db, Knex } from '../db/knex.ts';
 import { approversStore, type Approver } from '../db/stores/approvers-store.ts';
@@ -14,9 +14,58 @@ import {
   type WhatsAppProvider,
   type WhatsAppTemplateConfig,
 } from '../whatsapp/index.ts';
-import type { ApprovalActivities, NotifyApproverInput, RecordActionInput } from './definitions.ts';
+import type {
+  ApprovalActivities,
+  ApprovalWorkflowInput,
+  NotifyApproverInput,
+  RecordActionInput,
+} from './definitions.ts';
 import type { FinalizedDocument } from './finalize.ts';
 import { hasActed, OPEN_STATUSES } from './rules.ts';
+
+/** The workflow run an activity works for, seen through the worker's own Temporal client. */
+export interface WorkflowRun {
+  /** What the run was started with (the input of its first history event). */
+  input(): Promise<ApprovalWorkflowInput>;
+  terminate(reason: string): Promise<void>;
+}
+
+/** The run of the activity now executing (call it inside an activity only). */
+export function activityWorkflowRun(): WorkflowRun {
+  const { client, info } = Context.current();
+  if (!info.workflowExecution) throw new Error('activityWorkflowRun: this activity runs outside a workflow');
+  const { workflowId, runId } = info.workflowExecution;
+  const handle = client.workflow.getHandle(workflowId, runId);
+  return {
+    async input() {
+      const history = await handle.fetchHistory();
+      const payload = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+      if (!payload) throw new Error(`workflow ${workflowId} has no start input in its history`);
+      return client.workflow.options.loadedDataConverter.payloadConverter.fromPayload(payload);
+    },
+    async terminate(reason) {
+      await handle.terminate(reason);
+    },
+  };
+}
+
+/** True when `input` is what a send of the document as it now stands would start the workflow with. */
+function startedFrom(
+  input: ApprovalWorkflowInput,
+  document: Document,
+  approvers: readonly Approver[],
+): boolean {
+  const key = (a: { id: string; orderIndex: number; actionType: string }) =>
+    `${a.id}@${a.orderIndex}:${a.actionType}`;
+  const started = input.approvers.map(key).sort();
+  const stored = approvers.map(key).sort();
+  return (
+    input.workflowType === document.workflowType &&
+    input.expiresAt === document.expiresAt.toISOString() &&
+    started.length === stored.length &&
+    started.every((k, i) => k === stored[i])
+  );
+}
 
 export interface ApprovalActivityDeps {
   db: Knex;
@@ -26,6 +75,11 @@ export interface ApprovalActivityDeps {
   onEvent?: (event: DocumentEvent) => Promise<void>;
   /** Produces and stores the signed final PDF; set by the finalization module. */
   finalize?: (documentId: string) => Promise<FinalizedDocument>;
+  /**
+   * The current activity's workflow run (the worker passes `activityWorkflowRun`). markDocumentSent uses it when
+   * it finds a draft; without it (activities called directly) the draft is moved unchecked.
+   */
+  workflowRun?: () => WorkflowRun;
 }
 
 async function loadForWorkflow(db: Db, documentId: string, approverId?: string) {
@@ -101,13 +155,33 @@ export function createApprovalActivities(deps: ApprovalActivityDeps): ApprovalAc
     async markDocumentSent({ documentId, workflowId }) {
       const key = `document.sent:${documentId}`;
       await inTransaction([key], async (trx) => {
-        const { document } = await loadForWorkflow(trx, documentId);
-        if (document.status !== 'draft') return; // a retry: the first attempt moved it
-        const sent = await documentsStore(trx).transition(documentId, ['draft'], 'pending', {
-          sentAt: new Date(),
-          workflowId,
-        });
-        if (sent) await record(trx, 'document.sent', key, sent);
+        // Waits for the send's transaction: it holds this row lock until the document reads pending.
+        const { document, approvers } = await loadForWorkflow(trx, documentId);
+        if (document.status === 'draft') {
+          // The send started this workflow and never committed (a crash, a lost connection). While this row lock
+          // is held nothing can change the draft: move it here when it is still what the workflow started from.
+          // When it was edited since, the workflow's approvers are not the document's: end this run (the send
+          // never took effect) and leave a draft that can be sent again.
+          const run = deps.workflowRun?.();
+          if (run && !startedFrom(await run.input(), document, approvers)) {
+            deps.logger.warn(
+              { documentId, workflowId },
+              'a send that never committed started this workflow, and the draft changed since: terminating it',
+            );
+            await run.terminate(
+              'The send that started this workflow did not commit; the draft changed since',
+            );
+            return;
+          }
+          const sent = await documentsStore(trx).transition(documentId, ['draft'], 'pending', {
+            sentAt: new Date(),
+            workflowId,
+          });
+          if (sent) await record(trx, 'document.sent', key, sent);
+          return;
+        }
+        // The send committed `pending` with this workflow: record its event, once (keyed; a retry finds it).
+        if (document.workflowId === workflowId) await record(trx, 'document.sent', key, document);
       });
     },
 

@@ -1,5 +1,5 @@
 import {
-  WithStartWorkflowOperation,
+  ServiceError,
   WorkflowExecutionAlreadyStartedError,
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
@@ -45,6 +45,14 @@ function refusalOf(err: unknown): Refusal | 'workflow_closed' | undefined {
   return undefined;
 }
 
+/** Temporal could not be reached (gRPC UNAVAILABLE, or no connection could be made). */
+function unreachable(err: unknown): boolean {
+  if (!(err instanceof ServiceError)) return false;
+  const code = (err.cause as { code?: unknown } | undefined)?.code;
+  return code === GRPC_UNAVAILABLE || /unavailable|connect/i.test(err.message);
+}
+const GRPC_UNAVAILABLE = 14;
+
 export class ApprovalRefused extends Error {
   constructor(readonly refusal: Refusal | 'workflow_closed') {
     super(refusal === 'workflow_closed' ? 'The approval has finished' : REFUSAL_MESSAGES[refusal]);
@@ -74,8 +82,13 @@ export function createApprovalClient(deps: ApprovalClientDeps) {
   const handle = (documentId: string) => deps.client.workflow.getHandle(approvalWorkflowId(documentId));
 
   return {
-    /** Starts the workflow and returns once the document reads `pending` (update-with-start). */
-    async send(document: Document, approvers: readonly Approver[]): Promise<ApprovalView> {
+    /**
+     * Starts the workflow with exactly these approvers, and returns once Temporal has it: a plain start that waits
+     * on no activity, so a caller may hold the document's row lock meanwhile (the workflow's first activity,
+     * markDocumentSent, takes that lock and waits for the caller's commit). A workflow id already taken is
+     * ApprovalRefused('workflow_closed'); a Temporal that does not answer is a 503 (AppError 'unavailable').
+     */
+    async start(document: Document, approvers: readonly Approver[]): Promise<void> {
       const input: ApprovalWorkflowInput = {
         documentId: document.id,
         accountId: document.accountId,
@@ -84,26 +97,35 @@ export function createApprovalClient(deps: ApprovalClientDeps) {
         expiresAt: document.expiresAt.toISOString(),
         approvers: approvers.map((a) => ({ id: a.id, orderIndex: a.orderIndex, actionType: a.actionType })),
       };
-      const start = new WithStartWorkflowOperation(APPROVAL_WORKFLOW_TYPE, {
-        workflowId: approvalWorkflowId(document.id),
-        taskQueue: deps.taskQueue,
-        args: [input],
-        workflowIdConflictPolicy: 'FAIL',
-        workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        typedSearchAttributes: [
-          { key: DocumentStatusKey, value: 'pending' },
-          { key: DocumentReferenceKey, value: document.reference },
-          { key: AccountIdKey, value: document.accountId },
-        ],
-      });
       try {
-        return await withAnswer(() =>
-          deps.client.workflow.executeUpdateWithStart(sentUpdate, { startWorkflowOperation: start }),
+        await withAnswer(() =>
+          deps.client.workflow.start(APPROVAL_WORKFLOW_TYPE, {
+            workflowId: approvalWorkflowId(document.id),
+            taskQueue: deps.taskQueue,
+            args: [input],
+            workflowIdConflictPolicy: 'FAIL',
+            // A closed run blocks the id unless it was ended without taking effect (markDocumentSent terminates a
+            // run whose send never committed); a document is sent at most once because send holds its row lock.
+            workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
+            typedSearchAttributes: [
+              { key: DocumentStatusKey, value: 'pending' },
+              { key: DocumentReferenceKey, value: document.reference },
+              { key: AccountIdKey, value: document.accountId },
+            ],
+          }),
         );
       } catch (err) {
         if (err instanceof WorkflowExecutionAlreadyStartedError) throw new ApprovalRefused('workflow_closed');
+        // Not started, because Temporal could not be reached: the caller rolls back and the client may retry.
+        if (unreachable(err))
+          throw new AppError('unavailable', 'The approval service is unavailable; try again shortly');
         throw err;
       }
+    },
+
+    /** Waits until the workflow has recorded the send (the `sent` update: markDocumentSent has run). */
+    sent(documentId: string): Promise<ApprovalView> {
+      return withAnswer(() => handle(documentId).executeUpdate(sentUpdate));
     },
 
     act(documentId: string, input: ActInput): Promise<ApprovalView> {

@@ -1,49 +1,74 @@
 import { approversStore } from '../db/stores/approvers-store.ts';
+import { documentsStore } from '../db/stores/documents-store.ts';
 import { LIMITS } from '../domain/model.ts';
 import { isoTime } from '../domain/time.ts';
 import type { SerializedDocument } from '../documents/serialize.ts';
 import { statusRefusal } from '../documents/rules.ts';
 import { AppError } from '../errors.ts';
 import { ApprovalRefused, type ApprovalDeps } from './client.ts';
-import { accountDocument, documentView } from './document-view.ts';
+import { approvalWorkflowId } from './definitions.ts';
+import { documentView } from './document-view.ts';
 
 /**
  * Sends a draft for approval (docs/product-rules.md §3–§4). Preconditions: the document is a draft (409), has
- * 1 to 50 approvers (422) and its deadline is still ahead (409). Then the approval workflow starts with the
- * approvers as they are now, and the answer comes once the document reads `pending`.
+ * 1 to 50 approvers (422) and its deadline is still ahead (409).
  *
- * Two sends of one document race on the workflow id, which Temporal lets exist once (REJECT_DUPLICATE): the
- * second is refused with 409, so a document is never sent twice.
+ * One transaction holds the document's row lock from the status check to `pending`: the approvers are read under
+ * it, the workflow starts with exactly that set, and the document turns `pending` before the lock is released.
+ * Every approver change and document update takes the same lock and re-checks `draft` under it, so an edit either
+ * lands before the send reads the approvers (and the workflow has it) or finds the document `pending` (409). Two
+ * sends queue on the lock; the second finds `pending` (409).
+ *
+ * The start waits on no activity (markDocumentSent takes this same lock, so waiting on it here would deadlock);
+ * when the start fails, nothing was started and the transaction rolls back: the document stays a draft and can
+ * be sent again. After the commit the answer waits for the workflow to record the send (the `document.sent`
+ * event), as before.
  */
 export async function sendDocument(
   deps: ApprovalDeps,
   accountId: string,
   documentId: string,
 ): Promise<SerializedDocument> {
-  const document = await accountDocument(deps.db, accountId, documentId);
-  if (document.status !== 'draft')
-    throw AppError.conflict(statusRefusal(document, 'only a draft can be sent'));
-  const approvers = await approversStore(deps.db).listByDocument(document.id);
-  if (approvers.length === 0) {
-    throw AppError.validation({
-      approvers: ['A document needs at least one approver before it can be sent'],
+  const document = await deps.db.transaction(async (trx) => {
+    const draft = await documentsStore(trx).findByIdForUpdate(accountId, documentId);
+    if (!draft) throw AppError.notFound('Document');
+    if (draft.status !== 'draft') throw AppError.conflict(statusRefusal(draft, 'only a draft can be sent'));
+    const approvers = await approversStore(trx).listByDocument(draft.id);
+    if (approvers.length === 0) {
+      throw AppError.validation({
+        approvers: ['A document needs at least one approver before it can be sent'],
+      });
+    }
+    if (approvers.length > LIMITS.approversMax) {
+      throw AppError.validation({
+        approvers: [`A document can have at most ${LIMITS.approversMax} approvers`],
+      });
+    }
+    if (draft.expiresAt.getTime() <= Date.now()) {
+      throw AppError.conflict(
+        `Document expired at ${isoTime(draft.expiresAt)} before it was sent; renew it with PUT /documents/${draft.id} and expires_in_days`,
+      );
+    }
+    try {
+      await deps.approvals.start(draft, approvers);
+    } catch (err) {
+      // A run of this workflow id is still open while the document is a draft: an earlier send started it and
+      // never committed, and its first activity (waiting for this lock) will settle it.
+      if (err instanceof ApprovalRefused)
+        throw AppError.conflict('An earlier send of this document is still being settled; try again shortly');
+      throw err;
+    }
+    const sent = await documentsStore(trx).transition(draft.id, ['draft'], 'pending', {
+      sentAt: new Date(),
+      workflowId: approvalWorkflowId(draft.id),
     });
-  }
-  if (approvers.length > LIMITS.approversMax) {
-    throw AppError.validation({
-      approvers: [`A document can have at most ${LIMITS.approversMax} approvers`],
-    });
-  }
-  if (document.expiresAt.getTime() <= Date.now()) {
-    throw AppError.conflict(
-      `Document expired at ${isoTime(document.expiresAt)} before it was sent; renew it with PUT /documents/${document.id} and expires_in_days`,
-    );
-  }
-  try {
-    await deps.approvals.send(document, approvers);
-  } catch (err) {
-    if (err instanceof ApprovalRefused) throw AppError.conflict('Document has already been sent');
-    throw err;
-  }
+    return sent!; // the row lock held since the read: still a draft
+  });
+  await deps.approvals.sent(document.id).catch((err: unknown) => {
+    // Sent and committed: a slow or refused `sent` answer changes nothing the client can act on (a retry would
+    // be 409), so the answer is the pending document either way.
+    if (!(err instanceof ApprovalRefused || (err instanceof AppError && err.code === 'unavailable')))
+      throw err;
+  });
   return documentView(deps.db, document);
 }

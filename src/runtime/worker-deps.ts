@@ -1,3 +1,4 @@
+import { activityWorkflowRun } from '../approval/activities.ts';
 import { createFinalizer, signerOnce } from '../approval/finalize.ts';
 import type { ActivityDeps } from './activities.ts';
 import { activityTemporalClient } from '../webhooks/activities.ts';
@@ -60,6 +61,8 @@ export function createWorkerDeps(
       ...(overrides.webhookLookup ? { lookup: overrides.webhookLookup } : {}),
       dispatcher: webhooks,
     },
+    // markDocumentSent checks a draft against the start input of the run it works for.
+    workflowRun: activityWorkflowRun,
     onEvent: async (event) => {
       await webhooks.dispatchEvent(event);
     },
