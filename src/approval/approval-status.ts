@@ -2,7 +2,7 @@ import type { Knex } from '../db/knex.ts';
 import { approversStore, type Approver } from '../db/stores/approvers-store.ts';
 import { whatsAppMessagesStore, type ApproverDeliveryStatus } from '../db/stores/whatsapp-messages-store.ts';
 import { isoTime } from '../domain/time.ts';
-import { serializeApprover } from '../documents/serialize.ts';
+import { serializeApprover, serializeFinalization } from '../documents/serialize.ts';
 import { accountDocument } from './document-view.ts';
 import { currentApprovers } from './rules.ts';
 
@@ -45,6 +45,7 @@ export async function approvalStatus(db: Knex, accountId: string, documentId: st
     expires_at: isoTime(document.expiresAt),
     sent_at: isoTime(document.sentAt),
     completed_at: isoTime(document.completedAt),
+    finalization: serializeFinalization(document),
     progress: {
       completed: approvers.filter((a) => a.status === 'completed').length,
       total: approvers.length,

@@ -6,6 +6,7 @@ import * as approval from './migrations/005-approval.ts';
 import * as webhookDispatch from './migrations/006-webhook-dispatch.ts';
 import * as exposures from './migrations/007-exposures.ts';
 import * as dropPings from './migrations/008-drop-pings.ts';
+import * as finalizationState from './migrations/009-finalization-state.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -24,6 +25,7 @@ const migrations: Record<string, Migration> = {
   '006-webhook-dispatch': webhookDispatch,
   '007-exposures': exposures,
   '008-drop-pings': dropPings,
+  '009-finalization-state': finalizationState,
 };
 
 const source: Knex.MigrationSource<string> = {
