@@ -119,19 +119,14 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
   let writesInFlight = 0;
   const { workflowId } = workflowInfo();
 
-  const recovery = patched(PATCHES.recovery);
-  /** A write that exhausts its policy parks the workflow (from either patch on); before them it failed it. */
-  let parking = recovery;
   let policies: ApprovalPolicies | undefined;
   const loadPolicies = async (): Promise<ApprovalPolicies> => (policies ??= await local.approvalPolicies());
+  // Set below, after the handlers: an update sent with the start (`sent`) must find its handler registered.
+  let recovery = false;
+  /** A write that exhausts its policy parks the workflow (from either patch on); before them it failed it. */
+  let parking = false;
   let activities = legacyActivities;
-  if (recovery) {
-    const p = await loadPolicies();
-    activities = proxyActivities<ApprovalActivities>({ ...WRITE_POLICY, scheduleToCloseTimeout: p.writeMs });
-  }
-  const notices = recovery
-    ? proxyActivities<ApprovalActivities>({ ...NOTIFY_POLICY, scheduleToCloseTimeout: policies!.notifyMs })
-    : legacyActivities;
+  let notices = legacyActivities;
 
   let attention: Attention | null = null;
   let retries = 0; // counts operator retries of a parked write
@@ -270,6 +265,14 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
       },
     },
   );
+
+  recovery = patched(PATCHES.recovery);
+  parking = recovery;
+  if (recovery) {
+    const p = await loadPolicies();
+    activities = proxyActivities<ApprovalActivities>({ ...WRITE_POLICY, scheduleToCloseTimeout: p.writeMs });
+    notices = proxyActivities<ApprovalActivities>({ ...NOTIFY_POLICY, scheduleToCloseTimeout: p.notifyMs });
+  }
 
   /** Before issue 12: one batch of notices at a time, awaited (the deadline waited for them). */
   const notifyAll = (approverIds: string[], kind: WorkflowNoticeKind) =>

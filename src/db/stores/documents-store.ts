@@ -254,6 +254,15 @@ export function documentsStore(db: Db) {
       return row && toDocument(row);
     },
 
+    /** Every account's documents with this reference (references are counted per account), for operators. */
+    async findByReferenceUnscoped(reference: string): Promise<Document[]> {
+      const rows = await db('documents')
+        .where({ reference })
+        .orderBy('created_at')
+        .select<DocumentRow[]>('*');
+      return rows.map(toDocument);
+    },
+
     async findByFinalToken(token: string): Promise<Document | undefined> {
       const row = await db<DocumentRow>('documents').where({ final_token: token }).first();
       return row && toDocument(row);
