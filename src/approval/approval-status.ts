@@ -9,8 +9,10 @@ import { currentApprovers } from './rules.ts';
 /** What the approver's last WhatsApp notification did: the delivery status WhatsApp reported, else ours. */
 function notificationOf(a: Approver, delivery: ApproverDeliveryStatus | undefined) {
   if (delivery) {
+    // A message that never got through (still `pending`) whose notification exhausted its retry policy: failed.
+    const gaveUp = delivery.status === 'pending' && a.notificationStatus === 'failed';
     return {
-      status: delivery.status ?? a.notificationStatus,
+      status: gaveUp ? 'failed' : (delivery.status ?? a.notificationStatus),
       error: delivery.statusError ?? (a.notificationError ? { message: a.notificationError } : null),
       sent_at: isoTime(delivery.sentAt),
       updated_at: isoTime(delivery.statusAt),
