@@ -34,11 +34,12 @@ export interface FinalPdfHarness extends FlowHarness {
  * through SIGNING_P12_PATH / SIGNING_P12_PASSWORD, with its files in a fresh DATA_DIR.
  */
 export async function startFinalPdfHarness(
-  options: { env?: Record<string, string> } = {},
+  options: { env?: Record<string, string>; worker?: boolean } = {},
 ): Promise<FinalPdfHarness> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'wathiq-final-pdf-'));
   const pki = await createTestPki(path.join(dataDir, 'pki'));
   const h = await startFlowHarness({
+    ...(options.worker === false ? { worker: false } : {}),
     env: {
       DATA_DIR: dataDir,
       PUBLIC_BASE_URL,
