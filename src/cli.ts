@@ -8,6 +8,9 @@ import { isAppError } from './errors.ts';
 import { createLogger } from './logger.ts';
 import { startEmbeddedPostgres } from './runtime/embedded-postgres.ts';
 import path from 'node:path';
+import { createApprovalClient } from './approval/client.ts';
+import { retryFinalization } from './approval/retry-finalization.ts';
+import { createTemporalClient } from './temporal/client.ts';
 
 const USAGE = `Usage: npm run cli -- <command> [options]
 
@@ -15,6 +18,10 @@ Commands:
   migrate                                   Apply database migrations
   account:create --email E --password P --name N [--plan basic|business|enterprise]
                                             Create an account and its first API key; prints JSON
+  documents:retry-finalization <document id or reference>
+                                            Retry a finalization that failed (finalization.state "failed"), or
+                                            the write a workflow is parked on (ApprovalAttention); prints JSON.
+                                            Uses DATABASE_URL and TEMPORAL_ADDRESS (default: npm start's)
 `;
 
 /**
@@ -96,6 +103,30 @@ async function main(argv: string[]): Promise<number> {
           2,
         )}\n`,
       );
+      return 0;
+    }
+    case 'documents:retry-finalization': {
+      const { positionals } = parseArgs({ args: rest, options: {}, allowPositionals: true, strict: true });
+      if (positionals.length !== 1) {
+        process.stderr.write(USAGE);
+        return 2;
+      }
+      const temporal = createTemporalClient({
+        address: config.temporal.address ?? `127.0.0.1:${config.temporal.devPort}`,
+        namespace: config.temporal.namespace,
+      });
+      try {
+        const approvals = createApprovalClient({
+          client: temporal.client,
+          taskQueue: config.temporal.taskQueue,
+        });
+        const result = await withDatabase(config, (db) =>
+          retryFinalization({ db, approvals }, positionals[0]!),
+        );
+        process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+      } finally {
+        await temporal.close();
+      }
       return 0;
     }
     default:

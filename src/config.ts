@@ -122,6 +122,11 @@ const schema = z.object({
   PURGE_BATCH_SIZE: z.coerce.number().int().min(1).max(100_000).default(1000),
   PURGE_MAX_BATCHES: z.coerce.number().int().min(1).max(10_000).default(100),
 
+  // Approval workflow activity policies: how long an activity is retried before its defined outcome (issue 12, workflow recovery)
+  APPROVAL_NOTIFY_RETRY_SECONDS: z.coerce.number().int().min(1).max(604_800).default(21_600),
+  APPROVAL_FINALIZE_RETRY_SECONDS: z.coerce.number().int().min(1).max(604_800).default(14_400),
+  APPROVAL_WRITE_RETRY_SECONDS: z.coerce.number().int().min(1).max(604_800).default(3_600),
+
   SIGNING_P12_PATH: optionalString,
   SIGNING_P12_PASSWORD: z.string().optional(),
   TSA_URL: z.url({ protocol: /^https?$/ }).optional(),
@@ -167,6 +172,8 @@ export interface Config {
   };
   /** Per approver and document: a pause between reminders and a cap on how many. */
   reminders: { cooldownMs: number; maxPerApprover: number };
+  /** How long the approval workflow retries each kind of activity (schedule-to-close) before its defined outcome. */
+  approvalPolicies: { notifyMs: number; finalizeMs: number; writeMs: number };
   /**
    * Dashboard sign-in: after `freeFailures` failures of one email (or one address), each further attempt
    * waits baseMs, 2×baseMs, 4×baseMs … up to maxMs; failures are forgotten after `windowMs` without one.
@@ -300,6 +307,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       allowPrivate: e.WEBHOOK_ALLOW_PRIVATE,
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
       retryScale: e.WEBHOOK_RETRY_SCALE,
+    },
+    approvalPolicies: {
+      notifyMs: e.APPROVAL_NOTIFY_RETRY_SECONDS * 1000,
+      finalizeMs: e.APPROVAL_FINALIZE_RETRY_SECONDS * 1000,
+      writeMs: e.APPROVAL_WRITE_RETRY_SECONDS * 1000,
     },
     reminders: {
       cooldownMs: Math.round(e.REMIND_COOLDOWN_MINUTES * 60_000),

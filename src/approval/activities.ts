@@ -17,6 +17,8 @@ import {
 import type {
   ApprovalActivities,
   ApprovalWorkflowInput,
+  ApprovalPolicies,
+  NotificationFailureInput,
   NotifyApproverInput,
   RecordActionInput,
 } from './definitions.ts';
@@ -80,7 +82,16 @@ export interface ApprovalActivityDeps {
    * it finds a draft; without it (activities called directly) the draft is moved unchecked.
    */
   workflowRun?: () => WorkflowRun;
+  /** How long the approval workflow retries each kind of activity (config.approvalPolicies). */
+  approvalPolicies?: ApprovalPolicies;
 }
+
+/** The defaults of APPROVAL_NOTIFY/FINALIZE/WRITE_RETRY_SECONDS: 6 h, 4 h, 1 h. */
+export const DEFAULT_APPROVAL_POLICIES: ApprovalPolicies = {
+  notifyMs: 6 * 3_600_000,
+  finalizeMs: 4 * 3_600_000,
+  writeMs: 3_600_000,
+};
 
 async function loadForWorkflow(db: Db, documentId: string, approverId?: string) {
   const document = await documentsStore(db).findByIdUnscoped(documentId, { forUpdate: true });
@@ -152,6 +163,44 @@ export function createApprovalActivities(deps: ApprovalActivityDeps): ApprovalAc
   }
 
   return {
+    approvalPolicies() {
+      return Promise.resolve(deps.approvalPolicies ?? DEFAULT_APPROVAL_POLICIES);
+    },
+
+    async recordNotificationFailure(input: NotificationFailureInput) {
+      deps.logger.warn(
+        { documentId: input.documentId, approverId: input.approverId, kind: input.kind, error: input.error },
+        'a WhatsApp notification exhausted its retry policy; the approver can be reminded',
+      );
+      if (input.kind !== 'approval_request') return;
+      await loadForWorkflow(db, input.documentId, input.approverId);
+      // Only from `waiting`: a notice that got through on an earlier attempt keeps its status.
+      await approversStore(db).markNotified(input.approverId, { status: 'failed', error: input.error });
+    },
+
+    async markFinalizationFailed({ documentId, error, failedAt }) {
+      const key = `document.finalization_failed:${documentId}:${failedAt}`;
+      await inTransaction([key], async (trx) => {
+        const { document } = await loadForWorkflow(trx, documentId);
+        if (
+          document.finalizationState === 'failed' &&
+          document.finalizationFailedAt?.toISOString() === failedAt
+        )
+          return; // a retry: the first attempt recorded it
+        const failed = await documentsStore(trx).transition(documentId, ['in_progress'], 'in_progress', {
+          finalizationState: 'failed',
+          finalizationError: error,
+          finalizationFailedAt: new Date(failedAt),
+        });
+        if (!failed) return; // voided meanwhile
+        deps.logger.error(
+          { documentId, reference: failed.reference, error },
+          'finalization failed for good: the document waits in_progress for documents:retry-finalization (or a void)',
+        );
+        await record(trx, 'document.finalization_failed', key, failed);
+      });
+    },
+
     async markDocumentSent({ documentId, workflowId }) {
       const key = `document.sent:${documentId}`;
       await inTransaction([key], async (trx) => {
@@ -294,8 +343,11 @@ export function createApprovalActivities(deps: ApprovalActivityDeps): ApprovalAc
       const final = await deps.finalize?.(documentId);
       const key = `document.approved:${documentId}`;
       await inTransaction([key], async (trx) => {
+        const current = await documentsStore(trx).findByIdUnscoped(documentId, { forUpdate: true });
         const approved = await documentsStore(trx).transition(documentId, OPEN_STATUSES, 'approved', {
           completedAt: final?.completedAt ?? new Date(),
+          // A retried finalization that succeeded: the failure is over (its time stays as failed_at).
+          ...(current?.finalizationState === 'failed' && { finalizationState: 'succeeded' as const }),
         });
         // The event carries the permanent download URL of the signed file (data.document.download_url).
         if (approved) await record(trx, 'document.approved', key, approved, undefined, final?.document);

@@ -2,15 +2,17 @@ import type { Knex } from '../db/knex.ts';
 import { approversStore, type Approver } from '../db/stores/approvers-store.ts';
 import { whatsAppMessagesStore, type ApproverDeliveryStatus } from '../db/stores/whatsapp-messages-store.ts';
 import { isoTime } from '../domain/time.ts';
-import { serializeApprover } from '../documents/serialize.ts';
+import { serializeApprover, serializeFinalization } from '../documents/serialize.ts';
 import { accountDocument } from './document-view.ts';
 import { currentApprovers } from './rules.ts';
 
 /** What the approver's last WhatsApp notification did: the delivery status WhatsApp reported, else ours. */
 function notificationOf(a: Approver, delivery: ApproverDeliveryStatus | undefined) {
   if (delivery) {
+    // A message that never got through (still `pending`) whose notification exhausted its retry policy: failed.
+    const gaveUp = delivery.status === 'pending' && a.notificationStatus === 'failed';
     return {
-      status: delivery.status ?? a.notificationStatus,
+      status: gaveUp ? 'failed' : (delivery.status ?? a.notificationStatus),
       error: delivery.statusError ?? (a.notificationError ? { message: a.notificationError } : null),
       sent_at: isoTime(delivery.sentAt),
       updated_at: isoTime(delivery.statusAt),
@@ -45,6 +47,7 @@ export async function approvalStatus(db: Knex, accountId: string, documentId: st
     expires_at: isoTime(document.expiresAt),
     sent_at: isoTime(document.sentAt),
     completed_at: isoTime(document.completedAt),
+    finalization: serializeFinalization(document),
     progress: {
       completed: approvers.filter((a) => a.status === 'completed').length,
       total: approvers.length,

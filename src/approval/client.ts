@@ -16,6 +16,7 @@ import {
   approvalWorkflowId,
   remindUpdate,
   REFUSAL_MESSAGES,
+  retryFinalizationUpdate,
   sentUpdate,
   voidUpdate,
   type ActInput,
@@ -140,6 +141,11 @@ export function createApprovalClient(deps: ApprovalClientDeps) {
 
     remind(documentId: string, approverId: string): Promise<{ wamid: string | null }> {
       return withAnswer(() => handle(documentId).executeUpdate(remindUpdate, { args: [{ approverId }] }));
+    },
+
+    /** The operator's retry of a failed finalization (or of the write the workflow is parked on). */
+    retryFinalization(documentId: string): Promise<ApprovalView> {
+      return withAnswer(() => handle(documentId).executeUpdate(retryFinalizationUpdate));
     },
   };
 }

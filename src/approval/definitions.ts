@@ -67,6 +67,24 @@ export interface ApprovalView {
   completed: number;
   total: number;
   approvers: { id: string; orderIndex: number; state: ApproverStatus }[];
+  /** Set while a finalization failed for good and waits for `retryFinalization` (or a void). */
+  finalizationFailure?: FinalizationFailure | null;
+  /** Set while a read-model write exhausted its retry policy and the workflow waits for `retryFinalization`. */
+  attention?: Attention | null;
+}
+
+export interface FinalizationFailure {
+  error: string;
+  /** ISO 8601. */
+  failedAt: string;
+}
+
+/** A read-model write (an activity) that exhausted its retry policy: the workflow waits for an operator. */
+export interface Attention {
+  activity: string;
+  error: string;
+  /** ISO 8601. */
+  since: string;
 }
 
 export const actUpdate = defineUpdate<ApprovalView, [ActInput]>('act');
@@ -75,13 +93,20 @@ export const remindUpdate = defineUpdate<{ wamid: string | null }, [{ approverId
 /** Completes once the document reads `pending` in PostgreSQL; sent with the start (update-with-start). */
 export const sentUpdate = defineUpdate<ApprovalView>('sent');
 export const approvalStatusQuery = defineQuery<ApprovalView>('status');
+/**
+ * The operator's retry (`npm run cli -- documents:retry-finalization`, or `temporal workflow update execute --name
+ * retryFinalization`): runs a failed finalization again, or the read-model write the workflow is parked on
+ * (`attention`). Refused (`nothing_to_retry`) otherwise. Returns once the retry has been taken, not when it ends.
+ */
+export const retryFinalizationUpdate = defineUpdate<ApprovalView>('retryFinalization');
 
 export type Refusal =
   | 'document_closed' // approved, rejected, expired, voided — or all approvers done and finalizing
   | 'unknown_approver'
   | 'already_acted'
   | 'not_your_turn'
-  | 'not_notified';
+  | 'not_notified'
+  | 'nothing_to_retry';
 
 export const REFUSAL_MESSAGES: Record<Refusal, string> = {
   document_closed: 'The document no longer accepts actions',
@@ -89,6 +114,8 @@ export const REFUSAL_MESSAGES: Record<Refusal, string> = {
   already_acted: 'This approver has already acted',
   not_your_turn: 'It is not this approver’s turn yet',
   not_notified: 'This approver has not been notified yet',
+  nothing_to_retry:
+    'Nothing to retry: the document’s finalization has not failed and the workflow is not waiting on a failed write',
 };
 
 // ---- Activities: the workflow imports these types only ----
@@ -118,8 +145,31 @@ export interface RecordActionInput {
   evidence: ActionEvidence;
 }
 
+/**
+ * How long the workflow retries each kind of activity (schedule-to-close, in ms), from the worker's config
+ * (APPROVAL_*_RETRY_SECONDS); read once per workflow through a local activity, so the values are in its history.
+ */
+export interface ApprovalPolicies {
+  notifyMs: number;
+  finalizeMs: number;
+  writeMs: number;
+}
+
+export interface NotificationFailureInput {
+  documentId: string;
+  approverId: string;
+  kind: WorkflowNoticeKind;
+  error: string;
+}
+
 /** The activities the approval workflow calls. */
 export interface ApprovalActivities {
+  /** The worker's activity policies (a local activity). */
+  approvalPolicies(): Promise<ApprovalPolicies>;
+  /** A notification exhausted its retry policy: the approver reads `notification.status: "failed"`, remind retries. */
+  recordNotificationFailure(input: NotificationFailureInput): Promise<void>;
+  /** Finalization failed for good: `finalization.state = "failed"`, `document.finalization_failed`, an error log. */
+  markFinalizationFailed(input: { documentId: string; error: string; failedAt: string }): Promise<void>;
   markDocumentSent(input: { documentId: string; workflowId: string }): Promise<void>;
   notifyApprover(input: NotifyApproverInput): Promise<NotifyApproverResult>;
   recordApproverAction(input: RecordActionInput): Promise<void>;

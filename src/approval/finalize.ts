@@ -20,11 +20,15 @@ import { type PdfFinalizer, createPdfFinalizer } from '../pdf/workers/pdf-worker
 import type { Storage } from '../storage/storage.ts';
 import { FinalizeStateError, loadFinalizeInput, loadFinalizeRecord } from './finalize-input.ts';
 
-/** Failure types of finalization that retrying cannot fix; the workflow sees them as non-retryable. */
+/**
+ * Failure types of finalization that retrying cannot fix; the workflow sees them as non-retryable and the document
+ * goes to `finalization.state = "failed"` at once. A SignerConfigError (certificate or key missing, unreadable or
+ * refused) is not among them: the operator fixes the certificate and the next attempt picks it up (`signerOnce`
+ * keeps no failed load), until the activity's policy (APPROVAL_FINALIZE_RETRY_SECONDS) runs out.
+ */
 export const FINALIZE_FAILURE_TYPES = {
   FinalizeError: 'FinalizeError',
   FinalizeInputError: 'FinalizeInputError',
-  SignerConfigError: 'SignerConfigError',
   FinalizeStateError: 'FinalizeStateError',
   PdfTooComplexError: 'PdfTooComplexError',
 } as const;
@@ -158,13 +162,15 @@ async function finalizeWithFallback(
 const PERMANENT: [new (...args: never[]) => Error, string][] = [
   [FinalizeError, FINALIZE_FAILURE_TYPES.FinalizeError],
   [FinalizeInputError, FINALIZE_FAILURE_TYPES.FinalizeInputError],
-  [SignerConfigError, FINALIZE_FAILURE_TYPES.SignerConfigError],
   [FinalizeStateError, FINALIZE_FAILURE_TYPES.FinalizeStateError],
   // The original exhausted its worker thread's time or memory: the same file would again.
   [PdfTooComplexError, FINALIZE_FAILURE_TYPES.PdfTooComplexError],
 ];
 
 function asActivityFailure(err: unknown): unknown {
+  // A signer misconfiguration: retryable, typed so the workflow's failure names it.
+  if (err instanceof SignerConfigError)
+    return ApplicationFailure.create({ type: 'SignerConfigError', message: err.message, cause: err });
   const permanent = PERMANENT.find(([type]) => err instanceof type);
   if (!permanent) return err; // TimestampError, storage and database errors: worth another attempt
   return ApplicationFailure.create({

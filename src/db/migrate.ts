@@ -6,6 +6,7 @@ import * as approval from './migrations/005-approval.ts';
 import * as webhookDispatch from './migrations/006-webhook-dispatch.ts';
 import * as exposures from './migrations/007-exposures.ts';
 import * as dropPings from './migrations/008-drop-pings.ts';
+import * as finalizationState from './migrations/009-finalization-state.ts';
 import * as eventSequence from './migrations/011-event-sequence.ts';
 
 interface Migration {
@@ -25,6 +26,7 @@ const migrations: Record<string, Migration> = {
   '006-webhook-dispatch': webhookDispatch,
   '007-exposures': exposures,
   '008-drop-pings': dropPings,
+  '009-finalization-state': finalizationState,
   '011-event-sequence': eventSequence,
 };
 

@@ -45,9 +45,28 @@ export interface SerializedDocument {
   rejection_reason: string | null;
   sent_at: string | null;
   completed_at: string | null;
+  /** Null unless a finalization failed for good: then `failed` until an operator's retry succeeds. */
+  finalization: SerializedFinalization | null;
   created_at: string;
   updated_at: string;
   approvers: SerializedApprover[];
+}
+
+export interface SerializedFinalization {
+  state: 'failed' | 'succeeded';
+  /** The last failure's message while `failed`; null once a retry succeeded. */
+  error: string | null;
+  /** When finalization last failed for good. */
+  failed_at: string | null;
+}
+
+export function serializeFinalization(doc: Document): SerializedFinalization | null {
+  if (!doc.finalizationState) return null;
+  return {
+    state: doc.finalizationState,
+    error: doc.finalizationState === 'failed' ? doc.finalizationError : null,
+    failed_at: isoTime(doc.finalizationFailedAt),
+  };
 }
 
 export function serializeApprover(a: Approver): SerializedApprover {
@@ -92,6 +111,7 @@ export function serializeDocument(doc: Document, approvers: readonly Approver[])
     rejection_reason: doc.rejectionReason,
     sent_at: isoTime(doc.sentAt),
     completed_at: isoTime(doc.completedAt),
+    finalization: serializeFinalization(doc),
     created_at: isoTime(doc.createdAt),
     updated_at: isoTime(doc.updatedAt),
     approvers: [...approvers]

@@ -1,7 +1,7 @@
 /**
  * The final-PDF module. Permanent failures (retrying cannot help): FinalizeError, FinalizeInputError,
- * SignerConfigError, PdfTooComplexError (a worker thread's time or memory ran out on the file). Transient:
- * TimestampError (the time-stamp authority did not answer) and I/O errors.
+ * PdfTooComplexError (a worker thread's time or memory ran out on the file). Transient: TimestampError (the
+ * time-stamp authority did not answer), SignerConfigError (the operator can fix the certificate) and I/O errors.
  *
  * Untrusted files are read in worker threads (workers/pdf-workers.ts) after a pre-scan has bounded what decoding
  * them costs (prescan.ts), within the limits of limits.ts (config.pdf).

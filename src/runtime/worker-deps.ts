@@ -41,6 +41,7 @@ export function createWorkerDeps(
     db,
     logger,
     storage,
+    approvalPolicies: config.approvalPolicies,
     finalize: createFinalizer({
       db,
       storage,

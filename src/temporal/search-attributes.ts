@@ -8,4 +8,19 @@ export const DocumentReferenceKey = defineSearchAttributeKey(
 );
 export const AccountIdKey = defineSearchAttributeKey('AccountId', SearchAttributeType.KEYWORD);
 
-export const SEARCH_ATTRIBUTE_KEYS = [DocumentStatusKey, DocumentReferenceKey, AccountIdKey] as const;
+/**
+ * What an approval workflow waits on an operator for: `finalization` (the final PDF failed for good) or the name of
+ * a read-model write that exhausted its retry policy; absent otherwise. `ApprovalAttention IS NOT NULL` lists every
+ * workflow `documents:retry-finalization` can resume.
+ */
+export const ApprovalAttentionKey = defineSearchAttributeKey(
+  'ApprovalAttention',
+  SearchAttributeType.KEYWORD,
+);
+
+export const SEARCH_ATTRIBUTE_KEYS = [
+  DocumentStatusKey,
+  DocumentReferenceKey,
+  AccountIdKey,
+  ApprovalAttentionKey,
+] as const;

@@ -10,6 +10,7 @@ export const SUBSCRIBABLE_EVENTS = [
   'document.rejected',
   'document.voided',
   'document.expired',
+  'document.finalization_failed',
 ] as const;
 
 export type SubscribableEvent = (typeof SUBSCRIBABLE_EVENTS)[number];
@@ -27,6 +28,8 @@ export const EVENT_DESCRIPTIONS: Readonly<Record<WebhookEvent, string>> = {
   'document.rejected': 'An approver rejected the document; the approval ended.',
   'document.voided': 'The document was voided by its account (POST /documents/{id}/void).',
   'document.expired': 'The approval deadline (expires_at) passed before every approver completed.',
+  'document.finalization_failed':
+    'Every approver completed but the signed PDF could not be produced; the document stays in_progress (finalization.state "failed") until an operator retries it, and can still be voided.',
   'webhook.test': 'A test delivery requested with POST /webhooks/{id}/test; not subscribable.',
 };
 

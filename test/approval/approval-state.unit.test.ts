@@ -6,9 +6,12 @@ import {
   currentApprovers,
   decideAction,
   decideRemind,
+  decideRetryFinalization,
   decideVoid,
   dueForNotification,
+  finalizationFailed,
   markApproved,
+  markFinalizationFailed,
   markNotified,
   notifiedApprovers,
   type ApprovalState,
@@ -131,5 +134,52 @@ describe('remind and void notices', () => {
     const s = act(markNotified(createApprovalState('sequential', three), ['a']), 'a');
     const withB = markNotified(s, ['b']);
     expect(notifiedApprovers(withB).map((a) => a.id)).toEqual(['a', 'b']);
+  });
+});
+
+describe('a finalization that failed for good', () => {
+  const failure = { error: 'The PDF is too complex to process', failedAt: '2026-03-01T08:00:00.000Z' };
+  const finalizing = () => {
+    let s = markNotified(createApprovalState('parallel', three), ['a', 'b', 'c']);
+    for (const id of ['a', 'b', 'c']) s = act(s, id);
+    return s;
+  };
+
+  it('leaves the document in_progress, voidable, and retryable once', () => {
+    const s = markFinalizationFailed(finalizing(), failure);
+    expect(s.status).toBe('in_progress');
+    expect(finalizationFailed(s)).toBe(true);
+    expect(s.finalizationFailure).toEqual(failure);
+    expect(acceptsActions(s)).toBe(false); // approvers are done; only void and retry remain
+
+    const retry = decideRetryFinalization(s);
+    expect(retry.accepted).toBe(true);
+    if (!retry.accepted) return;
+    expect(finalizationFailed(retry.next)).toBe(false);
+    expect(decideRetryFinalization(retry.next)).toEqual({ accepted: false, refusal: 'nothing_to_retry' });
+    expect(markApproved(retry.next)).toMatchObject({ status: 'approved', finalizationFailure: null });
+
+    const voided = decideVoid(s);
+    expect(voided).toMatchObject({ accepted: true, next: { status: 'voided', finalizationFailure: null } });
+    if (voided.accepted) {
+      expect(decideRetryFinalization(voided.next)).toEqual({ accepted: false, refusal: 'nothing_to_retry' });
+      expect(notifiedApprovers(voided.next).map((a) => a.id)).toEqual(['a', 'b', 'c']);
+    }
+  });
+
+  it('is refused while finalization runs or has not started, and on an open or closed document', () => {
+    expect(decideRetryFinalization(finalizing())).toEqual({ accepted: false, refusal: 'nothing_to_retry' });
+    expect(decideVoid(finalizing())).toEqual({ accepted: false, refusal: 'document_closed' });
+    const open = markNotified(createApprovalState('parallel', three), ['a', 'b', 'c']);
+    expect(markFinalizationFailed(open, failure)).toBe(open); // only a document being finalized fails it
+    expect(decideRetryFinalization(open)).toEqual({ accepted: false, refusal: 'nothing_to_retry' });
+    const approved = markApproved(finalizing());
+    expect(markFinalizationFailed(approved, failure)).toBe(approved);
+    expect(decideRetryFinalization(approved)).toEqual({ accepted: false, refusal: 'nothing_to_retry' });
+  });
+
+  it('expiry leaves a failed finalization alone', () => {
+    const s = markFinalizationFailed(finalizing(), failure);
+    expect(applyExpiry(s)).toBe(s);
   });
 });

@@ -279,13 +279,15 @@ describe('finalization failures', () => {
     expect((await finalColumns(doc.id)).final_sha256).toBeNull();
   });
 
-  it('no certificate in production is permanent (SignerConfigError)', async () => {
+  it('no certificate in production is retryable (SignerConfigError): a fixed certificate is picked up next time', async () => {
     const doc = await completedDocument(three());
-    const failure = await expectPermanent(
-      finalizer({ p12: false, production: true })(doc.id),
-      'SignerConfigError',
+    const err = await finalizer({ p12: false, production: true })(doc.id).then(
+      () => undefined,
+      (e: unknown) => e,
     );
-    expect(failure.message).toMatch(/SIGNING_P12_PATH/);
+    expect(err).toBeInstanceOf(ApplicationFailure);
+    expect(err).toMatchObject({ type: 'SignerConfigError', nonRetryable: false });
+    expect((err as Error).message).toMatch(/SIGNING_P12_PATH/);
   });
 
   it('a document whose approvers have not all completed is permanent (FinalizeStateError)', async () => {

@@ -33,15 +33,19 @@ export interface FinalPdfHarness extends FlowHarness {
  * The real service (real Temporal, PostgreSQL, fake Graph API) whose worker signs with a test CA's certificate
  * through SIGNING_P12_PATH / SIGNING_P12_PASSWORD, with its files in a fresh DATA_DIR.
  */
-export async function startFinalPdfHarness(): Promise<FinalPdfHarness> {
+export async function startFinalPdfHarness(
+  options: { env?: Record<string, string>; worker?: boolean } = {},
+): Promise<FinalPdfHarness> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'wathiq-final-pdf-'));
   const pki = await createTestPki(path.join(dataDir, 'pki'));
   const h = await startFlowHarness({
+    ...(options.worker === false ? { worker: false } : {}),
     env: {
       DATA_DIR: dataDir,
       PUBLIC_BASE_URL,
       SIGNING_P12_PATH: pki.p12Path,
       SIGNING_P12_PASSWORD: pki.p12Password,
+      ...options.env,
     },
   });
   return { ...h, pki, dataDir };

@@ -172,7 +172,7 @@ describe('verifyWebhook', () => {
 });
 
 describe('event catalogue', () => {
-  it('lists the seven subscribable events with descriptions, no document.completed, webhook.test apart', () => {
+  it('lists the eight subscribable events with descriptions, no document.completed, webhook.test apart', () => {
     expect(SUBSCRIBABLE_EVENTS).toEqual([
       'document.created',
       'document.sent',
@@ -181,6 +181,7 @@ describe('event catalogue', () => {
       'document.rejected',
       'document.voided',
       'document.expired',
+      'document.finalization_failed',
     ]);
     expect(EVENT_CATALOGUE.map((e) => e.event)).toEqual(SUBSCRIBABLE_EVENTS);
     for (const e of EVENT_CATALOGUE) expect(e.description.length).toBeGreaterThan(10);

@@ -10,7 +10,7 @@ import type { OpenApiRegistry } from '../openapi/registry.ts';
 import { route } from '../openapi/route.ts';
 import { IdParams, pathId } from '../route-helpers.ts';
 import { ApproverResource } from '../schemas/approvers.ts';
-import { DocumentResource } from '../schemas/documents.ts';
+import { DocumentResource, Finalization } from '../schemas/documents.ts';
 import { envelope, Timestamp } from '../schemas/envelopes.ts';
 
 const Notification = z
@@ -34,6 +34,7 @@ const ApprovalStatus = z
     expires_at: Timestamp,
     sent_at: Timestamp.nullable(),
     completed_at: Timestamp.nullable(),
+    finalization: Finalization,
     progress: z.object({ completed: z.number().int(), total: z.number().int() }),
     current_approver_ids: z.array(z.uuid()).meta({ description: 'Whose action the document waits for now' }),
     approvers: z.array(ApproverResource.extend({ notification: Notification })),

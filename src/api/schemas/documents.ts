@@ -151,6 +151,19 @@ export const ListDocumentsQuery = z.object({
     .meta({ description: `Items per page; default ${LIMITS.perPageDefault}, at most ${LIMITS.perPageMax}` }),
 });
 
+/** Null unless the final PDF failed for good (then `failed` until an operator's retry succeeds). */
+export const Finalization = z
+  .strictObject({
+    state: z.enum(['failed', 'succeeded']).meta({
+      description:
+        'failed: every approver completed but the signed PDF could not be produced; the document stays in_progress (voidable) until an operator retries (documents:retry-finalization). succeeded: a retry produced it.',
+    }),
+    error: z.string().nullable().meta({ description: 'Why it failed, while failed; null once succeeded' }),
+    failed_at: Timestamp.nullable().meta({ description: 'When finalization last failed for good' }),
+  })
+  .nullable()
+  .meta({ id: 'Finalization' });
+
 export const DocumentResource = z
   .strictObject({
     id: z.uuid(),
@@ -173,6 +186,7 @@ export const DocumentResource = z
     rejection_reason: z.string().nullable(),
     sent_at: Timestamp.nullable(),
     completed_at: Timestamp.nullable(),
+    finalization: Finalization,
     created_at: Timestamp,
     updated_at: Timestamp,
     approvers: z.array(ApproverResource).meta({ description: 'Ordered by order_index' }),

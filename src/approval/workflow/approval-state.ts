@@ -1,5 +1,5 @@
 import type { ApproverStatus, WorkflowType } from '../../domain/model.ts';
-import type { ActionKind, ApproverSnapshot, Refusal } from '../definitions.ts';
+import type { ActionKind, ApproverSnapshot, FinalizationFailure, Refusal } from '../definitions.ts';
 import * as rules from '../rules.ts';
 import type { ApprovalStatus } from '../rules.ts';
 
@@ -16,6 +16,8 @@ export interface ApprovalState {
   workflowType: WorkflowType;
   status: ApprovalStatus;
   approvers: readonly ApproverEntry[];
+  /** Every approver completed but finalization failed for good; waits for a retry or a void. */
+  finalizationFailure?: FinalizationFailure | null;
 }
 
 export function createApprovalState(
@@ -92,11 +94,29 @@ export function decideAction(s: ApprovalState, approverId: string, kind: ActionK
   return { accepted: true, next, firstCompletion, finished: allCompleted(next) };
 }
 
+/** Finalization failed for good: the document stays `in_progress`, open to a retry or a void. */
+export const finalizationFailed = (s: ApprovalState): boolean =>
+  s.status === 'in_progress' && allCompleted(s) && !!s.finalizationFailure;
+
+/** Open for actions, or its finalization failed: the account can still void it. */
 export function decideVoid(
   s: ApprovalState,
 ): { accepted: true; next: ApprovalState } | { accepted: false; refusal: Refusal } {
-  if (!acceptsActions(s)) return { accepted: false, refusal: 'document_closed' };
-  return { accepted: true, next: { ...s, status: 'voided' } };
+  if (!acceptsActions(s) && !finalizationFailed(s)) return { accepted: false, refusal: 'document_closed' };
+  return { accepted: true, next: { ...s, status: 'voided', finalizationFailure: null } };
+}
+
+/** Finalization failed for good (`failure`); only a document being finalized can fail it. */
+export function markFinalizationFailed(s: ApprovalState, failure: FinalizationFailure): ApprovalState {
+  return s.status === 'in_progress' && allCompleted(s) ? { ...s, finalizationFailure: failure } : s;
+}
+
+/** The operator's retry of a failed finalization: refused unless it failed (and the document was not voided). */
+export function decideRetryFinalization(
+  s: ApprovalState,
+): { accepted: true; next: ApprovalState } | { accepted: false; refusal: Refusal } {
+  if (!finalizationFailed(s)) return { accepted: false, refusal: 'nothing_to_retry' };
+  return { accepted: true, next: { ...s, finalizationFailure: null } };
 }
 
 /** The deadline passed: an open document expires; a closed or finalizing one is left alone. */
@@ -105,7 +125,7 @@ export function applyExpiry(s: ApprovalState): ApprovalState {
 }
 
 export function markApproved(s: ApprovalState): ApprovalState {
-  return allCompleted(s) ? { ...s, status: 'approved' } : s;
+  return allCompleted(s) ? { ...s, status: 'approved', finalizationFailure: null } : s;
 }
 
 export function decideRemind(s: ApprovalState, approverId: string): Refusal | undefined {

@@ -1,13 +1,21 @@
 import {
+  ActivityFailure,
   ApplicationFailure,
+  CancellationScope,
   allHandlersFinished,
   condition,
+  isCancellation,
+  log,
+  patched,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
+  sleep,
   upsertSearchAttributes,
   workflowInfo,
+  type ActivityOptions,
 } from '@temporalio/workflow';
-import { DocumentStatusKey } from '../../temporal/search-attributes.ts';
+import { ApprovalAttentionKey, DocumentStatusKey } from '../../temporal/search-attributes.ts';
 import {
   acceptsActions,
   allCompleted,
@@ -15,9 +23,12 @@ import {
   createApprovalState,
   decideAction,
   decideRemind,
+  decideRetryFinalization,
   decideVoid,
   dueForNotification,
+  finalizationFailed,
   markApproved,
+  markFinalizationFailed,
   markNotified,
   notifiedApprovers,
   progress,
@@ -28,34 +39,79 @@ import {
   approvalStatusQuery,
   remindUpdate,
   REFUSAL_MESSAGES,
+  retryFinalizationUpdate,
   sentUpdate,
   voidUpdate,
   type ActInput,
   type ApprovalActivities,
+  type ApprovalPolicies,
   type ApprovalView,
   type ApprovalWorkflowInput,
+  type Attention,
   type Refusal,
   type WorkflowNoticeKind,
 } from '../definitions.ts';
 
-const activities = proxyActivities<ApprovalActivities>({
+/**
+ * Versioning (see the README's operators' section): approval workflows live up to 365 days, so every change to the
+ * commands this workflow issues goes behind `patched(<name>)` and the previous path stays until no workflow that
+ * could take it is open. The patches, oldest first:
+ *
+ * - `approval-recovery-v1` (issue 12), taken once at the start: finite activity policies from the worker's config
+ *   (a local activity), notifications that never hold back the deadline, a notification that exhausts its policy
+ *   recorded as failed, a read-model write that exhausts its policy parks the workflow in `attention`.
+ * - `approval-finalization-recovery-v1` (issue 12), taken where finalization starts, so a workflow started by the
+ *   previous code that reaches finalization on this code gets it too: a finalization that fails for good leaves
+ *   the document `in_progress` with `finalization.state = "failed"` until `retryFinalization` or a void.
+ */
+export const PATCHES = {
+  recovery: 'approval-recovery-v1',
+  finalizationRecovery: 'approval-finalization-recovery-v1',
+} as const;
+
+/** The policies before issue 12 (retried without end); kept for workflows started by that code. */
+const legacyActivities = proxyActivities<ApprovalActivities>({
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '5 minutes' },
 });
-
-const finalization = proxyActivities<ApprovalActivities>({
+const legacyFinalization = proxyActivities<ApprovalActivities>({
   startToCloseTimeout: '10 minutes',
   retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '10 minutes' },
 });
 
+/** Reads the worker's APPROVAL_*_RETRY_SECONDS once per workflow; the answer is kept in the history. */
+const local = proxyLocalActivities<ApprovalActivities>({
+  startToCloseTimeout: '10 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '1 minute' },
+});
+
+/** The named retry policies; each one ends at its schedule-to-close time-out (from the worker's config). */
+export const NOTIFY_POLICY = {
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '5 minutes' },
+} as const satisfies ActivityOptions;
+export const WRITE_POLICY = NOTIFY_POLICY;
+export const FINALIZE_POLICY = {
+  startToCloseTimeout: '10 minutes',
+  retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '10 minutes' },
+} as const satisfies ActivityOptions;
+
 function refuse(refusal: Refusal): never {
   throw ApplicationFailure.create({ type: refusal, message: REFUSAL_MESSAGES[refusal], nonRetryable: true });
+}
+
+/** The innermost message of an activity's failure (its last attempt's error, under a time-out). */
+function failureMessage(err: unknown): string {
+  let message = err instanceof Error ? err.message : String(err);
+  for (let e: unknown = err; e instanceof Error; e = e.cause) if (e.message) message = e.message;
+  return message;
 }
 
 /**
  * One document's approval, from send to a terminal state: notifies approvers over WhatsApp (sequentially or all
  * at once), takes their actions as updates, expires on a durable timer, and hands a fully approved document to
  * finalization. The PostgreSQL read model is written by activities only; an update returns after its write.
+ * No path ends in a failed workflow: every activity has a finite policy whose exhaustion leads to a defined state.
  */
 export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<ApprovalView> {
   let state: ApprovalState = createApprovalState(input.workflowType, input.approvers);
@@ -63,14 +119,53 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
   let writesInFlight = 0;
   const { workflowId } = workflowInfo();
 
+  let policies: ApprovalPolicies | undefined;
+  const loadPolicies = async (): Promise<ApprovalPolicies> => (policies ??= await local.approvalPolicies());
+  // Set below, after the handlers: an update sent with the start (`sent`) must find its handler registered.
+  let recovery = false;
+  /** A write that exhausts its policy parks the workflow (from either patch on); before them it failed it. */
+  let parking = false;
+  let activities = legacyActivities;
+  let notices = legacyActivities;
+
+  let attention: Attention | null = null;
+  let retries = 0; // counts operator retries of a parked write
   const view = (): ApprovalView => ({
     status: state.status,
     finalizing: allCompleted(state) && state.status === 'in_progress',
     ...progress(state),
     approvers: state.approvers.map((a) => ({ id: a.id, orderIndex: a.orderIndex, state: a.state })),
+    finalizationFailure: state.finalizationFailure ?? null,
+    attention,
   });
   const publishStatus = () =>
     upsertSearchAttributes([{ key: DocumentStatusKey, value: state.status }] as never);
+  const publishAttention = (value: string | null) =>
+    upsertSearchAttributes([{ key: ApprovalAttentionKey, value }] as never);
+
+  /**
+   * Runs a read-model write; when it exhausts its policy, the workflow parks in `attention` (query, search
+   * attribute ApprovalAttention, an error log) until an operator's `retryFinalization`, then tries again.
+   */
+  const durably = async <T>(name: string, run: () => Promise<T>): Promise<T> => {
+    for (;;) {
+      try {
+        return await run();
+      } catch (err) {
+        if (!parking || !(err instanceof ActivityFailure)) throw err;
+        attention = { activity: name, error: failureMessage(err), since: new Date().toISOString() };
+        log.error('approval workflow parked: a read-model write exhausted its retry policy', {
+          documentId: input.documentId,
+          ...attention,
+        });
+        publishAttention(name);
+        const seen = retries;
+        await condition(() => retries !== seen);
+        attention = null;
+        publishAttention(state.finalizationFailure ? 'finalization' : null);
+      }
+    }
+  };
 
   /** Runs a read-model write started by an update handler; the main loop waits for these before finishing. */
   const write = async (run: () => Promise<void>) => {
@@ -96,7 +191,9 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
       state = decision.next;
       publishStatus();
       await write(() =>
-        activities.recordApproverAction({ documentId: input.documentId, approverId, kind, evidence }),
+        durably('recordApproverAction', () =>
+          activities.recordApproverAction({ documentId: input.documentId, approverId, kind, evidence }),
+        ),
       );
       return view();
     },
@@ -115,7 +212,11 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
       if (!decision.accepted) refuse(decision.refusal);
       state = decision.next;
       publishStatus();
-      await write(() => activities.markDocumentVoided({ documentId: input.documentId, at }));
+      await write(() =>
+        durably('markDocumentVoided', () =>
+          activities.markDocumentVoided({ documentId: input.documentId, at }),
+        ),
+      );
       return view();
     },
     {
@@ -131,7 +232,7 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
     remindUpdate,
     async ({ approverId }) => {
       reminders++;
-      const result = await activities.notifyApprover({
+      const result = await notices.notifyApprover({
         documentId: input.documentId,
         approverId,
         kind: 'reminder',
@@ -147,10 +248,37 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
     },
   );
 
-  const notify = (approverIds: string[], kind: WorkflowNoticeKind) =>
+  setHandler(
+    retryFinalizationUpdate,
+    () => {
+      if (attention) retries++;
+      else {
+        const decision = decideRetryFinalization(state);
+        if (!decision.accepted) refuse(decision.refusal);
+        state = decision.next;
+      }
+      return view();
+    },
+    {
+      validator: () => {
+        if (!attention && !decideRetryFinalization(state).accepted) refuse('nothing_to_retry');
+      },
+    },
+  );
+
+  recovery = patched(PATCHES.recovery);
+  parking = recovery;
+  if (recovery) {
+    const p = await loadPolicies();
+    activities = proxyActivities<ApprovalActivities>({ ...WRITE_POLICY, scheduleToCloseTimeout: p.writeMs });
+    notices = proxyActivities<ApprovalActivities>({ ...NOTIFY_POLICY, scheduleToCloseTimeout: p.notifyMs });
+  }
+
+  /** Before issue 12: one batch of notices at a time, awaited (the deadline waited for them). */
+  const notifyAll = (approverIds: string[], kind: WorkflowNoticeKind) =>
     Promise.all(
       approverIds.map((approverId) =>
-        activities.notifyApprover({
+        legacyActivities.notifyApprover({
           documentId: input.documentId,
           approverId,
           kind,
@@ -159,45 +287,171 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
       ),
     );
 
-  await activities.markDocumentSent({ documentId: input.documentId, workflowId });
+  await durably('markDocumentSent', () =>
+    activities.markDocumentSent({ documentId: input.documentId, workflowId }),
+  );
   sentRecorded = true;
   publishStatus();
 
   const deadline = Date.parse(input.expiresAt);
-  for (;;) {
-    const due = dueForNotification(state).map((a) => a.id);
-    if (due.length) {
-      await notify(due, 'approval_request');
-      state = markNotified(state, due);
-      continue;
-    }
-    if (!acceptsActions(state)) break;
-    const acted = await condition(
-      () => !acceptsActions(state) || dueForNotification(state).length > 0,
-      Math.max(deadline - Date.now(), 1),
-    );
-    if (!acted) {
-      state = applyExpiry(state);
-      if (state.status === 'expired') {
+  if (recovery) {
+    // The deadline timer is armed first and races everything: notices run beside it and are cancelled at expiry.
+    let deadlinePassed = false;
+    void sleep(Math.max(deadline - Date.now(), 1)).then(() => {
+      deadlinePassed = true;
+    });
+    const noticeScope = new CancellationScope();
+    const notifying = new Set<string>();
+    const startNotice = (approverId: string) => {
+      notifying.add(approverId);
+      void noticeScope
+        .run(async () => {
+          try {
+            await notices.notifyApprover({
+              documentId: input.documentId,
+              approverId,
+              kind: 'approval_request',
+              idempotencyKey: `${workflowId}:${approverId}:approval_request`,
+            });
+          } catch (err) {
+            if (isCancellation(err)) return;
+            // The notice exhausted its policy: recorded on the approver (notification.status "failed"); the
+            // approver counts as notified, so POST /approvers/{id}/remind sends it again.
+            const error = failureMessage(err);
+            log.warn('an approval request exhausted its retry policy', { approverId, error });
+            await durably('recordNotificationFailure', () =>
+              activities.recordNotificationFailure({
+                documentId: input.documentId,
+                approverId,
+                kind: 'approval_request',
+                error,
+              }),
+            );
+          }
+          state = markNotified(state, [approverId]);
+        })
+        .catch((err: unknown) => {
+          if (!isCancellation(err)) throw err;
+        })
+        .finally(() => notifying.delete(approverId));
+    };
+    const undispatched = () => dueForNotification(state).filter((a) => !notifying.has(a.id));
+    for (;;) {
+      for (const a of undispatched()) startNotice(a.id);
+      if (!acceptsActions(state)) break;
+      await condition(() => deadlinePassed || !acceptsActions(state) || undispatched().length > 0);
+      if (deadlinePassed && acceptsActions(state)) {
+        state = applyExpiry(state);
         publishStatus();
-        await activities.markDocumentExpired({ documentId: input.documentId });
+        noticeScope.cancel();
+        await durably('markDocumentExpired', () =>
+          activities.markDocumentExpired({ documentId: input.documentId }),
+        );
+        break;
       }
-      break;
+    }
+    noticeScope.cancel(); // the document closed: a request still being retried is moot
+  } else {
+    for (;;) {
+      const due = dueForNotification(state).map((a) => a.id);
+      if (due.length) {
+        await notifyAll(due, 'approval_request');
+        state = markNotified(state, due);
+        continue;
+      }
+      if (!acceptsActions(state)) break;
+      const acted = await condition(
+        () => !acceptsActions(state) || dueForNotification(state).length > 0,
+        Math.max(deadline - Date.now(), 1),
+      );
+      if (!acted) {
+        state = applyExpiry(state);
+        if (state.status === 'expired') {
+          publishStatus();
+          await activities.markDocumentExpired({ documentId: input.documentId });
+        }
+        break;
+      }
     }
   }
 
   // Handlers' writes land before anything that reads them (finalization reads every approver's evidence).
   await condition(() => writesInFlight === 0);
   if (allCompleted(state) && state.status === 'in_progress') {
-    await finalization.finalizeApprovedDocument({ documentId: input.documentId });
-    state = markApproved(state);
-    publishStatus();
-  } else if (state.status === 'voided') {
-    await notify(
-      notifiedApprovers(state).map((a) => a.id),
-      'voided',
-    );
+    if (recovery || patched(PATCHES.finalizationRecovery)) {
+      await finalizeOrPark();
+    } else {
+      await legacyFinalization.finalizeApprovedDocument({ documentId: input.documentId });
+      state = markApproved(state);
+      publishStatus();
+    }
+  }
+  if (state.status === 'voided') {
+    const told = notifiedApprovers(state).map((a) => a.id);
+    if (recovery) {
+      // A voided notice that exhausts its policy is dropped (logged): the document is voided either way.
+      await Promise.all(
+        told.map((approverId) =>
+          notices
+            .notifyApprover({
+              documentId: input.documentId,
+              approverId,
+              kind: 'voided',
+              idempotencyKey: `${workflowId}:${approverId}:voided`,
+            })
+            .catch((err: unknown) =>
+              log.warn('a voided notice exhausted its retry policy', {
+                approverId,
+                error: failureMessage(err),
+              }),
+            ),
+        ),
+      );
+    } else {
+      await notifyAll(told, 'voided');
+    }
   }
   await condition(allHandlersFinished);
   return view();
+
+  /**
+   * Finalization with a finite policy: a retryable failure (a signing certificate being fixed, storage) is
+   * retried until FINALIZE (APPROVAL_FINALIZE_RETRY_SECONDS) runs out; that or a permanent failure leaves the
+   * document `in_progress` with `finalization.state = "failed"` until `retryFinalization` (run again) or a void.
+   */
+  async function finalizeOrPark(): Promise<void> {
+    parking = true;
+    let failedOnce = false;
+    const p = await loadPolicies();
+    const finalization = proxyActivities<ApprovalActivities>({
+      ...FINALIZE_POLICY,
+      scheduleToCloseTimeout: p.finalizeMs,
+    });
+    const writes = recovery
+      ? activities
+      : proxyActivities<ApprovalActivities>({ ...WRITE_POLICY, scheduleToCloseTimeout: p.writeMs });
+    for (;;) {
+      try {
+        await finalization.finalizeApprovedDocument({ documentId: input.documentId });
+        state = markApproved(state);
+        publishStatus();
+        if (failedOnce) publishAttention(null);
+        return;
+      } catch (err) {
+        if (!(err instanceof ActivityFailure)) throw err;
+        const failure = { error: failureMessage(err), failedAt: new Date().toISOString() };
+        state = markFinalizationFailed(state, failure);
+        failedOnce = true;
+        publishAttention('finalization');
+        await durably('markFinalizationFailed', () =>
+          writes.markFinalizationFailed({ documentId: input.documentId, ...failure }),
+        );
+        await condition(() => !finalizationFailed(state));
+        if (state.status !== 'in_progress') {
+          publishAttention(null);
+          return; // voided
+        }
+      }
+    }
+  }
 }

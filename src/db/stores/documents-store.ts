@@ -24,9 +24,16 @@ export interface Document {
   rejectionReason: string | null;
   sentAt: Date | null;
   completedAt: Date | null;
+  /** Set once a finalization failed for good (migration 009); null when it never failed. */
+  finalizationState: FinalizationState | null;
+  finalizationError: string | null;
+  finalizationFailedAt: Date | null;
   createdAt: Date;
   updatedAt: Date;
 }
+
+/** `failed`: the document waits for an operator's retry; `succeeded`: a retry produced the signed PDF. */
+export type FinalizationState = 'failed' | 'succeeded';
 
 export interface DocumentRow {
   id: string;
@@ -50,6 +57,9 @@ export interface DocumentRow {
   rejection_reason: string | null;
   sent_at: Date | null;
   completed_at: Date | null;
+  finalization_state: FinalizationState | null;
+  finalization_error: string | null;
+  finalization_failed_at: Date | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -76,6 +86,9 @@ export const toDocument = (r: DocumentRow): Document => ({
   rejectionReason: r.rejection_reason,
   sentAt: r.sent_at,
   completedAt: r.completed_at,
+  finalizationState: r.finalization_state ?? null,
+  finalizationError: r.finalization_error ?? null,
+  finalizationFailedAt: r.finalization_failed_at ?? null,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
@@ -121,6 +134,9 @@ const COLUMNS: Record<keyof DocumentPatch, keyof DocumentRow> = {
   rejectionReason: 'rejection_reason',
   sentAt: 'sent_at',
   completedAt: 'completed_at',
+  finalizationState: 'finalization_state',
+  finalizationError: 'finalization_error',
+  finalizationFailedAt: 'finalization_failed_at',
 };
 
 function toRowPatch(patch: DocumentPatch): Partial<DocumentRow> {
@@ -236,6 +252,15 @@ export function documentsStore(db: Db) {
       const query = db<DocumentRow>('documents').where({ id });
       const row = await (options.forUpdate ? query.forUpdate() : query).first();
       return row && toDocument(row);
+    },
+
+    /** Every account's documents with this reference (references are counted per account), for operators. */
+    async findByReferenceUnscoped(reference: string): Promise<Document[]> {
+      const rows = await db('documents')
+        .where({ reference })
+        .orderBy('created_at')
+        .select<DocumentRow[]>('*');
+      return rows.map(toDocument);
     },
 
     async findByFinalToken(token: string): Promise<Document | undefined> {

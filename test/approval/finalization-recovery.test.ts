@@ -1,0 +1,173 @@
+import { execFile } from 'node:child_process';
+import { rename, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually, linkTokenOf, messagesTo, pagePost, send, statusOf } from '../helpers/approval-flow.ts';
+import {
+  type BilingualApprover,
+  type CreatedDocument,
+  createBilingualDocument,
+  download,
+  type DownloadBody,
+  fetchPublic,
+  type FinalPdfHarness,
+  sixApprovers,
+  startFinalPdfHarness,
+} from '../helpers/final-pdf.ts';
+import { pdfsig } from '../helpers/pdf-tools.ts';
+
+/**
+ * Item 2 of issue 12: a finalization that fails for good leaves the document in_progress with
+ * finalization.state "failed", an event, and a way out (void, or the operator's documents:retry-finalization).
+ * The failure is real: the worker's signing certificate (SIGNING_P12_PATH) is moved away, which is retryable,
+ * until APPROVAL_FINALIZE_RETRY_SECONDS (3 s here) runs out.
+ */
+let h: FinalPdfHarness;
+beforeAll(async () => {
+  h = await startFinalPdfHarness({ env: { APPROVAL_FINALIZE_RETRY_SECONDS: '3' } });
+});
+afterAll(async () => {
+  await h.close();
+  await rm(h.dataDir, { recursive: true, force: true });
+});
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const db = () => h.service.database.db;
+const typedSigner = (): BilingualApprover[] => sixApprovers().filter((_, i) => i === 1); // a typed signature
+
+interface DocumentBody {
+  data: {
+    status: string;
+    finalization: { state: string; error: string | null; failed_at: string | null } | null;
+  };
+}
+const getDocument = async (id: string) =>
+  (await (await h.service.request(`/documents/${id}`, { account: h.account })).json()) as DocumentBody;
+const eventsOf = async (documentId: string) =>
+  (await db()('document_events').where({ document_id: documentId }).orderBy('id')).map(
+    (e: { event: string }) => e.event,
+  );
+
+/** Sends the document and has its one approver sign on the page. */
+async function complete(doc: CreatedDocument, approvers: BilingualApprover[]): Promise<void> {
+  const phone = approvers[0]!.phone;
+  const before = messagesTo(h, phone).length;
+  expect((await send(h, doc.id)).status).toBe(200);
+  const message = await eventually(() => messagesTo(h, phone)[before]);
+  const act = approvers[0]!.act;
+  expect('page' in act).toBe(true);
+  const res = await pagePost(h, linkTokenOf(message), 'complete', 'page' in act ? act.page : {});
+  expect(res.status).toBe(200);
+}
+
+/** `npm run cli -- documents:retry-finalization <arg>` as a real process, against the test's database and Temporal. */
+async function cli(arg: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return promisify(execFile)(
+    process.execPath,
+    ['--import', 'tsx', 'src/cli.ts', 'documents:retry-finalization', arg],
+    {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        NODE_ENV: 'test',
+        LOG_LEVEL: 'silent',
+        DATABASE_URL: h.service.database.url,
+        TEMPORAL_ADDRESS: h.service.config.temporal.address!,
+        TEMPORAL_NAMESPACE: h.service.config.temporal.namespace,
+        TEMPORAL_TASK_QUEUE: h.service.taskQueue,
+      },
+    },
+  ).then(
+    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+    (err: { code: number; stdout: string; stderr: string }) => ({
+      code: err.code,
+      stdout: err.stdout,
+      stderr: err.stderr,
+    }),
+  );
+}
+
+describe('a finalization that fails for good', () => {
+  it('leaves the document in_progress and failed, visible and evented, until the operator retries it', async () => {
+    const hidden = `${h.pki.p12Path}.away`;
+    await rename(h.pki.p12Path, hidden); // the operator's certificate is gone: SignerConfigError, retryable
+    const approvers = typedSigner();
+    const doc = await createBilingualDocument(h, 'parallel', approvers);
+    const other = await createBilingualDocument(h, 'parallel', approvers);
+    try {
+      await complete(doc, approvers);
+      const failed = await eventually(async () => {
+        const d = (await getDocument(doc.id)).data;
+        return d.finalization?.state === 'failed' && d;
+      }, 90_000);
+      expect(failed.status).toBe('in_progress');
+      expect(failed.finalization!.error).toMatch(/SIGNING_P12_PATH .* cannot be read/);
+      expect(Date.parse(failed.finalization!.failed_at!)).not.toBeNaN();
+      const status = await statusOf(h, doc.id);
+      expect(status.status).toBe('in_progress');
+      expect((status as unknown as DocumentBody['data']).finalization).toMatchObject({ state: 'failed' });
+      expect(await eventsOf(doc.id)).toContain('document.finalization_failed');
+
+      // A document whose finalization has not failed is refused, with a message naming why.
+      const refused = await cli(other.reference);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(/draft; only a document whose finalization failed/);
+
+      await rename(hidden, h.pki.p12Path); // fixed
+      const retried = await cli(doc.reference);
+      expect(retried.code, retried.stderr).toBe(0);
+      expect(JSON.parse(retried.stdout)).toMatchObject({ id: doc.id, finalization: { state: 'failed' } });
+
+      await eventually(async () => (await statusOf(h, doc.id)).status === 'approved', 90_000);
+      expect((await getDocument(doc.id)).data.finalization).toMatchObject({
+        state: 'succeeded',
+        error: null,
+      });
+      const events = await eventsOf(doc.id);
+      expect(events.slice(-2)).toEqual(['document.finalization_failed', 'document.approved']);
+
+      // The signed file is there and valid.
+      const dl = (await (await download(h, doc.id)).json()) as DownloadBody;
+      const pdf = Buffer.from(await (await fetchPublic(h, dl.data.download_url)).arrayBuffer());
+      const file = path.join(h.dataDir, `${doc.reference}.pdf`);
+      await writeFile(file, pdf);
+      expect(pdfsig(file).signatures.map((s) => s.valid)).toEqual([true]);
+
+      // Nothing left to retry.
+      const again = await cli(doc.id);
+      expect(again.code).toBe(1);
+      expect(again.stderr).toMatch(/approved; only a document whose finalization failed/);
+    } finally {
+      await rename(hidden, h.pki.p12Path).catch(() => undefined);
+    }
+  }, 240_000);
+
+  it('can still be voided; the retry update is then refused', async () => {
+    // Another real failure, a permanent one that fails at once: the stored original no longer matches its SHA-256.
+    const approvers = typedSigner();
+    const doc = await createBilingualDocument(h, 'parallel', approvers);
+    const { file_key } = await db()('documents')
+      .where({ id: doc.id })
+      .first<{ file_key: string }>('file_key');
+    await h.service.deps.storage.put(file_key, Readable.from([Buffer.from('%PDF-1.7\nnot the upload\n')]));
+    await complete(doc, approvers);
+    const failed = await eventually(async () => {
+      const d = (await getDocument(doc.id)).data;
+      return d.finalization?.state === 'failed' && d;
+    }, 90_000);
+    expect(failed.finalization!.error).toMatch(/SHA-256/);
+
+    const res = await h.service.request(`/documents/${doc.id}/void`, { method: 'POST', account: h.account });
+    expect(res.status, await res.clone().text()).toBe(200);
+    expect(((await res.json()) as DocumentBody).data.status).toBe('voided');
+    expect(await eventsOf(doc.id)).toEqual(
+      expect.arrayContaining(['document.finalization_failed', 'document.voided']),
+    );
+    const refused = await cli(doc.id);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/voided/);
+    await h.service.temporal.client.workflow.getHandle(`document-${doc.id}`).result();
+  }, 240_000);
+});
