@@ -6,6 +6,7 @@ import * as approval from './migrations/005-approval.ts';
 import * as webhookDispatch from './migrations/006-webhook-dispatch.ts';
 import * as exposures from './migrations/007-exposures.ts';
 import * as dropPings from './migrations/008-drop-pings.ts';
+import * as outbox from './migrations/010-outbox.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -24,6 +25,7 @@ const migrations: Record<string, Migration> = {
   '006-webhook-dispatch': webhookDispatch,
   '007-exposures': exposures,
   '008-drop-pings': dropPings,
+  '010-outbox': outbox,
 };
 
 const source: Knex.MigrationSource<string> = {
