@@ -82,8 +82,8 @@ export async function sendNotice(deps: SendNoticeDeps, notice: ApprovalNotice): 
 
   const remembered = deps.memory?.recall();
   if (remembered) {
-    // Sent by an earlier attempt that could not record the answer: record it now, send nothing. Kept again, in
-    // case this attempt's record fails as well.
+    // Sent by an earlier attempt that could not record the answer: record it now, send nothing. Kept again in
+    // this attempt's heartbeat should its record fail too (the server also keeps the earlier details; measured).
     deps.memory?.keep(remembered);
     const { wamid } = await recordAnswer(deps, record, remembered);
     return { wamid, deduplicated: true };

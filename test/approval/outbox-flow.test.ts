@@ -62,6 +62,30 @@ describe('a notification whose record fails after WhatsApp accepted it', () => {
   );
 });
 
+describe('a record that keeps failing across attempts', () => {
+  it(
+    'each retry records the kept answer again instead of sending; the first record that succeeds ends it',
+    { timeout: 120_000 },
+    async () => {
+      await faults.failNext(4); // attempt 1 (after its send) and attempt 2 (recording the kept answer) both fail
+      const since = messagesTo(h, PHONES.saudiC).length;
+      const doc = await createDocument(h, {
+        workflowType: 'parallel',
+        approvers: [{ name: 'Noura', phone: PHONES.saudiC, action_type: 'approve_only' }],
+      });
+      expect((await send(h, doc.id)).status).toBe(200);
+
+      await eventually(async () => (await statusOf(h, doc.id)).approvers[0]!.status === 'notified', 90_000);
+      expect(await faults.calls()).toBe(5);
+      const sent = messagesTo(h, PHONES.saudiC).slice(since);
+      expect(sent).toHaveLength(1);
+      expect(await outboundRows(doc.id)).toEqual([
+        { wamid: sent[0]!.wamid, status: 'accepted', phone: PHONES.saudiC },
+      ]);
+    },
+  );
+});
+
 describe('a provider that repeats a message id', () => {
   it(
     'two approvers notified with the same id: both recorded and notified, each sent once',

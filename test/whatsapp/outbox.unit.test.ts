@@ -1,5 +1,6 @@
+import { MockActivityEnvironment } from '@temporalio/testing';
 import { describe, expect, it } from 'vitest';
-import { wamidFromHeartbeat } from '../../src/approval/heartbeat-memory.ts';
+import { heartbeatMemory, wamidFromHeartbeat } from '../../src/approval/heartbeat-memory.ts';
 import { retryDelays, withRetries } from '../../src/whatsapp/record-retry.ts';
 
 describe('retryDelays', () => {
@@ -62,5 +63,27 @@ describe('wamidFromHeartbeat', () => {
     expect(wamidFromHeartbeat('wamid.A', key)).toBeUndefined();
     expect(wamidFromHeartbeat(undefined, key)).toBeUndefined();
     expect(wamidFromHeartbeat(null, key)).toBeUndefined();
+  });
+});
+
+describe('heartbeatMemory', () => {
+  const key = 'document-1:approver-1:reminder:1';
+  it('is undefined outside an activity (activities called directly)', () => {
+    expect(heartbeatMemory(key)).toBeUndefined();
+  });
+
+  it('keeps the answer as heartbeat details and recalls what the previous attempt kept', async () => {
+    const beats: unknown[] = [];
+    const env = new MockActivityEnvironment({
+      heartbeatDetails: { idempotencyKey: key, wamid: 'wamid.earlier' },
+    });
+    env.on('heartbeat', (d: unknown) => beats.push(d));
+    const recalled = await env.run(() => {
+      const memory = heartbeatMemory(key)!;
+      memory.keep('wamid.now');
+      return Promise.resolve(memory.recall());
+    });
+    expect(recalled).toBe('wamid.earlier');
+    expect(beats).toEqual([{ idempotencyKey: key, wamid: 'wamid.now' }]);
   });
 });
