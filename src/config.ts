@@ -105,6 +105,9 @@ const schema = z.object({
   WHATSAPP_TEMPLATE_REJECTED: templateName.default('wathiq_document_rejected'),
   WHATSAPP_TEMPLATE_LANGUAGE_AR: templateLanguage.default('ar'),
   WHATSAPP_TEMPLATE_LANGUAGE_EN: templateLanguage.default('en'),
+  // WhatsApp outbox: recording a sent message's id before the activity gives up its attempt (issue 12, item 4)
+  WHATSAPP_RECORD_ATTEMPTS: z.coerce.number().int().min(1).max(10).default(3),
+  WHATSAPP_RECORD_BACKOFF_MS: z.coerce.number().int().min(0).max(10_000).default(200),
 
   WEBHOOK_ALLOW_PRIVATE: bool.default(false),
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
@@ -302,6 +305,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         rejected: e.WHATSAPP_TEMPLATE_REJECTED,
         languages: { ar: e.WHATSAPP_TEMPLATE_LANGUAGE_AR, en: e.WHATSAPP_TEMPLATE_LANGUAGE_EN },
       },
+      recordRetry: { attempts: e.WHATSAPP_RECORD_ATTEMPTS, backoffMs: e.WHATSAPP_RECORD_BACKOFF_MS },
     },
     webhooks: {
       allowPrivate: e.WEBHOOK_ALLOW_PRIVATE,

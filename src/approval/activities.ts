@@ -11,6 +11,7 @@ import {
   isWhatsAppSendError,
   languageFor,
   sendNotice,
+  type RecordRetry,
   type WhatsAppProvider,
   type WhatsAppTemplateConfig,
 } from '../whatsapp/index.ts';
@@ -23,6 +24,7 @@ import type {
   RecordActionInput,
 } from './definitions.ts';
 import type { FinalizedDocument } from './finalize.ts';
+import { heartbeatMemory } from './heartbeat-memory.ts';
 import { hasActed, OPEN_STATUSES } from './rules.ts';
 
 /** The workflow run an activity works for, seen through the worker's own Temporal client. */
@@ -72,7 +74,7 @@ function startedFrom(
 export interface ApprovalActivityDeps {
   db: Knex;
   logger: Logger;
-  whatsapp: { provider: WhatsAppProvider; templates: WhatsAppTemplateConfig };
+  whatsapp: { provider: WhatsAppProvider; templates: WhatsAppTemplateConfig; recordRetry?: RecordRetry };
   /** Called after an event is committed, to hand it to webhook delivery. */
   onEvent?: (event: DocumentEvent) => Promise<void>;
   /** Produces and stores the signed final PDF; set by the finalization module. */
@@ -265,6 +267,10 @@ export function createApprovalActivities(deps: ApprovalActivityDeps): ApprovalAc
             provider: deps.whatsapp.provider,
             templates: deps.whatsapp.templates,
             messages: whatsAppMessagesStore(db),
+            // The outbox: WhatsApp's answer survives a failed record in the heartbeat, so a retry never re-sends.
+            memory: heartbeatMemory(notice.idempotencyKey),
+            recordRetry: deps.whatsapp.recordRetry,
+            logger: deps.logger,
           },
           notice,
         );

@@ -7,6 +7,7 @@ import * as webhookDispatch from './migrations/006-webhook-dispatch.ts';
 import * as exposures from './migrations/007-exposures.ts';
 import * as dropPings from './migrations/008-drop-pings.ts';
 import * as finalizationState from './migrations/009-finalization-state.ts';
+import * as outbox from './migrations/010-outbox.ts';
 import * as eventSequence from './migrations/011-event-sequence.ts';
 
 interface Migration {
@@ -27,6 +28,7 @@ const migrations: Record<string, Migration> = {
   '007-exposures': exposures,
   '008-drop-pings': dropPings,
   '009-finalization-state': finalizationState,
+  '010-outbox': outbox,
   '011-event-sequence': eventSequence,
 };
 

@@ -55,6 +55,7 @@ export function createWorkerDeps(
     whatsapp: {
       provider: overrides.whatsappProvider ?? createWhatsAppProvider(config, { logger }),
       templates: config.whatsapp.templates,
+      recordRetry: config.whatsapp.recordRetry,
     },
     webhooks: {
       allowPrivate: config.webhooks.allowPrivate,

@@ -30,4 +30,11 @@ export {
   type InboundStatus,
   type ParsedNotification,
 } from './inbound.ts';
-export { sendNotice, type SendNoticeDeps, type SendNoticeResult } from './send-notice.ts';
+export {
+  sendNotice,
+  type NoticeLogger,
+  type ProviderAnswerMemory,
+  type SendNoticeDeps,
+  type SendNoticeResult,
+} from './send-notice.ts';
+export { DEFAULT_RECORD_RETRY, retryDelays, withRetries } from './record-retry.ts';

@@ -1,17 +1,41 @@
-import type { WhatsAppMessagesStore } from '../db/stores/whatsapp-messages-store.ts';
+import type { OutboundInput, WhatsAppMessagesStore } from '../db/stores/whatsapp-messages-store.ts';
+import { DEFAULT_RECORD_RETRY, withRetries } from './record-retry.ts';
 import { buildTemplateMessage, renderPreview } from './templates.ts';
 import {
   isWhatsAppSendError,
   WhatsAppSendError,
   type ApprovalNotice,
+  type RecordRetry,
   type WhatsAppProvider,
   type WhatsAppTemplateConfig,
 } from './types.ts';
+
+/**
+ * Somewhere outside the database to keep the provider's answer for one notice, that the next attempt of the same
+ * send can read even when the database write failed: the Temporal activity's heartbeat details
+ * (src/approval/heartbeat-memory.ts).
+ */
+export interface ProviderAnswerMemory {
+  /** The message id an earlier attempt got from the provider and kept, if any. */
+  recall(): string | undefined;
+  /** Keeps the message id the provider just answered, before it is recorded. */
+  keep(wamid: string): void;
+}
+
+/** The one logger call sendNotice makes (a pino Logger fits). */
+export interface NoticeLogger {
+  warn(obj: object, msg: string): void;
+}
 
 export interface SendNoticeDeps {
   provider: WhatsAppProvider;
   messages: WhatsAppMessagesStore;
   templates: WhatsAppTemplateConfig;
+  /** Where the provider's answer is kept across attempts; without it, only the database remembers. */
+  memory?: ProviderAnswerMemory | undefined;
+  /** How often recording the answer is tried before the attempt fails; DEFAULT_RECORD_RETRY when absent. */
+  recordRetry?: RecordRetry | undefined;
+  logger?: NoticeLogger | undefined;
 }
 
 export interface SendNoticeResult {
@@ -21,12 +45,20 @@ export interface SendNoticeResult {
 }
 
 /**
- * Sends one notice at most once per idempotency key and records it in `whatsapp_messages` (the outbox, and the
- * row that delivery statuses attach to). A refusal is recorded before it is rethrown, so the evidence exists
- * whether or not the caller retries: `pending` for a retryable WhatsAppSendError, `failed` otherwise.
+ * Sends one notice at most once per idempotency key, through an outbox row in `whatsapp_messages` (also the row
+ * that delivery statuses attach to):
  *
- * The Cloud API has no idempotency key of its own: if the process dies after Meta accepted the message and
- * before the record is written, a retry sends it again. That window is a few milliseconds wide.
+ * 1. A row that already holds the provider's message id was sent: it is returned, nothing is sent.
+ * 2. An answer kept in `memory` by an earlier attempt (which sent, then failed to record) is recorded, nothing sent.
+ * 3. Otherwise the row is written with status `sending` and committed, and only then is the provider called.
+ * 4. The provider's id is kept in `memory`, then recorded (`accepted`), retried in-process on `recordRetry`. If
+ *    every try fails the attempt fails, and the next attempt finds the id in step 2.
+ *
+ * A refusal is recorded before it is rethrown: `pending` for a retryable WhatsAppSendError, `failed` otherwise.
+ *
+ * The one duplicate left: an attempt that stops inside the provider call (the process dies, or the call times out
+ * after Meta accepted) leaves a `sending` row and no answer anywhere; the next attempt cannot tell whether the
+ * message went, and sends it again (logged as a warning). The Cloud API has no idempotency key of its own.
  */
 export async function sendNotice(deps: SendNoticeDeps, notice: ApprovalNotice): Promise<SendNoticeResult> {
   const earlier = await deps.messages.findByIdempotencyKey(notice.idempotencyKey);
@@ -48,6 +80,24 @@ export async function sendNotice(deps: SendNoticeDeps, notice: ApprovalNotice): 
     },
   };
 
+  const remembered = deps.memory?.recall();
+  if (remembered) {
+    // Sent by an earlier attempt that could not record the answer: record it now, send nothing. Kept again in
+    // this attempt's heartbeat should its record fail too (the server also keeps the earlier details; measured).
+    deps.memory?.keep(remembered);
+    const { wamid } = await recordAnswer(deps, record, remembered);
+    return { wamid, deduplicated: true };
+  }
+
+  if (earlier?.status === 'sending') {
+    deps.logger?.warn(
+      { idempotencyKey: notice.idempotencyKey, messageId: earlier.id, approverId: notice.approverId },
+      'WhatsApp message sent again: an earlier attempt stopped inside the provider call, its outcome is unknown',
+    );
+  }
+  const claim = await deps.messages.claimOutbound(record);
+  if (!claim.claimed && claim.message.wamid) return { wamid: claim.message.wamid, deduplicated: true };
+
   let wamid: string;
   try {
     ({ wamid } = await deps.provider.send(notice));
@@ -59,9 +109,40 @@ export async function sendNotice(deps: SendNoticeDeps, notice: ApprovalNotice): 
           reason: 'network',
           cause: err,
         });
-    await deps.messages.recordSendFailure({ ...record, error: { ...failure.toJSON() } });
+    await withRetries(
+      () => deps.messages.recordSendFailure({ ...record, error: { ...failure.toJSON() } }),
+      deps.recordRetry ?? DEFAULT_RECORD_RETRY,
+    );
     throw failure;
   }
-  const saved = await deps.messages.recordOutbound({ ...record, wamid });
+  deps.memory?.keep(wamid);
+  return recordAnswer(deps, record, wamid);
+}
+
+/** Records the provider's answer on the message's row, retrying in-process; warns when the id is not unique. */
+async function recordAnswer(
+  deps: SendNoticeDeps,
+  record: OutboundInput,
+  wamid: string,
+): Promise<SendNoticeResult> {
+  const saved = await withRetries(
+    () => deps.messages.recordOutbound({ ...record, wamid }),
+    deps.recordRetry ?? DEFAULT_RECORD_RETRY,
+    (err, attempt, delayMs) =>
+      deps.logger?.warn(
+        { err, idempotencyKey: record.idempotencyKey, wamid, attempt, delayMs },
+        'Recording a sent WhatsApp message failed; trying again',
+      ),
+  );
+  if (saved.wamid === wamid && deps.logger) {
+    // Evidence only: the message is recorded, so a failure to look is not a reason to fail the attempt.
+    const others = await deps.messages.outboundSharingWamid(wamid, record.idempotencyKey).catch(() => []);
+    if (others.length > 0) {
+      deps.logger.warn(
+        { wamid, idempotencyKey: record.idempotencyKey, sharedWith: others },
+        'WhatsApp returned a message id it had already given another message; both are recorded',
+      );
+    }
+  }
   return { wamid: saved.wamid ?? wamid, deduplicated: saved.wamid !== null && saved.wamid !== wamid };
 }

@@ -127,6 +127,15 @@ export interface WhatsAppTemplateConfig {
   languages: Record<Language, string>;
 }
 
+/**
+ * How recording a sent message's id is retried in-process before the attempt fails: `attempts` tries in all,
+ * waiting backoffMs, 2×backoffMs, 4×backoffMs … between them.
+ */
+export interface RecordRetry {
+  attempts: number;
+  backoffMs: number;
+}
+
 export interface WhatsAppConfig {
   provider: 'cloud' | 'console';
   apiUrl: string;
@@ -136,4 +145,5 @@ export interface WhatsAppConfig {
   verifyToken?: string;
   timeoutMs: number;
   templates: WhatsAppTemplateConfig;
+  recordRetry: RecordRetry;
 }

@@ -22,8 +22,8 @@ export interface RecordedRequest {
 }
 
 export type ScriptedResponse =
-  /** The normal success answer. */
-  | { kind: 'ok' }
+  /** The normal success answer, with a fresh message id unless `wamid` is given (a provider repeating an id). */
+  | { kind: 'ok'; wamid?: string }
   /** A Graph error body `{error:{message,type,code,error_subcode,fbtrace_id}}` with this HTTP status. */
   | { kind: 'graph_error'; status: number; code: number; message?: string; subcode?: number; type?: string }
   /** Any status and body, verbatim (a 500 with an HTML page, a 302, a 200 without an id). */
@@ -97,7 +97,7 @@ export async function startFakeGraphApi(options: FakeGraphApiOptions = {}): Prom
     switch (scripted.kind) {
       case 'ok': {
         const to = (recorded.body as { to: string }).to;
-        const wamid = newWamid();
+        const wamid = scripted.wamid ?? newWamid();
         recorded.wamid = wamid;
         sendJson(res, 200, {
           messaging_product: 'whatsapp',

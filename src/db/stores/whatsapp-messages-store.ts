@@ -4,11 +4,24 @@ import type { Db } from '../knex.ts';
  * Outbound WhatsApp messages (the console outbox too), inbound replies (the replay dedupe), and the delivery
  * statuses Meta reports for each outbound message (evidence for the audit certificate).
  *
- * Outbound status moves only forward: pending → accepted → sent → delivered → read, and `failed` beats every
- * other. Meta's notifications can arrive out of order (a `delivered` after a `read`) or twice; neither moves a
- * message backwards, and every status received is also kept in `whatsapp_message_statuses`.
+ * Outbound status moves only forward: sending/pending → accepted → sent → delivered → read, and `failed` beats
+ * every other. Meta's notifications can arrive out of order (a `delivered` after a `read`) or twice; neither moves
+ * a message backwards, and every status received is also kept in `whatsapp_message_statuses`.
+ *
+ * The outbox: `sending` is written (claimOutbound) and committed before the provider is called, so a retry finds
+ * the message whatever happened after; `accepted` with the provider's id once recorded (recordOutbound); `pending`
+ * or `failed` when the provider refused (recordSendFailure). An outbound message id is not unique: a provider that
+ * repeats one still gets both messages recorded (migration 010).
  */
-export const OUTBOUND_STATUSES = ['pending', 'accepted', 'sent', 'delivered', 'read', 'failed'] as const;
+export const OUTBOUND_STATUSES = [
+  'sending',
+  'pending',
+  'accepted',
+  'sent',
+  'delivered',
+  'read',
+  'failed',
+] as const;
 export type OutboundStatus = (typeof OUTBOUND_STATUSES)[number];
 export type ReportedStatus = Extract<OutboundStatus, 'sent' | 'delivered' | 'read' | 'failed'>;
 
@@ -73,7 +86,8 @@ export interface ReminderHistory {
   now: Date;
 }
 
-interface OutboundInput {
+/** An outbound message as the outbox records it, before and after the provider answers. */
+export interface OutboundInput {
   idempotencyKey: string;
   accountId?: string | null;
   documentId?: string | null;
@@ -138,7 +152,7 @@ const toStatusEvent = (r: StatusRow): StatusEvent => ({
 /** The order a status may only move forward in, as SQL over a column (null ranks lowest). */
 const rank = (column: string) =>
   `(CASE ${column} WHEN 'failed' THEN 5 WHEN 'read' THEN 4 WHEN 'delivered' THEN 3 WHEN 'sent' THEN 2
-    WHEN 'accepted' THEN 1 WHEN 'pending' THEN 0 ELSE -1 END)`;
+    WHEN 'accepted' THEN 1 WHEN 'pending' THEN 0 WHEN 'sending' THEN 0 ELSE -1 END)`;
 
 // pg turns JS arrays into PostgreSQL arrays, so jsonb values are always passed as JSON text.
 const json = (v: unknown) => JSON.stringify(v ?? null);
@@ -178,15 +192,58 @@ export function whatsAppMessagesStore(db: Db) {
       return row && toMessage(row);
     },
 
+    /** The first message with this id (an outbound id can repeat: see outboundSharingWamid). */
     async findByWamid(wamid: string): Promise<WhatsAppMessage | undefined> {
-      const row = await db<MessageRow>('whatsapp_messages').where({ wamid }).first();
+      const row = await db<MessageRow>('whatsapp_messages').where({ wamid }).orderBy('id').first();
       return row && toMessage(row);
     },
 
     /**
+     * The outbox's first write, committed before the provider is called: the message's row, status `sending`,
+     * keyed by its idempotency key. `claimed` is false when the key already holds a message id (an earlier or a
+     * concurrent attempt sent it): send nothing, that row is returned. A row without an id (a refusal, or an
+     * attempt whose answer is unknown) is claimed again and keeps its last error as evidence.
+     */
+    async claimOutbound(input: OutboundInput): Promise<{ message: WhatsAppMessage; claimed: boolean }> {
+      const result = await db.raw<{ rows: MessageRow[] }>(
+        `INSERT INTO whatsapp_messages
+           (wamid, direction, account_id, document_id, approver_id, phone, kind, payload, status, status_at,
+            idempotency_key)
+         VALUES (NULL, 'out', ?, ?, ?, ?, ?, ?::jsonb, 'sending', now(), ?)
+         ON CONFLICT (idempotency_key) DO UPDATE
+           SET payload = EXCLUDED.payload, status = 'sending', status_at = now()
+           WHERE whatsapp_messages.wamid IS NULL
+         RETURNING *`,
+        [
+          input.accountId ?? null,
+          input.documentId ?? null,
+          input.approverId ?? null,
+          input.phone,
+          input.kind,
+          json(input.payload),
+          input.idempotencyKey,
+        ],
+      );
+      const claimed = result.rows[0];
+      if (claimed) return { message: toMessage(claimed), claimed: true };
+      return { message: (await store.findByIdempotencyKey(input.idempotencyKey))!, claimed: false };
+    },
+
+    /** The idempotency keys of the other outbound messages the provider gave this same id. */
+    async outboundSharingWamid(wamid: string, idempotencyKey: string): Promise<string[]> {
+      const rows = await db<MessageRow>('whatsapp_messages')
+        .where({ wamid, direction: 'out' })
+        .whereNot({ idempotency_key: idempotencyKey })
+        .orderBy('id')
+        .select('id', 'idempotency_key');
+      return rows.map((r) => r.idempotency_key ?? `#${r.id}`);
+    },
+
+    /**
      * Records a message the provider accepted. Idempotent by key: when the key already holds a message id,
-     * nothing changes and that earlier message is returned (compare its wamid with yours). A row left by a
-     * failed attempt (no id yet) takes this id.
+     * nothing changes and that earlier message is returned (compare its wamid with yours). The row claimed
+     * before the send (or left by a failed attempt: no id yet) takes this id. The id may already be on another
+     * outbound message (a provider that repeats ids): both are kept.
      */
     async recordOutbound(input: OutboundInput & { wamid: string }): Promise<WhatsAppMessage> {
       await db.raw(
@@ -248,7 +305,8 @@ export function whatsAppMessagesStore(db: Db) {
     /**
      * Records one delivery status from Meta. Returns the message it applies to (undefined when the message is
      * not known yet: the status is kept and applied when recordOutbound sees the id) and whether the
-     * message's status moved.
+     * message's status moved. When the provider gave two outbound messages the same id, the status moves both
+     * (it names only the id) and the first is returned.
      */
     async recordStatus(update: StatusUpdate): Promise<{ message?: WhatsAppMessage; changed: boolean }> {
       await db.raw(
@@ -272,8 +330,11 @@ export function whatsAppMessagesStore(db: Db) {
       );
       const updated = result.rows[0];
       if (updated) return { message: toMessage(updated), changed: true };
-      const message = await store.findByWamid(update.wamid);
-      return { ...(message && { message }), changed: false };
+      const row = await db<MessageRow>('whatsapp_messages')
+        .where({ wamid: update.wamid, direction: 'out' })
+        .orderBy('id')
+        .first();
+      return { ...(row && { message: toMessage(row) }), changed: false };
     },
 
     /** Every status Meta reported for one message, in the order they happened. */
@@ -301,7 +362,7 @@ export function whatsAppMessagesStore(db: Db) {
       const result = await db.raw<{ rows: { id: number }[] }>(
         `INSERT INTO whatsapp_messages (wamid, direction, account_id, document_id, approver_id, phone, kind, payload)
          VALUES (?, 'in', ?, ?, ?, ?, ?, ?::jsonb)
-         ON CONFLICT (wamid) DO NOTHING
+         ON CONFLICT (wamid) WHERE direction = 'in' DO NOTHING
          RETURNING id`,
         [
           input.wamid,
