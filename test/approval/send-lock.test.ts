@@ -132,116 +132,120 @@ describe('send racing approver edits and document updates', () => {
   };
 
   for (const mix of MIXES) {
-    it(`send + ${mix.join(' + ')}, ${ROUNDS} rounds: the workflow starts from exactly the stored approvers`, async () => {
-      for (let round = 0; round < ROUNDS; round++) {
-        const doc = await createDocument(h, {
-          workflowType: 'sequential',
-          approvers: [
-            { name: 'First', phone: PHONES.saudiA, action_type: 'sign', order: 1 },
-            { name: 'Second', phone: PHONES.saudiB, action_type: 'approve_only', order: 2 },
-            { name: 'Third', phone: PHONES.saudiC, action_type: 'review_only', order: 3 },
-          ],
-        });
-        const [, second, third] = doc.approvers;
-        const sendKey = `send-${randomBytes(6).toString('hex')}`;
-        const addKey = `add-${randomBytes(6).toString('hex')}`;
-        const requests: Record<Edit, () => Promise<Answer>> = {
-          add: () =>
-            call(
-              `/documents/${doc.id}/approvers`,
-              'POST',
-              { name: 'Late', phone: PHONES.uk, action_type: 'approve_only' },
-              { 'Idempotency-Key': addKey },
+    it(
+      `send + ${mix.join(' + ')}, ${ROUNDS} rounds: the workflow starts from exactly the stored approvers`,
+      { timeout: 240_000 },
+      async () => {
+        for (let round = 0; round < ROUNDS; round++) {
+          const doc = await createDocument(h, {
+            workflowType: 'sequential',
+            approvers: [
+              { name: 'First', phone: PHONES.saudiA, action_type: 'sign', order: 1 },
+              { name: 'Second', phone: PHONES.saudiB, action_type: 'approve_only', order: 2 },
+              { name: 'Third', phone: PHONES.saudiC, action_type: 'review_only', order: 3 },
+            ],
+          });
+          const [, second, third] = doc.approvers;
+          const sendKey = `send-${randomBytes(6).toString('hex')}`;
+          const addKey = `add-${randomBytes(6).toString('hex')}`;
+          const requests: Record<Edit, () => Promise<Answer>> = {
+            add: () =>
+              call(
+                `/documents/${doc.id}/approvers`,
+                'POST',
+                { name: 'Late', phone: PHONES.uk, action_type: 'approve_only' },
+                { 'Idempotency-Key': addKey },
+              ),
+            delete: () => call(`/approvers/${third!.id}`, 'DELETE'),
+            change: () =>
+              call(`/approvers/${second!.id}`, 'PUT', { action_type: 'review_only', order_index: 7 }),
+            update: () =>
+              call(`/documents/${doc.id}`, 'PUT', { workflow_type: 'parallel', expires_in_days: 3 }),
+          };
+
+          const [sent, ...edits] = await Promise.all([
+            jittered(25, () =>
+              call(`/documents/${doc.id}/send`, 'POST', undefined, { 'Idempotency-Key': sendKey }),
             ),
-          delete: () => call(`/approvers/${third!.id}`, 'DELETE'),
-          change: () =>
-            call(`/approvers/${second!.id}`, 'PUT', { action_type: 'review_only', order_index: 7 }),
-          update: () =>
-            call(`/documents/${doc.id}`, 'PUT', { workflow_type: 'parallel', expires_in_days: 3 }),
-        };
+            ...mix.map((edit) => jittered(25, requests[edit])),
+          ]);
+          const context = `round ${round}: send ${sent.status}, ${mix.map((e, i) => `${e} ${edits[i]!.status}`).join(', ')}`;
+          expect(sent.status, `${context} ${JSON.stringify(sent.body)}`).toBe(200);
+          expect(sent.body.data!.status).toBe('pending');
 
-        const [sent, ...edits] = await Promise.all([
-          jittered(25, () =>
-            call(`/documents/${doc.id}/send`, 'POST', undefined, { 'Idempotency-Key': sendKey }),
-          ),
-          ...mix.map((edit) => jittered(25, requests[edit])),
-        ]);
-        const context = `round ${round}: send ${sent.status}, ${mix.map((e, i) => `${e} ${edits[i]!.status}`).join(', ')}`;
-        expect(sent.status, `${context} ${JSON.stringify(sent.body)}`).toBe(200);
-        expect(sent.body.data!.status).toBe('pending');
-
-        const { document, approvers } = await stored(doc.id);
-        expect(document.status, context).not.toBe('draft');
-        const names = approvers.map((a) => a.name_en);
-        const won: Partial<Record<Edit, boolean>> = {};
-        mix.forEach((edit, i) => {
-          const answer = edits[i]!;
-          if (answer.status === 409) {
-            // Lost the race: refused by name of the status, nothing changed.
-            expect(answer.body.error!.message, context).toMatch(/^Document is pending; /);
-            won[edit] = false;
-            tally[edit].refused++;
-          } else {
-            expect(answer.status, `${context} ${JSON.stringify(answer.body)}`).toBe(
-              edit === 'add' ? 201 : 200,
+          const { document, approvers } = await stored(doc.id);
+          expect(document.status, context).not.toBe('draft');
+          const names = approvers.map((a) => a.name_en);
+          const won: Partial<Record<Edit, boolean>> = {};
+          mix.forEach((edit, i) => {
+            const answer = edits[i]!;
+            if (answer.status === 409) {
+              // Lost the race: refused by name of the status, nothing changed.
+              expect(answer.body.error!.message, context).toMatch(/^Document is pending; /);
+              won[edit] = false;
+              tally[edit].refused++;
+            } else {
+              expect(answer.status, `${context} ${JSON.stringify(answer.body)}`).toBe(
+                edit === 'add' ? 201 : 200,
+              );
+              won[edit] = true;
+              tally[edit].won++;
+            }
+          });
+          if (won.add !== undefined) expect(names.includes('Late'), context).toBe(won.add);
+          if (won.delete !== undefined) expect(names.includes('Third'), context).toBe(!won.delete);
+          if (won.change !== undefined) {
+            const changed = approvers.find((a) => a.id === second!.id)!;
+            expect([changed.action_type, changed.order_index], context).toEqual(
+              won.change ? ['review_only', 7] : ['approve_only', 2],
             );
-            won[edit] = true;
-            tally[edit].won++;
           }
-        });
-        if (won.add !== undefined) expect(names.includes('Late'), context).toBe(won.add);
-        if (won.delete !== undefined) expect(names.includes('Third'), context).toBe(!won.delete);
-        if (won.change !== undefined) {
-          const changed = approvers.find((a) => a.id === second!.id)!;
-          expect([changed.action_type, changed.order_index], context).toEqual(
-            won.change ? ['review_only', 7] : ['approve_only', 2],
-          );
-        }
-        if (won.update !== undefined)
-          expect(document.workflow_type, context).toBe(won.update ? 'parallel' : 'sequential');
+          if (won.update !== undefined)
+            expect(document.workflow_type, context).toBe(won.update ? 'parallel' : 'sequential');
 
-        // The workflow started from exactly what the document holds: approvers, order, actions, type, deadline.
-        const input = await workflowInput(doc.id);
-        const compared = sameSet(input.approvers, approvers);
-        expect(compared.workflow, context).toEqual(compared.document);
-        expect(input.workflowType, context).toBe(document.workflow_type);
-        expect(input.expiresAt, context).toBe(document.expires_at.toISOString());
-        expect(document.workflow_id).toBe(approvalWorkflowId(doc.id));
+          // The workflow started from exactly what the document holds: approvers, order, actions, type, deadline.
+          const input = await workflowInput(doc.id);
+          const compared = sameSet(input.approvers, approvers);
+          expect(compared.workflow, context).toEqual(compared.document);
+          expect(input.workflowType, context).toBe(document.workflow_type);
+          expect(input.expiresAt, context).toBe(document.expires_at.toISOString());
+          expect(document.workflow_id).toBe(approvalWorkflowId(doc.id));
 
-        // And the running workflow knows every stored approver, none other: nobody is left waiting for ever.
-        const view = await h.service.temporal.client.workflow
-          .getHandle(approvalWorkflowId(doc.id))
-          .query(approvalStatusQuery);
-        const running = sameSet(view.approvers, approvers, false);
-        expect(running.workflow, context).toEqual(running.document);
+          // And the running workflow knows every stored approver, none other: nobody is left waiting for ever.
+          const view = await h.service.temporal.client.workflow
+            .getHandle(approvalWorkflowId(doc.id))
+            .query(approvalStatusQuery);
+          const running = sameSet(view.approvers, approvers, false);
+          expect(running.workflow, context).toEqual(running.document);
 
-        // document.sent recorded once, by the workflow's first activity.
-        const sentEvents = await h.service.database
-          .db('document_events')
-          .where({ document_id: doc.id, event: 'document.sent' })
-          .count<{ count: string }[]>({ count: '*' });
-        expect(Number(sentEvents[0]!.count), context).toBe(1);
+          // document.sent recorded once, by the workflow's first activity.
+          const sentEvents = await h.service.database
+            .db('document_events')
+            .where({ document_id: doc.id, event: 'document.sent' })
+            .count<{ count: string }[]>({ count: '*' });
+          expect(Number(sentEvents[0]!.count), context).toBe(1);
 
-        // Idempotency-Key replays: the send's 200 is replayed; an add that won is replayed (not added twice), an
-        // add that lost runs again and is refused again.
-        const replayedSend = await call(`/documents/${doc.id}/send`, 'POST', undefined, {
-          'Idempotency-Key': sendKey,
-        });
-        expect([replayedSend.status, replayedSend.replayed], context).toEqual([200, true]);
-        if (won.add !== undefined) {
-          const again = await requests.add();
-          if (won.add) {
-            expect([again.status, again.replayed], context).toEqual([201, true]);
-            expect(again.body.data!.id).toBe(edits[mix.indexOf('add')]!.body.data!.id);
-          } else {
-            expect([again.status, again.replayed], context).toEqual([409, false]);
-            expect(again.body.error!.message).toMatch(/^Document is pending; /);
+          // Idempotency-Key replays: the send's 200 is replayed; an add that won is replayed (not added twice), an
+          // add that lost runs again and is refused again.
+          const replayedSend = await call(`/documents/${doc.id}/send`, 'POST', undefined, {
+            'Idempotency-Key': sendKey,
+          });
+          expect([replayedSend.status, replayedSend.replayed], context).toEqual([200, true]);
+          if (won.add !== undefined) {
+            const again = await requests.add();
+            if (won.add) {
+              expect([again.status, again.replayed], context).toEqual([201, true]);
+              expect(again.body.data!.id).toBe(edits[mix.indexOf('add')]!.body.data!.id);
+            } else {
+              expect([again.status, again.replayed], context).toEqual([409, false]);
+              expect(again.body.error!.message).toMatch(/^Document is pending; /);
+            }
+            const late = (await stored(doc.id)).approvers.filter((a) => a.name_en === 'Late');
+            expect(late, context).toHaveLength(won.add ? 1 : 0);
           }
-          const late = (await stored(doc.id)).approvers.filter((a) => a.name_en === 'Late');
-          expect(late, context).toHaveLength(won.add ? 1 : 0);
         }
-      }
-    });
+      },
+    );
   }
 
   it('saw edits both win and lose the race', () => {
