@@ -108,18 +108,31 @@ export async function createDriver(options: DriverOptions): Promise<LifecycleDri
     return fetch(`${api ?? nextApi()}/api/v1${pathname}`, { ...rest, headers: h });
   };
 
-  /** Runs `call` until it answers something other than a transient status or a refused connection. */
-  const persist = async (what: string, call: () => Promise<Response>): Promise<Response> => {
+  /**
+   * Runs `call` until it answers something other than a transient status or a refused connection. An action
+   * answered 503 because the workflow did not answer within the approval client's deadline may still have been
+   * applied: its retry then hears "already done" (`alreadyDone`: 410 for the page, 409 for send), which is the
+   * action's success.
+   */
+  const persist = async (
+    what: string,
+    call: () => Promise<Response>,
+    alreadyDone?: number,
+  ): Promise<Response> => {
     const deadline = Date.now() + 240_000;
+    let retried = false;
     for (;;) {
       try {
         const res = await call();
-        count(`${what} ${res.status}`);
+        count(`${what} ${res.status}${retried ? ' (retry)' : ''}`);
+        if (retried && res.status === alreadyDone) return new Response('{}', { status: 200 });
         if (!transient(res.status) || Date.now() > deadline) return res;
+        retried = true;
         await res.arrayBuffer();
       } catch (err) {
         count(`${what} ${(err as Error).message}`);
         if (Date.now() > deadline) throw err;
+        retried = true;
       }
       await new Promise((r) => setTimeout(r, 250));
     }
@@ -133,12 +146,15 @@ export async function createDriver(options: DriverOptions): Promise<LifecycleDri
     const buttons = (template.components ?? []).filter((c) => c.type === 'button');
     if (action === 'sign') {
       const token = buttons.find((b) => b.sub_type === 'url')!.parameters[0]!.text!;
-      const res = await persist('page', () =>
-        fetch(`${nextApi()}/a/${token}/complete`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'user-agent': 'WathiqFaultTest/1.0' },
-          body: JSON.stringify({ typed_name: 'Fault Signer' }),
-        }),
+      const res = await persist(
+        'page',
+        () =>
+          fetch(`${nextApi()}/a/${token}/complete`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'user-agent': 'WathiqFaultTest/1.0' },
+            body: JSON.stringify({ typed_name: 'Fault Signer' }),
+          }),
+        410,
       );
       if (res.status !== 200) failures.push(`page ${to}: ${res.status} ${await res.text()}`);
     } else {
@@ -198,7 +214,11 @@ export async function createDriver(options: DriverOptions): Promise<LifecycleDri
       );
       expect(created.status, await created.clone().text()).toBe(201);
       const { data } = (await created.json()) as { data: { id: string; reference: string } };
-      const sent = await persist('send', () => request(`/documents/${data.id}/send`, { method: 'POST' }));
+      const sent = await persist(
+        'send',
+        () => request(`/documents/${data.id}/send`, { method: 'POST' }),
+        409,
+      );
       expect(sent.status, await sent.clone().text()).toBe(200);
       const doc = { id: data.id, reference: data.reference, phones };
       documents.push(doc);
