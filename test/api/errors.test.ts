@@ -86,8 +86,8 @@ describe('error envelope', () => {
     expect(((await res.json()) as Envelope).error.code).toBe(405);
   });
 
-  it('unexpected failure: 500 without internals', async () => {
-    // A database that refuses connections makes authentication fail in a way no handler expects.
+  it('a database that refuses connections: 503 unavailable (Retry-After), without internals', async () => {
+    // Authentication needs the database; a refused connection is a dependency down, not a bug (issue 12).
     const deadPort = await freePort();
     const db = createDb(`postgres://nobody:nothing@127.0.0.1:${deadPort}/none`, { poolMax: 1 });
     const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent' });
@@ -107,11 +107,12 @@ describe('error envelope', () => {
       const res = await fetch(`${api.url}/api/v1/documents/x`, {
         headers: { authorization: account.authorization },
       });
-      expect(res.status).toBe(500);
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('5');
       const text = await res.text();
       expect(JSON.parse(text)).toEqual({
         success: false,
-        error: { code: 500, message: 'Internal server error', details: {} },
+        error: { code: 503, message: 'The database is unavailable; try again shortly', details: {} },
       });
       expect(text).not.toMatch(/ECONNREFUSED|127\.0\.0\.1|knex|stack/i);
     } finally {

@@ -2,6 +2,7 @@ import type { Middleware } from 'koa';
 import { AppError, ERROR_STATUS, isAppError, type ErrorCode } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
 import type { AppState } from '../../http/context.ts';
+import { dependencyUnavailable } from '../../http/unavailable.ts';
 
 const MESSAGES: Partial<Record<number, [ErrorCode, string]>> = {
   400: ['bad_request', 'Bad request'],
@@ -18,7 +19,10 @@ interface HttpLikeError {
   type?: string;
 }
 
-/** Turns what libraries throw (co-body, the router, Koa) into an AppError; anything unknown becomes a 500. */
+/**
+ * Turns what libraries throw (co-body, the router, Koa, the database and Temporal clients) into an AppError; a
+ * dependency out of reach becomes a 503, anything else unknown a 500.
+ */
 function toAppError(err: unknown): AppError {
   if (isAppError(err)) return err;
   const e = (err ?? {}) as HttpLikeError;
@@ -35,7 +39,8 @@ function toAppError(err: unknown): AppError {
     return new AppError('bad_request', 'Bad request');
   }
   if (status === 501) return new AppError('not_implemented', 'Not implemented');
-  return new AppError('internal', 'Internal server error');
+  // PostgreSQL or the Temporal server out of reach is a 503 the client can retry, not a bug.
+  return dependencyUnavailable(err) ?? new AppError('internal', 'Internal server error');
 }
 
 /**

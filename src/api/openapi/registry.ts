@@ -66,7 +66,8 @@ const IDEMPOTENCY_KEY_HEADER = {
 
 /** Statuses an operation can answer besides its own: authentication, rate limit, bodies, idempotency. */
 function implicitErrors(op: ApiOperation): number[] {
-  const out = [500];
+  // 503: PostgreSQL or the Temporal server out of reach (src/http/unavailable.ts), on every operation.
+  const out = [500, 503];
   if (op.auth !== false) out.push(401, 403, 429);
   // Any POST or PUT may carry a JSON body, parsed (400) and size-checked (413) before the route runs.
   if (op.method === 'post' || op.method === 'put' || op.method === 'patch') out.push(400, 413);

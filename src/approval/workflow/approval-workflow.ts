@@ -76,6 +76,8 @@ const legacyActivities = proxyActivities<ApprovalActivities>({
 });
 const legacyFinalization = proxyActivities<ApprovalActivities>({
   startToCloseTimeout: '10 minutes',
+  // The activity heartbeats while it works: a worker killed mid-way is noticed within this, not 10 minutes.
+  heartbeatTimeout: '30 seconds',
   retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '10 minutes' },
 });
 

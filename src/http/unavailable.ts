@@ -1,0 +1,79 @@
+import { isGrpcDeadlineError, isGrpcServiceError } from '@temporalio/client';
+import { AppError } from '../errors.ts';
+
+/**
+ * Failures that mean a dependency (PostgreSQL, the Temporal server) cannot be reached right now, as opposed to a
+ * bug: the API answers them 503 `unavailable` with Retry-After, never 500, so a client (or Meta, for the WhatsApp
+ * webhook) tries again. The process itself recovers on its own: the pool drops dead connections and opens new ones,
+ * the Temporal client reconnects.
+ */
+
+/** Socket errors of a connection that is refused, cut or silent. */
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTCONN',
+  'EHOSTUNREACH',
+]);
+
+/**
+ * PostgreSQL SQLSTATEs of a server going away or not there yet: class 08 (connection exception), 57P01
+ * admin_shutdown ("terminating connection due to administrator command"), 57P02 crash_shutdown, 57P03
+ * cannot_connect_now ("the database system is starting up / shutting down"), 53300 too_many_connections.
+ */
+const POSTGRES_CODES = /^(08...|57P0[123]|53300)$/;
+
+/** What node-postgres and knex say when a connection dies under a query or none can be had. */
+const CONNECTION_MESSAGES =
+  /Connection terminated|terminating connection|Client has encountered a connection error|Timeout acquiring a connection|Connection refused/i;
+
+/** gRPC UNAVAILABLE: the Temporal frontend cannot be reached. */
+const GRPC_UNAVAILABLE = 14;
+
+function causes(err: unknown): unknown[] {
+  const chain: unknown[] = [];
+  for (let e = err; e && chain.length < 8 && !chain.includes(e); e = (e as { cause?: unknown }).cause)
+    chain.push(e);
+  return chain;
+}
+
+function isTemporalDown(e: unknown): boolean {
+  if (isGrpcServiceError(e)) return Number(e.code) === GRPC_UNAVAILABLE || isGrpcDeadlineError(e);
+  return false;
+}
+
+function isDatabaseDown(e: unknown): boolean {
+  if (!(e instanceof Error)) return false;
+  const code = (e as { code?: unknown }).code;
+  if (typeof code === 'string' && (NETWORK_CODES.has(code) || POSTGRES_CODES.test(code))) return true;
+  if (e.name === 'KnexTimeoutError') return true;
+  // An AggregateError (a refused connection to each address of a host) carries the codes in its members.
+  if (e instanceof AggregateError && e.errors.some(isDatabaseDown)) return true;
+  return CONNECTION_MESSAGES.test(e.message);
+}
+
+/** The 503 to answer when `err` means a dependency is down, or undefined when it is something else. */
+export function dependencyUnavailable(err: unknown): AppError | undefined {
+  const chain = causes(err);
+  if (chain.some(isTemporalDown))
+    return new AppError(
+      'unavailable',
+      'The approval service is unavailable; try again shortly',
+      {},
+      {
+        'Retry-After': '5',
+      },
+    );
+  if (chain.some(isDatabaseDown))
+    return new AppError(
+      'unavailable',
+      'The database is unavailable; try again shortly',
+      {},
+      {
+        'Retry-After': '5',
+      },
+    );
+  return undefined;
+}

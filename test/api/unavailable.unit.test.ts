@@ -1,0 +1,59 @@
+import { ServiceError } from '@temporalio/client';
+import { describe, expect, it } from 'vitest';
+import { dependencyUnavailable } from '../../src/http/unavailable.ts';
+
+/** What the error middleware answers 503 instead of 500: a dependency out of reach, and nothing else. */
+
+function grpcError(code: number, details: string): Error {
+  return Object.assign(new Error(`${code} ${details}`), { code, details, metadata: {} });
+}
+function pgError(code: string, message: string): Error {
+  return Object.assign(new Error(message), { code });
+}
+
+describe('dependencyUnavailable', () => {
+  it.each([
+    [
+      'a refused connection',
+      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }),
+    ],
+    ['a fast shutdown (57P01)', pgError('57P01', 'terminating connection due to administrator command')],
+    ['a server starting up (57P03)', pgError('57P03', 'the database system is starting up')],
+    ['a connection exception (08006)', pgError('08006', 'connection failure')],
+    ['a connection cut under a query', new Error('Connection terminated unexpectedly')],
+    [
+      'an exhausted pool',
+      Object.assign(new Error('Knex: Timeout acquiring a connection.'), { name: 'KnexTimeoutError' }),
+    ],
+    [
+      'refused on every address',
+      new AggregateError([Object.assign(new Error('x'), { code: 'ECONNREFUSED' })], ''),
+    ],
+  ])('maps %s to a 503 naming the database', (_, err) => {
+    const mapped = dependencyUnavailable(err);
+    expect(mapped).toMatchObject({ code: 'unavailable', status: 503, headers: { 'Retry-After': '5' } });
+    expect(mapped?.message).toMatch(/database/);
+  });
+
+  it.each([
+    ['gRPC UNAVAILABLE', grpcError(14, 'No connection established')],
+    ['gRPC DEADLINE_EXCEEDED', grpcError(4, 'Deadline exceeded')],
+    [
+      'a ServiceError caused by UNAVAILABLE',
+      new ServiceError('Failed to start', { cause: grpcError(14, 'down') }),
+    ],
+  ])('maps %s to a 503 naming the approval service', (_, err) => {
+    expect(dependencyUnavailable(err)?.message).toMatch(/approval service/);
+  });
+
+  it.each([
+    ['a programming error', new TypeError('x is not a function')],
+    ['a constraint violation', pgError('23505', 'duplicate key value violates unique constraint')],
+    ['a syntax error', pgError('42601', 'syntax error at or near "SELEC"')],
+    ['gRPC INVALID_ARGUMENT', grpcError(3, 'bad request')],
+    ['not an error', 'ECONNREFUSED'],
+    ['undefined', undefined],
+  ])('leaves %s alone (a 500)', (_, err) => {
+    expect(dependencyUnavailable(err)).toBeUndefined();
+  });
+});
