@@ -95,6 +95,8 @@ export const NOTIFY_POLICY = {
 export const WRITE_POLICY = NOTIFY_POLICY;
 export const FINALIZE_POLICY = {
   startToCloseTimeout: '10 minutes',
+  // The activity heartbeats while it works: a worker killed mid-way is noticed within this, not 10 minutes.
+  heartbeatTimeout: '30 seconds',
   retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '10 minutes' },
 } as const satisfies ActivityOptions;
 
