@@ -1,47 +1,124 @@
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { Readable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { approvalStatusQuery, retryFinalizationUpdate } from '../../src/approval/definitions.ts';
 import { exportHistory } from '../helpers/histories.ts';
 import {
   createDocument,
   eventually,
   linkTokenOf,
-  messagesTo,
-  nthMessageTo,
   pagePost,
   PHONES,
   quickRepliesOf,
+  requestFor,
   send,
-  startFlowHarness,
   statusOf,
   tapButton,
   TINY_PNG,
-  type FlowHarness,
 } from '../helpers/approval-flow.ts';
+import { type FinalPdfHarness, startFinalPdfHarness } from '../helpers/final-pdf.ts';
+import { failWrites } from '../helpers/write-faults.ts';
 
 /**
- * Records the workflow histories that `replay.test.ts` replays. Run it when the workflow changes on purpose
- * (`npm run histories:record`); the normal suite only replays what is committed under test/histories.
+ * Records the workflow histories that `replay.test.ts` replays (`npm run histories:record`; the normal suite only
+ * replays what is committed under test/histories).
+ *
+ * A history proves that runs of the code that recorded it replay through today's code, so a committed history is
+ * never recorded again. test/histories/*.json came from the workflow before issue 12 (v1); this recorder writes the
+ * current code's runs under test/histories/<VERSION>/ and skips every name already there. When the workflow changes
+ * on purpose again, bump VERSION and record the new set beside the old ones.
+ *
+ * RECORD_HISTORIES=1 records every missing name; RECORD_HISTORIES=name,name only those (still never overwriting).
  */
-const HISTORIES = path.resolve(import.meta.dirname, '../histories');
+const VERSION = 'v2';
+const DIR = path.resolve(import.meta.dirname, '../histories', VERSION);
+const wanted = (process.env.RECORD_HISTORIES ?? '').split(',').map((s) => s.trim());
+const NAMES = [
+  'sequential-approved',
+  'parallel-approved',
+  'rejected',
+  'voided',
+  'expired',
+  'finalization-retried-approved',
+  'finalization-failed-voided',
+  'notification-failed-expired',
+  'attention-retried-expired',
+] as const;
+const recording = (name: (typeof NAMES)[number]) =>
+  (wanted.includes('1') || wanted.includes(name)) && !existsSync(path.join(DIR, `${name}.json`));
 
-describe.runIf(process.env.RECORD_HISTORIES === '1')('record approval histories', () => {
-  let h: FlowHarness;
+/** The retry policies are short so the failure paths below run in seconds; each workflow keeps its values. */
+const ENV = {
+  APPROVAL_NOTIFY_RETRY_SECONDS: '3',
+  APPROVAL_WRITE_RETRY_SECONDS: '3',
+  APPROVAL_FINALIZE_RETRY_SECONDS: '10',
+  REMIND_COOLDOWN_MINUTES: '0',
+};
+const OUTAGE = Array.from({ length: 500 }, () => ({ kind: 'raw' as const, status: 500, body: 'outage' }));
+const LONG = 60_000;
+
+describe.runIf(NAMES.some(recording))(`record approval histories (${VERSION})`, () => {
+  let h: FinalPdfHarness;
   beforeAll(async () => {
-    h = await startFlowHarness();
+    await mkdir(DIR, { recursive: true });
+    h = await startFinalPdfHarness({ env: ENV });
   });
   afterAll(() => h.close());
 
+  const record = (name: (typeof NAMES)[number], title: string, run: () => Promise<void>) =>
+    it.runIf(recording(name))(`${name}: ${title}`, run, 240_000);
+
+  const handleOf = (documentId: string) =>
+    h.service.temporal.client.workflow.getHandle(`document-${documentId}`);
+  const retry = (documentId: string) => handleOf(documentId).executeUpdate(retryFinalizationUpdate);
+  const approveByButton = async (phone: string, documentId: string) => {
+    const request = await requestFor(h, phone, documentId, LONG);
+    expect((await tapButton(h, { from: phone, payload: quickRepliesOf(request)[0]! })).status).toBe(200);
+  };
+  const finalizationFailed = (documentId: string) =>
+    eventually(async () => {
+      const res = await h.service.request(`/documents/${documentId}`, { account: h.account });
+      const body = (await res.json()) as { data: { finalization: { state: string } | null } };
+      return body.data.finalization?.state === 'failed';
+    }, 120_000);
+  /**
+   * The stored original no longer matches its SHA-256 (a permanent failure: finalization fails at once); the
+   * returned function puts the original back. (Moving the signing certificate away would not do here: the worker
+   * keeps the certificate it loaded for an earlier document.)
+   */
+  const tamperOriginal = async (documentId: string) => {
+    const storage = h.service.deps.storage;
+    const { file_key } = await h.service.database
+      .db('documents')
+      .where({ id: documentId })
+      .first<{ file_key: string }>('file_key');
+    const original = Buffer.concat(await (await storage.get(file_key))!.toArray());
+    await storage.put(file_key, Readable.from([Buffer.from('%PDF-1.7\nnot the upload\n')]));
+    return async () => {
+      await storage.put(file_key, Readable.from([original]));
+    };
+  };
+  const oneApprover = (workflowType: 'sequential' | 'parallel' = 'parallel') =>
+    createDocument(h, {
+      workflowType,
+      approvers: [{ name: 'A', phone: PHONES.saudiA, action_type: 'approve_only' }],
+    });
+  const expiringIn = async (documentId: string, seconds: number) =>
+    h.service.database
+      .db('documents')
+      .where({ id: documentId })
+      .update({ expires_at: new Date(Date.now() + seconds * 1000) });
+
   async function save(name: string, documentId: string, final: string) {
-    await eventually(async () => (await statusOf(h, documentId)).status === final, 20_000);
+    await eventually(async () => (await statusOf(h, documentId)).status === final, 120_000);
     const workflowId = `document-${documentId}`;
     await h.service.temporal.client.workflow.getHandle(workflowId).result();
-    await exportHistory(workflowId, path.join(HISTORIES, `${name}.json`));
+    await exportHistory(workflowId, path.join(DIR, `${name}.json`));
   }
 
-  it('sequential, approved (sign, stamp, approve, review)', async () => {
-    const since = [PHONES.saudiA, PHONES.saudiB, PHONES.uk, PHONES.saudiC].map(
-      (p) => messagesTo(h, p).length,
-    );
+  record('sequential-approved', 'sign, stamp, approve, review', async () => {
     const doc = await createDocument(h, {
       workflowType: 'sequential',
       approvers: [
@@ -51,26 +128,17 @@ describe.runIf(process.env.RECORD_HISTORIES === '1')('record approval histories'
         { name: 'Reviewer', phone: PHONES.saudiC, action_type: 'review_only' },
       ],
     });
-    await send(h, doc.id);
-    await pagePost(h, linkTokenOf(await nthMessageTo(h, PHONES.saudiA, since[0]!)), 'complete', {
-      signature_png: TINY_PNG,
-    });
-    await pagePost(h, linkTokenOf(await nthMessageTo(h, PHONES.saudiB, since[1]!)), 'complete', {
-      generated_seal: true,
-    });
-    await tapButton(h, {
-      from: PHONES.uk,
-      payload: quickRepliesOf(await nthMessageTo(h, PHONES.uk, since[2]!))[0]!,
-    });
-    await tapButton(h, {
-      from: PHONES.saudiC,
-      payload: quickRepliesOf(await nthMessageTo(h, PHONES.saudiC, since[3]!))[0]!,
-    });
+    expect((await send(h, doc.id)).status).toBe(200);
+    const signer = await requestFor(h, PHONES.saudiA, doc.id, LONG);
+    await pagePost(h, linkTokenOf(signer), 'complete', { signature_png: TINY_PNG });
+    const stamper = await requestFor(h, PHONES.saudiB, doc.id, LONG);
+    await pagePost(h, linkTokenOf(stamper), 'complete', { generated_seal: true });
+    await approveByButton(PHONES.uk, doc.id);
+    await approveByButton(PHONES.saudiC, doc.id);
     await save('sequential-approved', doc.id, 'approved');
   });
 
-  it('parallel, approved, with a reminder', async () => {
-    const since = [PHONES.saudiA, PHONES.saudiB].map((p) => messagesTo(h, p).length);
+  record('parallel-approved', 'with a reminder', async () => {
     const doc = await createDocument(h, {
       workflowType: 'parallel',
       approvers: [
@@ -78,21 +146,21 @@ describe.runIf(process.env.RECORD_HISTORIES === '1')('record approval histories'
         { name: 'B', phone: PHONES.saudiB, action_type: 'sign' },
       ],
     });
-    await send(h, doc.id);
-    const a = await nthMessageTo(h, PHONES.saudiA, since[0]!);
-    const b = await nthMessageTo(h, PHONES.saudiB, since[1]!);
+    expect((await send(h, doc.id)).status).toBe(200);
+    const a = await requestFor(h, PHONES.saudiA, doc.id, LONG);
+    const b = await requestFor(h, PHONES.saudiB, doc.id, LONG);
     await eventually(async () => (await statusOf(h, doc.id)).approvers.every((x) => x.status === 'notified'));
-    await h.service.request(`/approvers/${doc.approvers[0]!.id}/remind`, {
+    const reminded = await h.service.request(`/approvers/${doc.approvers[0]!.id}/remind`, {
       method: 'POST',
       account: h.account,
     });
+    expect(reminded.status, await reminded.text()).toBe(200);
     await pagePost(h, linkTokenOf(b), 'complete', { typed_name: 'B' });
     await tapButton(h, { from: PHONES.saudiA, payload: quickRepliesOf(a)[0]! });
     await save('parallel-approved', doc.id, 'approved');
   });
 
-  it('rejected', async () => {
-    const since = messagesTo(h, PHONES.saudiA).length;
+  record('rejected', 'the first of two rejects', async () => {
     const doc = await createDocument(h, {
       workflowType: 'sequential',
       approvers: [
@@ -100,37 +168,103 @@ describe.runIf(process.env.RECORD_HISTORIES === '1')('record approval histories'
         { name: 'B', phone: PHONES.saudiB, action_type: 'approve_only' },
       ],
     });
-    await send(h, doc.id);
-    await tapButton(h, {
-      from: PHONES.saudiA,
-      payload: quickRepliesOf(await nthMessageTo(h, PHONES.saudiA, since))[1]!,
-    });
+    expect((await send(h, doc.id)).status).toBe(200);
+    const request = await requestFor(h, PHONES.saudiA, doc.id, LONG);
+    await tapButton(h, { from: PHONES.saudiA, payload: quickRepliesOf(request)[1]! });
     await save('rejected', doc.id, 'rejected');
   });
 
-  it('voided', async () => {
-    const since = messagesTo(h, PHONES.saudiA).length;
-    const doc = await createDocument(h, {
-      workflowType: 'parallel',
-      approvers: [{ name: 'A', phone: PHONES.saudiA, action_type: 'approve_only' }],
+  record('voided', 'after the request went out; the voided notice sent', async () => {
+    const doc = await oneApprover();
+    expect((await send(h, doc.id)).status).toBe(200);
+    await requestFor(h, PHONES.saudiA, doc.id, LONG);
+    await eventually(async () => (await statusOf(h, doc.id)).approvers[0]!.status === 'notified');
+    const res = await h.service.request(`/documents/${doc.id}/void`, {
+      method: 'POST',
+      account: h.account,
     });
-    await send(h, doc.id);
-    await nthMessageTo(h, PHONES.saudiA, since);
-    await h.service.request(`/documents/${doc.id}/void`, { method: 'POST', account: h.account });
-    await nthMessageTo(h, PHONES.saudiA, since, 2); // the voided notice
+    expect(res.status).toBe(200);
     await save('voided', doc.id, 'voided');
   });
 
-  it('expired', async () => {
-    const doc = await createDocument(h, {
-      workflowType: 'parallel',
-      approvers: [{ name: 'A', phone: PHONES.saudiA, action_type: 'approve_only' }],
-    });
-    await h.service.database
-      .db('documents')
-      .where({ id: doc.id })
-      .update({ expires_at: new Date(Date.now() + 2000) });
-    await send(h, doc.id);
+  record('expired', 'the deadline passes unanswered', async () => {
+    const doc = await oneApprover();
+    await expiringIn(doc.id, 3);
+    expect((await send(h, doc.id)).status).toBe(200);
     await save('expired', doc.id, 'expired');
+  });
+
+  record(
+    'finalization-retried-approved',
+    'finalization fails for good, the cause is fixed, the operator retries',
+    async () => {
+      const doc = await oneApprover();
+      const restore = await tamperOriginal(doc.id);
+      try {
+        expect((await send(h, doc.id)).status).toBe(200);
+        await approveByButton(PHONES.saudiA, doc.id);
+        await finalizationFailed(doc.id);
+      } finally {
+        await restore();
+      }
+      await retry(doc.id);
+      await save('finalization-retried-approved', doc.id, 'approved');
+    },
+  );
+
+  record(
+    'finalization-failed-voided',
+    'finalization fails for good, then the document is voided',
+    async () => {
+      const doc = await oneApprover();
+      const restore = await tamperOriginal(doc.id);
+      try {
+        expect((await send(h, doc.id)).status).toBe(200);
+        await approveByButton(PHONES.saudiA, doc.id);
+        await finalizationFailed(doc.id);
+      } finally {
+        await restore();
+      }
+      const res = await h.service.request(`/documents/${doc.id}/void`, {
+        method: 'POST',
+        account: h.account,
+      });
+      expect(res.status, await res.text()).toBe(200);
+      await save('finalization-failed-voided', doc.id, 'voided');
+    },
+  );
+
+  record('notification-failed-expired', 'WhatsApp refuses until the notice gives up; expiry', async () => {
+    const doc = await oneApprover();
+    await expiringIn(doc.id, 30);
+    h.graph.script(...OUTAGE);
+    try {
+      expect((await send(h, doc.id)).status).toBe(200);
+      await eventually(
+        async () => (await statusOf(h, doc.id)).approvers[0]!.notification?.status === 'failed',
+        LONG,
+      );
+      expect((await statusOf(h, doc.id)).status).toBe('pending');
+    } finally {
+      h.graph.reset();
+    }
+    await save('notification-failed-expired', doc.id, 'expired');
+  });
+
+  record('attention-retried-expired', 'markDocumentExpired fails for good, parks, is retried', async () => {
+    const fault = await failWrites(h.service.database.db, 'documentExpired');
+    const doc = await oneApprover();
+    try {
+      await expiringIn(doc.id, 3);
+      expect((await send(h, doc.id)).status).toBe(200);
+      await eventually(async () => {
+        const view = await handleOf(doc.id).query(approvalStatusQuery);
+        return view.attention?.activity === 'markDocumentExpired';
+      }, LONG);
+    } finally {
+      await fault.remove();
+    }
+    await retry(doc.id);
+    await save('attention-retried-expired', doc.id, 'expired');
   });
 });

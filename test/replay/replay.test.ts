@@ -5,18 +5,49 @@ import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.ts';
 import { installTemporalRuntime } from '../../src/temporal/runtime.ts';
 import { workflowsPath } from '../../src/temporal/worker.ts';
+import { PATCHES } from '../../src/approval/workflow/approval-workflow.ts';
 
 // The expected nondeterminism below would otherwise be logged as warnings.
 installTemporalRuntime(createLogger({ logLevel: 'silent' }));
 
 const HISTORIES = path.resolve(import.meta.dirname, '../histories');
-const EXPECTED = ['expired', 'parallel-approved', 'rejected', 'sequential-approved', 'voided'];
+/**
+ * One directory per version of the workflow code that recorded them: test/histories itself holds the runs of the
+ * code before issue 12 (v1), test/histories/v2 those of the code with the issue 12 patches (record-histories.test.ts).
+ * A recorded history is never re-recorded: each set proves that runs of its code replay through today's code.
+ */
+const SETS = ['', 'v2'];
+const EXPECTED = [
+  'expired',
+  'parallel-approved',
+  'rejected',
+  'sequential-approved',
+  'voided',
+  'v2/attention-retried-expired',
+  'v2/expired',
+  'v2/finalization-failed-voided',
+  'v2/finalization-retried-approved',
+  'v2/notification-failed-expired',
+  'v2/parallel-approved',
+  'v2/rejected',
+  'v2/sequential-approved',
+  'v2/voided',
+];
+
+async function recorded(): Promise<string[]> {
+  const names: string[] = [];
+  for (const set of SETS) {
+    for (const file of (await readdir(path.join(HISTORIES, set))).filter((f) => f.endsWith('.json')).sort())
+      names.push(path.posix.join(set, file.replace(/\.json$/, '')));
+  }
+  return names;
+}
 
 async function* histories() {
-  for (const file of (await readdir(HISTORIES)).filter((f) => f.endsWith('.json')).sort()) {
-    const json: unknown = JSON.parse(await readFile(path.join(HISTORIES, file), 'utf8'));
+  for (const name of await recorded()) {
+    const json: unknown = JSON.parse(await readFile(path.join(HISTORIES, `${name}.json`), 'utf8'));
     // The worker reads the JSON export (`temporal workflow show --output json`) itself.
-    yield { workflowId: file.replace(/\.json$/, ''), history: json };
+    yield { workflowId: name, history: json };
   }
 }
 
@@ -31,11 +62,27 @@ async function replayAll(workflowsPathOrBundle: { workflowsPath: string }) {
 const silent = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} };
 
 describe('replaying recorded approval histories', () => {
-  it('the committed histories cover the main paths', async () => {
-    const files = (await readdir(HISTORIES))
-      .filter((f) => f.endsWith('.json'))
-      .map((f) => f.replace(/\.json$/, ''));
-    expect(files.sort()).toEqual(EXPECTED);
+  it('the committed histories cover the main paths, of the old code and of the current one', async () => {
+    expect(await recorded()).toEqual(EXPECTED);
+  });
+
+  it('the v2 set was recorded by the patched code, the old set by the code before the patches', async () => {
+    for (const name of await recorded()) {
+      const { events } = JSON.parse(await readFile(path.join(HISTORIES, `${name}.json`), 'utf8')) as {
+        events: {
+          markerRecordedEventAttributes?: { markerName: string; details: Record<string, unknown> };
+        }[];
+      };
+      const patches = events
+        .filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch')
+        .map((e) => {
+          const data = (
+            e.markerRecordedEventAttributes!.details['patch-data'] as { payloads: { data: string }[] }
+          ).payloads[0]!.data;
+          return (JSON.parse(Buffer.from(data, 'base64').toString('utf8')) as { id: string }).id;
+        });
+      expect(patches, name).toEqual(name.startsWith('v2/') ? [PATCHES.recovery] : []);
+    }
   });
 
   it('the current workflow code replays every one of them', async () => {

@@ -1,0 +1,163 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { approvalStatusQuery, type ApprovalView } from '../../src/approval/definitions.ts';
+import { ApprovalAttentionKey } from '../../src/temporal/search-attributes.ts';
+import {
+  createDocument,
+  eventually,
+  PHONES,
+  quickRepliesOf,
+  requestFor,
+  send,
+  startFlowHarness,
+  statusOf,
+  tapButton,
+  type FlowHarness,
+} from '../helpers/approval-flow.ts';
+import { failWrites } from '../helpers/write-faults.ts';
+
+/**
+ * Item 2 of issue 12, for read-model writes: a write of the approval workflow that exhausts its retry policy
+ * (APPROVAL_WRITE_RETRY_SECONDS, 3 s here) parks the workflow in `attention` — visible in its `status` query and as
+ * the search attribute ApprovalAttention — until the operator's `documents:retry-finalization` resumes it. The
+ * failure is real: a PL/pgSQL trigger makes PostgreSQL refuse the write until the test drops it.
+ */
+let h: FlowHarness;
+beforeAll(async () => {
+  h = await startFlowHarness({ env: { APPROVAL_WRITE_RETRY_SECONDS: '3' } });
+});
+afterAll(() => h.close());
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const db = () => h.service.database.db;
+const handleOf = (documentId: string) =>
+  h.service.temporal.client.workflow.getHandle(`document-${documentId}`);
+const eventsOf = async (documentId: string) =>
+  (await db()('document_events').where({ document_id: documentId }).orderBy('id')).map(
+    (e: { event: string }) => e.event,
+  );
+const attentionAttribute = async (documentId: string) =>
+  (await handleOf(documentId).describe()).typedSearchAttributes.get(ApprovalAttentionKey);
+
+/** `npm run cli -- documents:retry-finalization <arg>` as a real process, against the test's database and Temporal. */
+async function cli(arg: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return promisify(execFile)(
+    process.execPath,
+    ['--import', 'tsx', 'src/cli.ts', 'documents:retry-finalization', arg],
+    {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        NODE_ENV: 'test',
+        LOG_LEVEL: 'silent',
+        DATABASE_URL: h.service.database.url,
+        TEMPORAL_ADDRESS: h.service.config.temporal.address!,
+        TEMPORAL_NAMESPACE: h.service.config.temporal.namespace,
+        TEMPORAL_TASK_QUEUE: h.service.taskQueue,
+      },
+    },
+  ).then(
+    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+    (err: { code: number; stdout: string; stderr: string }) => ({
+      code: err.code,
+      stdout: err.stdout,
+      stderr: err.stderr,
+    }),
+  );
+}
+
+/** Waits until the workflow reports it is parked on `activity`; returns what its `status` query says. */
+const parkedOn = (documentId: string, activity: string) =>
+  eventually(async () => {
+    const view = await handleOf(documentId).query(approvalStatusQuery);
+    return view.attention?.activity === activity && view;
+  }, 90_000);
+
+interface RetryOutput {
+  id: string;
+  status: string;
+  workflow: ApprovalView;
+}
+
+describe('a read-model write that fails for good', () => {
+  it('recordApproverAction: parks in attention, then documents:retry-finalization records it and the document is approved', async () => {
+    const doc = await createDocument(h, {
+      workflowType: 'parallel',
+      approvers: [{ name: 'A', phone: PHONES.saudiA, action_type: 'approve_only' }],
+    });
+    const fault = await failWrites(db(), 'approverCompleted');
+    let tapped: Promise<Response> | undefined;
+    try {
+      expect((await send(h, doc.id)).status).toBe(200);
+      const request = await requestFor(h, PHONES.saudiA, doc.id, 60_000);
+      // The approver's tap waits on the workflow's write, which cannot land: it is not awaited here.
+      tapped = tapButton(h, { from: PHONES.saudiA, payload: quickRepliesOf(request)[0]! });
+
+      const view = await parkedOn(doc.id, 'recordApproverAction');
+      expect(view.attention!.error).toContain(fault.message);
+      expect(Date.parse(view.attention!.since)).not.toBeNaN();
+      expect(view.approvers[0]!.state).toBe('completed'); // the workflow has the action; the read model not yet
+      expect(await attentionAttribute(doc.id)).toBe('recordApproverAction');
+      const stuck = await statusOf(h, doc.id);
+      expect(stuck.status).toBe('pending');
+      expect(stuck.approvers[0]!.status).toBe('notified');
+    } finally {
+      await fault.remove(); // the operator fixes the database
+    }
+
+    const retried = await cli(doc.reference);
+    expect(retried.code, retried.stderr).toBe(0);
+    const out = JSON.parse(retried.stdout) as RetryOutput;
+    expect(out).toMatchObject({ id: doc.id, status: 'pending' });
+    expect(out.workflow.attention).toMatchObject({ activity: 'recordApproverAction' }); // taken, not yet run
+
+    await eventually(async () => (await statusOf(h, doc.id)).status === 'approved', 90_000);
+    expect(((await handleOf(doc.id).result()) as ApprovalView).status).toBe('approved');
+    expect((await handleOf(doc.id).query(approvalStatusQuery)).attention).toBeNull();
+    expect(await attentionAttribute(doc.id)).toBeUndefined();
+    const final = await statusOf(h, doc.id);
+    expect(final.approvers[0]).toMatchObject({ status: 'completed', action_channel: 'whatsapp' });
+    expect(await eventsOf(doc.id)).toEqual([
+      'document.created',
+      'document.sent',
+      'approver.completed',
+      'document.approved',
+    ]);
+    await tapped;
+
+    // Nothing is parked any more: a second retry is refused, naming the status.
+    const again = await cli(doc.id);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/approved/);
+  }, 240_000);
+
+  it('markDocumentExpired: parks in attention at the deadline, then the retry expires the document', async () => {
+    const doc = await createDocument(h, {
+      workflowType: 'parallel',
+      approvers: [{ name: 'A', phone: PHONES.saudiA, action_type: 'approve_only' }],
+    });
+    await db()('documents')
+      .where({ id: doc.id })
+      .update({ expires_at: new Date(Date.now() + 3000) });
+    const fault = await failWrites(db(), 'documentExpired');
+    try {
+      expect((await send(h, doc.id)).status).toBe(200);
+      const view = await parkedOn(doc.id, 'markDocumentExpired');
+      expect(view.status).toBe('expired');
+      expect(view.attention!.error).toContain(fault.message);
+      expect(await attentionAttribute(doc.id)).toBe('markDocumentExpired');
+      expect((await statusOf(h, doc.id)).status).toBe('pending');
+    } finally {
+      await fault.remove();
+    }
+
+    const retried = await cli(doc.id);
+    expect(retried.code, retried.stderr).toBe(0);
+    await eventually(async () => (await statusOf(h, doc.id)).status === 'expired', 90_000);
+    expect(((await handleOf(doc.id).result()) as ApprovalView).status).toBe('expired');
+    expect(await attentionAttribute(doc.id)).toBeUndefined();
+    expect(await eventsOf(doc.id)).toEqual(['document.created', 'document.sent', 'document.expired']);
+  }, 240_000);
+});
