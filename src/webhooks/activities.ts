@@ -5,6 +5,7 @@ import { webhookDeliveriesStore, type DeliveryAttempt } from '../db/stores/webho
 import { webhookDispatchStore } from '../db/stores/webhook-dispatch-store.ts';
 import { webhooksStore } from '../db/stores/webhooks-store.ts';
 import type { Logger } from '../logger.ts';
+import { whileHeartbeating } from '../temporal/heartbeat.ts';
 import { attemptRecord, deliverOnce } from './deliver.ts';
 import type { WebhookDispatcher } from './dispatch.ts';
 import type { WebhookEvent } from './events.ts';
@@ -51,55 +52,67 @@ const fromRecord = (a: DeliveryAttempt): AttemptOutcome => ({
 export function createWebhookActivities(deps: WebhookActivityDeps): WebhookActivities {
   const { db } = deps;
 
-  return {
-    async attemptWebhookDelivery({ deliveryId, attemptNumber }) {
-      const deliveries = webhookDeliveriesStore(db);
-      const delivery = await deliveries.load(deliveryId);
-      if (!delivery) return skipped('delivery_missing');
-      if (delivery.status !== 'pending') return skipped('not_pending');
-      const recorded = (await deliveries.listAttempts(deliveryId)).find(
-        (a) => a.attemptNumber === attemptNumber,
-      );
-      if (recorded) return fromRecord(recorded);
-      const webhook = await webhooksStore(db).findWithSecret(delivery.webhookId);
-      if (!webhook) return skipped('webhook_missing');
-      if (!webhook.active) return skipped('webhook_disabled');
+  /** One attempt: sends the stored body unless this attempt is recorded already, and records it. */
+  async function attemptOnce({
+    deliveryId,
+    attemptNumber,
+  }: Parameters<WebhookActivities['attemptWebhookDelivery']>[0]): ReturnType<
+    WebhookActivities['attemptWebhookDelivery']
+  > {
+    const deliveries = webhookDeliveriesStore(db);
+    const delivery = await deliveries.load(deliveryId);
+    if (!delivery) return skipped('delivery_missing');
+    if (delivery.status !== 'pending') return skipped('not_pending');
+    const recorded = (await deliveries.listAttempts(deliveryId)).find(
+      (a) => a.attemptNumber === attemptNumber,
+    );
+    if (recorded) return fromRecord(recorded);
+    const webhook = await webhooksStore(db).findWithSecret(delivery.webhookId);
+    if (!webhook) return skipped('webhook_missing');
+    if (!webhook.active) return skipped('webhook_disabled');
 
-      const result = await deliverOnce({
-        url: webhook.url,
-        event: delivery.event as WebhookEvent,
-        deliveryId,
-        body: delivery.body,
-        secret: webhook.secret,
-        timeoutMs: deps.webhooks.timeoutMs,
-        allowPrivate: deps.webhooks.allowPrivate,
-        ...(deps.webhooks.lookup ? { lookup: deps.webhooks.lookup } : {}),
-      });
-      await deliveries.recordAttempt(attemptRecord(deliveryId, attemptNumber, result));
-      if (!result.ok) {
-        deps.logger.info(
-          {
-            deliveryId,
-            webhookId: webhook.id,
-            attemptNumber,
-            status: result.status,
-            errorClass: result.errorClass,
-            detail: result.detail,
-            response: result.responseExcerpt,
-          },
-          'webhook attempt failed',
-        );
-      }
-      return {
-        kind: 'attempted',
-        ok: result.ok,
-        statusCode: result.status ?? null,
-        durationMs: result.ms,
-        errorClass: result.errorClass ?? null,
-        errorMessage: result.errorMessage ?? null,
-        retryAfterMs: result.retryAfterMs ?? null,
-        gone: result.gone ?? false,
-      };
+    const result = await deliverOnce({
+      url: webhook.url,
+      event: delivery.event as WebhookEvent,
+      deliveryId,
+      body: delivery.body,
+      secret: webhook.secret,
+      timeoutMs: deps.webhooks.timeoutMs,
+      allowPrivate: deps.webhooks.allowPrivate,
+      ...(deps.webhooks.lookup ? { lookup: deps.webhooks.lookup } : {}),
+    });
+    await deliveries.recordAttempt(attemptRecord(deliveryId, attemptNumber, result));
+    if (!result.ok) {
+      deps.logger.info(
+        {
+          deliveryId,
+          webhookId: webhook.id,
+          attemptNumber,
+          status: result.status,
+          errorClass: result.errorClass,
+          detail: result.detail,
+          response: result.responseExcerpt,
+        },
+        'webhook attempt failed',
+      );
+    }
+    return {
+      kind: 'attempted',
+      ok: result.ok,
+      statusCode: result.status ?? null,
+      durationMs: result.ms,
+      errorClass: result.errorClass ?? null,
+      errorMessage: result.errorMessage ?? null,
+      retryAfterMs: result.retryAfterMs ?? null,
+      gone: result.gone ?? false,
+    };
+  }
+
+  return {
+    attemptWebhookDelivery(input) {
+      // Heartbeats while the receiver is called: a worker that dies mid-attempt is noticed within the round's
+      // heartbeat time-out, not its start-to-close time-out.
+      return whileHeartbeating(() => attemptOnce(input));
     },
 
     async settleWebhookDelivery({ deliveryId, webhookId, settlement }: SettleInput) {

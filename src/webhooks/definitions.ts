@@ -13,10 +13,12 @@ export const WEBHOOK_DELIVERY_ROUND_WORKFLOW_TYPE = 'webhookDeliveryRoundWorkflo
 /**
  * The workflow id of one round: derived from the delivery and the round's first attempt, so dispatching the same
  * round again (an activity retry, two processes, the outbox sweep) finds the workflow already there, while a
- * redelivery (a new round, numbered after the recorded attempts) gets a workflow of its own.
+ * redelivery (a new round, numbered after the recorded attempts) gets a workflow of its own. The webhook's id (a
+ * random UUID) comes first because delivery ids are a database's serial numbers: two databases on one Temporal
+ * namespace (a staging copy, every test file) would otherwise find each other's rounds and deliver nothing.
  */
-export function webhookDeliveryRoundWorkflowId(request: DeliveryRequest): string {
-  return `webhook-delivery-${request.deliveryId}-from-${request.firstAttempt}`;
+export function webhookDeliveryRoundWorkflowId(webhookId: string, request: DeliveryRequest): string {
+  return `webhook-${webhookId}-delivery-${request.deliveryId}-from-${request.firstAttempt}`;
 }
 
 export interface WebhookDeliveryRoundInput {

@@ -68,7 +68,7 @@ export function createWebhookDispatcher(deps: WebhookDispatcherDeps) {
       await deps
         .temporal()
         .workflow.start<typeof webhookDeliveryRoundWorkflow>(WEBHOOK_DELIVERY_ROUND_WORKFLOW_TYPE, {
-          workflowId: webhookDeliveryRoundWorkflowId(request),
+          workflowId: webhookDeliveryRoundWorkflowId(webhookId, request),
           taskQueue: deps.taskQueue,
           args: [input],
           // Running: keep it. Completed: the round is over, do not run it again. Terminated or failed (an

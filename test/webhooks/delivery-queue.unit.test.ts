@@ -121,13 +121,21 @@ describe('decideAfterAttempt', () => {
 });
 
 describe('delivery round workflow ids', () => {
+  const HOOK = '5f0c6a8e-2b1d-4c3e-9a7f-1d2e3f4a5b6c';
+  const OTHER_HOOK = '0b7e1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d';
   it('are the same for the same round (a repeated dispatch finds it) and differ per delivery and per round', () => {
-    const first = webhookDeliveryRoundWorkflowId({ deliveryId: 42, firstAttempt: 1 });
-    expect(first).toBe('webhook-delivery-42-from-1');
-    expect(webhookDeliveryRoundWorkflowId({ deliveryId: 42, firstAttempt: 1 })).toBe(first);
-    expect(webhookDeliveryRoundWorkflowId({ deliveryId: 42, firstAttempt: 9 })).toBe(
-      'webhook-delivery-42-from-9',
+    const first = webhookDeliveryRoundWorkflowId(HOOK, { deliveryId: 42, firstAttempt: 1 });
+    expect(first).toBe(`webhook-${HOOK}-delivery-42-from-1`);
+    expect(webhookDeliveryRoundWorkflowId(HOOK, { deliveryId: 42, firstAttempt: 1 })).toBe(first);
+    expect(webhookDeliveryRoundWorkflowId(HOOK, { deliveryId: 42, firstAttempt: 9 })).toBe(
+      `webhook-${HOOK}-delivery-42-from-9`,
     );
-    expect(webhookDeliveryRoundWorkflowId({ deliveryId: 421, firstAttempt: 1 })).not.toBe(first);
+    expect(webhookDeliveryRoundWorkflowId(HOOK, { deliveryId: 421, firstAttempt: 1 })).not.toBe(first);
+  });
+
+  it('differ for the same delivery number of another database’s webhook', () => {
+    expect(webhookDeliveryRoundWorkflowId(OTHER_HOOK, { deliveryId: 42, firstAttempt: 1 })).not.toBe(
+      webhookDeliveryRoundWorkflowId(HOOK, { deliveryId: 42, firstAttempt: 1 }),
+    );
   });
 });

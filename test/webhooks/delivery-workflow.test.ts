@@ -312,7 +312,7 @@ describe('dispatch', () => {
     });
     // The refused event runs a workflow of its own, which reports its current attempt.
     const round = await service.temporal.client.workflow
-      .getHandle(webhookDeliveryRoundWorkflowId({ deliveryId: sent!.id, firstAttempt: 1 }))
+      .getHandle(webhookDeliveryRoundWorkflowId(sent!.webhookId, { deliveryId: sent!.id, firstAttempt: 1 }))
       .query(deliveryRoundQuery);
     expect(round).toMatchObject({ deliveryId: sent!.id });
     // Stop its retries: a disabled webhook's pending deliveries fail.
@@ -343,7 +343,7 @@ describe('dispatch', () => {
     expect(all).toHaveLength(2);
     await settled(service.database.db, all[1]!.id);
     const round = service.temporal.client.workflow.getHandle(
-      webhookDeliveryRoundWorkflowId({ deliveryId: delivery!.id, firstAttempt: 1 }),
+      webhookDeliveryRoundWorkflowId(delivery!.webhookId, { deliveryId: delivery!.id, firstAttempt: 1 }),
     );
     await round.result();
     expect(ctx.r.requests.map((q) => bodyOf(q).event)).toEqual(['document.sent', 'approver.completed']);
@@ -435,7 +435,7 @@ describe('dispatch', () => {
     expect(done.status).toBe('failed');
     // The workflow wakes for its next attempt, finds the delivery over, sends nothing more and completes.
     const handle = service.temporal.client.workflow.getHandle(
-      webhookDeliveryRoundWorkflowId({ deliveryId: delivery!.id, firstAttempt: 1 }),
+      webhookDeliveryRoundWorkflowId(delivery!.webhookId, { deliveryId: delivery!.id, firstAttempt: 1 }),
     );
     await handle.result();
     const count = ctx.r.requests.length;

@@ -42,12 +42,12 @@ describe.runIf(process.env.RECORD_HISTORIES === '1')('record webhook delivery ro
     );
     const [delivery] = await deliveriesOf(service.database.db, hook.id);
     await settled(service.database.db, delivery!.id, 60_000);
-    let workflowId = webhookDeliveryRoundWorkflowId({ deliveryId: delivery!.id, firstAttempt: 1 });
+    let workflowId = webhookDeliveryRoundWorkflowId(hook.id, { deliveryId: delivery!.id, firstAttempt: 1 });
     await service.temporal.client.workflow.getHandle(workflowId).result();
     if (redeliver) {
       await dispatcher.redeliver(account.accountId, delivery!.id);
       await settled(service.database.db, delivery!.id);
-      workflowId = webhookDeliveryRoundWorkflowId({ deliveryId: delivery!.id, firstAttempt: 2 });
+      workflowId = webhookDeliveryRoundWorkflowId(hook.id, { deliveryId: delivery!.id, firstAttempt: 2 });
       await service.temporal.client.workflow.getHandle(workflowId).result();
     }
     await r.close();

@@ -10,6 +10,8 @@ import { decideAfterAttempt } from './delivery-queue.ts';
 const activities = proxyActivities<WebhookActivities>({
   // One attempt is at most the receiver time-out (10 s by default, 60 s at most) plus a few writes.
   startToCloseTimeout: '2 minutes',
+  // The attempt heartbeats: a worker that dies mid-attempt is noticed within this, and the attempt retried.
+  heartbeatTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
 
