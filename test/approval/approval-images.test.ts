@@ -94,54 +94,59 @@ async function brokenImages(): Promise<Record<string, string>> {
 }
 
 describe('POST /a/{token}/complete refuses broken images in the page’s language', () => {
-  it('Arabic: every broken signature is 422 and stores nothing; the document stays open, and a good one finishes it', async () => {
-    const { doc, token } = await sentTo([
-      { name: 'سارة المطيري', phone: PHONES.saudiA, action_type: 'sign' },
-    ]);
-    const damaged = 'صورة التوقيع تالفة؛ ارسمه مرة أخرى.';
-    for (const [name, image] of Object.entries(await brokenImages())) {
-      const res = await complete(token, { signature_png: image });
-      expect(res.status, name).toBe(422);
-      expect(((await res.json()) as { error: { details: unknown } }).error.details, name).toEqual({
-        signature_png: [damaged],
-      });
-    }
-    const tooLarge = pngOf(
-      ihdr(4097, 1),
-      chunk('IDAT', zlib.deflateSync(Buffer.alloc(4097 * 4 + 1))),
-      chunk('IEND'),
-    );
-    await expect422(
-      await complete(token, { signature_png: dataUrl(tooLarge) }),
-      'signature_png',
-      'صورة التوقيع كبيرة جدًا (الحد الأقصى 4096 × 4096 بكسل)؛ ارسمه مرة أخرى.',
-    );
-    await expect422(
-      await complete(token, { signature_png: 'data:image/jpeg;base64,/9j/4AAQ' }),
-      'signature_png',
-      'يجب أن يكون التوقيع صورة PNG؛ ارسمه مرة أخرى.',
-    );
+  // It waits up to a minute for finalization (the file's first, on a cold PDF worker pool): the test allows it.
+  it(
+    'Arabic: every broken signature is 422 and stores nothing; the document stays open, and a good one finishes it',
+    { timeout: 120_000 },
+    async () => {
+      const { doc, token } = await sentTo([
+        { name: 'سارة المطيري', phone: PHONES.saudiA, action_type: 'sign' },
+      ]);
+      const damaged = 'صورة التوقيع تالفة؛ ارسمه مرة أخرى.';
+      for (const [name, image] of Object.entries(await brokenImages())) {
+        const res = await complete(token, { signature_png: image });
+        expect(res.status, name).toBe(422);
+        expect(((await res.json()) as { error: { details: unknown } }).error.details, name).toEqual({
+          signature_png: [damaged],
+        });
+      }
+      const tooLarge = pngOf(
+        ihdr(4097, 1),
+        chunk('IDAT', zlib.deflateSync(Buffer.alloc(4097 * 4 + 1))),
+        chunk('IEND'),
+      );
+      await expect422(
+        await complete(token, { signature_png: dataUrl(tooLarge) }),
+        'signature_png',
+        'صورة التوقيع كبيرة جدًا (الحد الأقصى 4096 × 4096 بكسل)؛ ارسمه مرة أخرى.',
+      );
+      await expect422(
+        await complete(token, { signature_png: 'data:image/jpeg;base64,/9j/4AAQ' }),
+        'signature_png',
+        'يجب أن يكون التوقيع صورة PNG؛ ارسمه مرة أخرى.',
+      );
 
-    // Nothing was recorded or stored; the approver can still act.
-    const status = await statusOf(h, doc.id);
-    expect(status.status).toBe('pending');
-    expect(status.approvers[0]).toMatchObject({ status: 'notified', acted_at: null });
-    const row = await db()('approvers')
-      .where({ id: doc.approvers[0]!.id })
-      .first<{ signature_key: string | null }>();
-    expect(row.signature_key).toBeNull();
-    expect(
-      await db()('document_events').where({ document_id: doc.id, event: 'approver.completed' }),
-    ).toHaveLength(0);
+      // Nothing was recorded or stored; the approver can still act.
+      const status = await statusOf(h, doc.id);
+      expect(status.status).toBe('pending');
+      expect(status.approvers[0]).toMatchObject({ status: 'notified', acted_at: null });
+      const row = await db()('approvers')
+        .where({ id: doc.approvers[0]!.id })
+        .first<{ signature_key: string | null }>();
+      expect(row.signature_key).toBeNull();
+      expect(
+        await db()('document_events').where({ document_id: doc.id, event: 'approver.completed' }),
+      ).toHaveLength(0);
 
-    // A good drawing now goes through, and the document is finalized.
-    expect((await complete(token, { signature_png: TINY_PNG })).status).toBe(200);
-    await eventually(async () => (await statusOf(h, doc.id)).status === 'approved', 60_000);
-    const { data } = (await (await download(h, doc.id)).json()) as DownloadBody;
-    const file = path.join(h.dataDir, `${doc.id}.pdf`);
-    await writeFile(file, Buffer.from(await (await fetchPublic(h, data.download_url)).arrayBuffer()));
-    expect(pdfsig(file, h.pki.nssDir).signatures[0]).toMatchObject({ valid: true, total: true });
-  });
+      // A good drawing now goes through, and the document is finalized.
+      expect((await complete(token, { signature_png: TINY_PNG })).status).toBe(200);
+      await eventually(async () => (await statusOf(h, doc.id)).status === 'approved', 60_000);
+      const { data } = (await (await download(h, doc.id)).json()) as DownloadBody;
+      const file = path.join(h.dataDir, `${doc.id}.pdf`);
+      await writeFile(file, Buffer.from(await (await fetchPublic(h, data.download_url)).arrayBuffer()));
+      expect(pdfsig(file, h.pki.nssDir).signatures[0]).toMatchObject({ valid: true, total: true });
+    },
+  );
 
   it('English for an English-speaking approver, and for anyone whose page is in English (?lang=en)', async () => {
     const { token } = await sentTo([{ name: 'Lina Signer', phone: PHONES.uk, action_type: 'sign' }]);
