@@ -116,22 +116,26 @@ async function expectPermanent(run: Promise<unknown>, type: string): Promise<App
 }
 
 describe('GET /documents/{id}/download', () => {
-  it('is 409 naming the status until the document is approved, then the URL', async () => {
-    const approvers = sixApprovers().filter((_, i) => i === 1 || i === 4); // typed sign, then approve_only
-    const doc = await createBilingualDocument(h, 'sequential', approvers);
-    const refused = await download(h, doc.id);
-    expect(refused.status).toBe(409);
-    expect(await refused.json()).toMatchObject({
-      success: false,
-      error: { code: 409, message: expect.stringMatching(/^Document is draft; /) as unknown },
-    });
-    await driveToApproval(h, doc, approvers, [0, 1]);
-    const res = await download(h, doc.id);
-    expect(res.status).toBe(200);
-    const body = (await res.json()) as DownloadBody;
-    expect(body.success).toBe(true);
-    expect(Object.keys(body.data).sort()).toEqual(['download_url', 'expires_at', 'filename']);
-  });
+  it(
+    'is 409 naming the status until the document is approved, then the URL',
+    { timeout: 90_000 },
+    async () => {
+      const approvers = sixApprovers().filter((_, i) => i === 1 || i === 4); // typed sign, then approve_only
+      const doc = await createBilingualDocument(h, 'sequential', approvers);
+      const refused = await download(h, doc.id);
+      expect(refused.status).toBe(409);
+      expect(await refused.json()).toMatchObject({
+        success: false,
+        error: { code: 409, message: expect.stringMatching(/^Document is draft; /) as unknown },
+      });
+      await driveToApproval(h, doc, approvers, [0, 1]);
+      const res = await download(h, doc.id);
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as DownloadBody;
+      expect(body.success).toBe(true);
+      expect(Object.keys(body.data).sort()).toEqual(['download_url', 'expires_at', 'filename']);
+    },
+  );
 
   it('is 409 while pending and in progress', async () => {
     const doc = await createBilingualDocument(h, 'sequential', three());
