@@ -1,6 +1,3 @@
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { approvalStatusQuery, type ApprovalView } from '../../src/approval/definitions.ts';
 import { ApprovalAttentionKey } from '../../src/temporal/search-attributes.ts';
@@ -16,6 +13,7 @@ import {
   tapButton,
   type FlowHarness,
 } from '../helpers/approval-flow.ts';
+import { retryFinalizationCli } from '../helpers/retry-cli.ts';
 import { failWrites } from '../helpers/write-faults.ts';
 
 /**
@@ -30,7 +28,6 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
 const db = () => h.service.database.db;
 const handleOf = (documentId: string) =>
   h.service.temporal.client.workflow.getHandle(`document-${documentId}`);
@@ -41,32 +38,7 @@ const eventsOf = async (documentId: string) =>
 const attentionAttribute = async (documentId: string) =>
   (await handleOf(documentId).describe()).typedSearchAttributes.get(ApprovalAttentionKey);
 
-/** `npm run cli -- documents:retry-finalization <arg>` as a real process, against the test's database and Temporal. */
-async function cli(arg: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  return promisify(execFile)(
-    process.execPath,
-    ['--import', 'tsx', 'src/cli.ts', 'documents:retry-finalization', arg],
-    {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        NODE_ENV: 'test',
-        LOG_LEVEL: 'silent',
-        DATABASE_URL: h.service.database.url,
-        TEMPORAL_ADDRESS: h.service.config.temporal.address!,
-        TEMPORAL_NAMESPACE: h.service.config.temporal.namespace,
-        TEMPORAL_TASK_QUEUE: h.service.taskQueue,
-      },
-    },
-  ).then(
-    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
-    (err: { code: number; stdout: string; stderr: string }) => ({
-      code: err.code,
-      stdout: err.stdout,
-      stderr: err.stderr,
-    }),
-  );
-}
+const cli = (arg: string) => retryFinalizationCli(h.service, arg);
 
 /** Waits until the workflow reports it is parked on `activity`; returns what its `status` query says. */
 const parkedOn = (documentId: string, activity: string) =>

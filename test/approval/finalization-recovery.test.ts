@@ -1,8 +1,6 @@
-import { execFile } from 'node:child_process';
 import { rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually, linkTokenOf, messagesTo, pagePost, send, statusOf } from '../helpers/approval-flow.ts';
 import {
@@ -17,6 +15,7 @@ import {
   startFinalPdfHarness,
 } from '../helpers/final-pdf.ts';
 import { pdfsig } from '../helpers/pdf-tools.ts';
+import { retryFinalizationCli } from '../helpers/retry-cli.ts';
 
 /**
  * Item 2 of issue 12: a finalization that fails for good leaves the document in_progress with
@@ -33,7 +32,6 @@ afterAll(async () => {
   await rm(h.dataDir, { recursive: true, force: true });
 });
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
 const db = () => h.service.database.db;
 const typedSigner = (): BilingualApprover[] => sixApprovers().filter((_, i) => i === 1); // a typed signature
 
@@ -62,32 +60,7 @@ async function complete(doc: CreatedDocument, approvers: BilingualApprover[]): P
   expect(res.status).toBe(200);
 }
 
-/** `npm run cli -- documents:retry-finalization <arg>` as a real process, against the test's database and Temporal. */
-async function cli(arg: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  return promisify(execFile)(
-    process.execPath,
-    ['--import', 'tsx', 'src/cli.ts', 'documents:retry-finalization', arg],
-    {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        NODE_ENV: 'test',
-        LOG_LEVEL: 'silent',
-        DATABASE_URL: h.service.database.url,
-        TEMPORAL_ADDRESS: h.service.config.temporal.address!,
-        TEMPORAL_NAMESPACE: h.service.config.temporal.namespace,
-        TEMPORAL_TASK_QUEUE: h.service.taskQueue,
-      },
-    },
-  ).then(
-    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
-    (err: { code: number; stdout: string; stderr: string }) => ({
-      code: err.code,
-      stdout: err.stdout,
-      stderr: err.stderr,
-    }),
-  );
-}
+const cli = (arg: string) => retryFinalizationCli(h.service, arg);
 
 describe('a finalization that fails for good', () => {
   it('leaves the document in_progress and failed, visible and evented, until the operator retries it', async () => {

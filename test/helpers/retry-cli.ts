@@ -1,0 +1,38 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import type { TestService } from './test-service.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+export interface CliOutcome {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * `npm run cli -- documents:retry-finalization <arg>` as an operator runs it: a real process, against the test
+ * service's database, Temporal server, namespace and task queue.
+ */
+export function retryFinalizationCli(service: TestService, arg: string): Promise<CliOutcome> {
+  return promisify(execFile)(
+    process.execPath,
+    ['--import', 'tsx', 'src/cli.ts', 'documents:retry-finalization', arg],
+    {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        NODE_ENV: 'test',
+        LOG_LEVEL: 'silent',
+        DATABASE_URL: service.database.url,
+        TEMPORAL_ADDRESS: service.config.temporal.address!,
+        TEMPORAL_NAMESPACE: service.config.temporal.namespace,
+        TEMPORAL_TASK_QUEUE: service.taskQueue,
+      },
+    },
+  ).then(
+    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+    (err: CliOutcome) => ({ code: err.code, stdout: err.stdout, stderr: err.stderr }),
+  );
+}
