@@ -73,15 +73,17 @@ async function waitFor(
 /**
  * Starts one role of Wathiq as its own process (`node --import tsx src/main.ts <role>`) with `env` on top of this
  * process's environment, and waits for its "Wathiq is running" banner. On a loaded machine the worker's bundling of
- * the workflow code takes a while, hence the generous time-out.
+ * the workflow code takes a while, hence the generous time-out. With `main`, a built app runs instead:
+ * `node <main> <role>`, from the folder above the one holding main.js (the image's /app for /app/dist/main.js).
  */
 export async function startRole(
   role: 'api' | 'worker',
   env: Record<string, string>,
-  options: { name?: string; timeoutMs?: number } = {},
+  options: { name?: string; timeoutMs?: number; main?: string } = {},
 ): Promise<RunningProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', role], {
-    cwd: ROOT,
+  const args = options.main ? [options.main, role] : ['--import', 'tsx', 'src/main.ts', role];
+  const child = spawn(process.execPath, args, {
+    cwd: options.main ? path.resolve(path.dirname(options.main), '..') : ROOT,
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
