@@ -80,7 +80,7 @@ export function createApp(
 
   // HSTS first, on every response of every part of the app, when PUBLIC_BASE_URL is https.
   app.use(hsts(deps.config.http.publicBaseUrl));
-  app.use(requestId());
+  app.use(requestId(deps.logger));
   app.use(errorHandler(deps.logger));
   // The dashboard (/admin) parses its own forms and renders its own HTML errors, so it sits before the JSON edge.
   app.use(createAdminDashboard(deps));
