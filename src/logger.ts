@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { Context } from '@temporalio/activity';
+import { asyncLocalStorage as activityContext } from '@temporalio/activity';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type { Config } from './config.ts';
 
@@ -39,12 +39,9 @@ const DOCUMENT_WORKFLOW = /^document-([0-9a-f-]{36})$/i;
 
 /** Inside an activity: its workflow, and the document when the workflow is a document's approval workflow. */
 function activityFields(): Record<string, string> {
-  let info: Context['info'];
-  try {
-    info = Context.current().info;
-  } catch {
-    return {};
-  }
+  // The store Context.current() reads, read without its throw outside an activity (every API log line).
+  const info = activityContext.getStore()?.info;
+  if (!info) return {};
   const workflowId = info.workflowExecution?.workflowId;
   if (!workflowId) return { activity_type: info.activityType };
   const documentId = DOCUMENT_WORKFLOW.exec(workflowId)?.[1];
