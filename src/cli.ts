@@ -64,7 +64,8 @@ async function withDatabase<T>(config: Config, run: (db: Knex) => Promise<T>): P
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
-  const config = loadConfig();
+  // The CLI signs nothing, so it needs no signing certificate: it reads the configuration as the API does.
+  const config = loadConfig(process.env, { role: 'api' });
   switch (command) {
     case 'migrate': {
       await withDatabase(config, () => Promise.resolve());

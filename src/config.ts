@@ -214,8 +214,17 @@ export class ConfigError extends Error {
   }
 }
 
-/** Reads and validates the environment once; a bad value stops start-up naming the variable. */
-export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+/** The process roles of `node dist/main.js [api|worker]`; `all` is `npm start`. */
+export type ConfigRole = 'all' | 'api' | 'worker';
+
+/**
+ * Reads and validates the environment once; a bad value stops start-up naming the variable. `role` says which
+ * process reads it: only a process that runs the worker signs PDFs, so only it must name a signing certificate.
+ */
+export function loadConfig(
+  env: Record<string, string | undefined> = process.env,
+  options: { role?: ConfigRole } = {},
+): Config {
   // Empty strings count as unset, as in most .env tooling.
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
   const parsed = schema.safeParse(cleaned);
@@ -231,7 +240,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     ]);
   }
   const host = e.HOST ?? (e.NODE_ENV === 'production' ? '0.0.0.0' : '127.0.0.1');
-  const whatsappIssues = checkWhatsApp(e, host);
+  const whatsappIssues = [...checkWhatsApp(e, host), ...checkProduction(e, options.role ?? 'all')];
   if (whatsappIssues.length > 0) throw new ConfigError(whatsappIssues);
   const pdfIssues = checkPdfLimits(e);
   if (pdfIssues.length > 0) throw new ConfigError(pdfIssues);
@@ -354,6 +363,41 @@ function checkPdfLimits(e: z.infer<typeof schema>): string[] {
     issues.push(
       'PDF_FINALIZE_MEMORY_MB: must be at least PDF_WORKER_MEMORY_MB (finalization reads what upload read)',
     );
+  }
+  return issues;
+}
+
+/**
+ * Production start-up refuses what is only safe on a developer's machine (issue 13, item 3), each refusal naming
+ * its variable. The console provider and an empty WHATSAPP_APP_SECRET are refused by checkWhatsApp; the content of
+ * a configured certificate (the development one copied under another name) is checked when the worker starts.
+ */
+function checkProduction(e: z.infer<typeof schema>, role: ConfigRole): string[] {
+  if (e.NODE_ENV !== 'production') return [];
+  const issues: string[] = [];
+  const publicUrl = e.PUBLIC_BASE_URL === undefined ? undefined : new URL(e.PUBLIC_BASE_URL);
+  if (publicUrl?.protocol !== 'https:') {
+    issues.push(
+      `PUBLIC_BASE_URL: must be an https URL when NODE_ENV=production (approval links and downloads carry their tokens in the path), not ${e.PUBLIC_BASE_URL ?? 'unset'}`,
+    );
+  }
+  if (e.WEBHOOK_ALLOW_PRIVATE) {
+    issues.push(
+      'WEBHOOK_ALLOW_PRIVATE: true lets webhooks reach loopback and private addresses; it is for development and tests, not NODE_ENV=production',
+    );
+  }
+  if (role !== 'api') {
+    // DEV_P12_FILE of src/pdf/sign/signer.ts, where the development certificate is kept (signing.devCertDir).
+    const devCert = path.join(path.resolve(e.DATA_DIR), 'signing', 'dev-signing-certificate.p12');
+    if (e.SIGNING_P12_PATH === undefined) {
+      issues.push(
+        'SIGNING_P12_PATH: required when NODE_ENV=production (with SIGNING_P12_PASSWORD); the development certificate is refused',
+      );
+    } else if (path.resolve(e.SIGNING_P12_PATH) === devCert) {
+      issues.push(
+        `SIGNING_P12_PATH: ${e.SIGNING_P12_PATH} is the development certificate, which is refused when NODE_ENV=production`,
+      );
+    }
   }
   return issues;
 }

@@ -22,7 +22,7 @@ type Role = 'all' | 'api' | 'worker';
  * API in this process. `start:api` / `start:worker` run one role against configured infrastructure.
  */
 async function main(role: Role): Promise<void> {
-  const config = loadConfig();
+  const config = loadConfig(process.env, { role });
   const logger = createLogger(config, { role });
   if (role !== 'all' && (!config.database.url || !config.temporal.address)) {
     throw new ConfigError([

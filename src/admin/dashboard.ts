@@ -52,8 +52,7 @@ function adminErrors(logger: Logger, router: Router<AdminState>): Middleware<Adm
         const allow = allowedMethods([router], ctx.path);
         if (allow.length) ctx.set('Allow', allow.join(', '));
       }
-      if (status >= 500)
-        logger.error({ err, requestId: ctx.state.requestId, path: ctx.path }, 'dashboard request failed');
+      if (status >= 500) logger.error({ err, path: ctx.path }, 'dashboard request failed');
       ctx.state.locale ??= DEFAULT_LOCALE;
       ctx.state.t ??= translator(ctx.state.locale);
       const page = pageContextOf(ctx);

@@ -7,6 +7,7 @@ import type { ApiDeps } from '../http/deps.ts';
 import { authenticate } from './middleware/authenticate.ts';
 import { errorHandler } from './middleware/error-handler.ts';
 import { idempotency } from './middleware/idempotency.ts';
+import { hsts } from '../http/hsts.ts';
 import { methodGuard } from '../http/methods.ts';
 import { rateLimit } from './middleware/rate-limit.ts';
 import { requestId } from './middleware/request-id.ts';
@@ -77,7 +78,9 @@ export function createApp(
   api.use(createApprovalRouter(deps, openapi).routes());
   api.use(createWebhooksRouter(deps, openapi).routes());
 
-  app.use(requestId());
+  // HSTS first, on every response of every part of the app, when PUBLIC_BASE_URL is https.
+  app.use(hsts(deps.config.http.publicBaseUrl));
+  app.use(requestId(deps.logger));
   app.use(errorHandler(deps.logger));
   // The dashboard (/admin) parses its own forms and renders its own HTML errors, so it sits before the JSON edge.
   app.use(createAdminDashboard(deps));

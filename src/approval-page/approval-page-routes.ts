@@ -22,6 +22,7 @@ import { parseBody } from '../http/validation.ts';
 import { accountsStore } from '../db/stores/accounts-store.ts';
 import type { Approver } from '../db/stores/approvers-store.ts';
 import { AppError } from '../errors.ts';
+import { addToLogContext } from '../logger.ts';
 import { languageFor } from '../whatsapp/index.ts';
 import { readImageField } from './images.ts';
 import { renderApprovalPage, renderClosedPage } from './render-page.ts';
@@ -110,6 +111,7 @@ export function createApprovalPageRouter(
   router.get('/:token', async (ctx) => {
     pageHeaders(ctx);
     const r = await findPageLink(deps.db, ctx.params.token);
+    if (r) addToLogContext({ document_id: r.document.id });
     const lang = language(ctx, r?.approver);
     const problem = linkProblem(r);
     ctx.type = 'text/html';
@@ -139,6 +141,7 @@ export function createApprovalPageRouter(
 
   router.get('/:token/document.pdf', async (ctx) => {
     const { document } = await usablePageLink(deps.db, ctx.params.token);
+    addToLogContext({ document_id: document.id });
     const stream = await deps.storage.get(document.fileKey);
     if (!stream) throw AppError.notFound('Document file');
     ctx.set('Cache-Control', 'no-store');
@@ -167,6 +170,7 @@ export function createApprovalPageRouter(
 
   router.post('/:token/complete', async (ctx) => {
     const r = await usablePageLink(deps.db, ctx.params.token);
+    addToLogContext({ document_id: r.document.id });
     const body = parseBody(CompleteBody, parseJson(await readRawBody(ctx.req, MAX_BODY)));
     const evidence = evidenceOf(ctx);
     // Image problems are the approver's to fix, so they are told in the page's language.
@@ -196,6 +200,7 @@ export function createApprovalPageRouter(
 
   router.post('/:token/reject', async (ctx) => {
     const r = await usablePageLink(deps.db, ctx.params.token);
+    addToLogContext({ document_id: r.document.id });
     const { reason } = parseBody(RejectBody, parseJson(await readRawBody(ctx.req, MAX_BODY)));
     await act(ctx, r, 'reject', { ...evidenceOf(ctx), ...(reason ? { reason } : {}) });
   });

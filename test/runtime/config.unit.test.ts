@@ -1,5 +1,29 @@
 import { describe, expect, it } from 'vitest';
+import path from 'node:path';
 import { ConfigError, loadConfig } from '../../src/config.ts';
+
+/** A production configuration that starts: https public URL, the cloud provider, a real certificate. */
+const PRODUCTION = {
+  NODE_ENV: 'production',
+  PUBLIC_BASE_URL: 'https://wathiq.example',
+  WHATSAPP_PROVIDER: 'cloud',
+  WHATSAPP_PHONE_NUMBER_ID: '106540352242922',
+  WHATSAPP_ACCESS_TOKEN: 'token',
+  WHATSAPP_APP_SECRET: 'secret',
+  WHATSAPP_VERIFY_TOKEN: 'verify',
+  SIGNING_P12_PATH: '/etc/wathiq/signing.p12',
+  SIGNING_P12_PASSWORD: 'export password',
+};
+
+function issuesOf(env: Record<string, string | undefined>, role?: 'all' | 'api' | 'worker'): string[] {
+  try {
+    loadConfig(env, { role });
+  } catch (err) {
+    if (err instanceof ConfigError) return err.issues;
+    throw err;
+  }
+  return [];
+}
 
 describe('loadConfig', () => {
   it('runs on defaults with nothing configured', () => {
@@ -89,17 +113,89 @@ describe('loadConfig', () => {
   it('listens on 127.0.0.1 unless told otherwise, and on 0.0.0.0 by default in production', () => {
     expect(loadConfig({}).http.host).toBe('127.0.0.1');
     expect(loadConfig({ NODE_ENV: 'test' }).http.host).toBe('127.0.0.1');
-    const production = {
-      NODE_ENV: 'production',
-      WHATSAPP_PROVIDER: 'cloud',
-      WHATSAPP_PHONE_NUMBER_ID: '106540352242922',
-      WHATSAPP_ACCESS_TOKEN: 'token',
-      WHATSAPP_APP_SECRET: 'secret',
-      WHATSAPP_VERIFY_TOKEN: 'verify',
-    };
+    const production = PRODUCTION;
     expect(loadConfig(production).http.host).toBe('0.0.0.0');
     expect(loadConfig({ ...production, HOST: '10.0.0.5' }).http.host).toBe('10.0.0.5');
     // A development server others can reach is fine, without the console provider.
     expect(loadConfig({ ...production, NODE_ENV: 'development', HOST: '0.0.0.0' }).http.host).toBe('0.0.0.0');
+  });
+
+  describe('in production (NODE_ENV=production) refuses what is unsafe, naming the variable', () => {
+    it('starts with an https public URL, the cloud provider, an app secret and a real certificate', () => {
+      expect(issuesOf(PRODUCTION)).toEqual([]);
+      const config = loadConfig(PRODUCTION);
+      expect(config.env).toBe('production');
+      expect(config.http.publicBaseUrl).toBe('https://wathiq.example');
+      expect(config.webhooks.allowPrivate).toBe(false);
+      expect(config.signing.p12Path).toBe('/etc/wathiq/signing.p12');
+    });
+
+    it.each([['http://wathiq.example'], ['http://127.0.0.1:3000'], ['ftp://wathiq.example'], [undefined]])(
+      'PUBLIC_BASE_URL=%s (not https)',
+      (url) => {
+        expect(issuesOf({ ...PRODUCTION, PUBLIC_BASE_URL: url })).toEqual([
+          expect.stringMatching(/^PUBLIC_BASE_URL: must be an https URL/),
+        ]);
+        // The same value is fine outside production.
+        expect(issuesOf({ ...PRODUCTION, NODE_ENV: 'test', PUBLIC_BASE_URL: url })).toEqual([]);
+      },
+    );
+
+    it('WEBHOOK_ALLOW_PRIVATE=true', () => {
+      for (const value of ['true', '1']) {
+        expect(issuesOf({ ...PRODUCTION, WEBHOOK_ALLOW_PRIVATE: value })).toEqual([
+          expect.stringMatching(/^WEBHOOK_ALLOW_PRIVATE: /),
+        ]);
+      }
+      expect(issuesOf({ ...PRODUCTION, WEBHOOK_ALLOW_PRIVATE: 'false' })).toEqual([]);
+      expect(issuesOf({ ...PRODUCTION, NODE_ENV: 'test', WEBHOOK_ALLOW_PRIVATE: 'true' })).toEqual([]);
+    });
+
+    it('the console WhatsApp provider', () => {
+      expect(issuesOf({ ...PRODUCTION, WHATSAPP_PROVIDER: 'console' })).toEqual([
+        expect.stringMatching(/^WHATSAPP_PROVIDER: console is for development/),
+      ]);
+    });
+
+    it('the development certificate: no SIGNING_P12_PATH, or the path of the development one', () => {
+      expect(issuesOf({ ...PRODUCTION, SIGNING_P12_PATH: undefined })).toEqual([
+        expect.stringMatching(/^SIGNING_P12_PATH: required when NODE_ENV=production/),
+      ]);
+      const dataDir = '/var/lib/wathiq';
+      const devCert = path.join(dataDir, 'signing', 'dev-signing-certificate.p12');
+      expect(issuesOf({ ...PRODUCTION, DATA_DIR: dataDir, SIGNING_P12_PATH: devCert })).toEqual([
+        expect.stringMatching(/^SIGNING_P12_PATH: .* is the development certificate/),
+      ]);
+      // Only the processes that sign need a certificate: the API role (and the CLI) signs nothing.
+      expect(issuesOf({ ...PRODUCTION, SIGNING_P12_PATH: undefined }, 'api')).toEqual([]);
+      expect(issuesOf({ ...PRODUCTION, SIGNING_P12_PATH: undefined }, 'worker')).toHaveLength(1);
+      // Outside production the development certificate is the default.
+      expect(issuesOf({ ...PRODUCTION, NODE_ENV: 'development', SIGNING_P12_PATH: undefined })).toEqual([]);
+    });
+
+    it.each([[''], ['   '], [undefined]])('an empty WHATSAPP_APP_SECRET (%j)', (secret) => {
+      expect(issuesOf({ ...PRODUCTION, WHATSAPP_APP_SECRET: secret })).toEqual([
+        expect.stringMatching(/^WHATSAPP_APP_SECRET: required/),
+      ]);
+    });
+
+    it('lists every refusal at once', () => {
+      const issues = issuesOf({
+        NODE_ENV: 'production',
+        PUBLIC_BASE_URL: 'http://wathiq.example',
+        WEBHOOK_ALLOW_PRIVATE: 'true',
+      });
+      for (const name of [
+        'WHATSAPP_PROVIDER',
+        'PUBLIC_BASE_URL',
+        'WEBHOOK_ALLOW_PRIVATE',
+        'SIGNING_P12_PATH',
+      ]) {
+        expect(
+          issues.some((i) => i.startsWith(`${name}:`)),
+          name,
+        ).toBe(true);
+      }
+    });
   });
 });

@@ -57,7 +57,8 @@ export function errorHandler(logger: Logger): Middleware<AppState> {
     } catch (err) {
       const appError = toAppError(err);
       if (appError.status >= 500 && appError.code !== 'not_implemented') {
-        logger.error({ err, requestId: ctx.state.requestId, path: ctx.path }, 'request failed');
+        // request_id (and document_id) come from the log context; path tokens are redacted by the logger.
+        logger.error({ err, path: ctx.path }, 'request failed');
       }
       for (const [name, value] of Object.entries(appError.headers)) ctx.set(name, value);
       ctx.status = appError.status;

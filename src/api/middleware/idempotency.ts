@@ -162,7 +162,7 @@ export function idempotency(deps: { db: Db; logger: Logger }): Middleware<AppSta
         ? store.complete(id, ctx.status, ctx.body ?? null)
         : store.release(id);
     await record.catch((err: unknown) =>
-      deps.logger.error({ err, requestId: ctx.state.requestId }, 'could not record the idempotent response'),
+      deps.logger.error({ err }, 'could not record the idempotent response'),
     );
   };
 }

@@ -3,7 +3,7 @@ import type { Knex } from '../../db/knex.ts';
 import { documentsStore } from '../../db/stores/documents-store.ts';
 import { FILES_PREFIX, finalFilename } from '../../documents/final-file.ts';
 import { AppError } from '../../errors.ts';
-import type { Logger } from '../../logger.ts';
+import { addToLogContext, type Logger } from '../../logger.ts';
 import type { Storage } from '../../storage/storage.ts';
 import { ifRangeHolds, noneMatch, parseRange } from '../byte-range.ts';
 import type { AppState } from '../../http/context.ts';
@@ -28,6 +28,7 @@ export function createFilesRouter(deps: FilesRouterDeps): Router<AppState> {
   router.get('/:token/:filename', async (ctx) => {
     const { token, filename } = ctx.params as { token: string; filename: string };
     const doc = TOKEN.test(token) ? await documentsStore(deps.db).findByFinalToken(token) : undefined;
+    if (doc) addToLogContext({ document_id: doc.id });
     // Until final_sha256 is set the file may still be being written.
     if (!doc?.finalSha256 || !doc.finalFileKey || filename !== finalFilename(doc)) {
       throw AppError.notFound('File');
