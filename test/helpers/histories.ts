@@ -1,6 +1,8 @@
 import { execFile } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { promisify } from 'node:util';
+import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { expect, inject } from 'vitest';
 
 /**
@@ -25,4 +27,41 @@ export async function exportHistory(workflowId: string, file: string): Promise<v
   const history = JSON.parse(stdout) as { events: unknown[] };
   expect(history.events.length).toBeGreaterThan(5);
   await writeFile(file, `${JSON.stringify(history, null, 1)}\n`);
+}
+
+/**
+ * The committed histories under `dir`, named `<set>/<file>` without `.json` (a set is a sub-folder; `''` is `dir`
+ * itself), set by set and sorted within each.
+ */
+export async function recordedHistories(dir: string, sets: readonly string[] = ['']): Promise<string[]> {
+  const names: string[] = [];
+  for (const set of sets) {
+    const files = (await readdir(path.join(dir, set))).filter((f) => f.endsWith('.json')).sort();
+    for (const file of files) names.push(path.posix.join(set, file.replace(/\.json$/, '')));
+  }
+  return names;
+}
+
+const silent = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} };
+
+/**
+ * Replays the named histories of `dir` (the JSON export of `temporal workflow show --output json`, which the
+ * worker reads itself) through the workflow code at `workflowsPath`: one result per history, in order.
+ */
+export async function replayRecorded(
+  dir: string,
+  names: readonly string[],
+  workflowsPath: string,
+): Promise<{ workflowId: string; error?: unknown }[]> {
+  const bundle = await bundleWorkflowCode({ workflowsPath, logger: silent });
+  async function* histories() {
+    for (const name of names) {
+      const history: unknown = JSON.parse(await readFile(path.join(dir, `${name}.json`), 'utf8'));
+      yield { workflowId: name, history };
+    }
+  }
+  const results: { workflowId: string; error?: unknown }[] = [];
+  for await (const result of Worker.runReplayHistories({ workflowBundle: bundle }, histories()))
+    results.push(result);
+  return results;
 }

@@ -1,11 +1,11 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.ts';
 import { installTemporalRuntime } from '../../src/temporal/runtime.ts';
 import { workflowsPath } from '../../src/temporal/worker.ts';
 import { PATCHES } from '../../src/approval/workflow/approval-workflow.ts';
+import { recordedHistories, replayRecorded } from '../helpers/histories.ts';
 
 // The expected nondeterminism below would otherwise be logged as warnings.
 installTemporalRuntime(createLogger({ logLevel: 'silent' }));
@@ -34,32 +34,8 @@ const EXPECTED = [
   'v2/voided',
 ];
 
-async function recorded(): Promise<string[]> {
-  const names: string[] = [];
-  for (const set of SETS) {
-    for (const file of (await readdir(path.join(HISTORIES, set))).filter((f) => f.endsWith('.json')).sort())
-      names.push(path.posix.join(set, file.replace(/\.json$/, '')));
-  }
-  return names;
-}
-
-async function* histories() {
-  for (const name of await recorded()) {
-    const json: unknown = JSON.parse(await readFile(path.join(HISTORIES, `${name}.json`), 'utf8'));
-    // The worker reads the JSON export (`temporal workflow show --output json`) itself.
-    yield { workflowId: name, history: json };
-  }
-}
-
-async function replayAll(workflowsPathOrBundle: { workflowsPath: string }) {
-  const bundle = await bundleWorkflowCode({ ...workflowsPathOrBundle, logger: silent });
-  const results: { workflowId: string; error?: unknown }[] = [];
-  for await (const result of Worker.runReplayHistories({ workflowBundle: bundle }, histories()))
-    results.push(result);
-  return results;
-}
-
-const silent = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} };
+const recorded = () => recordedHistories(HISTORIES, SETS);
+const replayAll = async (workflows: string) => replayRecorded(HISTORIES, await recorded(), workflows);
 
 describe('replaying recorded approval histories', () => {
   it('the committed histories cover the main paths, of the old code and of the current one', async () => {
@@ -86,15 +62,13 @@ describe('replaying recorded approval histories', () => {
   });
 
   it('the current workflow code replays every one of them', async () => {
-    const results = await replayAll({ workflowsPath: workflowsPath() });
+    const results = await replayAll(workflowsPath());
     expect(results.map((r) => r.workflowId)).toEqual(EXPECTED);
     for (const r of results) expect(r.error, `${r.workflowId}: ${String(r.error)}`).toBeUndefined();
   }, 120_000);
 
   it('a workflow with an incompatible change fails the replay', async () => {
-    const results = await replayAll({
-      workflowsPath: path.resolve(import.meta.dirname, 'changed-workflow/index.ts'),
-    });
+    const results = await replayAll(path.resolve(import.meta.dirname, 'changed-workflow/index.ts'));
     expect(results).toHaveLength(EXPECTED.length);
     for (const r of results) {
       expect(r.error, r.workflowId).toBeDefined();

@@ -1,10 +1,9 @@
-import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.ts';
 import { installTemporalRuntime } from '../../src/temporal/runtime.ts';
 import { workflowsPath } from '../../src/temporal/worker.ts';
+import { recordedHistories, replayRecorded } from '../helpers/histories.ts';
 
 // The expected nondeterminism below would otherwise be logged as warnings.
 installTemporalRuntime(createLogger({ logLevel: 'silent' }));
@@ -12,22 +11,8 @@ installTemporalRuntime(createLogger({ logLevel: 'silent' }));
 /** Recorded by record-delivery-histories.test.ts (`temporal workflow show --output json`). */
 const HISTORIES = path.resolve(import.meta.dirname, '../histories/webhooks');
 const EXPECTED = ['gone', 'redelivered', 'retried-then-delivered'];
-const silent = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} };
-
-async function* histories() {
-  for (const file of (await readdir(HISTORIES)).filter((f) => f.endsWith('.json')).sort()) {
-    const json: unknown = JSON.parse(await readFile(path.join(HISTORIES, file), 'utf8'));
-    yield { workflowId: file.replace(/\.json$/, ''), history: json };
-  }
-}
-
-async function replayAll(workflows: string) {
-  const bundle = await bundleWorkflowCode({ workflowsPath: workflows, logger: silent });
-  const results: { workflowId: string; error?: unknown }[] = [];
-  for await (const result of Worker.runReplayHistories({ workflowBundle: bundle }, histories()))
-    results.push(result);
-  return results;
-}
+const replayAll = async (workflows: string) =>
+  replayRecorded(HISTORIES, await recordedHistories(HISTORIES), workflows);
 
 describe('replaying recorded webhook delivery histories', () => {
   it('the current workflow code replays every one of them', async () => {
