@@ -11,7 +11,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 180_000,
     teardownTimeout: 30_000,
-    reporters: ['default'],
+    // vitest's summary, then one plain closing line (tests: N passed, N failed, N skipped) for CI logs.
+    reporters: ['default', './test/setup/summary-line-reporter.ts'],
     projects: [
       { extends: true, test: { name: 'unit', include: [UNIT] } },
       {
