@@ -11,6 +11,7 @@ import path from 'node:path';
 import { createApprovalClient } from './approval/client.ts';
 import { retryFinalization } from './approval/retry-finalization.ts';
 import { createTemporalClient } from './temporal/client.ts';
+import { temporalConnectionOptions } from './temporal/connection-options.ts';
 
 const USAGE = `Usage: npm run cli -- <command> [options]
 
@@ -113,7 +114,9 @@ async function main(argv: string[]): Promise<number> {
         return 2;
       }
       const temporal = createTemporalClient({
-        address: config.temporal.address ?? `127.0.0.1:${config.temporal.devPort}`,
+        ...(config.temporal.address
+          ? temporalConnectionOptions({ ...config.temporal, address: config.temporal.address })
+          : { address: `127.0.0.1:${config.temporal.devPort}` }),
         namespace: config.temporal.namespace,
       });
       try {

@@ -43,6 +43,13 @@ const schema = z.object({
   TEMPORAL_CLI_PATH: optionalString,
   TEMPORAL_DEV_PORT: port.default(7233),
   TEMPORAL_UI_PORT: port.default(8233),
+  // A Temporal cluster behind TLS (mTLS for self-hosted, an API key for Temporal Cloud).
+  TEMPORAL_TLS: bool.optional(),
+  TEMPORAL_TLS_CA_PATH: optionalString,
+  TEMPORAL_TLS_CERT_PATH: optionalString,
+  TEMPORAL_TLS_KEY_PATH: optionalString,
+  TEMPORAL_TLS_SERVER_NAME: optionalString,
+  TEMPORAL_API_KEY: optionalString,
 
   JSON_BODY_LIMIT: z
     .string()
@@ -159,6 +166,9 @@ export interface Config {
     cliPath?: string;
     devPort: number;
     uiPort: number;
+    /** How to reach a configured cluster: TLS files are read when connecting (see temporal/connection-options). */
+    tls: TemporalTlsSettings;
+    apiKey?: string;
   };
   rateLimit: { store: 'memory' | 'postgres' };
   plans: Record<Plan, { requestsPerMinute: number; maxUploadBytes: number }>;
@@ -207,6 +217,31 @@ export interface Config {
 export const PLANS = ['basic', 'business', 'enterprise'] as const;
 export type Plan = (typeof PLANS)[number];
 
+export interface TemporalTlsSettings {
+  enabled: boolean;
+  caPath?: string;
+  certPath?: string;
+  keyPath?: string;
+  serverName?: string;
+}
+
+/** A client certificate needs its key and the other way round; TLS files mean nothing with TLS switched off. */
+function checkTemporalTls(e: z.infer<typeof schema>): string[] {
+  const issues: string[] = [];
+  if (Boolean(e.TEMPORAL_TLS_CERT_PATH) !== Boolean(e.TEMPORAL_TLS_KEY_PATH)) {
+    issues.push(
+      'TEMPORAL_TLS_CERT_PATH and TEMPORAL_TLS_KEY_PATH: set both (the client certificate and its key) or neither',
+    );
+  }
+  if (e.TEMPORAL_TLS === false) {
+    const set = (['TEMPORAL_TLS_CA_PATH', 'TEMPORAL_TLS_CERT_PATH', 'TEMPORAL_API_KEY'] as const).filter(
+      (k) => e[k] !== undefined,
+    );
+    if (set.length > 0) issues.push(`TEMPORAL_TLS: is false, but ${set.join(' and ')} need TLS`);
+  }
+  return issues;
+}
+
 export class ConfigError extends Error {
   constructor(readonly issues: string[]) {
     super(`Invalid configuration:\n${issues.map((i) => `  - ${i}`).join('\n')}`);
@@ -242,6 +277,8 @@ export function loadConfig(
   const host = e.HOST ?? (e.NODE_ENV === 'production' ? '0.0.0.0' : '127.0.0.1');
   const whatsappIssues = [...checkWhatsApp(e, host), ...checkProduction(e, options.role ?? 'all')];
   if (whatsappIssues.length > 0) throw new ConfigError(whatsappIssues);
+  const temporalIssues = checkTemporalTls(e);
+  if (temporalIssues.length > 0) throw new ConfigError(temporalIssues);
   const pdfIssues = checkPdfLimits(e);
   if (pdfIssues.length > 0) throw new ConfigError(pdfIssues);
   const mb = (n: number) => Math.floor(n * 1024 * 1024);
@@ -264,6 +301,16 @@ export function loadConfig(
       cliPath: e.TEMPORAL_CLI_PATH,
       devPort: e.TEMPORAL_DEV_PORT,
       uiPort: e.TEMPORAL_UI_PORT,
+      tls: {
+        // An API key or any TLS file means TLS; TEMPORAL_TLS=true alone means TLS with the system's roots.
+        enabled:
+          e.TEMPORAL_TLS ?? Boolean(e.TEMPORAL_API_KEY ?? e.TEMPORAL_TLS_CA_PATH ?? e.TEMPORAL_TLS_CERT_PATH),
+        caPath: e.TEMPORAL_TLS_CA_PATH,
+        certPath: e.TEMPORAL_TLS_CERT_PATH,
+        keyPath: e.TEMPORAL_TLS_KEY_PATH,
+        serverName: e.TEMPORAL_TLS_SERVER_NAME,
+      },
+      apiKey: e.TEMPORAL_API_KEY,
     },
     rateLimit: { store: e.RATE_LIMIT_STORE },
     plans: {

@@ -13,6 +13,7 @@ import { createTemporalClient } from './temporal/client.ts';
 import { installTemporalRuntime } from './temporal/runtime.ts';
 import { ensureSearchAttributes } from './temporal/search-attributes-setup.ts';
 import { connectWorker, createWorker } from './temporal/worker.ts';
+import { temporalConnectionOptions, type TemporalConnectionOptions } from './temporal/connection-options.ts';
 import exitHook from 'async-exit-hook';
 
 type Role = 'all' | 'api' | 'worker';
@@ -59,16 +60,17 @@ async function main(role: Role): Promise<void> {
     if (applied.length) logger.info({ applied }, 'migrations applied');
   }
 
-  const temporal = createTemporalClient({
-    address: infra.temporalAddress,
-    namespace: config.temporal.namespace,
-  });
+  // The configured cluster's TLS and API key; the embedded dev server takes a plain connection.
+  const connectionOptions = config.temporal.address
+    ? temporalConnectionOptions({ ...config.temporal, address: infra.temporalAddress })
+    : { address: infra.temporalAddress };
+  const temporal = createTemporalClient({ ...connectionOptions, namespace: config.temporal.namespace });
   stops.push(() => temporal.close());
   if (config.temporal.address)
     await ensureSearchAttributes(temporal.connection, config.temporal.namespace, logger);
 
   const listening: Record<string, string> = { ...infra.started };
-  if (role !== 'api') listening.worker = await runWorker(config, db, infra.temporalAddress, logger, stops);
+  if (role !== 'api') listening.worker = await runWorker(config, db, connectionOptions, logger, stops);
   if (role !== 'worker') {
     const api = await startApiServer(
       {
@@ -91,7 +93,7 @@ async function main(role: Role): Promise<void> {
 async function runWorker(
   config: Config,
   db: Knex,
-  address: string,
+  connectionOptions: TemporalConnectionOptions,
   logger: Logger,
   stops: (() => Promise<void>)[],
 ): Promise<string> {
@@ -99,7 +101,7 @@ async function runWorker(
     // A certificate that cannot sign would fail every approved document for good: refuse to start instead.
     await createSigner(signerOptions(config));
   }
-  const connection = await connectWorker(address);
+  const connection = await connectWorker(connectionOptions);
   const worker = await createWorker({
     connection,
     namespace: config.temporal.namespace,
@@ -116,7 +118,8 @@ async function runWorker(
     await running.catch(() => undefined);
     await connection.close();
   });
-  return `task queue "${config.temporal.taskQueue}" on ${address}`;
+  const tls = connectionOptions.tls ? (connectionOptions.apiKey ? ', TLS and API key' : ', TLS') : '';
+  return `task queue "${config.temporal.taskQueue}" on ${connectionOptions.address}${tls}`;
 }
 
 function printBanner(listening: Record<string, string>): void {

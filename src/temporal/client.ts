@@ -1,4 +1,5 @@
 import { Client, Connection } from '@temporalio/client';
+import type { TemporalConnectionOptions } from './connection-options.ts';
 
 export interface TemporalClientHandle {
   client: Client;
@@ -10,8 +11,15 @@ export interface TemporalClientHandle {
  * A lazy connection: the API starts (and reports Temporal as down on /health) even while the Temporal server is
  * unreachable, and connects on first use.
  */
-export function createTemporalClient(options: { address: string; namespace: string }): TemporalClientHandle {
-  const connection = Connection.lazy({ address: options.address, connectTimeout: '5 seconds' });
+export function createTemporalClient(
+  options: TemporalConnectionOptions & { namespace: string },
+): TemporalClientHandle {
+  const connection = Connection.lazy({
+    address: options.address,
+    tls: options.tls,
+    apiKey: options.apiKey,
+    connectTimeout: '5 seconds',
+  });
   const client = new Client({ connection, namespace: options.namespace });
   return { client, connection, close: () => connection.close() };
 }

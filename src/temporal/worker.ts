@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import type { TemporalConnectionOptions } from './connection-options.ts';
 
 /**
  * The workflow bundle's entry (src/workflows/index.ts re-exports each feature's workflows), as source under
@@ -35,6 +36,6 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
   });
 }
 
-export async function connectWorker(address: string): Promise<NativeConnection> {
-  return NativeConnection.connect({ address });
+export async function connectWorker(options: TemporalConnectionOptions): Promise<NativeConnection> {
+  return NativeConnection.connect({ address: options.address, tls: options.tls, apiKey: options.apiKey });
 }
