@@ -215,14 +215,15 @@ describe('Temporal behind TLS', () => {
   }, 60_000);
 
   it('is refused without a client certificate, or with one the CA did not sign', async () => {
-    for (const env of [
+    const refused: Record<string, string>[] = [
       { TEMPORAL_TLS_CA_PATH: files['ca.pem']! },
       {
         TEMPORAL_TLS_CA_PATH: files['ca.pem']!,
         TEMPORAL_TLS_CERT_PATH: files['stranger.pem']!,
         TEMPORAL_TLS_KEY_PATH: files['stranger.key']!,
       },
-    ]) {
+    ];
+    for (const env of refused) {
       const options = settings({ TEMPORAL_ADDRESS: `127.0.0.1:${mtls.port}`, ...env });
       await expect(connectWorker(options)).rejects.toThrow();
       const temporal = createTemporalClient({ ...options, namespace: 'default' });
