@@ -56,6 +56,8 @@ const schema = z.object({
     .regex(/^\d+(b|kb|mb)$/i, 'a size such as 1mb or 512kb')
     .default('1mb'),
   RATE_LIMIT_STORE: z.enum(['memory', 'postgres']).default('memory'),
+  // Authenticated keys kept in memory; PostgreSQL's notices drop a changed key at once (0: read every time).
+  API_KEY_CACHE_TTL_MS: intIn(0, 3_600_000).default(60_000),
   MAX_UPLOAD_MB_BASIC: z.coerce.number().positive().max(1024).default(20),
   MAX_UPLOAD_MB_BUSINESS: z.coerce.number().positive().max(1024).default(20),
   MAX_UPLOAD_MB_ENTERPRISE: z.coerce.number().positive().max(1024).default(20),
@@ -171,6 +173,8 @@ export interface Config {
     apiKey?: string;
   };
   rateLimit: { store: 'memory' | 'postgres' };
+  /** How long an authenticated key is kept in memory without a notice (0: not at all). */
+  apiKeyCacheTtlMs: number;
   plans: Record<Plan, { requestsPerMinute: number; maxUploadBytes: number }>;
   /** What reading one untrusted PDF may cost, at upload and at finalization. */
   pdf: PdfLimits;
@@ -313,6 +317,7 @@ export function loadConfig(
       apiKey: e.TEMPORAL_API_KEY,
     },
     rateLimit: { store: e.RATE_LIMIT_STORE },
+    apiKeyCacheTtlMs: e.API_KEY_CACHE_TTL_MS,
     plans: {
       basic: { requestsPerMinute: 100, maxUploadBytes: mb(e.MAX_UPLOAD_MB_BASIC) },
       business: { requestsPerMinute: 300, maxUploadBytes: mb(e.MAX_UPLOAD_MB_BUSINESS) },

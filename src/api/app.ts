@@ -1,4 +1,5 @@
 import Router from '@koa/router';
+import { uncachedApiKeyLookup, type ApiKeyLookup } from '../accounts/api-key-cache.ts';
 import Koa from 'koa';
 import { koaBody } from 'koa-body';
 import { createAdminDashboard } from '../admin/dashboard.ts';
@@ -38,6 +39,8 @@ export function createApp(
   apiDeps: ApiDeps & {
     webhookResolve?: ResolveHost;
     /** The dashboard's clock; tests may pin it. */ now?: () => Date;
+    /** How keys are found; the API server hands in its cache (without one, PostgreSQL is read each time). */
+    apiKeys?: ApiKeyLookup;
   },
 ): Koa<AppState> {
   // The approval client and the webhook dispatcher, built once for every router of this app.
@@ -69,7 +72,7 @@ export function createApp(
   );
 
   const api = new Router<AppState>({ prefix: API_PREFIX });
-  api.use(authenticate(deps));
+  api.use(authenticate({ ...deps, apiKeys: apiDeps.apiKeys ?? uncachedApiKeyLookup(deps.db) }));
   api.use(rateLimit({ limiter: deps.rateLimiter, plans: deps.config.plans }));
   api.use(idempotency(deps));
   api.use(createDocumentsRouter(deps, openapi).routes());

@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import { createApiKeyCache } from '../accounts/api-key-cache.ts';
 import { createApp } from '../api/app.ts';
 import { answerClientError } from '../api/client-error.ts';
 import { startPurgeSchedule } from './purge.ts';
@@ -18,7 +19,11 @@ export async function startApiServer(
   host: string,
   port: number,
 ): Promise<RunningApi> {
-  const app = createApp(deps);
+  // Keys this process authenticated, dropped the moment PostgreSQL announces a change to one (any process's).
+  const apiKeys =
+    deps.apiKeys ??
+    (await createApiKeyCache({ db: deps.db, logger: deps.logger, ttlMs: deps.config.apiKeyCacheTtlMs }));
+  const app = createApp({ ...deps, apiKeys });
   const handle = app.callback();
   const server = createServer((req, res) => void handle(req, res));
   server.keepAliveTimeout = 65_000;
@@ -39,6 +44,7 @@ export async function startApiServer(
         server.closeIdleConnections();
       });
       await purge.stop();
+      if (!deps.apiKeys) await apiKeys.close();
     },
   };
 }

@@ -2,6 +2,7 @@ import type { Middleware } from 'koa';
 import { hashApiSecret, parseBearerCredentials, type ApiScope } from '../../auth/api-key-format.ts';
 import { constantTimeEqual } from '../../auth/tokens.ts';
 import type { Db } from '../../db/knex.ts';
+import type { ApiKeyLookup } from '../../accounts/api-key-cache.ts';
 import { apiKeysStore } from '../../db/stores/api-keys-store.ts';
 import { AppError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
@@ -12,8 +13,11 @@ const INVALID = 'Invalid API key or secret';
 // Compared against when the key is unknown, so unknown keys and wrong secrets take the same time.
 const DUMMY_HASH = hashApiSecret('wathiq-dummy-secret-for-constant-time-compare');
 
-/** Authenticates `Authorization: Bearer KEY:SECRET`; every failure is a 401, never a 500. */
-export function authenticate(deps: { db: Db; logger: Logger }): Middleware<AppState> {
+/**
+ * Authenticates `Authorization: Bearer KEY:SECRET`; every failure is a 401, never a 500. The key is found through
+ * `apiKeys` (the API server's cache, which a change anywhere invalidates at once), the secret checked every time.
+ */
+export function authenticate(deps: { db: Db; logger: Logger; apiKeys: ApiKeyLookup }): Middleware<AppState> {
   // last_used_at has minute resolution: skip the write when this process recorded the key's use in the last
   // minute, so authentication costs one read per request instead of a read and a write.
   const touched = new Map<string, number>();
@@ -23,7 +27,7 @@ export function authenticate(deps: { db: Db; logger: Logger }): Middleware<AppSt
     if (!credentials) throw new AppError('unauthorized', MALFORMED, {}, { 'WWW-Authenticate': 'Bearer' });
 
     const store = apiKeysStore(deps.db);
-    const key = await store.findForAuthentication(credentials.key);
+    const key = await deps.apiKeys.find(credentials.key);
     const secretMatches = constantTimeEqual(hashApiSecret(credentials.secret), key?.secretHash ?? DUMMY_HASH);
     if (!key || !secretMatches)
       throw new AppError('unauthorized', INVALID, {}, { 'WWW-Authenticate': 'Bearer' });

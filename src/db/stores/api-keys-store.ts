@@ -2,6 +2,9 @@ import type { ApiScope } from '../../auth/api-key-format.ts';
 import type { Plan } from '../../config.ts';
 import type { Db } from '../knex.ts';
 
+/** Where PostgreSQL announces a change to a key (its `key`) or to an account's plan (`account:<id>`); migration 017. */
+export const API_KEYS_CHANNEL = 'wathiq_api_keys';
+
 export interface ApiKey {
   id: string;
   accountId: string;
