@@ -1,6 +1,6 @@
 import type { Language } from '../domain/model.ts';
 import { html, trustedHtml, type SafeHtml } from '../http/html.ts';
-import { formatHijri, formatRiyadh, formatUtc } from '../pdf/compose/wording.ts';
+import { formatHijri, formatRiyadh, formatUtc, ltr } from '../pdf/compose/wording.ts';
 import type { VerificationView } from './load-verification.ts';
 import { VERIFY_STRINGS } from './strings.ts';
 
@@ -113,7 +113,8 @@ export function renderVerificationPage(input: {
       <div id="drop-zone" class="drop" tabindex="0" role="button" aria-describedby="check-help">
         <p>${t.dropHere}</p>
         <label class="button" for="file-input">${t.choose}</label>
-        <input id="file-input" type="file" accept="application/pdf,.pdf" />
+        <!-- The label is the button (in the page's language); the input stays focusable for keyboards. -->
+        <input id="file-input" class="visually-hidden" type="file" accept="application/pdf,.pdf" />
       </div>
       <div id="verdict" role="status" aria-live="polite" hidden>
         <p id="verdict-text"></p>
@@ -134,7 +135,8 @@ export function renderVerificationPage(input: {
     maxBytes: input.checkMaxBytes,
     strings: {
       checking: t.checking,
-      signed: t.verdictSigned(signedOn),
+      // Isolated, so the date's parentheses and digits keep their order inside Arabic text.
+      signed: t.verdictSigned(lang === 'ar' ? ltr(signedOn) : signedOn),
       original: t.verdictOriginal,
       different: t.verdictDifferent,
       tooLarge: t.tooLarge(Math.round((input.checkMaxBytes / 1048576) * 10) / 10),
