@@ -144,6 +144,9 @@ const schema = z.object({
   TSA_URL: z.url({ protocol: /^https?$/ }).optional(),
   // Approver images (approval page upload and final PDF)
   MAX_IMAGE_SIDE_PX: z.coerce.number().int().min(16).max(8192).default(4096),
+  // Public verification page /v/{token} (issue 14, item 6): requests per client address and minute; upload limit of its check
+  VERIFY_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(60),
+  VERIFY_CHECK_MAX_MB: z.coerce.number().positive().max(1024).default(64),
 });
 
 export type Env = z.input<typeof schema>;
@@ -212,6 +215,8 @@ export interface Config {
     /** RFC 3161 time-stamp authority; adds a signature time-stamp (PAdES B-T). */
     tsaUrl?: string;
   };
+  /** The public verification page: per client address and minute (page and check), and the check's upload limit. */
+  verification: { requestsPerMinute: number; checkMaxBytes: number };
   images: {
     /** Largest width and height of a signature or stamp image, checked at upload and again when decoding. */
     maxSidePx: number;
@@ -400,6 +405,10 @@ export function loadConfig(
       tsaUrl: e.TSA_URL,
     },
     images: { maxSidePx: e.MAX_IMAGE_SIDE_PX },
+    verification: {
+      requestsPerMinute: e.VERIFY_RATE_LIMIT_PER_MINUTE,
+      checkMaxBytes: Math.round(e.VERIFY_CHECK_MAX_MB * 1024 * 1024),
+    },
   };
 }
 

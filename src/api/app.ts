@@ -24,6 +24,7 @@ import { createHealthRouter } from './routes/health-routes.ts';
 import { createWhatsAppWebhookRouter, WHATSAPP_WEBHOOK_PATH } from './routes/whatsapp-webhook-routes.ts';
 import { createApprovalPageRouter } from '../approval-page/approval-page-routes.ts';
 import { createDevInboxRouter } from '../dev-inbox/dev-inbox-routes.ts';
+import { createVerifyPageRouter } from '../verify-page/verify-page-routes.ts';
 import { devToolsAllowed } from '../config.ts';
 import { createWebhooksRouter } from './routes/webhooks-routes.ts';
 import { createApiServices } from './services.ts';
@@ -32,7 +33,10 @@ import type { ResolveHost } from '../webhooks/ssrf-guard.ts';
 export const API_PREFIX = '/api/v1';
 
 const readsOwnBody = (path: string) =>
-  path.startsWith('/a/') || path === `${API_PREFIX}${WHATSAPP_WEBHOOK_PATH}` || path.startsWith('/dev/inbox');
+  path.startsWith('/a/') ||
+  path.startsWith('/v/') ||
+  path === `${API_PREFIX}${WHATSAPP_WEBHOOK_PATH}` ||
+  path.startsWith('/dev/inbox');
 
 /** Builds the Koa app from its dependencies; no module-level state, so tests can build as many as they like. */
 export function createApp(
@@ -58,6 +62,7 @@ export function createApp(
 
   const approvalPage = createApprovalPageRouter(deps);
   const files = createFilesRouter(deps);
+  const verifyPage = createVerifyPageRouter(deps);
   // Anyone who can open the inbox can act as every approver: only outside production, on a loopback-only server.
   const devInbox =
     deps.config.whatsapp.provider === 'console' && devToolsAllowed(deps.config)
@@ -88,7 +93,7 @@ export function createApp(
   // The dashboard (/admin) parses its own forms and renders its own HTML errors, so it sits before the JSON edge.
   app.use(createAdminDashboard(deps));
   // 405 with Allow, 501 and OPTIONS are answered before any body is read or any key checked.
-  app.use(methodGuard([approvalPage, files, ...(devInbox ? [devInbox] : []), publicApi, api]));
+  app.use(methodGuard([approvalPage, verifyPage, files, ...(devInbox ? [devInbox] : []), publicApi, api]));
   const jsonBody = koaBody({
     json: true,
     jsonStrict: true,
@@ -104,6 +109,7 @@ export function createApp(
   });
 
   app.use(approvalPage.routes());
+  app.use(verifyPage.routes());
   app.use(files.routes());
   if (devInbox) app.use(devInbox.routes());
   app.use(publicApi.routes());

@@ -3,6 +3,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { randomToken } from '../auth/tokens.ts';
 import type { Knex } from '../db/knex.ts';
 import { documentsStore, type Document } from '../db/stores/documents-store.ts';
+import { verificationUrl, verificationsStore } from '../db/stores/verifications-store.ts';
 import { finalFileKey, finalFileUrl, finalFilename } from '../documents/final-file.ts';
 import type { Logger } from '../logger.ts';
 import {
@@ -52,7 +53,7 @@ export interface FinalizedDocument {
   /** When the last approver acted: the document's completion time, as printed on the certificate. */
   completedAt: Date;
   /** Added to `data.document` of the `document.approved` event. */
-  document: { download_url: string; filename: string };
+  document: { download_url: string; filename: string; verification_url?: string };
 }
 
 /**
@@ -83,11 +84,17 @@ export function createFinalizer(deps: FinalizerDeps): (documentId: string) => Pr
   // The original is read and composed in a worker thread (time, heap and decoding limited); signing stays here.
   const pdf = createPdfFinalizer(deps.pdf ?? DEFAULT_PDF_LIMITS, deps.logger);
 
-  const outcome = (doc: Document, token: string, completedAt: Date): FinalizedDocument => ({
+  const outcome = (
+    doc: Document,
+    token: string,
+    completedAt: Date,
+    verifyToken: string | undefined,
+  ): FinalizedDocument => ({
     completedAt,
     document: {
       download_url: finalFileUrl(deps.publicBaseUrl, token, doc),
       filename: finalFilename(doc),
+      ...(verifyToken && { verification_url: verificationUrl(deps.publicBaseUrl, verifyToken) }),
     },
   });
 
@@ -97,9 +104,20 @@ export function createFinalizer(deps: FinalizerDeps): (documentId: string) => Pr
       const doc = await reserve(db, record.document);
       const token = doc.finalToken!;
       const key = doc.finalFileKey!;
-      if (doc.finalSha256 && (await storage.stat(key))) return outcome(doc, token, record.completedAt);
+      if (doc.finalSha256 && (await storage.stat(key))) {
+        // Signed before the verification page existed: no token, none is made (the file does not print one).
+        const existing = (await verificationsStore(db).tokensOf([doc.id])).get(doc.id);
+        return outcome(doc, token, record.completedAt, existing);
+      }
 
-      const input = await loadFinalizeInput(db, storage, record);
+      // The verification page's token is printed on the certificate, which is signed: reserved before composing,
+      // and the same on every retry, so a retried finalization makes the same file.
+      const verifyToken = await verificationsStore(db).reserve(doc.id);
+      const loaded = await loadFinalizeInput(db, storage, record);
+      const input = {
+        ...loaded,
+        document: { ...loaded.document, verificationUrl: verificationUrl(deps.publicBaseUrl, verifyToken) },
+      };
       const result = await finalizeWithFallback(
         pdf,
         {
@@ -120,7 +138,7 @@ export function createFinalizer(deps: FinalizerDeps): (documentId: string) => Pr
         { documentId, reference: doc.reference, pages: result.pageCount, bytes: result.pdf.length },
         'final PDF stored',
       );
-      return outcome(doc, token, record.completedAt);
+      return outcome(doc, token, record.completedAt, verifyToken);
     } catch (err) {
       throw asActivityFailure(err);
     }

@@ -47,6 +47,8 @@ export interface SerializedDocument {
   completed_at: string | null;
   /** Null unless a finalization failed for good: then `failed` until an operator's retry succeeds. */
   finalization: SerializedFinalization | null;
+  /** The public verification page printed on the certificate; only on approved documents that have one. */
+  verification_url?: string;
   created_at: string;
   updated_at: string;
   approvers: SerializedApprover[];
@@ -96,7 +98,11 @@ export function serializeApprover(a: Approver): SerializedApprover {
 }
 
 /** `approvers` in any order; they come out by `order_index`. */
-export function serializeDocument(doc: Document, approvers: readonly Approver[]): SerializedDocument {
+export function serializeDocument(
+  doc: Document,
+  approvers: readonly Approver[],
+  extras: { verificationUrl?: string } = {},
+): SerializedDocument {
   return {
     id: doc.id,
     reference: doc.reference,
@@ -112,6 +118,7 @@ export function serializeDocument(doc: Document, approvers: readonly Approver[])
     sent_at: isoTime(doc.sentAt),
     completed_at: isoTime(doc.completedAt),
     finalization: serializeFinalization(doc),
+    ...(extras.verificationUrl && doc.status === 'approved' && { verification_url: extras.verificationUrl }),
     created_at: isoTime(doc.createdAt),
     updated_at: isoTime(doc.updatedAt),
     approvers: [...approvers]

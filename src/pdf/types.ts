@@ -47,6 +47,11 @@ export interface FinalizeDocumentInfo {
   /** Lowercase hex SHA-256 of the uploaded file, as recorded at upload. */
   originalSha256: string;
   accountName: string;
+  /**
+   * `{PUBLIC_BASE_URL}/v/{token}`, the public verification page: printed on the certificate's first page with
+   * its QR code. Absent: no verification block.
+   */
+  verificationUrl?: string;
 }
 
 export interface FinalizeInput {

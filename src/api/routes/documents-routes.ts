@@ -3,7 +3,7 @@ import Router from '@koa/router';
 import type { Config } from '../../config.ts';
 import type { Knex } from '../../db/knex.ts';
 import { approversStore } from '../../db/stores/approvers-store.ts';
-import { documentsStore } from '../../db/stores/documents-store.ts';
+import { documentsStore, type Document } from '../../db/stores/documents-store.ts';
 import { createDocument } from '../../documents/create-document.ts';
 import { originalFileKey } from '../../documents/file-keys.ts';
 import type { DocumentFile } from '../../documents/inputs.ts';
@@ -36,6 +36,7 @@ import {
 import { envelope, pageEnvelope } from '../schemas/envelopes.ts';
 import { issuesToDetails } from '../../domain/validation.ts';
 import { parseBody } from '../../http/validation.ts';
+import { verificationUrl, verificationsStore } from '../../db/stores/verifications-store.ts';
 
 export interface DocumentsRouterDeps {
   db: Knex;
@@ -54,6 +55,15 @@ export function createDocumentsRouter(deps: DocumentsRouterDeps, openapi: OpenAp
 
   // Uploaded PDFs are inspected in worker threads, at most PDF_MAX_CONCURRENT_INSPECTIONS at once.
   const pdf = createPdfInspector(deps.config.pdf, deps.logger);
+
+  /** The verification page of each approved document that has one (see serializeDocument). */
+  const verificationUrls = async (documents: readonly Document[]): Promise<Map<string, string>> => {
+    const approved = documents.filter((d) => d.status === 'approved').map((d) => d.id);
+    const tokens = await verificationsStore(db).tokensOf(approved);
+    return new Map(
+      [...tokens].map(([id, token]) => [id, verificationUrl(deps.config.http.publicBaseUrl, token)]),
+    );
+  };
 
   const discard = async (key: string | undefined) => {
     if (!key) return;
@@ -104,9 +114,12 @@ export function createDocumentsRouter(deps: DocumentsRouterDeps, openapi: OpenAp
         offset: (page - 1) * perPage,
       });
       const approvers = await approversStore(db).listByDocuments(documents.map((d) => d.id));
+      const verify = await verificationUrls(documents);
       okPage(
         ctx,
-        documents.map((d) => serializeDocument(d, approvers.get(d.id) ?? [])),
+        documents.map((d) =>
+          serializeDocument(d, approvers.get(d.id) ?? [], { verificationUrl: verify.get(d.id) }),
+        ),
         { current_page: page, per_page: perPage, total, last_page: Math.max(1, Math.ceil(total / perPage)) },
       );
     },
@@ -192,7 +205,13 @@ export function createDocumentsRouter(deps: DocumentsRouterDeps, openapi: OpenAp
       const { accountId } = authOf(ctx);
       const found = await documentsStore(db).findWithApprovers(accountId, pathId(ctx, 'id', 'Document'));
       if (!found) throw AppError.notFound('Document');
-      ok(ctx, serializeDocument(found.document, found.approvers));
+      const verify = await verificationUrls([found.document]);
+      ok(
+        ctx,
+        serializeDocument(found.document, found.approvers, {
+          verificationUrl: verify.get(found.document.id),
+        }),
+      );
     },
   );
 

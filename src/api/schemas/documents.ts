@@ -187,6 +187,10 @@ export const DocumentResource = z
     sent_at: Timestamp.nullable(),
     completed_at: Timestamp.nullable(),
     finalization: Finalization,
+    verification_url: z.url().optional().meta({
+      description:
+        'Approved documents signed since issue 14: the public verification page {PUBLIC_BASE_URL}/v/{token} that the audit certificate prints with its QR code (no authentication; shows the approvals and checks whether a PDF is the signed file)',
+    }),
     created_at: Timestamp,
     updated_at: Timestamp,
     approvers: z.array(ApproverResource).meta({ description: 'Ordered by order_index' }),

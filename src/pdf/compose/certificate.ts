@@ -1,10 +1,12 @@
 import type { FinalizeApprover, FinalizeDocumentInfo } from '../types.ts';
 import { PageCanvas, type Rgb, type TextStyle, type Typesetter } from './canvas.ts';
 import { A4 } from './pages.ts';
+import { QR_QUIET_MODULES, drawQr, qrMatrix } from './qr.ts';
 import {
   ACTION_LABEL,
   CHANNEL_LABEL,
   LABELS,
+  formatHijri,
   formatRiyadh,
   formatUtc,
   ltr,
@@ -63,6 +65,7 @@ export function layoutCertificate(typesetter: Typesetter, data: CertificateData)
   const pages: PageCanvas[] = [];
   let canvas = newPage(typesetter, pages, true);
   let y = firstPageBodyTop(canvas);
+  if (data.document.verificationUrl) y = verificationBand(canvas, data.document.verificationUrl, y);
   for (const block of blocks) {
     const height = blockHeight(canvas, block);
     if (y - height < BOTTOM && y < TOP - 80) {
@@ -135,6 +138,53 @@ function firstPageBodyTop(canvas: PageCanvas): number {
   return y - 10;
 }
 
+/** A time in UTC, in Riyadh, and as the Umm al-Qura Hijri date in both languages. */
+function times(date: Date): string[] {
+  return [formatUtc(date), formatRiyadh(date), ...hijri(date)];
+}
+
+function hijri(date: Date): string[] {
+  const h = formatHijri(date);
+  return [h.en, h.ar];
+}
+
+const QR_MODULE = 2;
+const SMALL: TextStyle = { size: 7.5, color: [0.24, 0.26, 0.3] };
+
+/**
+ * The verification band under the statement: the QR code of the page's URL at the left, the heading and the
+ * explanation in English (left) and Arabic (right) beside it, and the URL itself. The QR code keeps its quiet
+ * zone clear (nothing is drawn within QR_QUIET_MODULES modules of it). Returns the y below the band.
+ */
+function verificationBand(canvas: PageCanvas, url: string, top: number): number {
+  const side = qrMatrix(url).size * QR_MODULE;
+  const quiet = QR_QUIET_MODULES * QR_MODULE;
+  const height = side + 2 * quiet;
+  canvas.rect(MARGIN, top - height, WIDTH, height, { stroke: RULE, lineWidth: 0.6 });
+  drawQr(canvas, url, MARGIN + quiet, top - quiet, QR_MODULE);
+
+  const textX = MARGIN + side + 2 * quiet;
+  const textWidth = MARGIN + WIDTH - textX - 8;
+  const half = (textWidth - 12) / 2;
+  let y = top - quiet - HEADER.size;
+  canvas.text(LABELS.verifyTitle.en, textX, y, HEADER);
+  canvas.text(LABELS.verifyTitle.ar, textX, y, { ...HEADER, direction: 'rtl' }, { width: textWidth });
+  y -= lineHeight(HEADER) + 1;
+  const en = canvas.wrap(LABELS.verifyHow.en, SMALL, half);
+  const ar = canvas.wrap(LABELS.verifyHow.ar, { ...SMALL, direction: 'rtl' }, half);
+  for (let i = 0; i < Math.max(en.length, ar.length); i++) {
+    if (en[i]) canvas.text(en[i]!, textX, y, SMALL);
+    if (ar[i]) canvas.text(ar[i]!, textX + half + 12, y, { ...SMALL, direction: 'rtl' }, { width: half });
+    y -= lineHeight(SMALL);
+  }
+  const urlStyle: TextStyle = { size: 9, weight: 'bold', color: [0.1, 0.16, 0.35] };
+  canvas.text(url, textX, Math.min(y - 3, top - height + quiet), urlStyle, {
+    width: textWidth,
+    align: 'center',
+  });
+  return top - height - 12;
+}
+
 function documentBlock(data: CertificateData): Block {
   const d = data.document;
   return {
@@ -145,9 +195,9 @@ function documentBlock(data: CertificateData): Block {
       { label: LABELS.account, values: [d.accountName] },
       { label: LABELS.sha256, values: [d.originalSha256] },
       { label: LABELS.originalPages, values: [String(data.originalPageCount)] },
-      { label: LABELS.created, values: [formatUtc(d.createdAt), formatRiyadh(d.createdAt)] },
-      { label: LABELS.sent, values: [formatUtc(d.sentAt), formatRiyadh(d.sentAt)] },
-      { label: LABELS.completed, values: [formatUtc(d.completedAt), formatRiyadh(d.completedAt)] },
+      { label: LABELS.created, values: times(d.createdAt) },
+      { label: LABELS.sent, values: times(d.sentAt) },
+      { label: LABELS.completed, values: times(d.completedAt) },
     ],
   };
 }
@@ -165,6 +215,7 @@ function approverBlock(a: FinalizeApprover, index: number, total: number, unread
     { label: LABELS.channel, values: [channel.en, channel.ar] },
     { label: LABELS.timeUtc, values: [formatUtc(a.actedAt)] },
     { label: LABELS.timeRiyadh, values: [formatRiyadh(a.actedAt)] },
+    { label: LABELS.timeHijri, values: hijri(a.actedAt) },
   ];
   if (a.channel === 'page') {
     rows.push({ label: LABELS.ip, values: [a.ip ?? '—'] });

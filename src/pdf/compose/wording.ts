@@ -30,6 +30,48 @@ export function formatRiyadh(date: Date): string {
   return `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}:${p.second} ${p.timeZoneName} (Asia/Riyadh)`;
 }
 
+const hijriEn = new Intl.DateTimeFormat('en-u-ca-islamic-umalqura-nu-latn', {
+  timeZone: 'Asia/Riyadh',
+  day: 'numeric',
+  month: 'long',
+  year: 'numeric',
+});
+// Western digits, as everywhere else on the certificate.
+const hijriAr = new Intl.DateTimeFormat('ar-SA-u-ca-islamic-umalqura-nu-latn', {
+  timeZone: 'Asia/Riyadh',
+  day: 'numeric',
+  month: 'long',
+  year: 'numeric',
+});
+
+/** The calendar date in Riyadh in the Umm al-Qura Hijri calendar (Intl's `islamic-umalqura`), as parts. */
+export function hijriParts(
+  date: Date,
+  lang: 'en' | 'ar',
+): { day: string; month: string; year: string; era: string } {
+  const p = Object.fromEntries(
+    (lang === 'en' ? hijriEn : hijriAr).formatToParts(date).map((x) => [x.type, x.value]),
+  );
+  return { day: p.day ?? '', month: p.month ?? '', year: p.year ?? '', era: p.era ?? '' };
+}
+
+/**
+ * The time in the Umm al-Qura Hijri calendar, in both languages, with the time zone stated: the date is Riyadh's
+ * civil date (the day changes at midnight, as in the official calendar), the time Riyadh's. English
+ * "13 Jumada II 1448 AH, 13:00:00 GMT+03:00 (Asia/Riyadh)"; Arabic "13 جمادى الآخرة 1448 هـ، 13:00:00 GMT+03:00
+ * (توقيت الرياض)".
+ */
+export function formatHijri(date: Date): { en: string; ar: string } {
+  const t = Object.fromEntries(riyadhParts.formatToParts(date).map((x) => [x.type, x.value]));
+  const time = `${t.hour}:${t.minute}:${t.second} ${t.timeZoneName}`;
+  const en = hijriParts(date, 'en');
+  const ar = hijriParts(date, 'ar');
+  return {
+    en: `${en.day} ${en.month} ${en.year} ${en.era}, ${time} (Asia/Riyadh)`,
+    ar: `${ltr(ar.day)} ${ar.month} ${ltr(ar.year)} ${ar.era}، ${ltr(time)} (توقيت الرياض)`,
+  };
+}
+
 /** Both times on one line, for boxes with little room. */
 export function formatShortTimes(date: Date): string {
   const p = Object.fromEntries(riyadhParts.formatToParts(date).map((x) => [x.type, x.value]));
@@ -60,28 +102,43 @@ export const CHANNEL_LABEL: Record<ApprovalChannel, { en: string; ar: string }> 
 
 /** What the approver actually did, in both languages; `unreadableImage`: their image was replaced by their name. */
 export function outcome(a: FinalizeApprover, unreadableImage = false): { en: string; ar: string } {
+  const image = a.actionType === 'sign' ? a.signaturePng : a.stampPng;
+  return describeOutcome({ ...a, image: Boolean(image) }, unreadableImage);
+}
+
+/** What the certificate and the verification page say an approver did; `image`: a drawn or uploaded image. */
+export interface OutcomeFacts {
+  status: string;
+  actionType: ActionType;
+  image: boolean;
+  typedName?: string | null;
+  nameEn: string;
+  nameAr: string;
+}
+
+export function describeOutcome(a: OutcomeFacts, unreadableImage = false): { en: string; ar: string } {
   if (a.status !== 'completed') return { en: a.status, ar: a.status };
   switch (a.actionType) {
     case 'sign':
-      if (a.signaturePng && unreadableImage) {
+      if (a.image && unreadableImage) {
         return {
           en: 'Signed (drawn signature; the image could not be read, so the name is shown in its place)',
           ar: 'وقّع (توقيع مرسوم؛ تعذّرت قراءة صورته، فيظهر الاسم مكانه)',
         };
       }
-      if (a.signaturePng) return { en: 'Signed (drawn signature)', ar: 'وقّع (توقيع مرسوم)' };
+      if (a.image) return { en: 'Signed (drawn signature)', ar: 'وقّع (توقيع مرسوم)' };
       return {
         en: `Signed (typed name: ${a.typedName ?? a.nameEn})`,
         ar: `وقّع (اسم مكتوب: ${a.typedName ?? a.nameAr})`,
       };
     case 'stamp':
-      if (a.stampPng && unreadableImage) {
+      if (a.image && unreadableImage) {
         return {
           en: 'Stamped (uploaded stamp; the image could not be read, so the name is shown in its place)',
           ar: 'ختم (ختم مرفوع؛ تعذّرت قراءة صورته، فيظهر الاسم مكانه)',
         };
       }
-      if (a.stampPng) return { en: 'Stamped (uploaded stamp)', ar: 'ختم (ختم مرفوع)' };
+      if (a.image) return { en: 'Stamped (uploaded stamp)', ar: 'ختم (ختم مرفوع)' };
       return { en: 'Stamped (generated seal)', ar: 'ختم (ختم مُولَّد)' };
     case 'approve_only':
       return { en: 'Approved', ar: 'وافق' };
@@ -113,6 +170,12 @@ export const LABELS = {
   channel: { en: 'Channel', ar: 'القناة' },
   timeUtc: { en: 'Time (UTC)', ar: 'الوقت (UTC)' },
   timeRiyadh: { en: 'Time (Riyadh)', ar: 'الوقت (الرياض)' },
+  timeHijri: { en: 'Hijri date (Umm al-Qura)', ar: 'التاريخ الهجري (أم القرى)' },
+  verifyTitle: { en: 'Verify this document', ar: 'التحقق من هذا المستند' },
+  verifyHow: {
+    en: 'Scan the code or open the address below: it shows who approved the document and when, and tells whether a PDF is this signed file.',
+    ar: 'امسح الرمز أو افتح الرابط أدناه: تعرض الصفحة من اعتمد المستند ومتى، وتبيّن هل ملف PDF هو هذا الملف الموقّع.',
+  },
   ip: { en: 'IP address', ar: 'عنوان IP' },
   userAgent: { en: 'User agent', ar: 'المتصفح' },
   whatsappId: { en: 'WhatsApp message id', ar: 'معرّف رسالة واتساب' },

@@ -1,0 +1,66 @@
+import { constantTimeEqual, randomToken, sha256Hex } from '../../auth/tokens.ts';
+import type { Db } from '../knex.ts';
+
+/**
+ * Tokens of the public verification page (`/v/{token}`, migration 014): one per document, 128 random bits or
+ * more, reserved before the certificate that prints it is composed and never changed afterwards.
+ */
+export interface VerificationRow {
+  document_id: string;
+  token: string;
+  token_sha256: string;
+  created_at: Date;
+}
+
+/** 16 random bytes: 128 bits, 22 base64url characters (a short URL on a printed page). */
+export const VERIFICATION_TOKEN_BYTES = 16;
+/** What a token looks like; anything else names no document and costs no query. */
+export const VERIFICATION_TOKEN = /^[A-Za-z0-9_-]{22,64}$/;
+
+export function verificationsStore(db: Db) {
+  return {
+    /**
+     * The document's token: the one reserved earlier (by a previous attempt, or a concurrent one), or a new one.
+     * A retried finalization therefore prints the same URL.
+     */
+    async reserve(documentId: string): Promise<string> {
+      const token = randomToken(VERIFICATION_TOKEN_BYTES);
+      await db('document_verifications')
+        .insert({ document_id: documentId, token, token_sha256: sha256Hex(token) })
+        .onConflict('document_id')
+        .ignore();
+      const row = await db<VerificationRow>('document_verifications')
+        .where({ document_id: documentId })
+        .first();
+      if (!row) throw new Error(`could not reserve the verification token of ${documentId}`);
+      return row.token;
+    },
+
+    /**
+     * The document a token names, looked up by the token's SHA-256 (the index compares digests, not the secret),
+     * then compared in constant time. Undefined for a malformed or unknown token.
+     */
+    async findDocumentId(token: string | undefined): Promise<string | undefined> {
+      if (!token || !VERIFICATION_TOKEN.test(token)) return undefined;
+      const row = await db<VerificationRow>('document_verifications')
+        .where({ token_sha256: sha256Hex(token) })
+        .first();
+      return row && constantTimeEqual(row.token, token) ? row.document_id : undefined;
+    },
+
+    /** Tokens of these documents, by document id (documents without one are absent). */
+    async tokensOf(documentIds: readonly string[]): Promise<Map<string, string>> {
+      if (documentIds.length === 0) return new Map();
+      const rows = await db<VerificationRow>('document_verifications')
+        .whereIn('document_id', documentIds)
+        .select('document_id', 'token');
+      return new Map(rows.map((r) => [r.document_id, r.token]));
+    },
+  };
+}
+
+/** `{PUBLIC_BASE_URL}/v/{token}`: what the certificate prints and its QR code holds. */
+export const VERIFY_PREFIX = '/v';
+export function verificationUrl(publicBaseUrl: string, token: string): string {
+  return `${publicBaseUrl}${VERIFY_PREFIX}/${token}`;
+}

@@ -1,0 +1,179 @@
+import type { Language } from '../domain/model.ts';
+import { html, trustedHtml, type SafeHtml } from '../http/html.ts';
+import { formatHijri, formatRiyadh, formatUtc, ltr } from '../pdf/compose/wording.ts';
+import type { VerificationView } from './load-verification.ts';
+import { VERIFY_STRINGS } from './strings.ts';
+
+export const VERIFY_ASSETS = '/v/assets';
+
+function layout(lang: Language, title: string, body: SafeHtml, scripts: SafeHtml = html``): string {
+  const dir = lang === 'ar' ? 'rtl' : 'ltr';
+  return `<!doctype html>${
+    html`<html lang="${lang}" dir="${dir}">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <meta name="robots" content="noindex" />
+        <title>${title} · Wathiq</title>
+        <link rel="stylesheet" href="${VERIFY_ASSETS}/verify.css" />
+      </head>
+      <body>
+        <header class="bar"><span class="brand">Wathiq · واثق</span></header>
+        <main>${body}</main>
+        ${scripts}
+      </body>
+    </html>`.value
+  }`;
+}
+
+/** JSON for the page script, safe inside <script type="application/json"> (no `</script>` break-out). */
+function jsonScript(id: string, data: unknown): SafeHtml {
+  const json = JSON.stringify(data)
+    .replace(/</g, '\\u003c')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
+  return trustedHtml(`<script type="application/json" id="${id}">${json}</script>`);
+}
+
+const row = (label: string, value: SafeHtml | string, cls = '') =>
+  html`<div class="row ${cls}">
+    <dt>${label}</dt>
+    <dd>${value}</dd>
+  </div>`;
+
+/** The verification page of an approved, signed document (`GET /v/{token}`). */
+export function renderVerificationPage(input: {
+  token: string;
+  lang: Language;
+  view: VerificationView;
+  checkMaxBytes: number;
+}): string {
+  const { lang, view } = input;
+  const t = VERIFY_STRINGS[lang];
+  const other: Language = lang === 'ar' ? 'en' : 'ar';
+  const signedOn = formatRiyadh(view.signedAt);
+  const hijri = (d: Date) => formatHijri(d)[lang];
+  const pick = (ar: string | null, en: string | null) => (lang === 'ar' ? (ar ?? en) : (en ?? ar)) ?? '';
+  const signature = view.signature;
+
+  const approvers = view.approvers.map(
+    (a, i) =>
+      html`<li class="card approver">
+        <h3><span class="index">${i + 1}.</span> <bdi>${pick(a.nameAr, a.nameEn)}</bdi></h3>
+        <p class="meta"><bdi>${lang === 'ar' ? a.nameEn : a.nameAr}</bdi></p>
+        <dl>
+          ${a.roleAr || a.roleEn ? row(t.role, html`<bdi>${pick(a.roleAr, a.roleEn)}</bdi>`) : ''}
+          ${row(t.phone, html`<bdi dir="ltr">${a.phone}</bdi>`)} ${row(t.action, t.actions[a.actionType])}
+          ${row(t.did, html`<bdi>${a.outcome[lang]}</bdi>`)} ${row(t.channel, t.channels[a.channel])}
+          ${row(
+            t.time,
+            html`<bdi dir="ltr">${formatRiyadh(a.actedAt)}</bdi><br /><bdi dir="ltr" class="meta"
+                >${formatUtc(a.actedAt)}</bdi
+              >`,
+            'time',
+          )}
+          ${row(t.hijri, html`<bdi>${hijri(a.actedAt)}</bdi>`)}
+        </dl>
+      </li>`,
+  );
+
+  const body = html`<section class="card" aria-labelledby="page-title">
+      <p class="meta"><a href="?lang=${other}" class="lang" hreflang="${other}">${t.language}</a></p>
+      <h1 id="page-title">${t.title}</h1>
+      <p class="meta">${t.intro}</p>
+      <p class="status" id="approved-on">
+        ${t.approvedOn} <bdi dir="ltr">${signedOn}</bdi> — <bdi>${hijri(view.signedAt)}</bdi>
+      </p>
+      <dl>
+        ${row(t.reference, html`<bdi dir="ltr" id="reference">${view.reference}</bdi>`)}
+        ${row(t.titleAr, html`<bdi lang="ar" dir="rtl" id="title-ar">${view.titleAr}</bdi>`)}
+        ${row(t.titleEn, html`<bdi lang="en" dir="ltr" id="title-en">${view.titleEn}</bdi>`)}
+        ${view.accountName ? row(t.from, html`<bdi>${view.accountName}</bdi>`) : ''}
+        ${row(
+          t.signature,
+          html`<span id="signature-level"
+            >${signature ? t.signatureLevel(signature.level) : t.signaturePades}</span
+          >`,
+        )}
+        ${
+          signature?.certificateSubject
+            ? row(
+                t.signedBy,
+                html`<bdi dir="ltr" id="signing-certificate">${signature.certificateSubject}</bdi>`,
+              )
+            : ''
+        }
+        ${row(t.signedSha256, html`<code id="signed-sha256">${view.signedSha256}</code>`, 'hash')}
+        ${row(t.originalSha256, html`<code>${view.originalSha256}</code>`, 'hash')}
+      </dl>
+    </section>
+    <section class="card check" aria-labelledby="check-title">
+      <h2 id="check-title">${t.checkTitle}</h2>
+      <p class="meta" id="check-help">${t.checkHelp}</p>
+      <div id="drop-zone" class="drop" tabindex="0" role="button" aria-describedby="check-help">
+        <p>${t.dropHere}</p>
+        <label class="button" for="file-input">${t.choose}</label>
+        <!-- The label is the button (in the page's language); the input stays focusable for keyboards. -->
+        <input id="file-input" class="visually-hidden" type="file" accept="application/pdf,.pdf" />
+      </div>
+      <div id="verdict" role="status" aria-live="polite" hidden>
+        <p id="verdict-text"></p>
+        <p class="meta"><span>${t.fingerprint}</span>: <code id="verdict-sha256"></code></p>
+      </div>
+    </section>
+    <section aria-labelledby="approvers-title">
+      <h2 id="approvers-title">${t.approvers}</h2>
+      <ol class="approvers">
+        ${approvers}
+      </ol>
+    </section>`;
+
+  const data = {
+    checkUrl: `/v/${input.token}/check`,
+    signedSha256: view.signedSha256,
+    originalSha256: view.originalSha256,
+    maxBytes: input.checkMaxBytes,
+    strings: {
+      checking: t.checking,
+      // Isolated, so the date's parentheses and digits keep their order inside Arabic text.
+      signed: t.verdictSigned(lang === 'ar' ? ltr(signedOn) : signedOn),
+      original: t.verdictOriginal,
+      different: t.verdictDifferent,
+      tooLarge: t.tooLarge(Math.round((input.checkMaxBytes / 1048576) * 10) / 10),
+      failed: t.failed,
+      helpServer: t.checkHelpServer,
+    },
+  };
+  return layout(
+    lang,
+    t.title,
+    body,
+    html`${jsonScript('verify-data', data)}
+      <script type="module" src="${VERIFY_ASSETS}/verify.js"></script>`,
+  );
+}
+
+/** The same page for a malformed token, an unknown one and a document that is not signed: it tells nothing. */
+export function renderNotFoundPage(lang: Language): string {
+  const t = VERIFY_STRINGS[lang];
+  return layout(
+    lang,
+    t.notFoundTitle,
+    html`<section class="card">
+      <h1>${t.notFoundTitle}</h1>
+      <p>${t.notFound}</p>
+    </section>`,
+  );
+}
+
+export function renderRateLimitedPage(lang: Language): string {
+  const t = VERIFY_STRINGS[lang];
+  return layout(
+    lang,
+    t.title,
+    html`<section class="card">
+      <h1>${t.title}</h1>
+      <p>${t.rateLimited}</p>
+    </section>`,
+  );
+}
