@@ -1,6 +1,6 @@
 import { isoTime } from '../domain/time.ts';
 import type { Approver } from '../db/stores/approvers-store.ts';
-import type { Document } from '../db/stores/documents-store.ts';
+import type { Document, DocumentSignature } from '../db/stores/documents-store.ts';
 import type { ActionType, ApproverStatus, DocumentStatus, Language, WorkflowType } from '../domain/model.ts';
 
 /**
@@ -47,6 +47,8 @@ export interface SerializedDocument {
   completed_at: string | null;
   /** Null unless a finalization failed for good: then `failed` until an operator's retry succeeds. */
   finalization: SerializedFinalization | null;
+  /** What signed the final PDF; null until the document is approved. */
+  signature: DocumentSignature | null;
   created_at: string;
   updated_at: string;
   approvers: SerializedApprover[];
@@ -112,6 +114,7 @@ export function serializeDocument(doc: Document, approvers: readonly Approver[])
     sent_at: isoTime(doc.sentAt),
     completed_at: isoTime(doc.completedAt),
     finalization: serializeFinalization(doc),
+    signature: doc.status === 'approved' ? doc.signature : null,
     created_at: isoTime(doc.createdAt),
     updated_at: isoTime(doc.updatedAt),
     approvers: [...approvers]

@@ -221,7 +221,7 @@ export async function createPkcs11Signer(opts: Pkcs11SignerOptions): Promise<Sig
     ]);
     const keyId = attrs[0]?.value;
     const keyLabel = attrs[1]?.value?.toString();
-    const ckKeyType = (attrs[2]?.value)?.readUIntLE(0, 4);
+    const ckKeyType = attrs[2]?.value?.readUIntLE(0, 4);
 
     // The certificate: the one with the key's CKA_ID (else its label); the others on the token may be its chain.
     const certs = findObjects(lib, anchor, [{ type: p.CKA_CLASS, value: p.CKO_CERTIFICATE }]).map((h) => {
