@@ -133,7 +133,7 @@ describe('GET /documents/{id}/download', () => {
       expect(res.status).toBe(200);
       const body = (await res.json()) as DownloadBody;
       expect(body.success).toBe(true);
-      expect(Object.keys(body.data).sort()).toEqual(['download_url', 'expires_at', 'filename']);
+      expect(Object.keys(body.data).sort()).toEqual(['download_url', 'expires_at', 'filename', 'signature']);
     },
   );
 
