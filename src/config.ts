@@ -2,6 +2,9 @@ import { BlockList, isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
 import { PDF_LIMIT_DEFAULTS, type PdfLimits } from './pdf/limits.ts';
+import type { CscSignerOptions } from './pdf/sign/csc-signer.ts';
+import type { Pkcs11SignerOptions } from './pdf/sign/pkcs11-signer.ts';
+import type { SignerKind } from './pdf/sign/signer.ts';
 import { storageConfigFromEnv, type StorageConfig } from './storage/storage-config.ts';
 import type { WhatsAppConfig } from './whatsapp/types.ts';
 
@@ -142,6 +145,27 @@ const schema = z.object({
   SIGNING_P12_PATH: optionalString,
   SIGNING_P12_PASSWORD: z.string().optional(),
   TSA_URL: z.url({ protocol: /^https?$/ }).optional(),
+  // Signing keys: a PKCS#12 file, an HSM over PKCS#11, or a remote signing service (CSC API v2) (issue 14, item 3)
+  SIGNER: z.enum(['p12', 'pkcs11', 'csc'] as const satisfies readonly SignerKind[]).default('p12'),
+  SIGNING_PKCS11_MODULE: optionalString,
+  SIGNING_PKCS11_SLOT: z.coerce.number().int().min(0).optional(),
+  SIGNING_PKCS11_TOKEN_LABEL: optionalString,
+  SIGNING_PKCS11_PIN: z.string().optional(),
+  SIGNING_PKCS11_PIN_FILE: optionalString,
+  SIGNING_PKCS11_KEY_LABEL: optionalString,
+  SIGNING_PKCS11_KEY_ID: z
+    .string()
+    .regex(/^(?:[0-9a-fA-F]{2})+$/, "hex digits (the key object's CKA_ID)")
+    .optional(),
+  SIGNING_CSC_URL: z.url({ protocol: /^https?$/ }).optional(),
+  SIGNING_CSC_TOKEN: optionalString,
+  SIGNING_CSC_CLIENT_ID: optionalString,
+  SIGNING_CSC_CLIENT_SECRET: optionalString,
+  SIGNING_CSC_CREDENTIAL_ID: optionalString,
+  SIGNING_CSC_PIN: z.string().optional(),
+  SIGNING_CSC_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+  SIGNING_CSC_RETRIES: z.coerce.number().int().min(0).max(10).default(3),
+  SIGNING_CSC_RETRY_BACKOFF_MS: z.coerce.number().int().min(0).max(60_000).default(500),
   // Approver images (approval page upload and final PDF)
   MAX_IMAGE_SIDE_PX: z.coerce.number().int().min(16).max(8192).default(4096),
   // Public verification page /v/{token} (issue 14, item 6): requests per client address and minute; upload limit of its check
@@ -214,6 +238,10 @@ export interface Config {
     devCertDir: string;
     /** RFC 3161 time-stamp authority; adds a signature time-stamp (PAdES B-T). */
     tsaUrl?: string;
+    /** Where the key is (SIGNER); `pkcs11` and `csc` set their block. */
+    kind: SignerKind;
+    pkcs11?: Pkcs11SignerOptions;
+    csc?: CscSignerOptions;
   };
   /** The public verification page: per client address and minute (page and check), and the check's upload limit. */
   verification: { requestsPerMinute: number; checkMaxBytes: number };
@@ -284,7 +312,11 @@ export function loadConfig(
     ]);
   }
   const host = e.HOST ?? (e.NODE_ENV === 'production' ? '0.0.0.0' : '127.0.0.1');
-  const whatsappIssues = [...checkWhatsApp(e, host), ...checkProduction(e, options.role ?? 'all')];
+  const whatsappIssues = [
+    ...checkWhatsApp(e, host),
+    ...checkProduction(e, options.role ?? 'all'),
+    ...checkSigner(e, options.role ?? 'all'),
+  ];
   if (whatsappIssues.length > 0) throw new ConfigError(whatsappIssues);
   const temporalIssues = checkTemporalTls(e);
   if (temporalIssues.length > 0) throw new ConfigError(temporalIssues);
@@ -403,6 +435,31 @@ export function loadConfig(
       p12Password: e.SIGNING_P12_PASSWORD,
       devCertDir: path.join(path.resolve(e.DATA_DIR), 'signing'),
       tsaUrl: e.TSA_URL,
+      kind: e.SIGNER,
+      ...(e.SIGNER === 'pkcs11' && {
+        pkcs11: {
+          modulePath: e.SIGNING_PKCS11_MODULE!,
+          slot: e.SIGNING_PKCS11_SLOT,
+          tokenLabel: e.SIGNING_PKCS11_TOKEN_LABEL,
+          pin: e.SIGNING_PKCS11_PIN,
+          pinFile: e.SIGNING_PKCS11_PIN_FILE,
+          keyLabel: e.SIGNING_PKCS11_KEY_LABEL,
+          keyId: e.SIGNING_PKCS11_KEY_ID?.toLowerCase(),
+        },
+      }),
+      ...(e.SIGNER === 'csc' && {
+        csc: {
+          baseUrl: e.SIGNING_CSC_URL!,
+          token: e.SIGNING_CSC_TOKEN,
+          clientId: e.SIGNING_CSC_CLIENT_ID,
+          clientSecret: e.SIGNING_CSC_CLIENT_SECRET,
+          credentialId: e.SIGNING_CSC_CREDENTIAL_ID,
+          pin: e.SIGNING_CSC_PIN,
+          timeoutMs: e.SIGNING_CSC_TIMEOUT_MS,
+          retries: e.SIGNING_CSC_RETRIES,
+          retryBackoffMs: e.SIGNING_CSC_RETRY_BACKOFF_MS,
+        },
+      }),
     },
     images: { maxSidePx: e.MAX_IMAGE_SIDE_PX },
     verification: {
@@ -429,6 +486,37 @@ function checkPdfLimits(e: z.infer<typeof schema>): string[] {
 }
 
 /**
+ * The variables a signer kind needs, checked where PDFs are signed (the worker), named by the refusal. The
+ * token's or service's answers (a wrong PIN, an unknown credential) are checked when the worker loads the signer.
+ */
+function checkSigner(e: z.infer<typeof schema>, role: ConfigRole): string[] {
+  if (role === 'api') return [];
+  const issues: string[] = [];
+  if (e.SIGNER === 'pkcs11') {
+    if (e.SIGNING_PKCS11_MODULE === undefined)
+      issues.push('SIGNING_PKCS11_MODULE: required when SIGNER=pkcs11 (the PKCS#11 library of the HSM)');
+    if (e.SIGNING_PKCS11_PIN === undefined && e.SIGNING_PKCS11_PIN_FILE === undefined)
+      issues.push('SIGNING_PKCS11_PIN: required when SIGNER=pkcs11, or SIGNING_PKCS11_PIN_FILE');
+    if (e.SIGNING_PKCS11_SLOT !== undefined && e.SIGNING_PKCS11_TOKEN_LABEL !== undefined)
+      issues.push('SIGNING_PKCS11_SLOT: set it or SIGNING_PKCS11_TOKEN_LABEL, not both');
+  }
+  if (e.SIGNER === 'csc') {
+    if (e.SIGNING_CSC_URL === undefined)
+      issues.push('SIGNING_CSC_URL: required when SIGNER=csc (the service base, ending in /csc/v2)');
+    const client = e.SIGNING_CSC_CLIENT_ID !== undefined || e.SIGNING_CSC_CLIENT_SECRET !== undefined;
+    if (e.SIGNING_CSC_TOKEN === undefined && !client)
+      issues.push(
+        'SIGNING_CSC_TOKEN: required when SIGNER=csc, or SIGNING_CSC_CLIENT_ID and SIGNING_CSC_CLIENT_SECRET',
+      );
+    if (client && (e.SIGNING_CSC_CLIENT_ID === undefined || e.SIGNING_CSC_CLIENT_SECRET === undefined))
+      issues.push(
+        'SIGNING_CSC_CLIENT_SECRET: SIGNING_CSC_CLIENT_ID and SIGNING_CSC_CLIENT_SECRET go together',
+      );
+  }
+  return issues;
+}
+
+/**
  * Production start-up refuses what is only safe on a developer's machine (issue 13, item 3), each refusal naming
  * its variable. The console provider and an empty WHATSAPP_APP_SECRET are refused by checkWhatsApp; the content of
  * a configured certificate (the development one copied under another name) is checked when the worker starts.
@@ -447,7 +535,12 @@ function checkProduction(e: z.infer<typeof schema>, role: ConfigRole): string[] 
       'WEBHOOK_ALLOW_PRIVATE: true lets webhooks reach loopback and private addresses; it is for development and tests, not NODE_ENV=production',
     );
   }
-  if (role !== 'api') {
+  if (role !== 'api' && e.SIGNER === 'csc' && e.SIGNING_CSC_URL?.startsWith('http:')) {
+    issues.push(
+      `SIGNING_CSC_URL: must be an https URL when NODE_ENV=production (the service's credentials and PIN travel to it), not ${e.SIGNING_CSC_URL}`,
+    );
+  }
+  if (role !== 'api' && e.SIGNER === 'p12') {
     // DEV_P12_FILE of src/pdf/sign/signer.ts, where the development certificate is kept (signing.devCertDir).
     const devCert = path.join(path.resolve(e.DATA_DIR), 'signing', 'dev-signing-certificate.p12');
     if (e.SIGNING_P12_PATH === undefined) {

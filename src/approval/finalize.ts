@@ -2,8 +2,9 @@ import { Readable } from 'node:stream';
 import { ApplicationFailure } from '@temporalio/activity';
 import { randomToken } from '../auth/tokens.ts';
 import type { Knex } from '../db/knex.ts';
-import { documentsStore, type Document } from '../db/stores/documents-store.ts';
+import { type DocumentSignature, documentsStore, type Document } from '../db/stores/documents-store.ts';
 import { verificationUrl, verificationsStore } from '../db/stores/verifications-store.ts';
+import { isoTime } from '../domain/time.ts';
 import { finalFileKey, finalFileUrl, finalFilename } from '../documents/final-file.ts';
 import type { Logger } from '../logger.ts';
 import {
@@ -16,6 +17,7 @@ import {
   SignerConfigError,
   createSigner,
 } from '../pdf/index.ts';
+import { certificateSummary } from '../pdf/sign/signature-info.ts';
 import { DEFAULT_PDF_LIMITS, type PdfLimits, PdfTooComplexError } from '../pdf/limits.ts';
 import { type PdfFinalizer, createPdfFinalizer } from '../pdf/workers/pdf-workers.ts';
 import type { Storage } from '../storage/storage.ts';
@@ -118,11 +120,12 @@ export function createFinalizer(deps: FinalizerDeps): (documentId: string) => Pr
         ...loaded,
         document: { ...loaded.document, verificationUrl: verificationUrl(deps.publicBaseUrl, verifyToken) },
       };
+      const signer = await deps.signer();
       const result = await finalizeWithFallback(
         pdf,
         {
           ...input,
-          signer: await deps.signer(),
+          signer,
           options: { tsaUrl: deps.tsaUrl, maxImageSidePx: deps.maxImageSidePx },
         },
         deps.logger,
@@ -133,15 +136,38 @@ export function createFinalizer(deps: FinalizerDeps): (documentId: string) => Pr
       if (stored.sha256 !== result.sha256) {
         throw new Error(`storage kept other bytes than were written under ${key}`); // retryable
       }
-      await documentsStore(db).recordFinalSha256(doc.id, token, result.sha256);
+      await documentsStore(db).recordFinalSha256(doc.id, token, result.sha256, signatureOf(result, signer));
       deps.logger.info(
-        { documentId, reference: doc.reference, pages: result.pageCount, bytes: result.pdf.length },
+        {
+          documentId,
+          reference: doc.reference,
+          pages: result.pageCount,
+          bytes: result.pdf.length,
+          signer: signer.kind,
+          level: result.signatureLevel,
+        },
         'final PDF stored',
       );
       return outcome(doc, token, record.completedAt, verifyToken);
     } catch (err) {
       throw asActivityFailure(err);
     }
+  };
+}
+
+/** What the API and webhooks tell about the signature (`signature` of the document). */
+function signatureOf(result: FinalizeResult, signer: Signer): DocumentSignature {
+  const cert = certificateSummary(signer.certificate);
+  return {
+    level: result.signatureLevel,
+    signed_at: isoTime(result.signedAt),
+    certificate: {
+      subject: cert.subject,
+      issuer: cert.issuer,
+      serial: cert.serial,
+      not_after: isoTime(cert.not_after),
+    },
+    timestamp_authority: result.timestampAuthority,
   };
 }
 

@@ -1,6 +1,6 @@
 import { isoTime } from '../domain/time.ts';
 import type { Approver } from '../db/stores/approvers-store.ts';
-import type { Document } from '../db/stores/documents-store.ts';
+import type { Document, DocumentSignature } from '../db/stores/documents-store.ts';
 import type { ActionType, ApproverStatus, DocumentStatus, Language, WorkflowType } from '../domain/model.ts';
 
 /**
@@ -49,6 +49,8 @@ export interface SerializedDocument {
   finalization: SerializedFinalization | null;
   /** The public verification page printed on the certificate; only on approved documents that have one. */
   verification_url?: string;
+  /** What signed the final PDF; null until the document is approved. */
+  signature: DocumentSignature | null;
   created_at: string;
   updated_at: string;
   approvers: SerializedApprover[];
@@ -119,6 +121,7 @@ export function serializeDocument(
     completed_at: isoTime(doc.completedAt),
     finalization: serializeFinalization(doc),
     ...(extras.verificationUrl && doc.status === 'approved' && { verification_url: extras.verificationUrl }),
+    signature: doc.status === 'approved' ? doc.signature : null,
     created_at: isoTime(doc.createdAt),
     updated_at: isoTime(doc.updatedAt),
     approvers: [...approvers]

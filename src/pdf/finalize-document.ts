@@ -11,6 +11,7 @@ import {
   applySignature,
   writePrepared,
 } from './sign/sign-pdf.ts';
+import { timestampAuthorityOf } from './sign/signature-info.ts';
 import type { FinalizeInput, FinalizeResult } from './types.ts';
 import { type PdfRevision, openRevision } from './writer/pdf-revision.ts';
 
@@ -98,12 +99,16 @@ export async function composeFinal(task: ComposeTask): Promise<ComposedFinal> {
 /** Signs a composed final PDF in place: the digest, the CMS with the private key, and the time-stamp if asked. */
 export async function signFinal(composed: ComposedFinal, input: FinalizeInput): Promise<FinalizeResult> {
   const pdf = Buffer.from(composed.pdf.buffer, composed.pdf.byteOffset, composed.pdf.byteLength);
-  await applySignature(pdf, composed.placeholder, { ...signatureOptions(input), signer: input.signer });
+  const options = { ...signatureOptions(input), signer: input.signer };
+  const applied = await applySignature(pdf, composed.placeholder, options);
   return {
     pdf,
     sha256: createHash('sha256').update(pdf).digest('hex'),
     pageCount: composed.pageCount,
     warnings: composed.warnings,
+    signatureLevel: applied.timestampToken ? 'B-T' : 'B-B',
+    signedAt: options.signingTime,
+    timestampAuthority: applied.timestampToken ? timestampAuthorityOf(applied.timestampToken) : null,
   };
 }
 

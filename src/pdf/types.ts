@@ -71,10 +71,19 @@ export interface FinalizeInput {
   };
 }
 
+/** PAdES baseline levels (ETSI EN 319 142-1). */
+export type SignatureLevel = 'B-B' | 'B-T' | 'B-LT' | 'B-LTA';
+
 export interface FinalizeResult {
   pdf: Buffer;
   sha256: string;
   pageCount: number;
+  /** The PAdES level of the file: B-B, or B-T when a signature time-stamp was embedded. */
+  signatureLevel: SignatureLevel;
+  /** The signing time written in the signature dictionary (/M). */
+  signedAt: Date;
+  /** Subject of the time-stamp authority's certificate when a time-stamp was embedded, else null. */
+  timestampAuthority: string | null;
   /** What was made differently from the input (an unreadable image drawn as the name), for the log. */
   warnings: string[];
 }

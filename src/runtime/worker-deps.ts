@@ -11,12 +11,15 @@ import { createWebhookDispatcher } from '../webhooks/dispatch.ts';
 import type { ResolveHost } from '../webhooks/ssrf-guard.ts';
 import { createWhatsAppProvider, type WhatsAppProvider } from '../whatsapp/index.ts';
 
-/** The signing certificate the worker uses, from config (the PKCS#12, or the development certificate). */
+/** The signer the worker uses, from config: the PKCS#12 (or the development certificate), an HSM or a CSC service. */
 export const signerOptions = (config: Config): CreateSignerOptions => ({
   p12Path: config.signing.p12Path,
   p12Password: config.signing.p12Password,
   devCertDir: config.signing.devCertDir,
   production: config.env === 'production',
+  kind: config.signing.kind,
+  pkcs11: config.signing.pkcs11,
+  csc: config.signing.csc,
 });
 
 /** Everything the worker's activities need, built from config: one place for main, tests and benchmarks. */
@@ -35,7 +38,7 @@ export function createWorkerDeps(
     logger,
   });
   const storage = createStorage(config);
-  // One signer per worker: the PKCS#12 (or the development certificate) is read once, on first use.
+  // One signer per worker: the key's certificates are read once, on first use (see signerOnce).
   const signer = signerOnce(signerOptions(config));
   return {
     db,

@@ -47,25 +47,14 @@ export interface VerificationView {
   approvers: VerifiedApprover[];
 }
 
-/**
- * The signature record of a document. Migration 013 (issue 14, item 4) adds `signature: {level, signed_at,
- * certificate: {subject, …}}` to documents; until it is merged nothing is recorded and the page shows the
- * signing time alone. This is the one place to wire it in.
- */
+/** What the page tells of the signature: the document's recorded `signature` (migration 013), if any. */
 export function signatureOf(document: Document): SignatureFacts | null {
-  const recorded = (document as Document & { signature?: unknown }).signature;
-  if (!recorded || typeof recorded !== 'object') return null;
-  const s = recorded as {
-    level?: unknown;
-    signedAt?: unknown;
-    certificate?: { subject?: unknown } | null;
-  };
-  if (typeof s.level !== 'string' || !(s.signedAt instanceof Date)) return null;
-  const subject = s.certificate?.subject;
+  const recorded = document.signature;
+  if (!recorded) return null;
   return {
-    level: s.level,
-    signedAt: s.signedAt,
-    ...(typeof subject === 'string' && { certificateSubject: subject }),
+    level: recorded.level,
+    signedAt: new Date(recorded.signed_at),
+    certificateSubject: recorded.certificate.subject,
   };
 }
 

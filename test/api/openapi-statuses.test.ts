@@ -68,4 +68,23 @@ describe('the OpenAPI document states every status an operation answers', () => 
     for (const path of ['/documents/{id}', '/approvers/{id}', '/webhooks/{id}'])
       expect(doc.paths[path]!.put!.requestBody!.required, path).toBe(false);
   });
+
+  it('the document and its download tell what signed the PDF (Signature, issue 14)', () => {
+    const schemas = (doc as unknown as { components: { schemas: Record<string, SchemaObject> } }).components
+      .schemas;
+    const signature = schemas.Signature!;
+    const variant = (signature.anyOf ?? [signature]).find((s) => s.type === 'object')!;
+    expect(variant.required).toEqual(['level', 'signed_at', 'certificate', 'timestamp_authority']);
+    expect(variant.properties!.certificate!.required).toEqual(['subject', 'issuer', 'serial', 'not_after']);
+    for (const name of ['Document', 'Download'])
+      expect(schemas[name]!.properties!.signature, name).toEqual({ $ref: '#/components/schemas/Signature' });
+  });
 });
+
+interface SchemaObject {
+  type?: string;
+  anyOf?: SchemaObject[];
+  required?: string[];
+  properties?: Record<string, SchemaObject>;
+  $ref?: string;
+}

@@ -74,6 +74,26 @@ describe.each([
     expect(((await (await download(h, doc.id)).json()) as DownloadBody).data).toEqual(data);
   });
 
+  it('tells what signed it: level, time and certificate, on the download and the document (issue 14)', async () => {
+    const leaf = h.pki.leaf.cert;
+    const expected = {
+      level: 'B-B',
+      signed_at: expect.stringMatching(/\+00:00$/) as unknown,
+      certificate: {
+        subject: 'CN=Wathiq Test Document Signing, O=Wathiq tests',
+        issuer: 'CN=Wathiq Test Root CA, O=Wathiq tests',
+        serial: leaf.serialNumber.toUpperCase(),
+        not_after: leaf.validity.notAfter.toISOString().replace(/\.\d{3}Z$/, '+00:00'),
+      },
+      timestamp_authority: null,
+    };
+    expect((data as unknown as { signature: unknown }).signature).toEqual(expected);
+    const res = await h.service.request(`/documents/${doc.id}`, { account: h.account });
+    const body = (await res.json()) as { data: { signature: { signed_at: string }; completed_at: string } };
+    expect(body.data.signature).toEqual(expected);
+    expect(body.data.signature.signed_at).toBe(body.data.completed_at);
+  });
+
   it('is served to anyone, with no credentials, as application/pdf with long-lived cache headers', async () => {
     const res = await fetchPublic(h, data.download_url);
     expect(res.status).toBe(200);
@@ -216,6 +236,7 @@ describe.each([
       status: 'approved',
       download_url: data.download_url,
       filename: data.filename,
+      signature: (data as unknown as { signature: unknown }).signature,
     });
   });
 

@@ -133,7 +133,7 @@ describe('GET /documents/{id}/download', () => {
       expect(res.status).toBe(200);
       const body = (await res.json()) as DownloadBody;
       expect(body.success).toBe(true);
-      expect(Object.keys(body.data).sort()).toEqual(['download_url', 'expires_at', 'filename']);
+      expect(Object.keys(body.data).sort()).toEqual(['download_url', 'expires_at', 'filename', 'signature']);
     },
   );
 
@@ -326,6 +326,15 @@ describe('finalization options', () => {
       await writeFile(file, Buffer.from(await (await fetchPublic(h, document.download_url)).arrayBuffer()));
       const { signatures, output } = pdfsig(file, h.pki.nssDir);
       expect(signatures[0], output).toMatchObject({ valid: true, total: true, trusted: true });
+      // The stored signature says B-T and names the time-stamp authority (issue 14, item 4).
+      const { signature } = await h.service.database
+        .db('documents')
+        .where({ id: doc.id })
+        .first<{ signature: { level: string; timestamp_authority: string | null } }>('signature');
+      expect(signature).toMatchObject({
+        level: 'B-T',
+        timestamp_authority: 'CN=Wathiq Test Time-Stamping Authority, O=Wathiq tests',
+      });
     } finally {
       await tsa.close();
     }

@@ -3,7 +3,7 @@ import { createPrivateKey, generateKeyPairSync, randomBytes } from 'node:crypto'
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import forge from 'node-forge';
-import { type Signer, signerFromP12 } from '../../src/pdf/sign/signer.ts';
+import { type Signer, keyObjectSigner, signerFromP12 } from '../../src/pdf/sign/signer.ts';
 
 export interface TestIdentity {
   certPem: string;
@@ -125,11 +125,8 @@ export function selfSignedSigner(cn: string): Signer {
     { name: 'basicConstraints', cA: false },
     { name: 'keyUsage', digitalSignature: true, nonRepudiation: true },
   ]);
-  return {
-    certificate: certDer(id),
-    chain: [],
-    privateKey: createPrivateKey(id.keyPem),
-    development: false,
-    subject: `CN=${cn}`,
-  };
+  return keyObjectSigner(
+    { certificate: certDer(id), chain: [], development: false, subject: `CN=${cn}` },
+    createPrivateKey(id.keyPem),
+  );
 }

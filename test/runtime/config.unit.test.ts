@@ -173,6 +173,55 @@ describe('loadConfig', () => {
       expect(issuesOf({ ...PRODUCTION, NODE_ENV: 'development', SIGNING_P12_PATH: undefined })).toEqual([]);
     });
 
+    it('an HSM or a CSC service instead of a PKCS#12: what each needs, named (issue 14)', () => {
+      const hsm = { ...PRODUCTION, SIGNING_P12_PATH: undefined, SIGNER: 'pkcs11' };
+      expect(issuesOf(hsm)).toEqual([
+        expect.stringMatching(/^SIGNING_PKCS11_MODULE: required when SIGNER=pkcs11/),
+        expect.stringMatching(/^SIGNING_PKCS11_PIN: required when SIGNER=pkcs11, or SIGNING_PKCS11_PIN_FILE/),
+      ]);
+      const module = '/usr/lib/softhsm/libsofthsm2.so';
+      expect(
+        issuesOf({ ...hsm, SIGNING_PKCS11_MODULE: module, SIGNING_PKCS11_PIN_FILE: '/run/pin' }),
+      ).toEqual([]);
+      expect(
+        issuesOf({
+          ...hsm,
+          SIGNING_PKCS11_MODULE: module,
+          SIGNING_PKCS11_PIN: '1',
+          SIGNING_PKCS11_KEY_ID: 'x1',
+        }),
+      ).toEqual([expect.stringMatching(/^SIGNING_PKCS11_KEY_ID: /)]);
+      const csc = { ...PRODUCTION, SIGNING_P12_PATH: undefined, SIGNER: 'csc' };
+      expect(issuesOf(csc)).toEqual([
+        expect.stringMatching(/^SIGNING_CSC_URL: required when SIGNER=csc/),
+        expect.stringMatching(/^SIGNING_CSC_TOKEN: required when SIGNER=csc/),
+      ]);
+      expect(
+        issuesOf({ ...csc, SIGNING_CSC_URL: 'http://rss.example/csc/v2', SIGNING_CSC_TOKEN: 't' }),
+      ).toEqual([expect.stringMatching(/^SIGNING_CSC_URL: must be an https URL when NODE_ENV=production/)]);
+      expect(
+        issuesOf({ ...csc, SIGNING_CSC_URL: 'https://rss.example/csc/v2', SIGNING_CSC_TOKEN: 't' }),
+      ).toEqual([]);
+      expect(
+        issuesOf({ ...csc, SIGNING_CSC_URL: 'https://rss.example/csc/v2', SIGNING_CSC_TOKEN: 't' }, 'api'),
+      ).toEqual([]);
+      const config = loadConfig({
+        ...csc,
+        SIGNING_CSC_URL: 'https://rss.example/csc/v2',
+        SIGNING_CSC_TOKEN: 't',
+      });
+      expect(config.signing).toMatchObject({
+        kind: 'csc',
+        csc: {
+          baseUrl: 'https://rss.example/csc/v2',
+          token: 't',
+          timeoutMs: 10_000,
+          retries: 3,
+          retryBackoffMs: 500,
+        },
+      });
+    });
+
     it.each([[''], ['   '], [undefined]])('an empty WHATSAPP_APP_SECRET (%j)', (secret) => {
       expect(issuesOf({ ...PRODUCTION, WHATSAPP_APP_SECRET: secret })).toEqual([
         expect.stringMatching(/^WHATSAPP_APP_SECRET: required/),

@@ -181,6 +181,9 @@ describe('GET /v/{token}', () => {
     expect(html).toContain('WhatsApp button');
     expect(html).toContain(formatHijri(actedAt[1]!).en);
     expect(html).toContain('+44 ••••••3456');
+    // The signature the document recorded at finalization: its level and the signing certificate.
+    expect(html).toMatch(/<span id="signature-level"\s*>PAdES, level B-B<\/span/);
+    expect(html).toMatch(/<bdi dir="ltr" id="signing-certificate">[^<]*Wathiq development signing certificate/);
   });
 
   it('answers one 404 page for a malformed token, an unknown one and a document that is not signed', async () => {

@@ -11,6 +11,7 @@ import type { OpenApiRegistry } from '../openapi/registry.ts';
 import { route } from '../openapi/route.ts';
 import { isoTime } from '../../domain/time.ts';
 import { ok } from '../../http/respond.ts';
+import { Signature } from '../schemas/documents.ts';
 import { Timestamp, envelope } from '../schemas/envelopes.ts';
 
 export interface DownloadRouterDeps {
@@ -29,6 +30,7 @@ const Download = z
         "The document's approval deadline (its `expires_at`), not an expiry of the URL, which never expires",
     }),
     filename: z.string().meta({ example: 'WQT-2026-000042.pdf' }),
+    signature: Signature,
   })
   .meta({ id: 'Download' });
 
@@ -66,6 +68,7 @@ export function createDownloadRouter(deps: DownloadRouterDeps, openapi: OpenApiR
         download_url: finalFileUrl(deps.config.http.publicBaseUrl, doc.finalToken, doc),
         expires_at: isoTime(doc.expiresAt),
         filename: finalFilename(doc),
+        signature: doc.signature,
       });
     },
   );

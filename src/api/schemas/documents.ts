@@ -164,6 +164,37 @@ export const Finalization = z
   .nullable()
   .meta({ id: 'Finalization' });
 
+/** What signed the final PDF (issue 14, item 4): on the document, its download and `document.approved`. */
+export const Signature = z
+  .strictObject({
+    level: z.string().meta({
+      description:
+        'PAdES baseline level of the file (ETSI EN 319 142-1): B-B, B-T (with a signature time-stamp), B-LT (with validation data), B-LTA (with an archive time-stamp)',
+      example: 'B-T',
+    }),
+    signed_at: Timestamp.meta({ description: 'The signing time written in the signature' }),
+    certificate: z
+      .strictObject({
+        subject: z.string().meta({ example: 'CN=Example Co document signing, O=Example Co' }),
+        issuer: z.string(),
+        serial: z
+          .string()
+          .regex(/^[0-9A-F]+$/)
+          .meta({ description: 'Serial number, hexadecimal' }),
+        not_after: Timestamp.meta({ description: 'When the signing certificate expires' }),
+      })
+      .meta({ description: 'The signing certificate' }),
+    timestamp_authority: z.string().nullable().meta({
+      description:
+        "Subject of the time-stamp authority's certificate; null when the signature has no time-stamp",
+    }),
+  })
+  .nullable()
+  .meta({
+    id: 'Signature',
+    description: 'What signed the final PDF; null until the document is approved',
+  });
+
 export const DocumentResource = z
   .strictObject({
     id: z.uuid(),
@@ -191,6 +222,7 @@ export const DocumentResource = z
       description:
         'Approved documents signed since issue 14: the public verification page {PUBLIC_BASE_URL}/v/{token} that the audit certificate prints with its QR code (no authentication; shows the approvals and checks whether a PDF is the signed file)',
     }),
+    signature: Signature,
     created_at: Timestamp,
     updated_at: Timestamp,
     approvers: z.array(ApproverResource).meta({ description: 'Ordered by order_index' }),

@@ -28,8 +28,21 @@ export interface Document {
   finalizationState: FinalizationState | null;
   finalizationError: string | null;
   finalizationFailedAt: Date | null;
+  /** The final PDF's signature, recorded with `finalSha256` (migration 013); null until then. */
+  signature: DocumentSignature | null;
   createdAt: Date;
   updatedAt: Date;
+}
+
+/** What signed the final PDF, as the API shows it (`signature` of the document, its download and webhooks). */
+export interface DocumentSignature {
+  /** PAdES baseline level: B-B, B-T, B-LT or B-LTA. */
+  level: string;
+  /** ISO 8601: the signing time in the signature dictionary. */
+  signed_at: string;
+  certificate: { subject: string; issuer: string; serial: string; not_after: string };
+  /** Subject of the time-stamp authority's certificate; null without a time-stamp. */
+  timestamp_authority: string | null;
 }
 
 /** `failed`: the document waits for an operator's retry; `succeeded`: a retry produced the signed PDF. */
@@ -60,6 +73,7 @@ export interface DocumentRow {
   finalization_state: FinalizationState | null;
   finalization_error: string | null;
   finalization_failed_at: Date | null;
+  signature?: DocumentSignature | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -89,6 +103,7 @@ export const toDocument = (r: DocumentRow): Document => ({
   finalizationState: r.finalization_state ?? null,
   finalizationError: r.finalization_error ?? null,
   finalizationFailedAt: r.finalization_failed_at ?? null,
+  signature: r.signature ?? null,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
@@ -137,6 +152,7 @@ const COLUMNS: Record<keyof DocumentPatch, keyof DocumentRow> = {
   finalizationState: 'finalization_state',
   finalizationError: 'finalization_error',
   finalizationFailedAt: 'finalization_failed_at',
+  signature: 'signature',
 };
 
 function toRowPatch(patch: DocumentPatch): Partial<DocumentRow> {
@@ -331,11 +347,20 @@ export function documentsStore(db: Db) {
         .update({ final_token: reservation.token, final_file_key: reservation.key });
     },
 
-    /** Records the SHA-256 of the stored final file, for the reservation `token` only. */
-    async recordFinalSha256(id: string, token: string, sha256: string): Promise<void> {
+    /** Records the SHA-256 of the stored final file and what signed it, for the reservation `token` only. */
+    async recordFinalSha256(
+      id: string,
+      token: string,
+      sha256: string,
+      signature: DocumentSignature | null = null,
+    ): Promise<void> {
       await db('documents')
         .where({ id, final_token: token })
-        .update({ final_sha256: sha256, updated_at: db.fn.now() });
+        .update({
+          final_sha256: sha256,
+          signature: signature === null ? null : JSON.stringify(signature),
+          updated_at: db.fn.now(),
+        });
     },
 
     /** Deletes the row (approvers cascade); true when there was one. */

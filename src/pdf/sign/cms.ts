@@ -78,9 +78,28 @@ export interface SignedDataOptions {
   eContent?: Buffer;
   certificate: Buffer;
   chain?: Buffer[];
-  privateKey: KeyObject;
+  /** The key that signs: a KeyObject in this process, or a signer whose key is elsewhere (an HSM, a service). */
+  privateKey?: KeyObject;
+  signer?: SignatureOperation;
   /** Called with the signature value, returns unsigned attributes to add (a signature time-stamp). */
   unsignedAttributes?: (signature: Buffer) => Promise<{ type: string; value: Buffer }[]>;
+}
+
+/** A signing key reached through an asynchronous operation (see Signer in signer.ts). */
+export interface SignatureOperation {
+  keyType: 'rsa' | 'ec';
+  /**
+   * The signature with SHA-256 over `data` (the DER of the signed attributes): RSA PKCS#1 v1.5, or ECDSA as a
+   * DER Ecdsa-Sig-Value.
+   */
+  sign(data: Buffer): Promise<Buffer>;
+}
+
+function keyObjectOperation(key: KeyObject): SignatureOperation {
+  const type = key.asymmetricKeyType;
+  if (type !== 'rsa' && type !== 'ec')
+    throw new Error(`signing keys of type ${type ?? 'unknown'} are not supported`);
+  return { keyType: type, sign: (data) => Promise.resolve(cryptoSign('sha256', data, key)) };
 }
 
 /** Builds a CMS ContentInfo holding SignedData with one signer. */
@@ -93,12 +112,11 @@ export async function buildSignedData(opts: SignedDataOptions): Promise<Buffer> 
   ]);
   // The signature covers the attributes encoded as a SET (tag 0x31), not as the [0] IMPLICIT field.
   const toSign = der(set(signedAttrs));
-  const keyType = opts.privateKey.asymmetricKeyType;
-  let signatureAlg: Asn1;
-  if (keyType === 'rsa') signatureAlg = seq([oid(OID.rsaEncryption), nul()]);
-  else if (keyType === 'ec') signatureAlg = seq([oid(OID.ecdsaWithSha256)]);
-  else throw new Error(`signing keys of type ${keyType ?? 'unknown'} are not supported`);
-  const signature = cryptoSign('sha256', toSign, opts.privateKey);
+  const operation = opts.signer ?? (opts.privateKey && keyObjectOperation(opts.privateKey));
+  if (!operation) throw new Error('buildSignedData needs a signer or a private key');
+  const signatureAlg =
+    operation.keyType === 'rsa' ? seq([oid(OID.rsaEncryption), nul()]) : seq([oid(OID.ecdsaWithSha256)]);
+  const signature = await operation.sign(toSign);
 
   const { issuer, serial } = issuerAndSerial(opts.certificate);
   const signerInfo: Asn1[] = [

@@ -19,6 +19,11 @@ export interface SignOptions {
 /** What preparing the signature needs of the signer: its certificates (for the room to reserve) and name. */
 export type SignerIdentity = Pick<Signer, 'certificate' | 'chain' | 'subject'>;
 
+/** What `applySignature` put in besides the signature: the RFC 3161 token when a time-stamp was asked for. */
+export interface AppliedSignature {
+  timestampToken: Buffer | null;
+}
+
 /** The options of `prepareSignature`, which does not sign: the private key can stay in another thread. */
 export type PrepareOptions = Omit<SignOptions, 'signer'> & { signer: SignerIdentity };
 
@@ -161,7 +166,7 @@ export async function applySignature(
   pdf: Buffer,
   placeholder: SignaturePlaceholder,
   opts: SignOptions,
-): Promise<void> {
+): Promise<AppliedSignature> {
   const gapStart = placeholder.contentsAt;
   const gapEnd = gapStart + placeholder.contentsLength;
   const range = `[0 ${gapStart} ${gapEnd} ${pdf.length - gapEnd}]`;
@@ -169,17 +174,19 @@ export async function applySignature(
     throw new Error('file too large for the byte range placeholder');
   pdf.write(range.padEnd(placeholder.byteRangeLength, ' '), placeholder.byteRangeAt, 'latin1');
 
+  let timestampToken: Buffer | null = null;
   const digest = createHash('sha256').update(pdf.subarray(0, gapStart)).update(pdf.subarray(gapEnd)).digest();
   const cms = await buildSignedData({
     contentDigest: digest,
     contentType: OID.data,
     certificate: opts.signer.certificate,
     chain: opts.signer.chain,
-    privateKey: opts.signer.privateKey,
+    signer: opts.signer,
     unsignedAttributes: opts.tsaUrl
       ? async (signature) => {
           const imprint = createHash('sha256').update(signature).digest();
           const token = await fetchTimestampToken(opts.tsaUrl as string, imprint, opts.tsaTimeoutMs);
+          timestampToken = token;
           return [{ type: OID.signatureTimeStampToken, value: token }];
         }
       : undefined,
@@ -187,6 +194,7 @@ export async function applySignature(
   const hex = cms.toString('hex').toUpperCase();
   if (hex.length > placeholder.contentsLength - 2) throw new SignatureTooLargeError(`${cms.length} bytes`);
   pdf.write(hex, gapStart + 1, 'latin1');
+  return { timestampToken };
 }
 
 /**

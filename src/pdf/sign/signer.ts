@@ -2,26 +2,48 @@ import {
   type KeyObject,
   X509Certificate,
   createPrivateKey,
+  sign as cryptoSign,
   generateKeyPairSync,
   randomBytes,
 } from 'node:crypto';
 import { link, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import forge from 'node-forge';
+import type { CscSignerOptions } from './csc-signer.ts';
+import type { Pkcs11SignerOptions } from './pkcs11-signer.ts';
 
-/** The certificate and key that seal final PDFs. */
+/** Where the signing key is: a PKCS#12 file beside the process, an HSM (PKCS#11) or a remote service (CSC v2). */
+export const SIGNER_KINDS = ['p12', 'pkcs11', 'csc'] as const;
+export type SignerKind = (typeof SIGNER_KINDS)[number];
+
+/**
+ * The certificate and key that seal final PDFs. The certificates are plain data (they go to the compose thread);
+ * the key is reached only through `sign`.
+ */
 export interface Signer {
+  kind: SignerKind;
   /** DER of the signing certificate. */
   certificate: Buffer;
   /** DER of the certificates to embed after it (intermediates), issuer order. */
   chain: Buffer[];
-  privateKey: KeyObject;
   /** True for the self-signed certificate made when no PKCS#12 is configured. */
   development: boolean;
   /** Subject of the certificate, for logs and the signature dictionary. */
   subject: string;
+  /** The key's algorithm: RSA (PKCS#1 v1.5 signatures) or EC (ECDSA, P-256). */
+  keyType: 'rsa' | 'ec';
+  /**
+   * Signs `data` (the DER of the CMS signed attributes) with SHA-256; RSA PKCS#1 v1.5 or a DER ECDSA signature.
+   * A key outside the process (HSM, remote service) is sent only the SHA-256 digest of `data`.
+   */
+  sign(data: Buffer): Promise<Buffer>;
 }
 
+/**
+ * The signer cannot sign: a certificate or key missing, unreadable or refused, a token absent or locked, a wrong
+ * PIN, a signing service that refuses us. Retryable (the operator can fix it) until the finalization's retry
+ * policy runs out; then the document reads `finalization.state = "failed"` with this message.
+ */
 export class SignerConfigError extends Error {
   constructor(message: string) {
     super(message);
@@ -35,6 +57,12 @@ export const DEV_P12_PASSWORD = 'wathiq-development';
 const DEV_SUBJECT = 'Wathiq development signing certificate (not for production)';
 
 export interface CreateSignerOptions {
+  /** SIGNER; default p12. */
+  kind?: SignerKind;
+  /** SIGNER=pkcs11: the module, token, PIN and key (SIGNING_PKCS11_*). */
+  pkcs11?: Pkcs11SignerOptions;
+  /** SIGNER=csc: the Cloud Signature Consortium v2 service (SIGNING_CSC_*). */
+  csc?: CscSignerOptions;
   /** PKCS#12 (.p12/.pfx) with the signing key and certificate chain (SIGNING_P12_PATH). */
   p12Path?: string;
   p12Password?: string;
@@ -45,10 +73,25 @@ export interface CreateSignerOptions {
 }
 
 /**
- * Loads the signing identity: the configured PKCS#12, or else the development certificate (created on first use
- * and reused afterwards). Refuses to run production on the development certificate.
+ * Loads the signing identity of the configured kind: an HSM's key and certificates (PKCS#11), a remote signing
+ * service's credential (CSC), or the PKCS#12 file — the configured one, or else the development certificate
+ * (created on first use and reused afterwards). Refuses to run production on the development certificate.
  */
 export async function createSigner(opts: CreateSignerOptions): Promise<Signer> {
+  if (opts.kind === 'pkcs11') {
+    if (!opts.pkcs11) throw new SignerConfigError('SIGNER=pkcs11 needs SIGNING_PKCS11_MODULE.');
+    const { createPkcs11Signer } = await import('./pkcs11-signer.ts');
+    return createPkcs11Signer(opts.pkcs11);
+  }
+  if (opts.kind === 'csc') {
+    if (!opts.csc) throw new SignerConfigError('SIGNER=csc needs SIGNING_CSC_URL.');
+    const { createCscSigner } = await import('./csc-signer.ts');
+    return createCscSigner(opts.csc);
+  }
+  return createP12Signer(opts);
+}
+
+async function createP12Signer(opts: CreateSignerOptions): Promise<Signer> {
   if (opts.p12Path) {
     let der: Buffer;
     try {
@@ -118,20 +161,48 @@ export function signerFromP12(der: Buffer, password: string): Signer {
   const leaf = certs.find((c) => new X509Certificate(c).checkPrivateKey(privateKey));
   if (!leaf) throw new SignerConfigError('The PKCS#12 file has no certificate for its private key.');
   const x509 = new X509Certificate(leaf);
-  return {
-    certificate: leaf,
-    chain: orderChain(
-      leaf,
-      certs.filter((c) => !c.equals(leaf)),
-    ),
+  return keyObjectSigner(
+    {
+      certificate: leaf,
+      chain: orderChain(
+        leaf,
+        certs.filter((c) => !c.equals(leaf)),
+      ),
+      development: x509.subject.includes(DEV_SUBJECT),
+      subject: x509.subject.replace(/\n/g, ', '),
+    },
     privateKey,
-    development: x509.subject.includes(DEV_SUBJECT),
-    subject: x509.subject.replace(/\n/g, ', '),
+  );
+}
+
+/** A signer whose key is a KeyObject in this process (the PKCS#12 file's, or a test's). */
+export function keyObjectSigner(
+  identity: Pick<Signer, 'certificate' | 'chain' | 'subject' | 'development'>,
+  privateKey: KeyObject,
+): Signer {
+  return {
+    ...identity,
+    kind: 'p12',
+    keyType: keyTypeOf(privateKey),
+    sign: (data) => Promise.resolve(cryptoSign('sha256', data, privateKey)),
   };
 }
 
+function keyTypeOf(key: KeyObject): 'rsa' | 'ec' {
+  const type = key.asymmetricKeyType;
+  if (type === 'rsa' || type === 'ec') return type;
+  throw new SignerConfigError(
+    `signing keys of type ${type ?? 'unknown'} are not supported (RSA or EC P-256)`,
+  );
+}
+
+/** A leaf certificate's key type, for signers that hold no KeyObject (the key is on a token or a service). */
+export function certificateKeyType(certificate: Buffer): 'rsa' | 'ec' {
+  return keyTypeOf(new X509Certificate(certificate).publicKey);
+}
+
 /** The issuers of the leaf, nearest first; certificates that are not in its path are left out. */
-function orderChain(leaf: Buffer, others: Buffer[]): Buffer[] {
+export function orderChain(leaf: Buffer, others: Buffer[]): Buffer[] {
   const out: Buffer[] = [];
   let current = new X509Certificate(leaf);
   const pool = others.map((d) => ({ der: d, x509: new X509Certificate(d) }));
