@@ -183,7 +183,7 @@ describe('GET /v/{token}', () => {
     expect(html).toContain('+44 ••••••3456');
     // The signature the document recorded at finalization: its level and the signing certificate.
     expect(html).toMatch(/<span id="signature-level"\s*>PAdES, level B-B<\/span/);
-    expect(html).toMatch(/<bdi dir="ltr" id="signing-certificate">[^<]*Wathiq development signing certificate/);
+    expect(html).toMatch(/<bdi dir="ltr" id="signing-certificate">[^<]*Wathiq Test Document Signing/);
   });
 
   it('answers one 404 page for a malformed token, an unknown one and a document that is not signed', async () => {
