@@ -222,36 +222,49 @@ export interface DocumentsGaugeOptions {
  */
 export function registerDocumentsGauge(registry: Registry, options: DocumentsGaugeOptions): void {
   const now = options.now ?? Date.now;
-  let cached: { at: number; counts: Record<string, number> } | undefined;
+  let cached: Record<string, number> | undefined;
+  /** When the last count started, whether it succeeded or not: a failing database is not asked more often. */
+  let countedAt: number | undefined;
   let inFlight: Promise<void> | undefined;
-  const failures = new Counter({
-    name: 'wathiq_documents_count_failures_total',
-    help: 'Scrapes whose count of documents by status failed (the gauge kept its previous values)',
-    registers: [registry],
-  });
+  let failed = 0;
 
   const refresh = async () => {
+    countedAt = now();
     try {
-      cached = { at: now(), counts: await options.count() };
+      cached = await options.count();
     } catch (err) {
-      failures.inc();
+      failed++;
       options.onError(err);
     }
   };
+  /** Counts again when the cached count is older than cacheMs; both metrics below wait for the same count. */
+  const fresh = async () => {
+    if (countedAt === undefined || now() - countedAt >= options.cacheMs) {
+      inFlight ??= refresh().finally(() => (inFlight = undefined));
+      await inFlight;
+    }
+  };
 
+  new Counter({
+    name: 'wathiq_documents_count_failures_total',
+    help: 'Scrapes whose count of documents by status failed (the gauge kept its previous values)',
+    registers: [registry],
+    async collect() {
+      await fresh();
+      this.reset();
+      this.inc(failed);
+    },
+  });
   new Gauge({
     name: 'wathiq_documents',
     help: 'Documents by status, across every account (counted at scrape time, cached briefly)',
     labelNames: ['status'] as const,
     registers: [registry],
     async collect() {
-      if (!cached || now() - cached.at >= options.cacheMs) {
-        inFlight ??= refresh().finally(() => (inFlight = undefined));
-        await inFlight;
-      }
+      await fresh();
       if (!cached) return;
-      const statuses = new Set([...options.statuses, ...Object.keys(cached.counts)]);
-      for (const status of statuses) this.set({ status }, cached.counts[status] ?? 0);
+      const statuses = new Set([...options.statuses, ...Object.keys(cached)]);
+      for (const status of statuses) this.set({ status }, cached[status] ?? 0);
     },
   });
 }
