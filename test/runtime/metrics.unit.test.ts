@@ -8,8 +8,16 @@ import { ConfigError, loadConfig } from '../../src/config.ts';
 import type { AppState } from '../../src/http/context.ts';
 import { methodGuard } from '../../src/http/methods.ts';
 import { httpMetrics, routeTemplate, UNMATCHED_ROUTE } from '../../src/http/metrics.ts';
-import { createHttpMetrics, registerDocumentsGauge } from '../../src/metrics/metrics.ts';
+import {
+  createHttpMetrics,
+  createWorkerMetrics,
+  registerDocumentsGauge,
+  WEBHOOK_ATTEMPT_OUTCOMES,
+} from '../../src/metrics/metrics.ts';
 import { startMetricsServer, type RunningMetricsServer } from '../../src/metrics/server.ts';
+import { attemptOutcome } from '../../src/webhooks/activities.ts';
+import { DELIVERY_ERROR_CLASSES } from '../../src/webhooks/deliver.ts';
+import { meteredProvider, templateNames, WhatsAppSendError } from '../../src/whatsapp/index.ts';
 import { parseSamples, scrape, sumOf } from '../helpers/prometheus.ts';
 
 /** Issue 13, item 4: the metrics' configuration, their route labels (never a path, never a token), the endpoint. */
@@ -248,5 +256,76 @@ describe('the metrics endpoint', () => {
     // A failed count is not retried before the cache period is over either.
     await values();
     expect(counts).toBe(before + 3);
+  });
+});
+
+describe('worker counters', () => {
+  it('count WhatsApp sends by template, and failures by reason class and retryability', async () => {
+    const registry = new Registry();
+    const templates = loadConfig({}).whatsapp.templates;
+    const metrics = createWorkerMetrics(registry, { templates: templateNames(templates) });
+    const answers: (Error | undefined)[] = [
+      undefined,
+      new WhatsAppSendError('Meta refused', { retryable: false, reason: 'graph_error', code: 131026 }),
+      new Error('socket hang up'),
+    ];
+    // The provider is the outside border: one that answers, refuses, then breaks.
+    const provider = meteredProvider(
+      {
+        name: 'cloud',
+        send: () => {
+          const answer = answers.shift();
+          return answer ? Promise.reject(answer) : Promise.resolve({ wamid: 'wamid.1' });
+        },
+      },
+      metrics.whatsapp,
+      templates,
+    );
+    const notice = (actionType: 'sign' | 'approve_only') => ({
+      kind: 'approval_request' as const,
+      accountId: 'a',
+      documentId: 'd',
+      approverId: 'p',
+      phone: '966501234567',
+      language: 'en' as const,
+      approverName: 'Sara',
+      documentTitle: 'Contract',
+      reference: 'WQT-2026-000001',
+      linkToken: TOKEN,
+      actionType,
+      idempotencyKey: 'p:approval_request:1',
+    });
+    await provider.send(notice('sign'));
+    await expect(provider.send(notice('approve_only'))).rejects.toThrow('Meta refused');
+    await expect(provider.send(notice('approve_only'))).rejects.toThrow('socket hang up');
+
+    const text = await registry.metrics();
+    expect(text).not.toContain(TOKEN);
+    const samples = parseSamples(text);
+    const sends = (template: string, outcome: string) =>
+      sumOf(samples, 'wathiq_whatsapp_sends_total', { template, outcome });
+    expect(sends('wathiq_approval_request', 'accepted')).toBe(1);
+    expect(sends('wathiq_approval_request_approve', 'failed')).toBe(2);
+    expect(sends('wathiq_reminder', 'accepted')).toBe(0); // every template's series exists from the start
+    const failures = samples.filter((s) => s.name === 'wathiq_whatsapp_send_failures_total');
+    expect(failures.map((s) => s.labels)).toEqual([
+      { template: 'wathiq_approval_request_approve', reason: 'graph_error', retryable: 'false' },
+      { template: 'wathiq_approval_request_approve', reason: 'network', retryable: 'true' },
+    ]);
+  });
+
+  it('class webhook attempts by outcome: success, status class or error class', () => {
+    expect(attemptOutcome({ ok: true, status: 204 })).toBe('success');
+    expect(attemptOutcome({ ok: false, status: 302, errorClass: 'http_status' })).toBe('http_3xx');
+    expect(attemptOutcome({ ok: false, status: 410, errorClass: 'http_status' })).toBe('http_4xx');
+    expect(attemptOutcome({ ok: false, status: 503, errorClass: 'http_status' })).toBe('http_5xx');
+    expect(attemptOutcome({ ok: false, status: 101, errorClass: 'http_status' })).toBe('http_other');
+    expect(attemptOutcome({ ok: false, errorClass: 'timeout' })).toBe('timeout');
+    expect(attemptOutcome({ ok: false, errorClass: 'blocked_address' })).toBe('blocked_address');
+    for (const errorClass of DELIVERY_ERROR_CLASSES) {
+      expect(WEBHOOK_ATTEMPT_OUTCOMES).toContain(
+        attemptOutcome({ ok: false, status: errorClass === 'http_status' ? 500 : undefined, errorClass }),
+      );
+    }
   });
 });
