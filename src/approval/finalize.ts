@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { Readable } from 'node:stream';
 import { ApplicationFailure } from '@temporalio/activity';
 import { randomToken } from '../auth/tokens.ts';
@@ -7,6 +8,7 @@ import { verificationUrl, verificationsStore } from '../db/stores/verifications-
 import { isoTime } from '../domain/time.ts';
 import { finalFileKey, finalFileUrl, finalFilename } from '../documents/final-file.ts';
 import type { Logger } from '../logger.ts';
+import type { FinalizationFailureReason, FinalizationMetrics } from '../metrics/metrics.ts';
 import {
   type CreateSignerOptions,
   FinalizeError,
@@ -48,6 +50,8 @@ export interface FinalizerDeps {
   maxImageSidePx?: number;
   /** The PDF_* limits (config.pdf): the original is read in a worker thread within them. Default: the defaults. */
   pdf?: PdfLimits;
+  /** Durations of final PDFs produced, failures by type; absent, nothing is counted. */
+  metrics?: FinalizationMetrics;
 }
 
 /** What finalization hands back to the approval activity. */
@@ -101,6 +105,7 @@ export function createFinalizer(deps: FinalizerDeps): (documentId: string) => Pr
   });
 
   return async (documentId) => {
+    const started = performance.now();
     try {
       const record = await loadFinalizeRecord(db, documentId);
       const doc = await reserve(db, record.document);
@@ -148,9 +153,12 @@ export function createFinalizer(deps: FinalizerDeps): (documentId: string) => Pr
         },
         'final PDF stored',
       );
+      deps.metrics?.succeeded((performance.now() - started) / 1000);
       return outcome(doc, token, record.completedAt, verifyToken);
     } catch (err) {
-      throw asActivityFailure(err);
+      const failure = asActivityFailure(err);
+      deps.metrics?.failed(failureReason(failure), !isNonRetryable(failure));
+      throw failure;
     }
   };
 }
@@ -210,6 +218,15 @@ const PERMANENT: [new (...args: never[]) => Error, string][] = [
   // The original exhausted its worker thread's time or memory: the same file would again.
   [PdfTooComplexError, FINALIZE_FAILURE_TYPES.PdfTooComplexError],
 ];
+
+/** A failure's type as a bounded label: the permanent types, SignerConfigError, or `other`. */
+function failureReason(failure: unknown): FinalizationFailureReason {
+  if (!(failure instanceof ApplicationFailure)) return 'other';
+  const known: readonly string[] = [...Object.values(FINALIZE_FAILURE_TYPES), 'SignerConfigError'];
+  return known.includes(failure.type ?? '') ? (failure.type as FinalizationFailureReason) : 'other';
+}
+
+const isNonRetryable = (failure: unknown) => failure instanceof ApplicationFailure && failure.nonRetryable;
 
 function asActivityFailure(err: unknown): unknown {
   // A signer misconfiguration: retryable, typed so the workflow's failure names it.

@@ -1,6 +1,7 @@
 import type { Config } from '../config.ts';
 import type { Knex } from '../db/knex.ts';
 import type { Logger } from '../logger.ts';
+import type { HttpMetrics } from '../metrics/metrics.ts';
 import type { RateLimiter } from '../rate-limit/rate-limiter.ts';
 import type { Storage } from '../storage/storage.ts';
 import type { TemporalClientHandle } from '../temporal/client.ts';
@@ -13,4 +14,6 @@ export interface ApiDeps {
   logger: Logger;
   rateLimiter: RateLimiter;
   storage: Storage;
+  /** Request durations by route template and status; absent, nothing is counted. */
+  metrics?: HttpMetrics;
 }

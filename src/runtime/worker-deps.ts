@@ -6,10 +6,11 @@ import type { Config } from '../config.ts';
 import type { CreateSignerOptions } from '../pdf/sign/signer.ts';
 import type { Knex } from '../db/knex.ts';
 import type { Logger } from '../logger.ts';
+import type { WorkerMetrics } from '../metrics/metrics.ts';
 import { createStorage } from '../storage/create-storage.ts';
 import { createWebhookDispatcher } from '../webhooks/dispatch.ts';
 import type { ResolveHost } from '../webhooks/ssrf-guard.ts';
-import { createWhatsAppProvider, type WhatsAppProvider } from '../whatsapp/index.ts';
+import { createWhatsAppProvider, meteredProvider, type WhatsAppProvider } from '../whatsapp/index.ts';
 
 /** The signer the worker uses, from config: the PKCS#12 (or the development certificate), an HSM or a CSC service. */
 export const signerOptions = (config: Config): CreateSignerOptions => ({
@@ -27,8 +28,14 @@ export function createWorkerDeps(
   config: Config,
   db: Knex,
   logger: Logger,
-  overrides: { whatsappProvider?: WhatsAppProvider; webhookLookup?: ResolveHost } = {},
+  overrides: {
+    whatsappProvider?: WhatsAppProvider;
+    webhookLookup?: ResolveHost;
+    metrics?: WorkerMetrics;
+  } = {},
 ): ActivityDeps {
+  const { metrics } = overrides;
+  const provider = overrides.whatsappProvider ?? createWhatsAppProvider(config, { logger });
   // Events recorded by activities are dispatched from inside them, with the worker's own Temporal client.
   const webhooks = createWebhookDispatcher({
     db,
@@ -54,9 +61,10 @@ export function createWorkerDeps(
       tsaUrl: config.signing.tsaUrl,
       maxImageSidePx: config.images.maxSidePx,
       pdf: config.pdf,
+      ...(metrics && { metrics: metrics.finalization }),
     }),
     whatsapp: {
-      provider: overrides.whatsappProvider ?? createWhatsAppProvider(config, { logger }),
+      provider: metrics ? meteredProvider(provider, metrics.whatsapp, config.whatsapp.templates) : provider,
       templates: config.whatsapp.templates,
       recordRetry: config.whatsapp.recordRetry,
     },
@@ -65,6 +73,7 @@ export function createWorkerDeps(
       timeoutMs: config.webhooks.timeoutMs,
       ...(overrides.webhookLookup ? { lookup: overrides.webhookLookup } : {}),
       dispatcher: webhooks,
+      ...(metrics && { metrics: metrics.webhooks }),
     },
     // markDocumentSent checks a draft against the start input of the run it works for.
     workflowRun: activityWorkflowRun,

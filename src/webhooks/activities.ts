@@ -5,8 +5,9 @@ import { webhookDeliveriesStore, type DeliveryAttempt } from '../db/stores/webho
 import { webhookDispatchStore } from '../db/stores/webhook-dispatch-store.ts';
 import { webhooksStore } from '../db/stores/webhooks-store.ts';
 import type { Logger } from '../logger.ts';
+import type { WebhookAttemptOutcome, WebhookMetrics } from '../metrics/metrics.ts';
 import { whileHeartbeating } from '../temporal/heartbeat.ts';
-import { attemptRecord, deliverOnce } from './deliver.ts';
+import { attemptRecord, deliverOnce, type DeliveryResult } from './deliver.ts';
 import type { WebhookDispatcher } from './dispatch.ts';
 import type { WebhookEvent } from './events.ts';
 import type { ResolveHost } from './ssrf-guard.ts';
@@ -24,7 +25,22 @@ export interface WebhookActivityDeps {
     lookup?: ResolveHost;
     /** Runs the outbox sweep; without one the sweep does nothing. */
     dispatcher?: WebhookDispatcher;
+    /** Attempts by outcome class and latency, deliveries by how they ended; absent, nothing is counted. */
+    metrics?: WebhookMetrics;
   };
+}
+
+/** An attempt's outcome as a bounded label: success, the receiver's status class, or the error class. */
+export function attemptOutcome(
+  result: Pick<DeliveryResult, 'ok' | 'status' | 'errorClass'>,
+): WebhookAttemptOutcome {
+  if (result.ok) return 'success';
+  if (result.errorClass && result.errorClass !== 'http_status') return result.errorClass;
+  const status = result.status ?? 0;
+  if (status >= 300 && status < 400) return 'http_3xx';
+  if (status >= 400 && status < 500) return 'http_4xx';
+  if (status >= 500 && status < 600) return 'http_5xx';
+  return 'http_other';
 }
 
 /** The worker's own Temporal client, for code that runs inside an activity (the approval activities' onEvent). */
@@ -81,6 +97,7 @@ export function createWebhookActivities(deps: WebhookActivityDeps): WebhookActiv
       allowPrivate: deps.webhooks.allowPrivate,
       ...(deps.webhooks.lookup ? { lookup: deps.webhooks.lookup } : {}),
     });
+    deps.webhooks.metrics?.attempt(attemptOutcome(result), result.ms / 1000);
     await deliveries.recordAttempt(attemptRecord(deliveryId, attemptNumber, result));
     if (!result.ok) {
       deps.logger.info(
@@ -116,21 +133,25 @@ export function createWebhookActivities(deps: WebhookActivityDeps): WebhookActiv
     },
 
     async settleWebhookDelivery({ deliveryId, webhookId, settlement }: SettleInput) {
+      const metrics = deps.webhooks.metrics;
       switch (settlement.kind) {
         case 'succeeded':
           await webhookDeliveriesStore(db).markSucceeded(deliveryId);
+          metrics?.settled('succeeded');
           return;
         case 'retry':
           await webhookDispatchStore(db).setNextAttemptAt(deliveryId, new Date(settlement.nextAttemptAt));
           return;
         case 'failed':
           await webhookDispatchStore(db).fail(deliveryId, settlement.reason);
+          metrics?.settled('failed');
           return;
         case 'gone':
           await db.transaction(async (trx) => {
             await webhooksStore(trx).disable(webhookId, settlement.reason);
             await webhookDispatchStore(trx).failPendingOfWebhook(webhookId, settlement.reason);
           });
+          metrics?.settled('gone');
           deps.logger.warn({ webhookId, deliveryId }, 'webhook disabled: the receiver answered 410 Gone');
           return;
       }

@@ -38,3 +38,4 @@ export {
   type SendNoticeResult,
 } from './send-notice.ts';
 export { DEFAULT_RECORD_RETRY, retryDelays, withRetries } from './record-retry.ts';
+export { meteredProvider, templateNames } from './metered-provider.ts';

@@ -4,6 +4,9 @@ import { Readable } from 'node:stream';
 import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Registry } from 'prom-client';
+import { createWorkerMetrics, type FinalizationMetrics } from '../../src/metrics/metrics.ts';
+import { parseSamples, sumOf } from '../helpers/prometheus.ts';
 import { createFinalizer, type FinalizedDocument, signerOnce } from '../../src/approval/finalize.ts';
 import { createActivities } from '../../src/runtime/activities.ts';
 import { createWorkerDeps } from '../../src/runtime/worker-deps.ts';
@@ -54,7 +57,15 @@ async function finalFiles(documentId: string): Promise<string[]> {
   return (await readdir(dir)).filter((f) => f.startsWith('final-'));
 }
 
-const finalizer = (options: { tsaUrl?: string; production?: boolean; p12?: boolean; pdf?: PdfLimits } = {}) =>
+const finalizer = (
+  options: {
+    tsaUrl?: string;
+    production?: boolean;
+    p12?: boolean;
+    pdf?: PdfLimits;
+    metrics?: FinalizationMetrics;
+  } = {},
+) =>
   createFinalizer({
     db: db(),
     storage: h.service.deps.storage,
@@ -67,7 +78,15 @@ const finalizer = (options: { tsaUrl?: string; production?: boolean; p12?: boole
     publicBaseUrl: h.service.config.http.publicBaseUrl,
     ...(options.tsaUrl ? { tsaUrl: options.tsaUrl } : {}),
     ...(options.pdf ? { pdf: options.pdf } : {}),
+    ...(options.metrics ? { metrics: options.metrics } : {}),
   });
+
+/** Finalization's metrics on a registry of the test's own. */
+function finalizationMetrics() {
+  const registry = new Registry();
+  const metrics = createWorkerMetrics(registry, { templates: [] }).finalization;
+  return { metrics, samples: async () => parseSamples(await registry.metrics()) };
+}
 
 /** The worker's own activities, run as Temporal runs them (with an activity context and a client). */
 function runActivity(documentId: string): Promise<void> {
@@ -239,7 +258,11 @@ describe('finalization is idempotent', () => {
 
   it('two runs at once reserve one token and write one file', async () => {
     const doc = await completedDocument(three());
+    const { metrics, samples } = finalizationMetrics();
     const results: FinalizedDocument[] = await Promise.all([finalizer()(doc.id), finalizer()(doc.id)]);
+    // A run that finds the file done is not a finalization: the duration histogram counts none.
+    await finalizer({ metrics })(doc.id);
+    expect(sumOf(await samples(), 'wathiq_finalization_duration_seconds_count')).toBe(0);
     expect(results[0]).toEqual(results[1]);
     expect(await finalFiles(doc.id)).toHaveLength(1);
     const row = await finalColumns(doc.id);
@@ -254,9 +277,19 @@ describe('finalization failures', () => {
     const doc = await completedDocument(three());
     const { file_key } = await finalColumns(doc.id);
     await h.service.deps.storage.put(file_key, Readable.from([Buffer.from('%PDF-1.7\nnot the upload\n')]));
-    const failure = await expectPermanent(finalizer()(doc.id), 'FinalizeError');
+    const { metrics, samples } = finalizationMetrics();
+    const failure = await expectPermanent(finalizer({ metrics })(doc.id), 'FinalizeError');
     expect(failure.message).toMatch(/SHA-256/);
     expect((await finalColumns(doc.id)).final_sha256).toBeNull();
+    const counted = (await samples()).filter((s) => s.name === 'wathiq_finalization_failures_total');
+    expect(counted).toEqual([
+      {
+        name: 'wathiq_finalization_failures_total',
+        labels: { reason: 'FinalizeError', retryable: 'false' },
+        value: 1,
+      },
+    ]);
+    expect(sumOf(await samples(), 'wathiq_finalization_duration_seconds_count')).toBe(0);
   });
 
   it('an original past the decoding limits is permanent (FinalizeError), with the reason upload gives', async () => {
@@ -285,12 +318,19 @@ describe('finalization failures', () => {
 
   it('no certificate in production is retryable (SignerConfigError): a fixed certificate is picked up next time', async () => {
     const doc = await completedDocument(three());
-    const err = await finalizer({ p12: false, production: true })(doc.id).then(
+    const { metrics, samples } = finalizationMetrics();
+    const err = await finalizer({ p12: false, production: true, metrics })(doc.id).then(
       () => undefined,
       (e: unknown) => e,
     );
     expect(err).toBeInstanceOf(ApplicationFailure);
     expect(err).toMatchObject({ type: 'SignerConfigError', nonRetryable: false });
+    expect(
+      sumOf(await samples(), 'wathiq_finalization_failures_total', {
+        reason: 'SignerConfigError',
+        retryable: 'true',
+      }),
+    ).toBe(1);
     expect((err as Error).message).toMatch(/SIGNING_P12_PATH/);
   });
 

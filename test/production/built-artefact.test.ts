@@ -16,6 +16,7 @@ import {
 import { eventually, linkTokenOf, quickRepliesOf, templateNameOf } from '../helpers/approval-flow.ts';
 import { createDriver, waitAllApproved, type LifecycleDriver } from '../helpers/lifecycle-driver.ts';
 import { pdfsig } from '../helpers/pdf-tools.ts';
+import { declaredTypes, parseSamples, scrape, sumOf } from '../helpers/prometheus.ts';
 import { createTestPki, type TestPki } from '../helpers/pki.ts';
 import { startRole, wathiqEnv, type RunningProcess } from '../helpers/processes.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database.ts';
@@ -40,7 +41,11 @@ let database: TestDatabase;
 let graph: FakeGraphApi;
 let pki: TestPki;
 let api: string;
+/** Each role's Prometheus endpoint (issue 13, item 4), on a port of its own. */
+let metrics: { api: string; worker: string };
 let driver: LifecycleDriver;
+/** Tokens of the lifecycle below, which must never appear in a metric label. */
+const tokensSeen: string[] = [];
 const roles: RunningProcess[] = [];
 const appSecret = `app-secret-${randomBytes(8).toString('hex')}`;
 
@@ -104,12 +109,24 @@ beforeAll(async () => {
   // Test-only switches that production has no business with.
   delete env.WEBHOOK_ALLOW_PRIVATE;
   delete env.WEBHOOK_RETRY_SCALE;
-  const port = await freePort();
+  const [port, apiMetricsPort, workerMetricsPort] = await Promise.all([freePort(), freePort(), freePort()]);
   api = `http://127.0.0.1:${port}`;
+  metrics = {
+    api: `http://127.0.0.1:${apiMetricsPort}/metrics`,
+    worker: `http://127.0.0.1:${workerMetricsPort}/metrics`,
+  };
   roles.push(
     ...(await Promise.all([
-      startRole('api', { ...env, PORT: String(port) }, { main, name: 'built api' }),
-      startRole('worker', env, { main, name: 'built worker', timeoutMs: 240_000 }),
+      startRole(
+        'api',
+        { ...env, PORT: String(port), METRICS_PORT: String(apiMetricsPort) },
+        { main, name: 'built api' },
+      ),
+      startRole(
+        'worker',
+        { ...env, METRICS_PORT: String(workerMetricsPort) },
+        { main, name: 'built worker', timeoutMs: 240_000 },
+      ),
     ])),
   );
   driver = await createDriver({ apis: [api], db: database.db, graph, appSecret });
@@ -154,6 +171,7 @@ describe('the app built as the Dockerfile builds it, run as api and worker with 
     // The sign approver opens the page: every script and stylesheet it references answers with its type.
     const signRequest = await approvalRequestTo(signPhone);
     const token = linkTokenOf(signRequest);
+    tokensSeen.push(token);
     const pageUrl = `${api}/a/${token}`;
     const page = await fetch(pageUrl);
     const html = await page.text();
@@ -211,6 +229,7 @@ describe('the app built as the Dockerfile builds it, run as api and worker with 
     }, 120_000);
     expect(download.download_url.startsWith(`${PUBLIC_BASE_URL}/files/`), download.download_url).toBe(true);
     const link = new URL(download.download_url);
+    tokensSeen.push(link.pathname.split('/')[2]!);
     const file = await fetch(`${api}${link.pathname}`);
     expect(file.status).toBe(200);
     expect(file.headers.get('content-type')).toMatch(/^application\/pdf\b/);
@@ -222,4 +241,73 @@ describe('the app built as the Dockerfile builds it, run as api and worker with 
 
     expect(roles.map((r) => r.child.exitCode)).toEqual([null, null]);
   }, 600_000);
+
+  // The scrapes below read what the document above left behind (a separate test, for a separate verdict).
+  it('each process answers a Prometheus scrape showing that document, with no token in any label', async () => {
+    const apiScrape = await scrape(metrics.api);
+    expect(apiScrape.status).toBe(200);
+    expect(apiScrape.type).toMatch(/^text\/plain; version=0\.0\.4\b/);
+    const apiSamples = parseSamples(apiScrape.text);
+    const requests = (route: string, method: string, status: string) =>
+      sumOf(apiSamples, 'wathiq_http_request_duration_seconds_count', { route, method, status });
+    // Each route by its template; the tokens of /a/{token} and /files/{token} never become labels.
+    expect(requests('/api/v1/documents', 'POST', '201')).toBeGreaterThanOrEqual(1);
+    expect(requests('/api/v1/documents/:id/send', 'POST', '200')).toBeGreaterThanOrEqual(1);
+    expect(requests('/a/:token', 'GET', '200')).toBeGreaterThanOrEqual(1);
+    expect(requests('/a/:token/complete', 'POST', '200')).toBe(1);
+    expect(requests('/a/assets/:file', 'GET', '200')).toBeGreaterThanOrEqual(2);
+    expect(requests('/api/v1/webhooks/whatsapp', 'POST', '200')).toBe(1);
+    expect(requests('/files/:token/:filename', 'GET', '200')).toBe(1);
+    expect(tokensSeen).toHaveLength(2);
+    for (const token of tokensSeen) expect(apiScrape.text).not.toContain(token);
+    // Documents by status, counted in PostgreSQL at scrape time (across accounts; cached for a few seconds).
+    await eventually(async () => {
+      const samples = parseSamples((await scrape(metrics.api)).text);
+      return sumOf(samples, 'wathiq_documents', { status: 'approved' }) >= 1;
+    }, 60_000);
+    // The API counts no worker's work.
+    expect(apiScrape.text).not.toContain('wathiq_whatsapp_sends_total');
+
+    const workerScrape = await scrape(metrics.worker);
+    expect(workerScrape.status).toBe(200);
+    const workerSamples = parseSamples(workerScrape.text);
+    const sent = (template: string) =>
+      sumOf(workerSamples, 'wathiq_whatsapp_sends_total', { template, outcome: 'accepted' });
+    expect(sent('wathiq_approval_request')).toBeGreaterThanOrEqual(1);
+    expect(sent('wathiq_approval_request_approve')).toBeGreaterThanOrEqual(1);
+    expect(sumOf(workerSamples, 'wathiq_whatsapp_sends_total', { outcome: 'failed' })).toBe(0);
+    expect(sumOf(workerSamples, 'wathiq_finalization_duration_seconds_count')).toBe(1);
+    // The Temporal SDK's own worker metrics, appended to the same endpoint.
+    expect(
+      workerSamples.some((s) => s.name.startsWith('temporal_workflow_task_') && s.value > 0),
+      [...new Set(workerSamples.map((s) => s.name).filter((n) => n.startsWith('temporal_')))].join('\n'),
+    ).toBe(true);
+    expect(workerScrape.text).not.toContain('wathiq_http_request_duration_seconds');
+
+    // Nothing but GET /metrics.
+    expect((await fetch(metrics.worker, { method: 'POST' })).status).toBe(405);
+    expect((await fetch(new URL('/', metrics.worker))).status).toBe(404);
+  }, 120_000);
+
+  it('every metric the Grafana dashboard queries is in a real scrape of the two processes', async () => {
+    const dashboard = JSON.parse(await readFile(path.join(ROOT, 'docs/grafana-dashboard.json'), 'utf8')) as {
+      panels: { targets?: { expr: string }[] }[];
+    };
+    const exprs = dashboard.panels.flatMap((p) => (p.targets ?? []).map((t) => t.expr));
+    expect(exprs.length).toBeGreaterThan(20);
+    const referenced = new Set(
+      exprs.flatMap((e) => e.match(/\b(?:wathiq|temporal|process|nodejs)_\w+/g) ?? []),
+    );
+    const texts = await Promise.all([scrape(metrics.api), scrape(metrics.worker)]);
+    const sampled = new Set(texts.flatMap((t) => parseSamples(t.text).map((s) => s.name)));
+    // A family with no sample yet (no WhatsApp send or finalization has failed) is declared by its # TYPE line.
+    const declared = new Map(texts.flatMap((t) => [...declaredTypes(t.text)]));
+    const missing = [...referenced].filter((name) => {
+      if (sampled.has(name)) return false;
+      const family = name.replace(/_(bucket|sum|count)$/, '');
+      const type = declared.get(name) ?? declared.get(family);
+      return type === undefined || (family !== name && type !== 'histogram');
+    });
+    expect(missing, [...sampled].filter((n) => n.startsWith('temporal_')).join('\n')).toEqual([]);
+  }, 60_000);
 });
