@@ -129,9 +129,15 @@ const eventData = (
  */
 async function actionEvidence(db: Db, input: RecordActionInput): Promise<StoredEvidence | undefined> {
   if (input.evidenceId === undefined) {
-    if (!input.evidence)
-      throw ApplicationFailure.nonRetryable('An action without evidence', 'evidence_missing');
-    return undefined;
+    if (input.evidence) return undefined;
+    // An update by id taken by a workflow worker older than issue 13 (an API upgraded before its workers): that
+    // code drops the id, so the action's row is the approver's latest one still submitted.
+    const latest = await actionEvidenceStore(db).latestSubmitted(input.approverId, input.kind);
+    if (latest && latest.documentId === input.documentId) return latest;
+    throw ApplicationFailure.nonRetryable(
+      `The evidence of approver ${input.approverId}'s action is missing`,
+      'evidence_missing',
+    );
   }
   const stored = await actionEvidenceStore(db).find(input.evidenceId);
   if (

@@ -121,6 +121,19 @@ describe('approval activities are idempotent', () => {
     expect(
       (await database.db('approvers').where({ id: approvers[1]!.id }).first<{ status: string }>()).status,
     ).not.toBe('completed');
+
+    // A worker older than issue 13 drops the id from the update: the approver's latest submitted row is used.
+    const second = await evidence.submit({
+      documentId,
+      approverId: approvers[1]!.id,
+      kind: 'reject',
+      evidence: { at: first.at, channel: 'page', reason: 'Not this one' },
+    });
+    await a.recordApproverAction({ documentId, approverId: approvers[1]!.id, kind: 'reject' });
+    expect(await evidence.find(second)).toMatchObject({ state: 'accepted' });
+    expect(
+      await database.db('approvers').where({ id: approvers[1]!.id }).first<Record<string, unknown>>(),
+    ).toMatchObject({ status: 'rejected', rejection_reason: 'Not this one' });
   });
 
   it('void, expiry and approval move only an open document, once', async () => {

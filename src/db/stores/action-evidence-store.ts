@@ -98,6 +98,18 @@ export function actionEvidenceStore(db: Db) {
       await db(TABLE).where({ id, state: 'submitted' }).delete();
     },
 
+    /** The approver's latest row still `submitted` for this kind of action. */
+    async latestSubmitted(approverId: string, kind: ActionKind): Promise<StoredEvidence | undefined> {
+      const row = await db<EvidenceRow>(TABLE)
+        .where({ approver_id: approverId, kind, state: 'submitted' })
+        .orderBy([
+          { column: 'created_at', order: 'desc' },
+          { column: 'id', order: 'desc' },
+        ])
+        .first();
+      return row && toStored(row);
+    },
+
     /** The accepted row of an approver, if they acted through a stored submission. */
     async acceptedFor(approverId: string): Promise<StoredEvidence | undefined> {
       const row = await db<EvidenceRow>(TABLE).where({ approver_id: approverId, state: 'accepted' }).first();
