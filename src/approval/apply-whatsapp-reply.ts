@@ -82,18 +82,19 @@ export async function handleWhatsAppNotification(
     }
     // The evidence is stored first and passed by id, as from the page (see actFromPage).
     const kind = button.action === 'reject' ? 'reject' : 'complete';
-    const evidenceId = await actionEvidenceStore(deps.db).submit({
-      documentId: approver.documentId,
-      approverId: approver.id,
-      kind,
-      evidence: { at: reply.timestamp.toISOString(), channel: 'whatsapp', messageId: reply.wamid },
-    });
+    let evidenceId: string | undefined;
     try {
+      evidenceId = await actionEvidenceStore(deps.db).submit({
+        documentId: approver.documentId,
+        approverId: approver.id,
+        kind,
+        evidence: { at: reply.timestamp.toISOString(), channel: 'whatsapp', messageId: reply.wamid },
+      });
       await deps.approvals.act(approver.documentId, { approverId: approver.id, kind, evidenceId });
       outcome('accepted');
     } catch (err) {
       if (err instanceof ApprovalRefused) {
-        await actionEvidenceStore(deps.db).discard(evidenceId);
+        if (evidenceId) await actionEvidenceStore(deps.db).discard(evidenceId);
         outcome('refused', err.refusal);
         continue;
       }
