@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { Knex } from '../db/knex.ts';
+import { actionEvidenceStore } from '../db/stores/action-evidence-store.ts';
 import { approversStore, type Approver } from '../db/stores/approvers-store.ts';
 import { documentsStore, type Document } from '../db/stores/documents-store.ts';
 import { statusRefusal } from '../documents/rules.ts';
@@ -62,12 +63,17 @@ export async function usablePageLink(db: Knex, token: string | undefined): Promi
 }
 
 /**
- * The approver completes or rejects from the page. A drawn signature or stamp image is stored first and its key
- * kept as evidence; if the workflow refuses the action, the image is removed again and the refusal becomes
- * 409 (not their turn, not notified), 404 (not an approver of the document) or 410 (too late).
+ * The approver completes or rejects from the page. A drawn signature or stamp image is stored first, then the
+ * action's evidence (time, IP address, user agent, image key, typed name, reason) is written to PostgreSQL, and
+ * the workflow is asked to take the action with the evidence's id only: nothing personal enters its history.
+ * If the workflow refuses the action, the evidence row and the image are removed again (no evidence is left
+ * attributed to an action that was not taken) and the refusal becomes 409 (not their turn, not notified), 404
+ * (not an approver of the document) or 410 (too late). When the answer is lost (a time-out, Temporal
+ * unreachable) the workflow may still take the action, so both stay; recordApproverAction marks the row accepted
+ * if it does. A repeated submit writes a row of its own, refused as `already_acted` and removed.
  */
 export async function actFromPage(
-  deps: { approvals: ApprovalClient; storage: Storage },
+  deps: { db: Knex; approvals: ApprovalClient; storage: Storage },
   link: PageLink,
   kind: ActionKind,
   evidence: ActionEvidence,
@@ -78,11 +84,25 @@ export async function actFromPage(
     evidence.imageKey = `approvals/${document.id}/${approver.id}/${randomUUID()}.png`;
     await deps.storage.put(evidence.imageKey, Readable.from([image]), { contentType: 'image/png' });
   }
+  const evidenceStore = actionEvidenceStore(deps.db);
+  let evidenceId: string;
   try {
-    return await deps.approvals.act(document.id, { approverId: approver.id, kind, evidence });
+    evidenceId = await evidenceStore.submit({
+      documentId: document.id,
+      approverId: approver.id,
+      kind,
+      evidence,
+    });
   } catch (err) {
     if (evidence.imageKey) await deps.storage.delete(evidence.imageKey).catch(() => undefined);
+    throw err;
+  }
+  try {
+    return await deps.approvals.act(document.id, { approverId: approver.id, kind, evidenceId });
+  } catch (err) {
     if (!(err instanceof ApprovalRefused)) throw err;
+    await evidenceStore.discard(evidenceId);
+    if (evidence.imageKey) await deps.storage.delete(evidence.imageKey).catch(() => undefined);
     if (err.refusal === 'not_your_turn' || err.refusal === 'not_notified')
       throw new AppError('conflict', err.message);
     if (err.refusal === 'unknown_approver') throw AppError.notFound('Approver');

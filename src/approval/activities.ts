@@ -1,6 +1,7 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { randomToken } from '../auth/tokens.ts';
 import type { Db, Knex } from '../db/knex.ts';
+import { actionEvidenceStore, type StoredEvidence } from '../db/stores/action-evidence-store.ts';
 import { approversStore, type Approver } from '../db/stores/approvers-store.ts';
 import { documentEventsStore, type DocumentEvent } from '../db/stores/document-events-store.ts';
 import { documentsStore, type Document } from '../db/stores/documents-store.ts';
@@ -25,6 +26,7 @@ import type {
 } from './definitions.ts';
 import type { FinalizedDocument } from './finalize.ts';
 import { heartbeatMemory } from './heartbeat-memory.ts';
+import { personalData, redact, withHistorySafeFailures } from './history-safe.ts';
 import { hasActed, OPEN_STATUSES } from './rules.ts';
 import { whileHeartbeating } from '../temporal/heartbeat.ts';
 
@@ -122,10 +124,46 @@ const eventData = (
 });
 
 /**
+ * The evidence row an action names (`evidenceId`), checked to be this approver's, for this action; undefined for
+ * an action recorded before issue 13, which carries its evidence inline.
+ */
+async function actionEvidence(db: Db, input: RecordActionInput): Promise<StoredEvidence | undefined> {
+  if (input.evidenceId === undefined) {
+    if (input.evidence) return undefined;
+    // An update by id taken by a workflow worker older than issue 13 (an API upgraded before its workers): that
+    // code drops the id, so the action's row is the approver's latest one still submitted.
+    const latest = await actionEvidenceStore(db).latestSubmitted(input.approverId, input.kind);
+    if (latest && latest.documentId === input.documentId) return latest;
+    throw ApplicationFailure.nonRetryable(
+      `The evidence of approver ${input.approverId}'s action is missing`,
+      'evidence_missing',
+    );
+  }
+  const stored = await actionEvidenceStore(db).find(input.evidenceId);
+  if (
+    !stored ||
+    stored.documentId !== input.documentId ||
+    stored.approverId !== input.approverId ||
+    stored.kind !== input.kind
+  ) {
+    throw ApplicationFailure.nonRetryable(
+      `The evidence ${input.evidenceId} of approver ${input.approverId}'s action is missing`,
+      'evidence_missing',
+    );
+  }
+  return stored;
+}
+
+/**
  * The approval workflow's side effects. Each one is idempotent: its writes are guarded by the state they move
  * from, and its events are keyed, so a retry (or a replay after a crash) changes nothing the second time.
  */
 export function createApprovalActivities(deps: ApprovalActivityDeps): ApprovalActivities {
+  // A failure naming an approver (WhatsApp's answer may name the number) is redacted before Temporal keeps it.
+  return withHistorySafeFailures(deps.db, approvalActivities(deps));
+}
+
+function approvalActivities(deps: ApprovalActivityDeps): ApprovalActivities {
   const { db } = deps;
 
   /**
@@ -283,7 +321,8 @@ export function createApprovalActivities(deps: ApprovalActivityDeps): ApprovalAc
           // approval goes on — the approver can still be given the link some other way.
           deps.logger.warn({ err, approverId: target.id }, 'WhatsApp refused a notification');
           await markNotified({ status: 'failed', error: err.message });
-          return { wamid: null, sent: false, error: err.message };
+          // The result is kept in the workflow's history: the approver's number and name are not.
+          return { wamid: null, sent: false, error: redact(err.message, personalData([target])) };
         }
         throw err; // retryable: Temporal tries again on the activity's policy
       }
@@ -297,7 +336,8 @@ export function createApprovalActivities(deps: ApprovalActivityDeps): ApprovalAc
       await inTransaction([key], async (trx) => {
         const { approver } = await loadForWorkflow(trx, input.documentId, input.approverId);
         if (hasActed(approver!.status)) return;
-        const e = input.evidence;
+        const stored = await actionEvidence(trx, input);
+        const e = stored?.evidence ?? input.evidence!;
         const acted = await approversStore(trx).update(approver!.id, {
           status: input.kind === 'complete' ? 'completed' : 'rejected',
           actedAt: new Date(e.at),
@@ -310,6 +350,7 @@ export function createApprovalActivities(deps: ApprovalActivityDeps): ApprovalAc
           rejectionReason: input.kind === 'reject' ? (e.reason ?? null) : null,
         });
         if (e.generatedSeal) await approversStore(trx).markGeneratedSeal(approver!.id);
+        if (stored) await actionEvidenceStore(trx).markAccepted(stored.id);
 
         if (input.kind === 'complete') {
           const document =

@@ -1,4 +1,5 @@
 import type { Knex } from '../db/knex.ts';
+import { actionEvidenceStore } from '../db/stores/action-evidence-store.ts';
 import { approversStore } from '../db/stores/approvers-store.ts';
 import { whatsAppMessagesStore } from '../db/stores/whatsapp-messages-store.ts';
 import type { Logger } from '../logger.ts';
@@ -79,15 +80,21 @@ export async function handleWhatsAppNotification(
       outcome('wrong_button', `${button.action} for a ${approver.actionType} approver`);
       continue;
     }
+    // The evidence is stored first and passed by id, as from the page (see actFromPage).
+    const kind = button.action === 'reject' ? 'reject' : 'complete';
+    let evidenceId: string | undefined;
     try {
-      await deps.approvals.act(approver.documentId, {
+      evidenceId = await actionEvidenceStore(deps.db).submit({
+        documentId: approver.documentId,
         approverId: approver.id,
-        kind: button.action === 'reject' ? 'reject' : 'complete',
+        kind,
         evidence: { at: reply.timestamp.toISOString(), channel: 'whatsapp', messageId: reply.wamid },
       });
+      await deps.approvals.act(approver.documentId, { approverId: approver.id, kind, evidenceId });
       outcome('accepted');
     } catch (err) {
       if (err instanceof ApprovalRefused) {
+        if (evidenceId) await actionEvidenceStore(deps.db).discard(evidenceId);
         outcome('refused', err.refusal);
         continue;
       }

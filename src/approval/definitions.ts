@@ -1,7 +1,8 @@
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 import type {
+  ActionEvidence,
+  ActionKind,
   ActionType,
-  ApprovalChannel,
   ApproverStatus,
   NoticeKind,
   WorkflowType,
@@ -36,28 +37,21 @@ export interface ApprovalWorkflowInput {
   approvers: ApproverSnapshot[];
 }
 
-export type ActionKind = 'complete' | 'reject';
+export type { ActionEvidence, ActionKind } from '../domain/model.ts';
 
-/** What an approver did and how: kept for the audit certificate. */
-export interface ActionEvidence {
-  /** ISO 8601 time the service received the action. */
-  at: string;
-  channel: ApprovalChannel;
-  ip?: string;
-  userAgent?: string;
-  /** WhatsApp message id of a button reply. */
-  messageId?: string;
-  /** Storage key of a drawn signature or an uploaded stamp image. */
-  imageKey?: string;
-  typedName?: string;
-  generatedSeal?: boolean;
-  reason?: string;
-}
-
+/**
+ * An approver's action as the workflow is asked to take it. Its evidence is stored in PostgreSQL first
+ * (`approver_action_evidence`, see actionEvidenceStore) and only the row's id travels here, so the workflow's
+ * history holds no IP address, user agent, typed name or reason. Histories recorded before issue 13 carry the
+ * evidence itself (`evidence`): the workflow still accepts that shape, and recordApproverAction reads either.
+ */
 export interface ActInput {
   approverId: string;
   kind: ActionKind;
-  evidence: ActionEvidence;
+  /** The id of the action's evidence row (approver_action_evidence.id). */
+  evidenceId?: string;
+  /** Before issue 13: the evidence inline. Never sent by current code. */
+  evidence?: ActionEvidence;
 }
 
 export interface ApprovalView {
@@ -142,7 +136,10 @@ export interface RecordActionInput {
   documentId: string;
   approverId: string;
   kind: ActionKind;
-  evidence: ActionEvidence;
+  /** The action's evidence row, read in the activity's transaction and marked accepted there. */
+  evidenceId?: string;
+  /** Before issue 13: the evidence inline (activities scheduled by workflows of that time). */
+  evidence?: ActionEvidence;
 }
 
 /**

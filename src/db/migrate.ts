@@ -9,6 +9,7 @@ import * as dropPings from './migrations/008-drop-pings.ts';
 import * as finalizationState from './migrations/009-finalization-state.ts';
 import * as outbox from './migrations/010-outbox.ts';
 import * as eventSequence from './migrations/011-event-sequence.ts';
+import * as actionEvidence from './migrations/012-action-evidence.ts';
 import * as documentSignature from './migrations/013-document-signature.ts';
 import * as verificationTokens from './migrations/014-verification-tokens.ts';
 import * as apiKeyNotify from './migrations/017-api-key-notify.ts';
@@ -33,6 +34,7 @@ const migrations: Record<string, Migration> = {
   '009-finalization-state': finalizationState,
   '010-outbox': outbox,
   '011-event-sequence': eventSequence,
+  '012-action-evidence': actionEvidence,
   '013-document-signature': documentSignature,
   '014-verification-tokens': verificationTokens,
   '017-api-key-notify': apiKeyNotify,

@@ -30,6 +30,24 @@ export type ApproverStatus = (typeof APPROVER_STATUSES)[number];
 export const APPROVAL_CHANNELS = ['whatsapp', 'page'] as const;
 export type ApprovalChannel = (typeof APPROVAL_CHANNELS)[number];
 
+export type ActionKind = 'complete' | 'reject';
+
+/** What an approver did and how: kept for the audit certificate (in PostgreSQL, never in a workflow history). */
+export interface ActionEvidence {
+  /** ISO 8601 time the service received the action. */
+  at: string;
+  channel: ApprovalChannel;
+  ip?: string;
+  userAgent?: string;
+  /** WhatsApp message id of a button reply. */
+  messageId?: string;
+  /** Storage key of a drawn signature or an uploaded stamp image. */
+  imageKey?: string;
+  typedName?: string;
+  generatedSeal?: boolean;
+  reason?: string;
+}
+
 /** The messages an approver can be sent. */
 export const NOTICE_KINDS = ['approval_request', 'reminder', 'voided', 'rejected'] as const;
 export type NoticeKind = (typeof NOTICE_KINDS)[number];

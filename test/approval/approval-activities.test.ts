@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApprovalActivities } from '../../src/approval/activities.ts';
+import { actionEvidenceStore } from '../../src/db/stores/action-evidence-store.ts';
 import type { DocumentEvent } from '../../src/db/stores/document-events-store.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
@@ -85,6 +86,54 @@ describe('approval activities are idempotent', () => {
     expect(
       (await database.db('documents').where({ id: documentId }).first<{ status: string }>()).status,
     ).toBe('in_progress');
+  });
+
+  it('an action by reference reads its stored evidence, marks it accepted, and refuses another approver’s', async () => {
+    const { documentId, approvers } = await seedDocument(database.db, 2);
+    const a = activities(() => Promise.resolve());
+    await a.markDocumentSent({ documentId, workflowId: `document-${documentId}` });
+    const evidence = actionEvidenceStore(database.db);
+    const first = { at: '2026-11-22T09:41:00.000Z', channel: 'page' as const, ip: '198.51.100.4' };
+    const id = await evidence.submit({
+      documentId,
+      approverId: approvers[0]!.id,
+      kind: 'complete',
+      evidence: { ...first, userAgent: 'UA/1', typedName: 'Typed' },
+    });
+    // Another approver's action cannot borrow this evidence (a forged or mistaken id): refused for good.
+    await expect(
+      a.recordApproverAction({ documentId, approverId: approvers[1]!.id, kind: 'complete', evidenceId: id }),
+    ).rejects.toMatchObject({ type: 'evidence_missing', nonRetryable: true });
+    const input = { documentId, approverId: approvers[0]!.id, kind: 'complete' as const, evidenceId: id };
+    await a.recordApproverAction(input);
+    await a.recordApproverAction(input); // a retry changes nothing
+    expect(
+      await database.db('approvers').where({ id: approvers[0]!.id }).first<Record<string, unknown>>(),
+    ).toMatchObject({
+      status: 'completed',
+      action_ip: first.ip,
+      action_user_agent: 'UA/1',
+      typed_name: 'Typed',
+    });
+    expect(await evidence.find(id)).toMatchObject({ state: 'accepted' });
+    await evidence.discard(id); // an accepted row is never discarded
+    expect(await evidence.find(id)).toMatchObject({ state: 'accepted' });
+    expect(
+      (await database.db('approvers').where({ id: approvers[1]!.id }).first<{ status: string }>()).status,
+    ).not.toBe('completed');
+
+    // A worker older than issue 13 drops the id from the update: the approver's latest submitted row is used.
+    const second = await evidence.submit({
+      documentId,
+      approverId: approvers[1]!.id,
+      kind: 'reject',
+      evidence: { at: first.at, channel: 'page', reason: 'Not this one' },
+    });
+    await a.recordApproverAction({ documentId, approverId: approvers[1]!.id, kind: 'reject' });
+    expect(await evidence.find(second)).toMatchObject({ state: 'accepted' });
+    expect(
+      await database.db('approvers').where({ id: approvers[1]!.id }).first<Record<string, unknown>>(),
+    ).toMatchObject({ status: 'rejected', rejection_reason: 'Not this one' });
   });
 
   it('void, expiry and approval move only an open document, once', async () => {

@@ -195,10 +195,11 @@ export function pagePost(
   token: string,
   action: 'complete' | 'reject',
   body: unknown,
+  headers: Record<string, string> = {},
 ): Promise<Response> {
   return fetch(`${h.service.api.url}/a/${token}/${action}`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'user-agent': 'WathiqTest/1.0 (iPhone)' },
+    headers: { 'content-type': 'application/json', 'user-agent': 'WathiqTest/1.0 (iPhone)', ...headers },
     body: JSON.stringify(body),
   });
 }

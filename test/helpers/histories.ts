@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import type { Client } from '@temporalio/client';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { expect, inject } from 'vitest';
 
@@ -64,4 +65,43 @@ export async function replayRecorded(
   for await (const result of Worker.runReplayHistories({ workflowBundle: bundle }, histories()))
     results.push(result);
   return results;
+}
+
+/**
+ * Everything a workflow's stored history holds, as text to search: the events as JSON (payload data there is
+ * base64, as `temporal workflow show` prints it), then every byte field of the events decoded as UTF-8 (the default
+ * payload converter's JSON), with `\uXXXX` escapes unescaped so a name written escaped is still found.
+ */
+export async function historyText(client: Client, workflowId: string): Promise<string> {
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  const decoded: string[] = [];
+  const seen = new Set<object>();
+  const walk = (value: unknown): void => {
+    if (value instanceof Uint8Array) {
+      decoded.push(Buffer.from(value).toString('utf8'));
+      return;
+    }
+    if (typeof value === 'string') {
+      decoded.push(value);
+      return;
+    }
+    if (typeof value !== 'object' || value === null || seen.has(value)) return;
+    seen.add(value);
+    for (const key of Object.keys(value)) walk((value as Record<string, unknown>)[key]);
+  };
+  walk(history);
+  const text = [JSON.stringify(history), ...decoded].join('\n');
+  return text.replace(/\\u([0-9a-fA-F]{4})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+}
+
+/** A piece of personal data to look for, named for the failure message. */
+export interface Needle {
+  label: string;
+  value: string;
+}
+
+/** The needles found in `text` (case-insensitive), as `label: value`. */
+export function needlesIn(text: string, needles: readonly Needle[]): string[] {
+  const haystack = text.toLowerCase();
+  return needles.filter((n) => haystack.includes(n.value.toLowerCase())).map((n) => `${n.label}: ${n.value}`);
 }

@@ -26,13 +26,14 @@ import { failWrites } from '../helpers/write-faults.ts';
  * replays what is committed under test/histories).
  *
  * A history proves that runs of the code that recorded it replay through today's code, so a committed history is
- * never recorded again. test/histories/*.json came from the workflow before issue 12 (v1); this recorder writes the
- * current code's runs under test/histories/<VERSION>/ and skips every name already there. When the workflow changes
- * on purpose again, bump VERSION and record the new set beside the old ones.
+ * never recorded again. test/histories/*.json came from the workflow before issue 12 (v1), v2/ from the code with
+ * issue 12's patches (actions carrying their evidence inline); this recorder writes the current code's runs (issue
+ * 13: actions carry the id of their evidence row) under test/histories/<VERSION>/ and skips every name already
+ * there. When the workflow changes on purpose again, bump VERSION and record the new set beside the old ones.
  *
  * RECORD_HISTORIES=1 records every missing name; RECORD_HISTORIES=name,name only those (still never overwriting).
  */
-const VERSION = 'v2';
+const VERSION = 'v3';
 const DIR = path.resolve(import.meta.dirname, '../histories', VERSION);
 const wanted = (process.env.RECORD_HISTORIES ?? '').split(',').map((s) => s.trim());
 const NAMES = [

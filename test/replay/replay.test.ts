@@ -13,10 +13,11 @@ installTemporalRuntime(createLogger({ logLevel: 'silent' }));
 const HISTORIES = path.resolve(import.meta.dirname, '../histories');
 /**
  * One directory per version of the workflow code that recorded them: test/histories itself holds the runs of the
- * code before issue 12 (v1), test/histories/v2 those of the code with the issue 12 patches (record-histories.test.ts).
+ * code before issue 12 (v1), test/histories/v2 those of the code with the issue 12 patches (record-histories.test.ts),
+ * test/histories/v3 those whose actions carry the id of their evidence row instead of the evidence (issue 13).
  * A recorded history is never re-recorded: each set proves that runs of its code replay through today's code.
  */
-const SETS = ['', 'v2'];
+const SETS = ['', 'v2', 'v3'];
 const EXPECTED = [
   'expired',
   'parallel-approved',
@@ -32,6 +33,9 @@ const EXPECTED = [
   'v2/rejected',
   'v2/sequential-approved',
   'v2/voided',
+  'v3/parallel-approved',
+  'v3/rejected',
+  'v3/sequential-approved',
 ];
 
 const recorded = () => recordedHistories(HISTORIES, SETS);
@@ -57,7 +61,37 @@ describe('replaying recorded approval histories', () => {
           ).payloads[0]!.data;
           return (JSON.parse(Buffer.from(data, 'base64').toString('utf8')) as { id: string }).id;
         });
-      expect(patches, name).toEqual(name.startsWith('v2/') ? [PATCHES.recovery] : []);
+      expect(patches, name).toEqual(/^v[23]\//.test(name) ? [PATCHES.recovery] : []);
+    }
+  });
+
+  it('actions carry their evidence inline up to v2, and only the id of its stored row from v3 on', async () => {
+    for (const name of await recorded()) {
+      const { events } = JSON.parse(await readFile(path.join(HISTORIES, `${name}.json`), 'utf8')) as {
+        events: {
+          workflowExecutionUpdateAcceptedEventAttributes?: {
+            acceptedRequest: { input: { name: string; args?: { payloads?: { data: string }[] } } };
+          };
+        }[];
+      };
+      const acts = events
+        .map((e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest.input)
+        .filter((input) => input?.name === 'act')
+        .map(
+          (input) =>
+            JSON.parse(Buffer.from(input!.args!.payloads![0]!.data, 'base64').toString('utf8')) as Record<
+              string,
+              unknown
+            >,
+        );
+      if (!/approved|rejected/.test(name)) continue;
+      expect(acts.length, name).toBeGreaterThan(0);
+      for (const act of acts) {
+        if (name.startsWith('v3/')) {
+          expect(typeof act.evidenceId, name).toBe('string');
+          expect(act, name).not.toHaveProperty('evidence');
+        } else expect(typeof (act.evidence as { at?: unknown } | undefined)?.at, name).toBe('string');
+      }
     }
   });
 

@@ -189,20 +189,28 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
 
   setHandler(
     actUpdate,
-    async ({ approverId, kind, evidence }) => {
+    async ({ approverId, kind, evidenceId, evidence }) => {
       const decision = decideAction(state, approverId, kind);
       if (!decision.accepted) refuse(decision.refusal); // validated already; the state cannot have moved since
       state = decision.next;
       publishStatus();
-      await write(() =>
-        durably('recordApproverAction', () =>
-          activities.recordApproverAction({ documentId: input.documentId, approverId, kind, evidence }),
-        ),
-      );
+      // The evidence by reference (its row in PostgreSQL); inline only in updates recorded before issue 13.
+      const action =
+        evidenceId === undefined
+          ? { documentId: input.documentId, approverId, kind, evidence }
+          : { documentId: input.documentId, approverId, kind, evidenceId };
+      await write(() => durably('recordApproverAction', () => activities.recordApproverAction(action)));
       return view();
     },
     {
-      validator: ({ approverId, kind }: ActInput) => {
+      validator: ({ approverId, kind, evidenceId, evidence }: ActInput) => {
+        if (typeof evidenceId !== 'string' && !evidence) {
+          throw ApplicationFailure.create({
+            type: 'invalid_action',
+            message: 'An action needs the id of its stored evidence (evidenceId)',
+            nonRetryable: true,
+          });
+        }
         const decision = decideAction(state, approverId, kind);
         if (!decision.accepted) refuse(decision.refusal);
       },

@@ -102,7 +102,7 @@ export async function composeInto(
       ) {
         throw new FinalizeInputError(
           'invalid_placement',
-          `The placement of ${a.nameEn} (x ${p.x}, y ${p.y}, width ${p.width}) does not fit on page ${pageNumber} (${Math.round(dw)} × ${Math.round(dh)} points).`,
+          `The placement of approver ${a.order} (x ${p.x}, y ${p.y}, width ${p.width}) does not fit on page ${pageNumber} (${Math.round(dw)} × ${Math.round(dh)} points).`,
         );
       }
       drawMark(

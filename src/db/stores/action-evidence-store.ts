@@ -1,0 +1,119 @@
+import type { ActionEvidence, ActionKind, ApprovalChannel } from '../../domain/model.ts';
+import type { Db } from '../knex.ts';
+
+/**
+ * The evidence of approvers' actions (migration 012), kept here rather than in the approval workflow's history:
+ * the page and the WhatsApp webhook write a row before asking the workflow to take the action, and pass its id.
+ * Every function takes the pool or a transaction.
+ */
+export interface StoredEvidence {
+  id: string;
+  documentId: string;
+  approverId: string;
+  kind: ActionKind;
+  state: 'submitted' | 'accepted';
+  evidence: ActionEvidence;
+}
+
+interface EvidenceRow {
+  id: string;
+  document_id: string;
+  approver_id: string;
+  kind: ActionKind;
+  state: 'submitted' | 'accepted';
+  acted_at: Date;
+  channel: ApprovalChannel;
+  ip: string | null;
+  user_agent: string | null;
+  message_id: string | null;
+  image_key: string | null;
+  typed_name: string | null;
+  generated_seal: boolean;
+  reason: string | null;
+  created_at: Date;
+}
+
+const TABLE = 'approver_action_evidence';
+
+const toStored = (r: EvidenceRow): StoredEvidence => ({
+  id: r.id,
+  documentId: r.document_id,
+  approverId: r.approver_id,
+  kind: r.kind,
+  state: r.state,
+  evidence: {
+    at: r.acted_at.toISOString(),
+    channel: r.channel,
+    ...(r.ip !== null && { ip: r.ip }),
+    ...(r.user_agent !== null && { userAgent: r.user_agent }),
+    ...(r.message_id !== null && { messageId: r.message_id }),
+    ...(r.image_key !== null && { imageKey: r.image_key }),
+    ...(r.typed_name !== null && { typedName: r.typed_name }),
+    ...(r.generated_seal && { generatedSeal: true }),
+    ...(r.reason !== null && { reason: r.reason }),
+  },
+});
+
+export function actionEvidenceStore(db: Db) {
+  return {
+    /** Records what an action came with, `submitted`; returns the row's id, which is all the workflow is given. */
+    async submit(input: {
+      documentId: string;
+      approverId: string;
+      kind: ActionKind;
+      evidence: ActionEvidence;
+    }): Promise<string> {
+      const e = input.evidence;
+      const [row] = await db<EvidenceRow>(TABLE)
+        .insert({
+          document_id: input.documentId,
+          approver_id: input.approverId,
+          kind: input.kind,
+          acted_at: new Date(e.at),
+          channel: e.channel,
+          ip: e.ip ?? null,
+          user_agent: e.userAgent ?? null,
+          message_id: e.messageId ?? null,
+          image_key: e.imageKey ?? null,
+          typed_name: e.typedName ?? null,
+          generated_seal: e.generatedSeal === true,
+          reason: e.reason ?? null,
+        })
+        .returning('id');
+      return row!.id;
+    },
+
+    async find(id: string): Promise<StoredEvidence | undefined> {
+      const row = await db<EvidenceRow>(TABLE).where({ id }).first();
+      return row && toStored(row);
+    },
+
+    /** The workflow took the action this row came with (called in the transaction that records the action). */
+    async markAccepted(id: string): Promise<void> {
+      await db(TABLE).where({ id }).update({ state: 'accepted' });
+    },
+
+    /** The workflow refused the action: its evidence goes (an accepted row is never removed). */
+    async discard(id: string): Promise<void> {
+      await db(TABLE).where({ id, state: 'submitted' }).delete();
+    },
+
+    /** The approver's latest row still `submitted` for this kind of action. */
+    async latestSubmitted(approverId: string, kind: ActionKind): Promise<StoredEvidence | undefined> {
+      const row = await db<EvidenceRow>(TABLE)
+        .where({ approver_id: approverId, kind, state: 'submitted' })
+        .orderBy([
+          { column: 'created_at', order: 'desc' },
+          { column: 'id', order: 'desc' },
+        ])
+        .first();
+      return row && toStored(row);
+    },
+
+    /** The accepted row of an approver, if they acted through a stored submission. */
+    async acceptedFor(approverId: string): Promise<StoredEvidence | undefined> {
+      const row = await db<EvidenceRow>(TABLE).where({ approver_id: approverId, state: 'accepted' }).first();
+      return row && toStored(row);
+    },
+  };
+}
