@@ -1,5 +1,7 @@
 /** Inputs of the final-PDF module: plain data, so the activity, the tests and the benchmark build them alike. */
 import type { ActionType, ApprovalChannel, ResolvedPlacement } from '../domain/model.ts';
+import type { SignatureLevel } from './ltv/extend.ts';
+import type { RevocationOptions } from './ltv/revocation.ts';
 import type { Signer } from './sign/signer.ts';
 
 export type { ActionType, ApprovalChannel };
@@ -55,8 +57,15 @@ export interface FinalizeInput {
   approvers: FinalizeApprover[];
   signer: Signer;
   options?: {
-    /** RFC 3161 time-stamp authority; adds a signature time-stamp (PAdES B-T). */
+    /** RFC 3161 time-stamp authority; adds a signature time-stamp (PAdES B-T and above). */
     tsaUrl?: string;
+    /**
+     * The PAdES level to produce (SIGNATURE_LEVEL); default B-T with a tsaUrl, else B-B. B-T, B-LT and B-LTA need
+     * tsaUrl; B-LT and B-LTA fetch revocation data (within `revocation`'s limits).
+     */
+    signatureLevel?: SignatureLevel;
+    /** Time-outs, retries and size limit of OCSP and CRL fetching (REVOCATION_*). */
+    revocation?: RevocationOptions;
     /** Milliseconds to wait for the time-stamp authority. */
     tsaTimeoutMs?: number;
     /** The signing time written into the signature dictionary; defaults to document.completedAt. */
@@ -72,4 +81,6 @@ export interface FinalizeResult {
   pageCount: number;
   /** What was made differently from the input (an unreadable image drawn as the name), for the log. */
   warnings: string[];
+  /** The PAdES baseline level the file was signed at. */
+  signatureLevel: SignatureLevel;
 }
