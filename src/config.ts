@@ -2,6 +2,8 @@ import { BlockList, isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
 import { PDF_LIMIT_DEFAULTS, type PdfLimits } from './pdf/limits.ts';
+import { SIGNATURE_LEVELS, type SignatureLevel } from './pdf/ltv/levels.ts';
+import type { RevocationOptions } from './pdf/ltv/revocation.ts';
 import { storageConfigFromEnv, type StorageConfig } from './storage/storage-config.ts';
 import type { WhatsAppConfig } from './whatsapp/types.ts';
 
@@ -133,6 +135,11 @@ const schema = z.object({
   SIGNING_P12_PATH: optionalString,
   SIGNING_P12_PASSWORD: z.string().optional(),
   TSA_URL: z.url({ protocol: /^https?$/ }).optional(),
+  // Signature level: PAdES baseline level of final PDFs and revocation fetching for B-LT/B-LTA (issue 14, PAdES levels)
+  SIGNATURE_LEVEL: z.enum(SIGNATURE_LEVELS).optional(),
+  REVOCATION_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+  REVOCATION_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
+  REVOCATION_MAX_BYTES: z.coerce.number().int().min(1024).max(209_715_200).default(10_485_760),
   // Approver images (approval page upload and final PDF)
   MAX_IMAGE_SIDE_PX: z.coerce.number().int().min(16).max(8192).default(4096),
 });
@@ -195,8 +202,14 @@ export interface Config {
     p12Password?: string;
     /** Where the development certificate is created once and kept: `${DATA_DIR}/signing`. */
     devCertDir: string;
-    /** RFC 3161 time-stamp authority; adds a signature time-stamp (PAdES B-T). */
+    /** RFC 3161 time-stamp authority; adds a signature time-stamp (PAdES B-T and above). */
     tsaUrl?: string;
+    /** SIGNATURE_LEVEL; default B-LTA with TSA_URL, B-B without (see `signatureLevelWarning`). */
+    signatureLevel: SignatureLevel;
+    /** Whether SIGNATURE_LEVEL was left unset (B-B by default for want of a TSA: warned about at start-up). */
+    signatureLevelDefaulted: boolean;
+    /** REVOCATION_*: OCSP and CRL fetching for B-LT and B-LTA, inside the finalization activity. */
+    revocation: RevocationOptions;
   };
   images: {
     /** Largest width and height of a signature or stamp image, checked at upload and again when decoding. */
@@ -242,6 +255,11 @@ export function loadConfig(
   const host = e.HOST ?? (e.NODE_ENV === 'production' ? '0.0.0.0' : '127.0.0.1');
   const whatsappIssues = [...checkWhatsApp(e, host), ...checkProduction(e, options.role ?? 'all')];
   if (whatsappIssues.length > 0) throw new ConfigError(whatsappIssues);
+  if (e.SIGNATURE_LEVEL && e.SIGNATURE_LEVEL !== 'B-B' && !e.TSA_URL) {
+    throw new ConfigError([
+      `SIGNATURE_LEVEL: ${e.SIGNATURE_LEVEL} needs a time-stamp authority: set TSA_URL, or set SIGNATURE_LEVEL=B-B`,
+    ]);
+  }
   const pdfIssues = checkPdfLimits(e);
   if (pdfIssues.length > 0) throw new ConfigError(pdfIssues);
   const mb = (n: number) => Math.floor(n * 1024 * 1024);
@@ -346,6 +364,13 @@ export function loadConfig(
       p12Password: e.SIGNING_P12_PASSWORD,
       devCertDir: path.join(path.resolve(e.DATA_DIR), 'signing'),
       tsaUrl: e.TSA_URL,
+      signatureLevel: e.SIGNATURE_LEVEL ?? (e.TSA_URL ? 'B-LTA' : 'B-B'),
+      signatureLevelDefaulted: e.SIGNATURE_LEVEL === undefined,
+      revocation: {
+        timeoutMs: e.REVOCATION_TIMEOUT_MS,
+        retries: e.REVOCATION_RETRIES,
+        maxBytes: e.REVOCATION_MAX_BYTES,
+      },
     },
     images: { maxSidePx: e.MAX_IMAGE_SIDE_PX },
   };
@@ -453,4 +478,13 @@ export function isLoopbackHost(host: string): boolean {
  */
 export function devToolsAllowed(config: { env: string; http: { host: string } }): boolean {
   return config.env !== 'production' && isLoopbackHost(config.http.host);
+}
+
+/**
+ * The start-up warning about the signature level, if any: without TSA_URL (and SIGNATURE_LEVEL unset) final PDFs are
+ * PAdES B-B, which no validator can check once the signing certificate has expired or been revoked.
+ */
+export function signatureLevelWarning(config: Pick<Config, 'signing'>): string | undefined {
+  if (!config.signing.signatureLevelDefaulted || config.signing.signatureLevel !== 'B-B') return undefined;
+  return 'TSA_URL is not set: final PDFs are signed at PAdES B-B (no time-stamp, no long-term validation data). Set TSA_URL for B-LTA (the default with a time-stamp authority), or SIGNATURE_LEVEL=B-B to silence this.';
 }

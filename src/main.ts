@@ -1,5 +1,5 @@
 import { createActivities } from './runtime/activities.ts';
-import { ConfigError, loadConfig, type Config } from './config.ts';
+import { ConfigError, loadConfig, signatureLevelWarning, type Config } from './config.ts';
 import { createDb, type Knex } from './db/knex.ts';
 import { migrateLatest } from './db/migrate.ts';
 import { createLogger, type Logger } from './logger.ts';
@@ -95,6 +95,8 @@ async function runWorker(
   logger: Logger,
   stops: (() => Promise<void>)[],
 ): Promise<string> {
+  const levelWarning = signatureLevelWarning(config);
+  if (levelWarning) logger.warn({ signatureLevel: config.signing.signatureLevel }, levelWarning);
   if (config.env === 'production') {
     // A certificate that cannot sign would fail every approved document for good: refuse to start instead.
     await createSigner(signerOptions(config));

@@ -16,6 +16,8 @@ import {
   createSigner,
 } from '../pdf/index.ts';
 import { DEFAULT_PDF_LIMITS, type PdfLimits, PdfTooComplexError } from '../pdf/limits.ts';
+import type { SignatureLevel } from '../pdf/ltv/levels.ts';
+import { LtvError, type RevocationOptions } from '../pdf/ltv/revocation.ts';
 import { type PdfFinalizer, createPdfFinalizer } from '../pdf/workers/pdf-workers.ts';
 import type { Storage } from '../storage/storage.ts';
 import { FinalizeStateError, loadFinalizeInput, loadFinalizeRecord } from './finalize-input.ts';
@@ -31,6 +33,8 @@ export const FINALIZE_FAILURE_TYPES = {
   FinalizeInputError: 'FinalizeInputError',
   FinalizeStateError: 'FinalizeStateError',
   PdfTooComplexError: 'PdfTooComplexError',
+  /** B-LT/B-LTA: a certificate of the chain is revoked, or cannot be checked (LtvError's message says which). */
+  LtvError: 'LtvError',
 } as const;
 
 export interface FinalizerDeps {
@@ -41,6 +45,10 @@ export interface FinalizerDeps {
   signer: () => Promise<Signer>;
   publicBaseUrl: string;
   tsaUrl?: string;
+  /** SIGNATURE_LEVEL; default B-T with tsaUrl, B-B without (config.signing.signatureLevel decides in the worker). */
+  signatureLevel?: SignatureLevel;
+  /** REVOCATION_*: OCSP and CRL fetching for B-LT and B-LTA. */
+  revocation?: RevocationOptions;
   /** MAX_IMAGE_SIDE_PX: the same cap the approval page checked images against; default 4096. */
   maxImageSidePx?: number;
   /** The PDF_* limits (config.pdf): the original is read in a worker thread within them. Default: the defaults. */
@@ -105,7 +113,12 @@ export function createFinalizer(deps: FinalizerDeps): (documentId: string) => Pr
         {
           ...input,
           signer: await deps.signer(),
-          options: { tsaUrl: deps.tsaUrl, maxImageSidePx: deps.maxImageSidePx },
+          options: {
+            tsaUrl: deps.tsaUrl,
+            maxImageSidePx: deps.maxImageSidePx,
+            ...(deps.signatureLevel ? { signatureLevel: deps.signatureLevel } : {}),
+            ...(deps.revocation ? { revocation: deps.revocation } : {}),
+          },
         },
         deps.logger,
       );
@@ -117,7 +130,13 @@ export function createFinalizer(deps: FinalizerDeps): (documentId: string) => Pr
       }
       await documentsStore(db).recordFinalSha256(doc.id, token, result.sha256);
       deps.logger.info(
-        { documentId, reference: doc.reference, pages: result.pageCount, bytes: result.pdf.length },
+        {
+          documentId,
+          reference: doc.reference,
+          pages: result.pageCount,
+          bytes: result.pdf.length,
+          signatureLevel: result.signatureLevel,
+        },
         'final PDF stored',
       );
       return outcome(doc, token, record.completedAt);
@@ -165,6 +184,8 @@ const PERMANENT: [new (...args: never[]) => Error, string][] = [
   [FinalizeStateError, FINALIZE_FAILURE_TYPES.FinalizeStateError],
   // The original exhausted its worker thread's time or memory: the same file would again.
   [PdfTooComplexError, FINALIZE_FAILURE_TYPES.PdfTooComplexError],
+  // A revoked certificate stays revoked: the operator replaces it, then retries finalization.
+  [LtvError, FINALIZE_FAILURE_TYPES.LtvError],
 ];
 
 function asActivityFailure(err: unknown): unknown {

@@ -49,6 +49,8 @@ export function createWorkerDeps(
       signer,
       publicBaseUrl: config.http.publicBaseUrl,
       tsaUrl: config.signing.tsaUrl,
+      signatureLevel: config.signing.signatureLevel,
+      revocation: config.signing.revocation,
       maxImageSidePx: config.images.maxSidePx,
       pdf: config.pdf,
     }),

@@ -34,6 +34,11 @@ export interface LtvPki {
   nssDir: string;
   /** Requests served, by kind. */
   requests: { ocsp: number; crl: number; tsa: number; cert: number };
+  /**
+   * Takes the OCSP responder, the CRL distribution points and the caIssuers URLs down (503) or back up; the TSA
+   * keeps answering. A validator that still says valid while they are down used only what the file carries.
+   */
+  setOffline(offline: boolean): void;
   /** Revokes the second signing certificate (or the first) in the intermediate CA's database: OCSP and CRL say so. */
   revoke(which: 'signer' | 'otherSigner'): Promise<void>;
   /**
@@ -88,7 +93,7 @@ export async function startLtvPki(dir: string): Promise<LtvPki> {
     req.on('end', () => {
       handler(req, Buffer.concat(chunks)).then(
         (r) => res.writeHead(200, { 'content-type': r.type }).end(r.body),
-        (err: unknown) => res.writeHead(404).end(String(err)),
+        (err: unknown) => res.writeHead(String(err).includes('offline') ? 503 : 404).end(String(err)),
       );
     });
   });
@@ -135,8 +140,41 @@ crlDistributionPoints = URI:${baseUrl}/crl/int.crl
   const day = 24 * 3600_000;
   const subj = (cn: string) => `/CN=${cn}/O=Wathiq tests`;
   // The root signs itself through `openssl ca -selfsign` so it has an index entry like the others.
-  await ssl(['req', '-new', '-newkey', 'rsa:2048', '-nodes', '-keyout', f('root', 'root.key'), '-subj', subj('Wathiq LTV Test Root CA'), '-out', f('root', 'root.csr')]); // prettier-ignore
-  await ssl(['ca', '-batch', '-notext', '-selfsign', '-config', f('root', 'ca.cnf'), '-keyfile', f('root', 'root.key'), '-in', f('root', 'root.csr'), '-out', f('root', 'root.pem'), '-extfile', f('ext.cnf'), '-extensions', 'root', '-startdate', asn1Time(new Date(now - 2 * day)), '-enddate', asn1Time(new Date(now + 3650 * day))]); // prettier-ignore
+  await ssl([
+    'req',
+    '-new',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    f('root', 'root.key'),
+    '-subj',
+    subj('Wathiq LTV Test Root CA'),
+    '-out',
+    f('root', 'root.csr'),
+  ]);
+  await ssl([
+    'ca',
+    '-batch',
+    '-notext',
+    '-selfsign',
+    '-config',
+    f('root', 'ca.cnf'),
+    '-keyfile',
+    f('root', 'root.key'),
+    '-in',
+    f('root', 'root.csr'),
+    '-out',
+    f('root', 'root.pem'),
+    '-extfile',
+    f('ext.cnf'),
+    '-extensions',
+    'root',
+    '-startdate',
+    asn1Time(new Date(now - 2 * day)),
+    '-enddate',
+    asn1Time(new Date(now + 3650 * day)),
+  ]);
 
   const issue = async (
     ca: 'root' | 'int',
@@ -148,8 +186,38 @@ crlDistributionPoints = URI:${baseUrl}/crl/int.crl
   ) => {
     const folder = ca === 'root' ? 'root' : 'int';
     const at = name === 'int' ? f('int', 'int') : f(name);
-    await ssl(['req', '-new', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${at}.key`, '-subj', subj(cn), '-out', `${at}.csr`]); // prettier-ignore
-    await ssl(['ca', '-batch', '-notext', '-config', f(folder, 'ca.cnf'), '-in', `${at}.csr`, '-out', `${at}.pem`, '-extfile', f('ext.cnf'), '-extensions', ext, '-startdate', asn1Time(notBefore), '-enddate', asn1Time(notAfter)]); // prettier-ignore
+    await ssl([
+      'req',
+      '-new',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      `${at}.key`,
+      '-subj',
+      subj(cn),
+      '-out',
+      `${at}.csr`,
+    ]);
+    await ssl([
+      'ca',
+      '-batch',
+      '-notext',
+      '-config',
+      f(folder, 'ca.cnf'),
+      '-in',
+      `${at}.csr`,
+      '-out',
+      `${at}.pem`,
+      '-extfile',
+      f('ext.cnf'),
+      '-extensions',
+      ext,
+      '-startdate',
+      asn1Time(notBefore),
+      '-enddate',
+      asn1Time(notAfter),
+    ]);
     return `${at}.pem`;
   };
   await issue('root', 'int', 'Wathiq LTV Test Intermediate CA', 'int');
@@ -162,7 +230,20 @@ crlDistributionPoints = URI:${baseUrl}/crl/int.crl
   );
   const p12Password = 'ltv-test-password';
   for (const name of ['signer', 'other-signer']) {
-    await ssl(['pkcs12', '-export', '-inkey', f(`${name}.key`), '-in', f(`${name}.pem`), '-certfile', f('int', 'int.pem'), '-passout', `pass:${p12Password}`, '-out', f(`${name}.p12`)]); // prettier-ignore
+    await ssl([
+      'pkcs12',
+      '-export',
+      '-inkey',
+      f(`${name}.key`),
+      '-in',
+      f(`${name}.pem`),
+      '-certfile',
+      f('int', 'int.pem'),
+      '-passout',
+      `pass:${p12Password}`,
+      '-out',
+      f(`${name}.p12`),
+    ]);
   }
   await writeFile(f('tsa-serial'), '01\n');
   await writeFile(
@@ -184,7 +265,17 @@ ess_cert_id_alg = sha256
   const nssDir = f('nss');
   await mkdir(nssDir, { recursive: true });
   execFileSync('certutil', ['-N', '-d', `sql:${nssDir}`, '--empty-password']);
-  execFileSync('certutil', ['-A', '-d', `sql:${nssDir}`, '-n', 'wathiq-ltv-root', '-t', 'CT,C,C', '-i', f('root', 'root.pem')]); // prettier-ignore
+  execFileSync('certutil', [
+    '-A',
+    '-d',
+    `sql:${nssDir}`,
+    '-n',
+    'wathiq-ltv-root',
+    '-t',
+    'CT,C,C',
+    '-i',
+    f('root', 'root.pem'),
+  ]);
 
   const scratch = async <T>(run: (p: (n: string) => string) => Promise<T>): Promise<T> => {
     const folder = f('scratch', randomUUID());
@@ -202,13 +293,31 @@ ess_cert_id_alg = sha256
     return stdout;
   };
 
+  let offline = false;
   handler = async (req, body) => {
     const url = req.url ?? '';
+    if (offline && url !== '/tsa') throw new Error('offline');
     if (req.method === 'POST' && url === '/ocsp') {
       requests.ocsp += 1;
       return scratch(async (p) => {
         await writeFile(p('req.der'), body);
-        await ssl(['ocsp', '-index', f('int', 'index.txt'), '-rsigner', f('int', 'int.pem'), '-rkey', f('int', 'int.key'), '-CA', f('int', 'int.pem'), '-reqin', p('req.der'), '-respout', p('resp.der'), '-ndays', '1']); // prettier-ignore
+        await ssl([
+          'ocsp',
+          '-index',
+          f('int', 'index.txt'),
+          '-rsigner',
+          f('int', 'int.pem'),
+          '-rkey',
+          f('int', 'int.key'),
+          '-CA',
+          f('int', 'int.pem'),
+          '-reqin',
+          p('req.der'),
+          '-respout',
+          p('resp.der'),
+          '-ndays',
+          '1',
+        ]);
         return { type: 'application/ocsp-response', body: await readFile(p('resp.der')) };
       });
     }
@@ -231,7 +340,22 @@ ess_cert_id_alg = sha256
       requests.tsa += 1;
       return scratch(async (p) => {
         await writeFile(p('query.tsq'), body);
-        await ssl(['ts', '-reply', '-config', f('tsa.cnf'), '-queryfile', p('query.tsq'), '-inkey', f('tsa.key'), '-signer', f('tsa.pem'), '-chain', f('chain.pem'), '-out', p('reply.tsr')]); // prettier-ignore
+        await ssl([
+          'ts',
+          '-reply',
+          '-config',
+          f('tsa.cnf'),
+          '-queryfile',
+          p('query.tsq'),
+          '-inkey',
+          f('tsa.key'),
+          '-signer',
+          f('tsa.pem'),
+          '-chain',
+          f('chain.pem'),
+          '-out',
+          p('reply.tsr'),
+        ]);
         return { type: 'application/timestamp-reply', body: await readFile(p('reply.tsr')) };
       });
     }
@@ -250,6 +374,9 @@ ess_cert_id_alg = sha256
     p12Password,
     nssDir,
     requests,
+    setOffline(value) {
+      offline = value;
+    },
     async revoke(which) {
       const pem = which === 'signer' ? f('signer.pem') : f('other-signer.pem');
       await ssl([

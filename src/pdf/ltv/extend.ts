@@ -1,15 +1,11 @@
 import { type Cert, isSelfSigned, issuedBy, readCert } from './certificates.ts';
 import { addDocTimestamp } from './doc-timestamp.ts';
+import type { SignatureLevel } from './levels.ts';
 import { type ValidationData, appendDss } from './dss.ts';
 import { cmsCertificates, pdfSignatures } from './pdf-signatures.ts';
 import { type CrlCache, LtvError, type RevocationOptions, fetchBytes, revocationOf } from './revocation.ts';
 
-/** PAdES baseline levels (ETSI EN 319 142-1 6). */
-export const SIGNATURE_LEVELS = ['B-B', 'B-T', 'B-LT', 'B-LTA'] as const;
-export type SignatureLevel = (typeof SIGNATURE_LEVELS)[number];
-
-/** Whether a level needs a time-stamp authority (all but B-B). */
-export const needsTimestamp = (level: SignatureLevel) => level !== 'B-B';
+export { SIGNATURE_LEVELS, type SignatureLevel, needsTimestamp } from './levels.ts';
 
 export interface LtvOptions {
   tsaUrl: string;

@@ -29,32 +29,40 @@ import java.util.List;
  *  "timestamps": [{"id", "indication", "subIndication", "productionTime"}]}], "timestamps": [...]} (the second
  *  list: time-stamps DSS reports on their own, if any).
  *
- * <p>Usage: java -jar dss-validator.jar --trust root.pem [--offline] [--reports DIR] file.pdf...
- * With --offline no OCSP, CRL or AIA source is consulted: the file must carry its own validation data.
+ * <p>Usage: java -jar dss-validator.jar --trust root.pem [--reports DIR] [--online|--offline] file.pdf...
+ * The files after --offline are validated with no OCSP, CRL or AIA source: each must carry its own validation
+ * data; --online (the default) switches the sources back on for the files after it. One JVM for many files.
  * With --reports the simple and detailed XML reports are written to DIR (for diagnosing a failure).
  */
 public final class DssValidate {
   public static void main(String[] args) throws Exception {
     List<File> trust = new ArrayList<>();
     List<File> files = new ArrayList<>();
-    boolean offline = false;
+    List<Boolean> offlineFlags = new ArrayList<>();
+    boolean offlineNow = false;
     File reports = null;
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
         case "--trust" -> trust.add(new File(args[++i]));
-        case "--offline" -> offline = true;
+        case "--offline" -> offlineNow = true;
+        case "--online" -> offlineNow = false;
         case "--reports" -> reports = new File(args[++i]);
-        default -> files.add(new File(args[i]));
+        default -> {
+          files.add(new File(args[i]));
+          offlineFlags.add(offlineNow);
+        }
       }
     }
     if (trust.isEmpty() || files.isEmpty()) {
-      System.err.println("usage: dss-validator --trust root.pem [--offline] [--reports DIR] file.pdf...");
+      System.err.println("usage: dss-validator --trust root.pem [--reports DIR] [--online|--offline] file.pdf...");
       System.exit(2);
     }
     CommonTrustedCertificateSource trusted = new CommonTrustedCertificateSource();
     for (File t : trust) trusted.addCertificate(DSSUtils.loadCertificate(t));
 
-    for (File f : files) {
+    for (int n = 0; n < files.size(); n++) {
+      File f = files.get(n);
+      boolean offline = offlineFlags.get(n);
       CommonCertificateVerifier verifier = new CommonCertificateVerifier();
       verifier.setTrustedCertSources(trusted);
       if (offline) {
