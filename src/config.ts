@@ -140,6 +140,9 @@ const schema = z.object({
   REVOCATION_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
   REVOCATION_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
   REVOCATION_MAX_BYTES: z.coerce.number().int().min(1024).max(209_715_200).default(10_485_760),
+  ARCHIVE_RENEWAL_MARGIN_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
+  ARCHIVE_RENEWAL_INTERVAL_HOURS: z.coerce.number().int().min(1).max(744).default(24),
+  ARCHIVE_RENEWAL_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(100),
   // Approver images (approval page upload and final PDF)
   MAX_IMAGE_SIDE_PX: z.coerce.number().int().min(16).max(8192).default(4096),
 });
@@ -210,6 +213,8 @@ export interface Config {
     signatureLevelDefaulted: boolean;
     /** REVOCATION_*: OCSP and CRL fetching for B-LT and B-LTA, inside the finalization activity. */
     revocation: RevocationOptions;
+    /** ARCHIVE_RENEWAL_*: the schedule that renews B-LTA document time-stamps before their certificate expires. */
+    archiveRenewal: { marginDays: number; intervalHours: number; batchSize: number };
   };
   images: {
     /** Largest width and height of a signature or stamp image, checked at upload and again when decoding. */
@@ -370,6 +375,11 @@ export function loadConfig(
         timeoutMs: e.REVOCATION_TIMEOUT_MS,
         retries: e.REVOCATION_RETRIES,
         maxBytes: e.REVOCATION_MAX_BYTES,
+      },
+      archiveRenewal: {
+        marginDays: e.ARCHIVE_RENEWAL_MARGIN_DAYS,
+        intervalHours: e.ARCHIVE_RENEWAL_INTERVAL_HOURS,
+        batchSize: e.ARCHIVE_RENEWAL_BATCH_SIZE,
       },
     },
     images: { maxSidePx: e.MAX_IMAGE_SIDE_PX },

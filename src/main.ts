@@ -1,4 +1,5 @@
 import { createActivities } from './runtime/activities.ts';
+import { ensureArchiveRenewalSchedule } from './approval/archive-renewal-schedule.ts';
 import { ConfigError, loadConfig, signatureLevelWarning, type Config } from './config.ts';
 import { createDb, type Knex } from './db/knex.ts';
 import { migrateLatest } from './db/migrate.ts';
@@ -68,7 +69,16 @@ async function main(role: Role): Promise<void> {
     await ensureSearchAttributes(temporal.connection, config.temporal.namespace, logger);
 
   const listening: Record<string, string> = { ...infra.started };
-  if (role !== 'api') listening.worker = await runWorker(config, db, infra.temporalAddress, logger, stops);
+  if (role !== 'api') {
+    listening.worker = await runWorker(config, db, infra.temporalAddress, logger, stops);
+    // B-LTA archive renewal: one Temporal Schedule per task queue, created or updated by each worker.
+    await ensureArchiveRenewalSchedule(temporal.client, {
+      taskQueue: config.temporal.taskQueue,
+      ...config.signing.archiveRenewal,
+    }).catch((err: unknown) =>
+      logger.warn({ err }, 'archive renewal schedule not set up; next start tries again'),
+    );
+  }
   if (role !== 'worker') {
     const api = await startApiServer(
       {

@@ -20,6 +20,7 @@ import type { SignatureLevel } from '../pdf/ltv/levels.ts';
 import { LtvError, type RevocationOptions } from '../pdf/ltv/revocation.ts';
 import { type PdfFinalizer, createPdfFinalizer } from '../pdf/workers/pdf-workers.ts';
 import type { Storage } from '../storage/storage.ts';
+import { recordArchiveTimestamp } from './archive-renewal.ts';
 import { FinalizeStateError, loadFinalizeInput, loadFinalizeRecord } from './finalize-input.ts';
 
 /**
@@ -128,6 +129,9 @@ export function createFinalizer(deps: FinalizerDeps): (documentId: string) => Pr
       if (stored.sha256 !== result.sha256) {
         throw new Error(`storage kept other bytes than were written under ${key}`); // retryable
       }
+      // B-LTA: the archive renewal schedule renews the document time-stamp before its certificate expires.
+      if (result.archiveTimestampExpiresAt)
+        await recordArchiveTimestamp(db, doc.id, result.archiveTimestampExpiresAt);
       await documentsStore(db).recordFinalSha256(doc.id, token, result.sha256);
       deps.logger.info(
         {

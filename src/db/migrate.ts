@@ -9,6 +9,7 @@ import * as dropPings from './migrations/008-drop-pings.ts';
 import * as finalizationState from './migrations/009-finalization-state.ts';
 import * as outbox from './migrations/010-outbox.ts';
 import * as eventSequence from './migrations/011-event-sequence.ts';
+import * as archiveTimestamps from './migrations/015-archive-timestamps.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -30,6 +31,7 @@ const migrations: Record<string, Migration> = {
   '009-finalization-state': finalizationState,
   '010-outbox': outbox,
   '011-event-sequence': eventSequence,
+  '015-archive-timestamps': archiveTimestamps,
 };
 
 const source: Knex.MigrationSource<string> = {

@@ -4,6 +4,7 @@ import { EncryptedPDFError } from 'pdf-lib';
 import { REASONS, hasSignature, inspectLoaded } from './inspect-pdf.ts';
 import { DEFAULT_DECODE_LIMITS, type DecodeLimits, PdfLimitError } from './limits.ts';
 import { type SignatureLevel, extendToLevel, needsTimestamp } from './ltv/extend.ts';
+import { archiveTimestampExpiry } from './ltv/renew.ts';
 import { DEFAULT_REVOCATION_OPTIONS } from './ltv/revocation.ts';
 import { checkDecodeLimits } from './prescan.ts';
 import {
@@ -119,6 +120,7 @@ export async function signFinal(composed: ComposedFinal, input: FinalizeInput): 
     pageCount: composed.pageCount,
     warnings: composed.warnings,
     signatureLevel: level,
+    ...(level === 'B-LTA' ? { archiveTimestampExpiresAt: await archiveTimestampExpiry(pdf) } : {}),
   };
 }
 

@@ -83,4 +83,6 @@ export interface FinalizeResult {
   warnings: string[];
   /** The PAdES baseline level the file was signed at. */
   signatureLevel: SignatureLevel;
+  /** B-LTA: when the certificate of the document time-stamp's authority expires (archive renewal is due before). */
+  archiveTimestampExpiresAt?: Date;
 }

@@ -1,4 +1,5 @@
 import { activityWorkflowRun } from '../approval/activities.ts';
+import { createArchiveRenewer } from '../approval/archive-renewal.ts';
 import { createFinalizer, signerOnce } from '../approval/finalize.ts';
 import type { ActivityDeps } from './activities.ts';
 import { activityTemporalClient } from '../webhooks/activities.ts';
@@ -53,6 +54,13 @@ export function createWorkerDeps(
       revocation: config.signing.revocation,
       maxImageSidePx: config.images.maxSidePx,
       pdf: config.pdf,
+    }),
+    archiveRenewal: createArchiveRenewer({
+      db,
+      storage,
+      logger,
+      tsaUrl: config.signing.tsaUrl,
+      revocation: config.signing.revocation,
     }),
     whatsapp: {
       provider: overrides.whatsappProvider ?? createWhatsAppProvider(config, { logger }),
