@@ -1,17 +1,23 @@
+import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, signatureLevelWarning } from '../../src/config.ts';
 import { readCert } from '../../src/pdf/ltv/certificates.ts';
 import { DerError } from '../../src/pdf/ltv/der.ts';
+import { collectValidationData } from '../../src/pdf/ltv/extend.ts';
 import {
+  DEFAULT_REVOCATION_OPTIONS,
+  LtvError,
   RevocationFetchError,
   fetchCrl,
   fetchOcsp,
   parseCrl,
   parseOcspResponse,
 } from '../../src/pdf/ltv/revocation.ts';
-import { selfSignedSigner } from '../helpers/pki.ts';
+import { createTestPki, selfSignedSigner } from '../helpers/pki.ts';
 
 describe('SIGNATURE_LEVEL', () => {
   it('defaults to B-LTA with a time-stamp authority, else to B-B with a start-up warning', () => {
@@ -112,5 +118,37 @@ describe('revocation answers are hostile input', () => {
       (e: unknown) => e,
     );
     expect(err).toBeInstanceOf(RevocationFetchError);
+  });
+});
+
+describe('validation data that cannot be had', () => {
+  it('a chain without revocation sources, or without its issuer, is refused for good (LtvError), not retried', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'wathiq-ltv-unit-'));
+    try {
+      // The forge test CA names no OCSP responder and no CRL distribution point.
+      const { signer } = await createTestPki(dir);
+      const noSource = await collectValidationData(
+        [signer.certificate, ...signer.chain],
+        DEFAULT_REVOCATION_OPTIONS,
+      ).catch((e: unknown) => e);
+      expect(noSource).toBeInstanceOf(LtvError);
+      expect(noSource).toMatchObject({ code: 'no_revocation_source' });
+      expect((noSource as Error).message).toMatch(
+        /Wathiq Test Document Signing.*neither an OCSP responder nor a CRL/,
+      );
+      const noIssuer = await collectValidationData([signer.certificate], DEFAULT_REVOCATION_OPTIONS).catch(
+        (e: unknown) => e,
+      );
+      expect(noIssuer).toMatchObject({ name: 'LtvError', code: 'incomplete_chain' });
+      // A self-signed certificate is its own trust anchor: nothing to fetch.
+      const selfSigned = selfSignedSigner('Self-signed for LTV').certificate;
+      expect(await collectValidationData([selfSigned], DEFAULT_REVOCATION_OPTIONS)).toEqual({
+        certs: [selfSigned],
+        ocsps: [],
+        crls: [],
+      });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -100,8 +100,11 @@ export function readCert(der: Buffer): Cert {
   };
 }
 
-export const isSelfSigned = (c: Cert) =>
-  c.subjectDer.equals(c.issuerDer) && c.x509.checkIssued(c.x509) && c.x509.verify(c.x509.publicKey);
+/**
+ * Signed by its own key under its own name: a trust anchor (or the development certificate). Not
+ * `checkIssued`, which also asks for keyCertSign, which a self-signed end-entity certificate does not have.
+ */
+export const isSelfSigned = (c: Cert) => c.subjectDer.equals(c.issuerDer) && c.x509.verify(c.x509.publicKey);
 
 export const issuedBy = (c: Cert, issuer: Cert) =>
   c.issuerDer.equals(issuer.subjectDer) && c.x509.verify(issuer.x509.publicKey);
