@@ -5,6 +5,8 @@ import { PDF_LIMIT_DEFAULTS, type PdfLimits } from './pdf/limits.ts';
 import type { CscSignerOptions } from './pdf/sign/csc-signer.ts';
 import type { Pkcs11SignerOptions } from './pdf/sign/pkcs11-signer.ts';
 import type { SignerKind } from './pdf/sign/signer.ts';
+import { SIGNATURE_LEVELS, type SignatureLevel } from './pdf/ltv/levels.ts';
+import type { RevocationOptions } from './pdf/ltv/revocation.ts';
 import { storageConfigFromEnv, type StorageConfig } from './storage/storage-config.ts';
 import type { WhatsAppConfig } from './whatsapp/types.ts';
 
@@ -166,6 +168,14 @@ const schema = z.object({
   SIGNING_CSC_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
   SIGNING_CSC_RETRIES: z.coerce.number().int().min(0).max(10).default(3),
   SIGNING_CSC_RETRY_BACKOFF_MS: z.coerce.number().int().min(0).max(60_000).default(500),
+  // Signature level: PAdES baseline level of final PDFs and revocation fetching for B-LT/B-LTA (issue 14, PAdES levels)
+  SIGNATURE_LEVEL: z.enum(SIGNATURE_LEVELS).optional(),
+  REVOCATION_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+  REVOCATION_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
+  REVOCATION_MAX_BYTES: z.coerce.number().int().min(1024).max(209_715_200).default(10_485_760),
+  ARCHIVE_RENEWAL_MARGIN_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
+  ARCHIVE_RENEWAL_INTERVAL_HOURS: z.coerce.number().int().min(1).max(744).default(24),
+  ARCHIVE_RENEWAL_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(100),
   // Approver images (approval page upload and final PDF)
   MAX_IMAGE_SIDE_PX: z.coerce.number().int().min(16).max(8192).default(4096),
   // Public verification page /v/{token} (issue 14, item 6): requests per client address and minute; upload limit of its check
@@ -250,12 +260,20 @@ export interface Config {
     p12Password?: string;
     /** Where the development certificate is created once and kept: `${DATA_DIR}/signing`. */
     devCertDir: string;
-    /** RFC 3161 time-stamp authority; adds a signature time-stamp (PAdES B-T). */
+    /** RFC 3161 time-stamp authority; adds a signature time-stamp (PAdES B-T and above). */
     tsaUrl?: string;
     /** Where the key is (SIGNER); `pkcs11` and `csc` set their block. */
     kind: SignerKind;
     pkcs11?: Pkcs11SignerOptions;
     csc?: CscSignerOptions;
+    /** SIGNATURE_LEVEL; default B-LTA with TSA_URL, B-B without (see `signatureLevelWarning`). */
+    signatureLevel: SignatureLevel;
+    /** Whether SIGNATURE_LEVEL was left unset (B-B by default for want of a TSA: warned about at start-up). */
+    signatureLevelDefaulted: boolean;
+    /** REVOCATION_*: OCSP and CRL fetching for B-LT and B-LTA, inside the finalization activity. */
+    revocation: RevocationOptions;
+    /** ARCHIVE_RENEWAL_*: the schedule that renews B-LTA document time-stamps before their certificate expires. */
+    archiveRenewal: { marginDays: number; intervalHours: number; batchSize: number };
   };
   /** The public verification page: per client address and minute (page and check), and the check's upload limit. */
   verification: { requestsPerMinute: number; checkMaxBytes: number };
@@ -344,6 +362,11 @@ export function loadConfig(
   if (whatsappIssues.length > 0) throw new ConfigError(whatsappIssues);
   const temporalIssues = checkTemporalTls(e);
   if (temporalIssues.length > 0) throw new ConfigError(temporalIssues);
+  if (e.SIGNATURE_LEVEL && e.SIGNATURE_LEVEL !== 'B-B' && !e.TSA_URL) {
+    throw new ConfigError([
+      `SIGNATURE_LEVEL: ${e.SIGNATURE_LEVEL} needs a time-stamp authority: set TSA_URL, or set SIGNATURE_LEVEL=B-B`,
+    ]);
+  }
   const pdfIssues = checkPdfLimits(e);
   if (pdfIssues.length > 0) throw new ConfigError(pdfIssues);
   const metricsPort = e.METRICS_PORT ?? (e.NODE_ENV === 'production' ? DEFAULT_METRICS_PORT : 'off');
@@ -490,6 +513,18 @@ export function loadConfig(
           retryBackoffMs: e.SIGNING_CSC_RETRY_BACKOFF_MS,
         },
       }),
+      signatureLevel: e.SIGNATURE_LEVEL ?? (e.TSA_URL ? 'B-LTA' : 'B-B'),
+      signatureLevelDefaulted: e.SIGNATURE_LEVEL === undefined,
+      revocation: {
+        timeoutMs: e.REVOCATION_TIMEOUT_MS,
+        retries: e.REVOCATION_RETRIES,
+        maxBytes: e.REVOCATION_MAX_BYTES,
+      },
+      archiveRenewal: {
+        marginDays: e.ARCHIVE_RENEWAL_MARGIN_DAYS,
+        intervalHours: e.ARCHIVE_RENEWAL_INTERVAL_HOURS,
+        batchSize: e.ARCHIVE_RENEWAL_BATCH_SIZE,
+      },
     },
     images: { maxSidePx: e.MAX_IMAGE_SIDE_PX },
     verification: {
@@ -644,4 +679,13 @@ export function isLoopbackHost(host: string): boolean {
  */
 export function devToolsAllowed(config: { env: string; http: { host: string } }): boolean {
   return config.env !== 'production' && isLoopbackHost(config.http.host);
+}
+
+/**
+ * The start-up warning about the signature level, if any: without TSA_URL (and SIGNATURE_LEVEL unset) final PDFs are
+ * PAdES B-B, which no validator can check once the signing certificate has expired or been revoked.
+ */
+export function signatureLevelWarning(config: Pick<Config, 'signing'>): string | undefined {
+  if (!config.signing.signatureLevelDefaulted || config.signing.signatureLevel !== 'B-B') return undefined;
+  return 'TSA_URL is not set: final PDFs are signed at PAdES B-B (no time-stamp, no long-term validation data). Set TSA_URL for B-LTA (the default with a time-stamp authority), or SIGNATURE_LEVEL=B-B to silence this.';
 }

@@ -1,5 +1,6 @@
 import { createActivities } from './runtime/activities.ts';
-import { ConfigError, loadConfig, type Config } from './config.ts';
+import { ensureArchiveRenewalSchedule } from './approval/archive-renewal-schedule.ts';
+import { ConfigError, loadConfig, signatureLevelWarning, type Config } from './config.ts';
 import { createDb, type Knex } from './db/knex.ts';
 import { migrateLatest } from './db/migrate.ts';
 import { createLogger, type Logger } from './logger.ts';
@@ -79,8 +80,16 @@ async function main(role: Role): Promise<void> {
     stops.push(() => endpoint.stop());
     listening.metrics = endpoint.url;
   }
-  if (role !== 'api')
+  if (role !== 'api') {
     listening.worker = await runWorker(config, db, connectionOptions, logger, stops, metrics);
+    // B-LTA archive renewal: one Temporal Schedule per task queue, created or updated by each worker.
+    await ensureArchiveRenewalSchedule(temporal.client, {
+      taskQueue: config.temporal.taskQueue,
+      ...config.signing.archiveRenewal,
+    }).catch((err: unknown) =>
+      logger.warn({ err }, 'archive renewal schedule not set up; next start tries again'),
+    );
+  }
   if (role !== 'worker') {
     const api = await startApiServer(
       {
@@ -109,6 +118,8 @@ async function runWorker(
   stops: (() => Promise<void>)[],
   metrics: ProcessMetrics | undefined,
 ): Promise<string> {
+  const levelWarning = signatureLevelWarning(config);
+  if (levelWarning) logger.warn({ signatureLevel: config.signing.signatureLevel }, levelWarning);
   if (config.env === 'production') {
     // A certificate that cannot sign would fail every approved document for good: refuse to start instead.
     await createSigner(signerOptions(config));

@@ -21,8 +21,11 @@ import {
 } from '../pdf/index.ts';
 import { certificateSummary } from '../pdf/sign/signature-info.ts';
 import { DEFAULT_PDF_LIMITS, type PdfLimits, PdfTooComplexError } from '../pdf/limits.ts';
+import type { SignatureLevel } from '../pdf/ltv/levels.ts';
+import { LtvError, type RevocationOptions } from '../pdf/ltv/revocation.ts';
 import { type PdfFinalizer, createPdfFinalizer } from '../pdf/workers/pdf-workers.ts';
 import type { Storage } from '../storage/storage.ts';
+import { recordArchiveTimestamp } from './archive-renewal.ts';
 import { FinalizeStateError, loadFinalizeInput, loadFinalizeRecord } from './finalize-input.ts';
 
 /**
@@ -36,6 +39,8 @@ export const FINALIZE_FAILURE_TYPES = {
   FinalizeInputError: 'FinalizeInputError',
   FinalizeStateError: 'FinalizeStateError',
   PdfTooComplexError: 'PdfTooComplexError',
+  /** B-LT/B-LTA: a certificate of the chain is revoked, or cannot be checked (LtvError's message says which). */
+  LtvError: 'LtvError',
 } as const;
 
 export interface FinalizerDeps {
@@ -46,6 +51,10 @@ export interface FinalizerDeps {
   signer: () => Promise<Signer>;
   publicBaseUrl: string;
   tsaUrl?: string;
+  /** SIGNATURE_LEVEL; default B-T with tsaUrl, B-B without (config.signing.signatureLevel decides in the worker). */
+  signatureLevel?: SignatureLevel;
+  /** REVOCATION_*: OCSP and CRL fetching for B-LT and B-LTA. */
+  revocation?: RevocationOptions;
   /** MAX_IMAGE_SIDE_PX: the same cap the approval page checked images against; default 4096. */
   maxImageSidePx?: number;
   /** The PDF_* limits (config.pdf): the original is read in a worker thread within them. Default: the defaults. */
@@ -131,7 +140,12 @@ export function createFinalizer(deps: FinalizerDeps): (documentId: string) => Pr
         {
           ...input,
           signer,
-          options: { tsaUrl: deps.tsaUrl, maxImageSidePx: deps.maxImageSidePx },
+          options: {
+            tsaUrl: deps.tsaUrl,
+            maxImageSidePx: deps.maxImageSidePx,
+            ...(deps.signatureLevel ? { signatureLevel: deps.signatureLevel } : {}),
+            ...(deps.revocation ? { revocation: deps.revocation } : {}),
+          },
         },
         deps.logger,
       );
@@ -141,6 +155,9 @@ export function createFinalizer(deps: FinalizerDeps): (documentId: string) => Pr
       if (stored.sha256 !== result.sha256) {
         throw new Error(`storage kept other bytes than were written under ${key}`); // retryable
       }
+      // B-LTA: the archive renewal schedule renews the document time-stamp before its certificate expires.
+      if (result.archiveTimestampExpiresAt)
+        await recordArchiveTimestamp(db, doc.id, result.archiveTimestampExpiresAt);
       await documentsStore(db).recordFinalSha256(doc.id, token, result.sha256, signatureOf(result, signer));
       deps.logger.info(
         {
@@ -217,6 +234,8 @@ const PERMANENT: [new (...args: never[]) => Error, string][] = [
   [FinalizeStateError, FINALIZE_FAILURE_TYPES.FinalizeStateError],
   // The original exhausted its worker thread's time or memory: the same file would again.
   [PdfTooComplexError, FINALIZE_FAILURE_TYPES.PdfTooComplexError],
+  // A revoked certificate stays revoked: the operator replaces it, then retries finalization.
+  [LtvError, FINALIZE_FAILURE_TYPES.LtvError],
 ];
 
 /** A failure's type as a bounded label: the permanent types, SignerConfigError, or `other`. */

@@ -12,6 +12,7 @@ import * as eventSequence from './migrations/011-event-sequence.ts';
 import * as actionEvidence from './migrations/012-action-evidence.ts';
 import * as documentSignature from './migrations/013-document-signature.ts';
 import * as verificationTokens from './migrations/014-verification-tokens.ts';
+import * as archiveTimestamps from './migrations/015-archive-timestamps.ts';
 import * as apiKeyNotify from './migrations/017-api-key-notify.ts';
 
 interface Migration {
@@ -37,6 +38,7 @@ const migrations: Record<string, Migration> = {
   '012-action-evidence': actionEvidence,
   '013-document-signature': documentSignature,
   '014-verification-tokens': verificationTokens,
+  '015-archive-timestamps': archiveTimestamps,
   '017-api-key-notify': apiKeyNotify,
 };
 

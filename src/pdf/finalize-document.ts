@@ -3,6 +3,9 @@ import { composeInto } from './compose/compose-final-pdf.ts';
 import { EncryptedPDFError } from 'pdf-lib';
 import { REASONS, hasSignature, inspectLoaded } from './inspect-pdf.ts';
 import { DEFAULT_DECODE_LIMITS, type DecodeLimits, PdfLimitError } from './limits.ts';
+import { type SignatureLevel, extendToLevel, needsTimestamp } from './ltv/extend.ts';
+import { archiveTimestampExpiry } from './ltv/renew.ts';
+import { DEFAULT_REVOCATION_OPTIONS } from './ltv/revocation.ts';
 import { checkDecodeLimits } from './prescan.ts';
 import {
   type SignOptions,
@@ -47,7 +50,8 @@ export interface ComposedFinal {
 /**
  * Produces the final signed PDF of an approved document: the original file kept byte for byte, followed by one
  * incremental update that adds the approvers' marks, the signatures page(s), the bilingual audit certificate
- * and a PAdES signature (B-B, or B-T with `tsaUrl`) over the whole file.
+ * and a PAdES signature (B-B, or B-T with `tsaUrl`) over the whole file; for B-LT and B-LTA (options.signatureLevel)
+ * further updates add the validation data and a document time-stamp.
  *
  * Deterministic for the same input without a time-stamp authority (an RSA key signs deterministically), so a
  * retried activity produces the same bytes. Errors of type FinalizeError and FinalizeInputError are permanent;
@@ -96,26 +100,46 @@ export async function composeFinal(task: ComposeTask): Promise<ComposedFinal> {
   return { pdf, placeholder, pageCount, warnings };
 }
 
-/** Signs a composed final PDF in place: the digest, the CMS with the private key, and the time-stamp if asked. */
+/**
+ * Signs a composed final PDF in place: the digest, the CMS with the private key, and the time-stamp if asked; then,
+ * for B-LT and B-LTA, appends the validation data (and the document time-stamp) as further incremental updates.
+ * A certificate found revoked fails with LtvError before any signed file leaves this function.
+ */
 export async function signFinal(composed: ComposedFinal, input: FinalizeInput): Promise<FinalizeResult> {
-  const pdf = Buffer.from(composed.pdf.buffer, composed.pdf.byteOffset, composed.pdf.byteLength);
-  const options = { ...signatureOptions(input), signer: input.signer };
-  const applied = await applySignature(pdf, composed.placeholder, options);
+  const signed = Buffer.from(composed.pdf.buffer, composed.pdf.byteOffset, composed.pdf.byteLength);
+  const options = signatureOptions(input);
+  const applied = await applySignature(signed, composed.placeholder, { ...options, signer: input.signer });
+  const level = signatureLevelOf(input);
+  const pdf = await extendToLevel(signed, level, {
+    tsaUrl: options.tsaUrl ?? '',
+    tsaTimeoutMs: options.tsaTimeoutMs,
+    revocation: input.options?.revocation ?? DEFAULT_REVOCATION_OPTIONS,
+  });
   return {
     pdf,
     sha256: createHash('sha256').update(pdf).digest('hex'),
     pageCount: composed.pageCount,
     warnings: composed.warnings,
-    signatureLevel: applied.timestampToken ? 'B-T' : 'B-B',
+    signatureLevel: level,
     signedAt: options.signingTime,
     timestampAuthority: applied.timestampToken ? timestampAuthorityOf(applied.timestampToken) : null,
+    ...(level === 'B-LTA' ? { archiveTimestampExpiresAt: await archiveTimestampExpiry(pdf) } : {}),
   };
 }
 
+/** The level asked for: SIGNATURE_LEVEL, else B-T with a time-stamp authority and B-B without. */
+export function signatureLevelOf(input: Pick<FinalizeInput, 'options'>): SignatureLevel {
+  const level = input.options?.signatureLevel ?? (input.options?.tsaUrl ? 'B-T' : 'B-B');
+  if (needsTimestamp(level) && !input.options?.tsaUrl)
+    throw new Error(`signature level ${level} needs a time-stamp authority (TSA_URL)`);
+  return level;
+}
+
 function signatureOptions(input: Pick<FinalizeInput, 'document' | 'options'>): Omit<SignOptions, 'signer'> {
+  const level = signatureLevelOf(input);
   return {
     signingTime: input.options?.now ?? input.document.completedAt,
-    tsaUrl: input.options?.tsaUrl,
+    tsaUrl: needsTimestamp(level) ? input.options?.tsaUrl : undefined,
     tsaTimeoutMs: input.options?.tsaTimeoutMs,
     reason: `${input.document.reference}: approved by all approvers (Wathiq)`,
   };

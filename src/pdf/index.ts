@@ -1,6 +1,7 @@
 /**
  * The final-PDF module. Permanent failures (retrying cannot help): FinalizeError, FinalizeInputError,
- * PdfTooComplexError (a worker thread's time or memory ran out on the file). Transient: TimestampError (the
+ * PdfTooComplexError (a worker thread's time or memory ran out on the file), LtvError (B-LT/B-LTA: a certificate is
+ * revoked or cannot be checked). Transient: RevocationFetchError (no OCSP responder or CRL answered), TimestampError (the
  * time-stamp authority did not answer), SignerConfigError (the operator can fix the certificate) and I/O errors.
  *
  * Untrusted files are read in worker threads (workers/pdf-workers.ts) after a pre-scan has bounded what decoding
@@ -33,4 +34,6 @@ export {
 } from './sign/signer.ts';
 export { type SignOptions, signPdf } from './sign/sign-pdf.ts';
 export { TimestampError } from './sign/timestamp.ts';
+export { SIGNATURE_LEVELS, type SignatureLevel } from './ltv/levels.ts';
+export { LtvError, RevocationFetchError, type RevocationOptions } from './ltv/revocation.ts';
 export type * from './types.ts';

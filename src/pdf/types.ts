@@ -1,5 +1,7 @@
 /** Inputs of the final-PDF module: plain data, so the activity, the tests and the benchmark build them alike. */
 import type { ActionType, ApprovalChannel, ResolvedPlacement } from '../domain/model.ts';
+import type { SignatureLevel } from './ltv/extend.ts';
+import type { RevocationOptions } from './ltv/revocation.ts';
 import type { Signer } from './sign/signer.ts';
 
 export type { ActionType, ApprovalChannel };
@@ -60,8 +62,15 @@ export interface FinalizeInput {
   approvers: FinalizeApprover[];
   signer: Signer;
   options?: {
-    /** RFC 3161 time-stamp authority; adds a signature time-stamp (PAdES B-T). */
+    /** RFC 3161 time-stamp authority; adds a signature time-stamp (PAdES B-T and above). */
     tsaUrl?: string;
+    /**
+     * The PAdES level to produce (SIGNATURE_LEVEL); default B-T with a tsaUrl, else B-B. B-T, B-LT and B-LTA need
+     * tsaUrl; B-LT and B-LTA fetch revocation data (within `revocation`'s limits).
+     */
+    signatureLevel?: SignatureLevel;
+    /** Time-outs, retries and size limit of OCSP and CRL fetching (REVOCATION_*). */
+    revocation?: RevocationOptions;
     /** Milliseconds to wait for the time-stamp authority. */
     tsaTimeoutMs?: number;
     /** The signing time written into the signature dictionary; defaults to document.completedAt. */
@@ -71,19 +80,20 @@ export interface FinalizeInput {
   };
 }
 
-/** PAdES baseline levels (ETSI EN 319 142-1). */
-export type SignatureLevel = 'B-B' | 'B-T' | 'B-LT' | 'B-LTA';
+export type { SignatureLevel };
 
 export interface FinalizeResult {
   pdf: Buffer;
   sha256: string;
   pageCount: number;
-  /** The PAdES level of the file: B-B, or B-T when a signature time-stamp was embedded. */
-  signatureLevel: SignatureLevel;
   /** The signing time written in the signature dictionary (/M). */
   signedAt: Date;
   /** Subject of the time-stamp authority's certificate when a time-stamp was embedded, else null. */
   timestampAuthority: string | null;
   /** What was made differently from the input (an unreadable image drawn as the name), for the log. */
   warnings: string[];
+  /** The PAdES baseline level the file was signed at. */
+  signatureLevel: SignatureLevel;
+  /** B-LTA: when the certificate of the document time-stamp's authority expires (archive renewal is due before). */
+  archiveTimestampExpiresAt?: Date;
 }

@@ -2,12 +2,15 @@ import type { Knex } from '../db/knex.ts';
 import type { Logger } from '../logger.ts';
 import type { Storage } from '../storage/storage.ts';
 import { createApprovalActivities, type ApprovalActivityDeps } from '../approval/activities.ts';
+import type { ArchiveRenewalInput, ArchiveRenewalResult } from '../approval/archive-renewal.ts';
 import { createWebhookActivities, type WebhookActivityDeps } from '../webhooks/activities.ts';
 
 export interface ActivityDeps extends ApprovalActivityDeps, WebhookActivityDeps {
   db: Knex;
   logger: Logger;
   storage: Storage;
+  /** PAdES B-LTA archive renewal (the archive renewal schedule's activity); absent: nothing is renewed. */
+  archiveRenewal?: (input: ArchiveRenewalInput) => Promise<ArchiveRenewalResult>;
 }
 
 /** Builds every activity from the clients the worker owns; nothing here reaches for a global. */
@@ -15,6 +18,9 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...createApprovalActivities(deps),
     ...createWebhookActivities(deps),
+    async renewArchiveTimestamps(input: ArchiveRenewalInput): Promise<ArchiveRenewalResult> {
+      return deps.archiveRenewal ? deps.archiveRenewal(input) : { renewed: 0, failed: 0 };
+    },
   };
 }
 

@@ -1,4 +1,5 @@
 import { activityWorkflowRun } from '../approval/activities.ts';
+import { createArchiveRenewer } from '../approval/archive-renewal.ts';
 import { createFinalizer, signerOnce } from '../approval/finalize.ts';
 import type { ActivityDeps } from './activities.ts';
 import { activityTemporalClient } from '../webhooks/activities.ts';
@@ -59,9 +60,18 @@ export function createWorkerDeps(
       signer,
       publicBaseUrl: config.http.publicBaseUrl,
       tsaUrl: config.signing.tsaUrl,
+      signatureLevel: config.signing.signatureLevel,
+      revocation: config.signing.revocation,
       maxImageSidePx: config.images.maxSidePx,
       pdf: config.pdf,
       ...(metrics && { metrics: metrics.finalization }),
+    }),
+    archiveRenewal: createArchiveRenewer({
+      db,
+      storage,
+      logger,
+      tsaUrl: config.signing.tsaUrl,
+      revocation: config.signing.revocation,
     }),
     whatsapp: {
       provider: metrics ? meteredProvider(provider, metrics.whatsapp, config.whatsapp.templates) : provider,

@@ -4,3 +4,4 @@ export { webhookDeliveryRoundWorkflow } from '../webhooks/workflow/delivery-roun
 // The per-(webhook, document) queue of the previous design: no longer started, kept so running queues drain.
 export { webhookDeliveryWorkflow } from '../webhooks/workflow/delivery-workflow.ts';
 export { webhookOutboxSweepWorkflow } from '../webhooks/workflow/outbox-sweep-workflow.ts';
+export { archiveRenewalWorkflow } from '../approval/workflow/archive-renewal-workflow.ts';

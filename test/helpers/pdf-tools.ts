@@ -1,4 +1,4 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 
 /** What poppler's pdfsig says about each signature (its exit code is 0 even when a digest does not match). */
 export interface PdfsigSignature {
@@ -11,7 +11,25 @@ export interface PdfsigSignature {
 export function pdfsig(file: string, nssDir?: string): { signatures: PdfsigSignature[]; output: string } {
   const args = nssDir ? ['-nssdir', `sql:${nssDir}`, file] : [file];
   const r = spawnSync('pdfsig', args, { encoding: 'utf8' });
-  const output = `${r.stdout}${r.stderr}`;
+  return parsePdfsig(`${r.stdout}${r.stderr}`);
+}
+
+/**
+ * `pdfsig` without blocking this process: for certificates whose OCSP responder this process serves (NSS checks
+ * OCSP online, and a synchronous call would leave the responder unable to answer).
+ */
+export async function pdfsigAsync(
+  file: string,
+  nssDir?: string,
+): Promise<{ signatures: PdfsigSignature[]; output: string }> {
+  const args = nssDir ? ['-nssdir', `sql:${nssDir}`, file] : [file];
+  const output = await new Promise<string>((resolve) => {
+    execFile('pdfsig', args, { encoding: 'utf8' }, (_err, stdout, stderr) => resolve(`${stdout}${stderr}`));
+  });
+  return parsePdfsig(output);
+}
+
+function parsePdfsig(output: string): { signatures: PdfsigSignature[]; output: string } {
   const parts = output.split(/^Signature #\d+:$/m).slice(1);
   return {
     output,

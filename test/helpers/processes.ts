@@ -209,6 +209,7 @@ export function wathiqEnv(o: WathiqEnvOptions): Record<string, string> {
     SIGNING_P12_PASSWORD: o.signing.p12Password,
     WEBHOOK_ALLOW_PRIVATE: 'true',
     WEBHOOK_RETRY_SCALE: '0.001',
-    ...(o.tsaUrl ? { TSA_URL: o.tsaUrl } : {}),
+    // B-T: the test CA's certificates name no OCSP responder or CRL, which B-LTA (the default with a TSA) needs.
+    ...(o.tsaUrl ? { TSA_URL: o.tsaUrl, SIGNATURE_LEVEL: 'B-T' } : {}),
   };
 }

@@ -37,7 +37,7 @@ export interface PreparedSignature {
   contentsLength: number;
 }
 
-const BYTE_RANGE_PLACEHOLDER = '[0 0000000000 0000000000 0000000000]';
+export const BYTE_RANGE_PLACEHOLDER = '[0 0000000000 0000000000 0000000000]';
 
 /** Room for the CMS: the certificates, the signature, the attributes, and a time-stamp token when asked for. */
 function reservedBytes(opts: PrepareOptions): number {
@@ -46,20 +46,14 @@ function reservedBytes(opts: PrepareOptions): number {
 }
 
 /**
- * Adds to the revision an invisible signature field (on the last page), the AcroForm entry and a signature
- * dictionary with placeholders for /ByteRange and /Contents; the dictionary is returned raw so its offsets are
- * known after writing.
+ * Adds an invisible signature field (on the last page) whose value is `sigRef`, and the AcroForm entry; the field
+ * is named `baseName`, or `baseName 2`, 3... when taken. Also used for document time-stamps (ltv/).
  */
-export function prepareSignature(
-  revision: PdfRevision,
-  opts: PrepareOptions,
-  reserve = reservedBytes(opts),
-): PreparedSignature {
+export function addSignatureField(revision: PdfRevision, sigRef: PDFRef, baseName: string): void {
   const { context, doc } = revision;
   const catalogRef = revision.trailer.root;
   const catalog = context.lookup(catalogRef, PDFDict);
 
-  const sigRef = context.nextRef();
   const pages = doc.getPages();
   const lastPage = pages[pages.length - 1];
   if (!lastPage) throw new Error('a PDF without pages cannot be signed');
@@ -89,8 +83,8 @@ export function prepareSignature(
       .map((f) => (f instanceof PDFDict ? f.lookup(PDFName.of('T')) : undefined))
       .map((t) => (t instanceof PDFString || t instanceof PDFHexString ? t.decodeText() : '')),
   );
-  let name = 'Wathiq seal';
-  for (let i = 2; taken.has(name); i++) name = `Wathiq seal ${i}`;
+  let name = baseName;
+  for (let i = 2; taken.has(name); i++) name = `${baseName} ${i}`;
 
   const widgetRef = context.register(
     context.obj({
@@ -117,6 +111,20 @@ export function prepareSignature(
     page.set(PDFName.of('Annots'), context.obj([widgetRef]));
     markDirty(revision, lastPage.ref);
   }
+}
+
+/**
+ * Adds to the revision an invisible signature field (on the last page), the AcroForm entry and a signature
+ * dictionary with placeholders for /ByteRange and /Contents; the dictionary is returned raw so its offsets are
+ * known after writing.
+ */
+export function prepareSignature(
+  revision: PdfRevision,
+  opts: PrepareOptions,
+  reserve = reservedBytes(opts),
+): PreparedSignature {
+  const sigRef = revision.context.nextRef();
+  addSignatureField(revision, sigRef, 'Wathiq seal');
 
   const head = [
     '<< /Type /Sig /Filter /Adobe.PPKLite /SubFilter /ETSI.CAdES.detached',
@@ -167,15 +175,8 @@ export async function applySignature(
   placeholder: SignaturePlaceholder,
   opts: SignOptions,
 ): Promise<AppliedSignature> {
-  const gapStart = placeholder.contentsAt;
-  const gapEnd = gapStart + placeholder.contentsLength;
-  const range = `[0 ${gapStart} ${gapEnd} ${pdf.length - gapEnd}]`;
-  if (range.length > placeholder.byteRangeLength)
-    throw new Error('file too large for the byte range placeholder');
-  pdf.write(range.padEnd(placeholder.byteRangeLength, ' '), placeholder.byteRangeAt, 'latin1');
-
+  const digest = fillByteRange(pdf, placeholder);
   let timestampToken: Buffer | null = null;
-  const digest = createHash('sha256').update(pdf.subarray(0, gapStart)).update(pdf.subarray(gapEnd)).digest();
   const cms = await buildSignedData({
     contentDigest: digest,
     contentType: OID.data,
@@ -191,10 +192,26 @@ export async function applySignature(
         }
       : undefined,
   });
+  fillContents(pdf, placeholder, cms);
+  return { timestampToken };
+}
+
+/** Writes /ByteRange (everything but the /Contents hex string) in place; returns the SHA-256 of those bytes. */
+export function fillByteRange(pdf: Buffer, placeholder: SignaturePlaceholder): Buffer {
+  const gapStart = placeholder.contentsAt;
+  const gapEnd = gapStart + placeholder.contentsLength;
+  const range = `[0 ${gapStart} ${gapEnd} ${pdf.length - gapEnd}]`;
+  if (range.length > placeholder.byteRangeLength)
+    throw new Error('file too large for the byte range placeholder');
+  pdf.write(range.padEnd(placeholder.byteRangeLength, ' '), placeholder.byteRangeAt, 'latin1');
+  return createHash('sha256').update(pdf.subarray(0, gapStart)).update(pdf.subarray(gapEnd)).digest();
+}
+
+/** Writes a CMS (or time-stamp token) into the /Contents placeholder, in place. */
+export function fillContents(pdf: Buffer, placeholder: SignaturePlaceholder, cms: Buffer): void {
   const hex = cms.toString('hex').toUpperCase();
   if (hex.length > placeholder.contentsLength - 2) throw new SignatureTooLargeError(`${cms.length} bytes`);
-  pdf.write(hex, gapStart + 1, 'latin1');
-  return { timestampToken };
+  pdf.write(hex, placeholder.contentsAt + 1, 'latin1');
 }
 
 /**
