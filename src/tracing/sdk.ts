@@ -1,4 +1,5 @@
-import { createRequire } from 'node:module';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { context, propagation, trace, type Tracer } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
@@ -45,11 +46,14 @@ export interface StartTracingOptions {
   exporter: SpanExporter;
 }
 
-const require = createRequire(import.meta.url);
-
-/** The workflow side of @temporalio/interceptors-opentelemetry: RunWorkflow and StartActivity spans. */
-export const WORKFLOW_INTERCEPTOR_MODULE =
-  require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors');
+/**
+ * The workflow side of tracing (RunWorkflow and StartActivity spans, made in the sandbox): ./workflow-interceptors.ts,
+ * as source under tsx/vitest or compiled under dist/.
+ */
+export const WORKFLOW_INTERCEPTOR_MODULE = ((): string => {
+  const ts = fileURLToPath(new URL('./workflow-interceptors.ts', import.meta.url));
+  return existsSync(ts) ? ts : fileURLToPath(new URL('./workflow-interceptors.js', import.meta.url));
+})();
 
 /**
  * Starts tracing for this process: a tracer provider with a batching processor in front of `exporter`, registered

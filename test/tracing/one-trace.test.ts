@@ -1,6 +1,8 @@
 import { SpanKind } from '@opentelemetry/api';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFile } from 'node:fs/promises';
+import { Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { approvalWorkflowId } from '../../src/approval/definitions.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../fakes/webhook-receiver.ts';
 import {
@@ -156,5 +158,13 @@ describe('one send, one trace', () => {
     for (const s of spans) {
       expect(JSON.stringify([s.name, s.attributes])).not.toContain(token);
     }
+
+    // Switching tracing off: the traced run replays through the bundle of a worker without tracing.
+    const history = await h.service.temporal.client.workflow.getHandle(workflowId).fetchHistory();
+    await Worker.runReplayHistory(
+      { workflowBundle: { code: await readFile(inject('workflowBundlePath'), 'utf8') } },
+      history,
+      workflowId,
+    );
   }, 180_000);
 });
