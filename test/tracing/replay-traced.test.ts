@@ -41,7 +41,9 @@ describe('the workflows with tracing on', () => {
       sinks: tracing.worker.sinks,
     });
     expect(results.map((r) => r.workflowId)).toEqual(names);
-    const failed = results.filter((r) => r.error).map((r) => `${r.workflowId}: ${String(r.error).slice(0, 400)}`);
+    const failed = results
+      .filter((r) => r.error)
+      .map((r) => `${r.workflowId}: ${String(r.error).slice(0, 400)}`);
     expect(failed).toEqual([]);
 
     // A replay re-runs the workflow code but exports nothing: workflow spans leave only from new work.
