@@ -15,7 +15,7 @@ const HISTORIES = path.resolve(import.meta.dirname, '../histories');
 /** Every committed history: the approval workflow's two sets, and the webhook queue's and rounds' workflows. */
 const SETS = ['', 'v2', 'webhooks', 'webhook-rounds'];
 /** A class the workflow interceptor module defines; its name survives bundling. */
-const INTERCEPTOR_MARK = 'OpenTelemetryInboundInterceptor';
+const INTERCEPTOR_MARK = 'TracingInboundInterceptor';
 
 let tracing: Tracing | undefined;
 afterAll(() => tracing?.shutdown());
