@@ -17,9 +17,12 @@
  * - **No SDK flags.** The package asks `hasFlag(...)`, which writes flags into the history; nothing here does.
  *
  * The only thing that reaches a command is the `_tracer-data` header on scheduled activities, local activities,
- * child workflows, external signals and continue-as-new. Headers are not part of Temporal's determinism checks,
- * which compare a command's type and identity (activity id and type, timer id, child workflow id and type), so
- * a command with or without the header matches the same event on replay.
+ * child workflows, external signals and continue-as-new. Replay does not compare headers: sdk-core matches an
+ * ActivityTaskScheduled event to the command by activity id and type only (its activity state machine), so an
+ * activity scheduled with or without the header matches the same event. test/tracing/toggle-replay.test.ts
+ * proves it for what our workflows issue (activities, local activities, search attributes, timers, update
+ * completions), both ways; our workflows start no child workflows and signal no others, and continue-as-new
+ * (the webhook queue's after 5,000 events, the outbox sweep's) is not among the paths that test drives.
  */
 import '@temporalio/interceptors-opentelemetry/lib/workflow/runtime.js'; // performance/window for the SDK
 import * as otel from '@opentelemetry/api';
