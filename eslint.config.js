@@ -19,6 +19,7 @@ const INFRASTRUCTURE = [
   'src/rate-limit',
   'src/temporal',
   'src/metrics',
+  'src/tracing',
 ];
 const FEATURES = ['src/documents', 'src/accounts', 'src/approval', 'src/webhooks'];
 const SURFACES = ['src/api', 'src/admin', 'src/approval-page', 'src/dev-inbox'];

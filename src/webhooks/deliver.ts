@@ -2,6 +2,7 @@ import type { RecordAttemptInput } from '../db/stores/webhook-deliveries-store.t
 import { isIP, type LookupFunction } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { Agent, request } from 'undici';
+import { clientSpan, recordHttpOutcome, serverAttributes } from '../tracing/spans.ts';
 import type { WebhookEvent } from './events.ts';
 import { signWebhook } from './signature.ts';
 import { forbiddenAddressReason, hostOf, systemResolveHost, type ResolveHost } from './ssrf-guard.ts';
@@ -92,7 +93,23 @@ export interface DeliverOnceInput {
  * One HTTP attempt of one delivery. Never throws: every outcome is a DeliveryResult. Redirects are not followed.
  * The SSRF guard runs inside the connection's own DNS lookup, so the address judged is the address connected to.
  */
-export async function deliverOnce(input: DeliverOnceInput): Promise<DeliveryResult> {
+export function deliverOnce(input: DeliverOnceInput): Promise<DeliveryResult> {
+  // One CLIENT span per attempt: the receiver's host, the event and the outcome; never the URL's path or query
+  // (a customer may put a secret there), and no trace context in the request (our trace ids are not theirs).
+  const attributes = {
+    'http.request.method': 'POST',
+    'wathiq.webhook.event': input.event,
+    'wathiq.webhook.delivery_id': input.deliveryId,
+    ...(URL.canParse(input.url) ? serverAttributes(input.url) : {}),
+  };
+  return clientSpan('POST webhook', attributes, async (span) => {
+    const result = await attempt(input);
+    recordHttpOutcome(span, { status: result.status, errorType: result.errorClass });
+    return result;
+  });
+}
+
+async function attempt(input: DeliverOnceInput): Promise<DeliveryResult> {
   const now = input.now ?? (() => new Date());
   const timeoutMs = input.timeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS;
   const allowPrivate = input.allowPrivate ?? false;

@@ -1,5 +1,6 @@
 import { request, type Dispatcher } from 'undici';
 import { z } from 'zod';
+import { clientSpan, recordHttpOutcome, serverAttributes } from '../tracing/spans.ts';
 import { GRAPH_ERROR_CODES, isRetryableGraphFailure } from './graph-errors.ts';
 import { buildTemplateMessage } from './templates.ts';
 import {
@@ -36,6 +37,9 @@ const graphErrorSchema = z.object({
   }),
 });
 
+const URL_TEMPLATE = '/{phone_number_id}/messages';
+const SPAN_NAME = `POST ${URL_TEMPLATE}`;
+
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT']);
 
 /**
@@ -46,6 +50,12 @@ const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'
  */
 export function createCloudProvider(options: CloudProviderOptions): WhatsAppProvider {
   const url = `${options.apiUrl.replace(/\/+$/, '')}/${encodeURIComponent(options.phoneNumberId)}/messages`;
+  const spanAttributes = {
+    'http.request.method': 'POST',
+    'url.template': URL_TEMPLATE,
+    'peer.service': 'whatsapp-cloud-api',
+    ...serverAttributes(url),
+  };
   const headers = {
     authorization: `Bearer ${options.accessToken}`,
     'content-type': 'application/json',
@@ -55,44 +65,60 @@ export function createCloudProvider(options: CloudProviderOptions): WhatsAppProv
 
   return {
     name: 'cloud',
-    async send(notice: ApprovalNotice): Promise<{ wamid: string }> {
-      const body = JSON.stringify(buildTemplateMessage(notice, options.templates));
-      let status: number;
-      let text: string;
-      let retryAfter: string | undefined;
-      try {
-        const res = await request(url, {
-          method: 'POST',
-          headers,
-          body,
-          headersTimeout: options.timeoutMs,
-          bodyTimeout: options.timeoutMs,
-          signal: AbortSignal.timeout(options.timeoutMs),
-          ...(options.dispatcher && { dispatcher: options.dispatcher }),
-        });
-        status = res.statusCode;
-        const ra = res.headers['retry-after'];
-        retryAfter = Array.isArray(ra) ? ra[0] : ra;
-        text = await res.body.text();
-      } catch (err) {
-        throw transportError(err, options.timeoutMs);
-      }
-
-      if (status >= 200 && status < 300) {
-        const parsed = successSchema.safeParse(safeJson(text));
-        if (!parsed.success) {
-          // The message may have gone out; retrying could send it twice, so a person looks at it instead.
-          throw new WhatsAppSendError(`WhatsApp Cloud API answered ${status} without a message id`, {
-            retryable: false,
-            reason: 'invalid_response',
-            httpStatus: status,
-          });
+    send(notice: ApprovalNotice): Promise<{ wamid: string }> {
+      // One CLIENT span per call, named by the URL's template: the phone number id, the recipient and the
+      // message stay out of the trace.
+      return clientSpan(SPAN_NAME, spanAttributes, async (span) => {
+        try {
+          const sent = await sendOnce(notice);
+          recordHttpOutcome(span, { status: sent.status });
+          return { wamid: sent.wamid };
+        } catch (err) {
+          if (err instanceof WhatsAppSendError)
+            recordHttpOutcome(span, { status: err.httpStatus, errorType: err.reason });
+          throw err;
         }
-        return { wamid: parsed.data.messages[0]!.id };
-      }
-      throw httpError(status, text, retryAfter);
+      });
     },
   };
+
+  async function sendOnce(notice: ApprovalNotice): Promise<{ wamid: string; status: number }> {
+    const body = JSON.stringify(buildTemplateMessage(notice, options.templates));
+    let status: number;
+    let text: string;
+    let retryAfter: string | undefined;
+    try {
+      const res = await request(url, {
+        method: 'POST',
+        headers,
+        body,
+        headersTimeout: options.timeoutMs,
+        bodyTimeout: options.timeoutMs,
+        signal: AbortSignal.timeout(options.timeoutMs),
+        ...(options.dispatcher && { dispatcher: options.dispatcher }),
+      });
+      status = res.statusCode;
+      const ra = res.headers['retry-after'];
+      retryAfter = Array.isArray(ra) ? ra[0] : ra;
+      text = await res.body.text();
+    } catch (err) {
+      throw transportError(err, options.timeoutMs);
+    }
+
+    if (status >= 200 && status < 300) {
+      const parsed = successSchema.safeParse(safeJson(text));
+      if (!parsed.success) {
+        // The message may have gone out; retrying could send it twice, so a person looks at it instead.
+        throw new WhatsAppSendError(`WhatsApp Cloud API answered ${status} without a message id`, {
+          retryable: false,
+          reason: 'invalid_response',
+          httpStatus: status,
+        });
+      }
+      return { wamid: parsed.data.messages[0]!.id, status };
+    }
+    throw httpError(status, text, retryAfter);
+  }
 }
 
 function httpError(status: number, text: string, retryAfter: string | undefined): WhatsAppSendError {

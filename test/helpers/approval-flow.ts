@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { expect } from 'vitest';
 import {
   buttonReplyNotification,
@@ -21,12 +22,13 @@ export interface FlowHarness {
 
 /** The real service with the Cloud API WhatsApp provider pointed at a fake Graph API on loopback. */
 export async function startFlowHarness(
-  options: { env?: Record<string, string>; worker?: boolean } = {},
+  options: { env?: Record<string, string>; worker?: boolean; traceTo?: SpanExporter } = {},
 ): Promise<FlowHarness> {
   const graph = await startFakeGraphApi();
   const appSecret = `app-secret-${randomBytes(8).toString('hex')}`;
   const service = await startTestService({
     ...(options.worker === false ? { worker: false } : {}),
+    ...(options.traceTo && { traceTo: options.traceTo }),
     env: {
       WHATSAPP_PROVIDER: 'cloud',
       WHATSAPP_API_URL: graph.apiUrl,

@@ -3,7 +3,7 @@ import { readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Client } from '@temporalio/client';
-import { bundleWorkflowCode, Worker } from '@temporalio/worker';
+import { bundleWorkflowCode, Worker, type ReplayWorkerOptions } from '@temporalio/worker';
 import { expect, inject } from 'vitest';
 
 /**
@@ -47,14 +47,16 @@ const silent = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log()
 
 /**
  * Replays the named histories of `dir` (the JSON export of `temporal workflow show --output json`, which the
- * worker reads itself) through the workflow code at `workflowsPath`: one result per history, in order.
+ * worker reads itself) through the workflow code at `workflowsPath`: one result per history, in order. `options`
+ * gives a prebuilt bundle (of that code, with interceptors) and the worker's sinks, as a traced worker has them.
  */
 export async function replayRecorded(
   dir: string,
   names: readonly string[],
   workflowsPath: string,
+  options: { bundle?: { code: string }; sinks?: ReplayWorkerOptions['sinks'] } = {},
 ): Promise<{ workflowId: string; error?: unknown }[]> {
-  const bundle = await bundleWorkflowCode({ workflowsPath, logger: silent });
+  const bundle = options.bundle ?? (await bundleWorkflowCode({ workflowsPath, logger: silent }));
   async function* histories() {
     for (const name of names) {
       const history: unknown = JSON.parse(await readFile(path.join(dir, `${name}.json`), 'utf8'));
@@ -62,7 +64,10 @@ export async function replayRecorded(
     }
   }
   const results: { workflowId: string; error?: unknown }[] = [];
-  for await (const result of Worker.runReplayHistories({ workflowBundle: bundle }, histories()))
+  for await (const result of Worker.runReplayHistories(
+    { workflowBundle: bundle, ...(options.sinks && { sinks: options.sinks }) },
+    histories(),
+  ))
     results.push(result);
   return results;
 }

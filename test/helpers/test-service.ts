@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { NativeConnection, type Worker } from '@temporalio/worker';
+import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { bundleWorkflowCode, NativeConnection, type Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
 import { createActivities } from '../../src/runtime/activities.ts';
 import type { ApiDeps } from '../../src/http/deps.ts';
@@ -16,7 +17,9 @@ import { createStorage } from '../../src/storage/create-storage.ts';
 import { createWorkerDeps } from '../../src/runtime/worker-deps.ts';
 import { createTemporalClient, type TemporalClientHandle } from '../../src/temporal/client.ts';
 import { installTemporalRuntime } from '../../src/temporal/runtime.ts';
-import { createWorker } from '../../src/temporal/worker.ts';
+import { createWorker, workflowsPath } from '../../src/temporal/worker.ts';
+import { startTracingFromConfig } from '../../src/runtime/tracing.ts';
+import type { Tracing } from '../../src/tracing/sdk.ts';
 import { createTestDatabase, type TestDatabase } from './test-database.ts';
 
 let runtimeInstalled = false;
@@ -44,6 +47,8 @@ export interface TestService {
   api: RunningApi;
   /** What the app was built from, for tests that build a second app with one part changed. */
   deps: ApiDeps;
+  /** This process's tracing, when started with `traceTo`. */
+  tracing?: Tracing;
   createAccount(options?: { plan?: Plan; scopes?: readonly ApiScope[] }): Promise<TestAccount>;
   request(path: string, init?: RequestInit & { account?: TestAccount }): Promise<Response>;
   /** Stops the worker (as a crash or deploy would); Temporal keeps the workflows and their timers. */
@@ -54,6 +59,9 @@ export interface TestService {
 }
 
 let workflowBundle: { code: string } | undefined;
+/** The bundle with tracing's workflow interceptors, made once per test file that traces. */
+let tracedWorkflowBundle: { code: string } | undefined;
+const silentBundler = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} };
 
 /**
  * The real service for one test file: its own database, its own task queue on the shared Temporal server, a
@@ -67,6 +75,11 @@ export async function startTestService(
     workerOverrides?: Parameters<typeof createWorkerDeps>[3];
     /** The dashboard's clock (sign-in delays, sessions), for tests that play time forward. */
     now?: () => Date;
+    /**
+     * Traces as main.ts does when OTEL_EXPORTER_OTLP_ENDPOINT is set (env must set it), into this exporter
+     * instead of OTLP; the worker then runs a bundle built with the tracing interceptors.
+     */
+    traceTo?: SpanExporter;
   } = {},
 ): Promise<TestService> {
   const database = options.database ?? (await createTestDatabase());
@@ -85,17 +98,31 @@ export async function startTestService(
   });
   const logger = createLogger({ logLevel: process.env.TEST_LOG_LEVEL === 'debug' ? 'debug' : 'silent' });
   quietTemporalRuntime(logger);
+  let tracing: Tracing | undefined;
+  if (options.traceTo) {
+    tracing = await startTracingFromConfig(config, { exporter: options.traceTo });
+    if (!tracing) throw new Error('traceTo needs OTEL_EXPORTER_OTLP_ENDPOINT in env');
+  }
   const temporal = createTemporalClient({
     address: inject('temporalAddress'),
     namespace: config.temporal.namespace,
+    ...(tracing && { interceptors: tracing.clientInterceptors }),
   });
+  const bundleForWorker = async (): Promise<{ code: string }> => {
+    if (!tracing) return (workflowBundle ??= { code: await readFile(inject('workflowBundlePath'), 'utf8') });
+    return (tracedWorkflowBundle ??= await bundleWorkflowCode({
+      workflowsPath: workflowsPath(),
+      workflowInterceptorModules: tracing.workflowInterceptorModules,
+      logger: silentBundler,
+    }));
+  };
 
   let worker: Worker | undefined;
   let workerRun: Promise<void> | undefined;
   let workerConnection: NativeConnection | undefined;
   const startWorker = async () => {
     if (worker) return;
-    workflowBundle ??= { code: await readFile(inject('workflowBundlePath'), 'utf8') };
+    const workflowBundle = await bundleForWorker();
     workerConnection = await NativeConnection.connect({ address: inject('temporalAddress') });
     worker = await createWorker({
       connection: workerConnection,
@@ -103,6 +130,7 @@ export async function startTestService(
       taskQueue,
       activities: createActivities(createWorkerDeps(config, database.db, logger, options.workerOverrides)),
       workflowBundle,
+      ...(tracing && { telemetry: tracing.worker }),
       // A stopped worker leaves its workflows' next tasks on its sticky queue until this passes; a test that
       // restarts the worker should not wait the default 10 s for them to reach the new one.
       extra: { stickyQueueScheduleToStartTimeout: '1s' },
@@ -139,6 +167,7 @@ export async function startTestService(
     logger,
     api,
     deps,
+    ...(tracing && { tracing }),
     async createAccount(opts = {}) {
       const account = await accountsStore(database.db).create({
         name: 'Test Account',
@@ -172,6 +201,7 @@ export async function startTestService(
       await api.stop();
       await stopWorker();
       await temporal.close();
+      await tracing?.shutdown();
       if (!options.database) await database.drop();
     },
   };
