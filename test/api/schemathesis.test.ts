@@ -76,7 +76,7 @@ afterAll(async () => {
 });
 
 describe('schemathesis over /api/v1/openapi.json', () => {
-  it('finds no failure with every check', { timeout: 300_000 }, async () => {
+  it('finds no failure with every check', { timeout: 600_000 }, async () => {
     const version = await run(SCHEMATHESIS, ['--version']);
     if (version.code !== 0) {
       throw new Error(
