@@ -1,4 +1,5 @@
-import { html, trustedHtml, type SafeHtml } from '../http/html.ts';
+import { html, type SafeHtml } from '../http/html.ts';
+import { jsonScript, publicPageLayout } from '../http/public-page.ts';
 import type { Approver } from '../db/stores/approvers-store.ts';
 import type { Document } from '../db/stores/documents-store.ts';
 import type { Language } from '../domain/model.ts';
@@ -6,33 +7,14 @@ import { STRINGS } from './strings.ts';
 
 const ASSETS = '/a/assets';
 
-function layout(lang: Language, title: string, body: SafeHtml, scripts: SafeHtml = html``): string {
-  const dir = lang === 'ar' ? 'rtl' : 'ltr';
-  return `<!doctype html>${
-    html`<html lang="${lang}" dir="${dir}">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <meta name="robots" content="noindex" />
-        <title>${title} · Wathiq</title>
-        <link rel="stylesheet" href="${ASSETS}/approval.css" />
-      </head>
-      <body>
-        <header class="bar"><span class="brand">Wathiq · واثق</span></header>
-        <main>${body}</main>
-        ${scripts}
-      </body>
-    </html>`.value
-  }`;
-}
-
-/** JSON for the page script, safe inside <script type="application/json"> (no `</script>` break-out). */
-function jsonScript(id: string, data: unknown): SafeHtml {
-  const json = JSON.stringify(data)
-    .replace(/</g, '\\u003c')
-    .replace(/\u2028/g, '\\u2028')
-    .replace(/\u2029/g, '\\u2029');
-  return trustedHtml(`<script type="application/json" id="${id}">${json}</script>`);
+function layout(lang: Language, title: string, body: SafeHtml, scripts?: SafeHtml): string {
+  return publicPageLayout({
+    lang,
+    title,
+    stylesheet: `${ASSETS}/approval.css`,
+    body,
+    ...(scripts && { scripts }),
+  });
 }
 
 export function renderApprovalPage(input: {

@@ -8,7 +8,7 @@ import type { AppState } from './context.ts';
  * whatever the path (RFC 9110 §15.6.2). Node's parser refuses names it does not know at all (see
  * client-error.ts); this catches the WebDAV-style ones it does parse (PROPFIND, MKCOL, PURGE, …).
  */
-const STANDARD_METHODS: ReadonlySet<string> = new Set([
+export const STANDARD_METHODS: ReadonlySet<string> = new Set([
   'GET',
   'HEAD',
   'POST',

@@ -2,24 +2,13 @@ import { finished } from 'node:stream';
 import type { Middleware } from 'koa';
 import type { HttpMetrics } from '../metrics/metrics.ts';
 import type { AppState } from './context.ts';
-import type { RouteMatcher } from './methods.ts';
+import { STANDARD_METHODS, type RouteMatcher } from './methods.ts';
 
 /** The route label of a request no route template matches (unknown paths, probes, typos: never the path). */
 export const UNMATCHED_ROUTE = 'unmatched';
 
-/** The methods counted by name; any other (WebDAV's, say) is `OTHER`, so the label stays bounded. */
-const COUNTED_METHODS: ReadonlySet<string> = new Set([
-  'GET',
-  'HEAD',
-  'POST',
-  'PUT',
-  'PATCH',
-  'DELETE',
-  'OPTIONS',
-  'TRACE',
-  'CONNECT',
-  'QUERY',
-]);
+/** The methods counted by name (those HTTP defines); any other (WebDAV's, say) is `OTHER`: the label stays bounded. */
+const COUNTED_METHODS = STANDARD_METHODS;
 
 /** What the label needs of a router layer (`ctx.matched` of @koa/router, or a router's `match`). */
 export interface RouteLayer {

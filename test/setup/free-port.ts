@@ -1,13 +1,2 @@
-import net from 'node:net';
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
+/** A port free on 127.0.0.1 now: the service's own helper (the Temporal SDK's metrics exporter needs one too). */
+export { freeLoopbackPort as freePort } from '../../src/metrics/loopback-port.ts';
