@@ -215,8 +215,16 @@ export interface NotificationContext {
 }
 
 interface ReplyInput extends NotificationContext {
-  /** The approver's number, digits. */
-  from: string;
+  /**
+   * The approver's number, digits: `messages[].from` and `contacts[].wa_id`. Absent for a user who adopted a
+   * username and withholds the number (Meta's business-scoped user ids).
+   */
+  from?: string;
+  /** `contacts[].wa_id` when it is not `from`. */
+  waId?: string;
+  /** The business-scoped user id, `contacts[].user_id` (for example `SA.1502576394655843`). */
+  userId?: string;
+  username?: string;
   /** Inbound message id; a fresh one when absent (pass the same one twice to replay). */
   wamid?: string;
   /** The id of our message whose button was tapped. */
@@ -253,13 +261,22 @@ function envelope(ctx: NotificationContext, value: Record<string, unknown>) {
 
 function inboundMessage(input: ReplyInput, type: string, content: Record<string, unknown>) {
   return envelope(input, {
-    contacts: [{ profile: { name: input.profileName ?? 'Approver' }, wa_id: input.from }],
+    contacts: [
+      {
+        profile: {
+          name: input.profileName ?? 'Approver',
+          ...(input.username !== undefined && { username: input.username }),
+        },
+        ...((input.waId ?? input.from) !== undefined && { wa_id: input.waId ?? input.from }),
+        ...(input.userId !== undefined && { user_id: input.userId }),
+      },
+    ],
     messages: [
       {
         ...(input.contextWamid !== undefined && {
           context: { from: input.displayPhoneNumber ?? '15550783881', id: input.contextWamid },
         }),
-        from: input.from,
+        ...(input.from !== undefined && { from: input.from }),
         id: input.wamid ?? newWamid(),
         timestamp: unix(input.timestamp),
         type,
