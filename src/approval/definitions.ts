@@ -114,8 +114,11 @@ export const REFUSAL_MESSAGES: Record<Refusal, string> = {
 
 // ---- Activities: the workflow imports these types only ----
 
-/** The notices the workflow sends (approvers are not told of a rejection). */
-export type WorkflowNoticeKind = Exclude<NoticeKind, 'rejected'>;
+/**
+ * The notices the workflow sends per approver (approvers are not told of a rejection; signed copies go to approvers
+ * and cc recipients alike and have their own activity input).
+ */
+export type WorkflowNoticeKind = Exclude<NoticeKind, 'rejected' | 'signed_copy'>;
 
 export interface NotifyApproverInput {
   documentId: string;

@@ -167,10 +167,37 @@ function validateMessage(body: unknown): string | undefined {
   if (b.messaging_product !== 'whatsapp') return '(#100) The parameter messaging_product is required.';
   if (typeof b.to !== 'string' || !/^\+?\d{6,20}$/.test(b.to)) return '(#100) Invalid parameter: to';
   if (b.type === 'template') {
-    const t = b.template as { name?: unknown; language?: { code?: unknown } } | undefined;
+    const t = b.template as
+      { name?: unknown; language?: { code?: unknown }; components?: unknown } | undefined;
     if (typeof t?.name !== 'string' || typeof t.language?.code !== 'string') {
       return '(#100) Invalid parameter: template.name and template.language.code are required';
     }
+    // A DOCUMENT header (Meta's media header): one document parameter, by link or by uploaded media id.
+    const components = Array.isArray(t.components) ? (t.components as Record<string, unknown>[]) : [];
+    for (const c of components.filter((x) => x.type === 'header')) {
+      const params = Array.isArray(c.parameters) ? (c.parameters as Record<string, unknown>[]) : [];
+      const doc = params[0]?.type === 'document' ? params[0].document : undefined;
+      const problem = documentProblem(doc);
+      if (params.length !== 1 || problem)
+        return `(#132012) Parameter format does not match: ${problem ?? 'header'}`;
+    }
+  }
+  if (b.type === 'document') {
+    const problem = documentProblem(b.document);
+    if (problem) return `(#100) Invalid parameter: ${problem}`;
+  }
+  return undefined;
+}
+
+/** Meta's media object for a document: `link` (HTTPS) or `id`, and an optional `filename`. */
+function documentProblem(doc: unknown): string | undefined {
+  if (typeof doc !== 'object' || doc === null) return 'document is required';
+  const d = doc as { link?: unknown; id?: unknown; filename?: unknown };
+  const hasLink = typeof d.link === 'string' && /^https:\/\/\S+$/.test(d.link);
+  const hasId = typeof d.id === 'string' && d.id !== '';
+  if (hasLink === hasId) return 'document needs exactly one of an https link or a media id';
+  if (d.filename !== undefined && (typeof d.filename !== 'string' || d.filename === '')) {
+    return 'document.filename';
   }
   return undefined;
 }
