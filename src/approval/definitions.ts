@@ -120,6 +120,16 @@ export const REFUSAL_MESSAGES: Record<Refusal, string> = {
  */
 export type WorkflowNoticeKind = Exclude<NoticeKind, 'rejected' | 'signed_copy'>;
 
+export interface SignedCopiesInput {
+  documentId: string;
+  idempotencyPrefix: string;
+}
+
+export interface SignedCopiesResult {
+  sent: number;
+  failed: number;
+}
+
 export interface NotifyApproverInput {
   documentId: string;
   approverId: string;
@@ -177,4 +187,10 @@ export interface ApprovalActivities {
   markDocumentExpired(input: { documentId: string }): Promise<void>;
   /** Produces the signed final PDF and marks the document approved. */
   finalizeApprovedDocument(input: { documentId: string }): Promise<void>;
+  /**
+   * Sends the signed PDF to every approver as a WhatsApp `signed_copy` message, once per recipient (idempotency
+   * keys `<idempotencyPrefix>:<approverId>:signed_copy`). A refusal for good is recorded on the outbox row and
+   * counted; a retryable failure fails the attempt after the others were tried. Counts only: history holds no PII.
+   */
+  sendSignedCopies(input: SignedCopiesInput): Promise<SignedCopiesResult>;
 }

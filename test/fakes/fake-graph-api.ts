@@ -193,9 +193,9 @@ function validateMessage(body: unknown): string | undefined {
 function documentProblem(doc: unknown): string | undefined {
   if (typeof doc !== 'object' || doc === null) return 'document is required';
   const d = doc as { link?: unknown; id?: unknown; filename?: unknown };
-  const hasLink = typeof d.link === 'string' && /^https:\/\/\S+$/.test(d.link);
+  const hasLink = typeof d.link === 'string' && /^https?:\/\/\S+$/.test(d.link);
   const hasId = typeof d.id === 'string' && d.id !== '';
-  if (hasLink === hasId) return 'document needs exactly one of an https link or a media id';
+  if (hasLink === hasId) return 'document needs exactly one of an http(s) link or a media id';
   if (d.filename !== undefined && (typeof d.filename !== 'string' || d.filename === '')) {
     return 'document.filename';
   }

@@ -75,14 +75,14 @@ describe('the fake Graph API and document messages', () => {
   });
   afterAll(() => fake.close());
 
-  it('accepts a template with a document header by link, and refuses one without an https link', async () => {
+  it('accepts a template with a document header by link, and refuses one without an http(s) link', async () => {
     const n = notice({ kind: 'signed_copy', document });
     const { wamid } = await provider.send(n);
     expect(fake.requests.at(-1)).toMatchObject({ wamid, body: buildTemplateMessage(n, templates) });
 
     const insecure = notice({
       kind: 'signed_copy',
-      document: { ...document, link: 'http://wathiq.example/x.pdf' },
+      document: { ...document, link: 'file:///etc/passwd' },
     });
     const err = await provider.send(insecure).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(WhatsAppSendError);
