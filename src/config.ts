@@ -117,6 +117,8 @@ const schema = z.object({
   WHATSAPP_TEMPLATE_REMINDER_REVIEW: templateName.default('wathiq_reminder_review'),
   WHATSAPP_TEMPLATE_VOIDED: templateName.default('wathiq_document_voided'),
   WHATSAPP_TEMPLATE_REJECTED: templateName.default('wathiq_document_rejected'),
+  // Signed copies (issue 15 item 5): a template with a DOCUMENT header.
+  WHATSAPP_TEMPLATE_SIGNED_COPY: templateName.default('wathiq_signed_copy'),
   WHATSAPP_TEMPLATE_LANGUAGE_AR: templateLanguage.default('ar'),
   WHATSAPP_TEMPLATE_LANGUAGE_EN: templateLanguage.default('en'),
   // WhatsApp outbox: recording a sent message's id before the activity gives up its attempt (issue 12, item 4)
@@ -469,6 +471,7 @@ export function loadConfig(
         },
         voided: e.WHATSAPP_TEMPLATE_VOIDED,
         rejected: e.WHATSAPP_TEMPLATE_REJECTED,
+        signedCopy: e.WHATSAPP_TEMPLATE_SIGNED_COPY,
         languages: { ar: e.WHATSAPP_TEMPLATE_LANGUAGE_AR, en: e.WHATSAPP_TEMPLATE_LANGUAGE_EN },
       },
       recordRetry: { attempts: e.WHATSAPP_RECORD_ATTEMPTS, backoffMs: e.WHATSAPP_RECORD_BACKOFF_MS },

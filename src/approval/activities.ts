@@ -23,7 +23,9 @@ import type {
   NotificationFailureInput,
   NotifyApproverInput,
   RecordActionInput,
+  SignedCopiesInput,
 } from './definitions.ts';
+import { finalFilename, finalFileUrl } from '../documents/final-file.ts';
 import type { FinalizedDocument } from './finalize.ts';
 import { heartbeatMemory } from './heartbeat-memory.ts';
 import { personalData, redact, withHistorySafeFailures } from './history-safe.ts';
@@ -89,6 +91,8 @@ export interface ApprovalActivityDeps {
   workflowRun?: () => WorkflowRun;
   /** How long the approval workflow retries each kind of activity (config.approvalPolicies). */
   approvalPolicies?: ApprovalPolicies;
+  /** PUBLIC_BASE_URL: signed copies link to the signed file's permanent public URL under it. */
+  publicBaseUrl?: string;
 }
 
 /** The defaults of APPROVAL_NOTIFY/FINALIZE/WRITE_RETRY_SECONDS: 6 h, 4 h, 1 h. */
@@ -385,6 +389,67 @@ function approvalActivities(deps: ApprovalActivityDeps): ApprovalActivities {
         });
         if (expired) await record(trx, 'document.expired', key, expired);
       });
+    },
+
+    async sendSignedCopies({ documentId, idempotencyPrefix }: SignedCopiesInput) {
+      const document = await documentsStore(db).findByIdUnscoped(documentId);
+      if (!document)
+        throw ApplicationFailure.nonRetryable(`Document ${documentId} does not exist`, 'document_missing');
+      if (document.status !== 'approved' || !document.finalToken || !deps.publicBaseUrl) {
+        throw ApplicationFailure.nonRetryable(
+          `Document ${documentId} has no signed file to send`,
+          'no_signed_file',
+        );
+      }
+      const file = {
+        link: finalFileUrl(deps.publicBaseUrl, document.finalToken, document),
+        filename: finalFilename(document),
+      };
+      const approvers = await approversStore(db).listByDocument(documentId);
+      let sent = 0;
+      let failed = 0;
+      let retryable: Error | undefined;
+      for (const approver of approvers) {
+        const language = languageFor(approver.phone, approver.language);
+        try {
+          await sendNotice(
+            {
+              provider: deps.whatsapp.provider,
+              templates: deps.whatsapp.templates,
+              messages: whatsAppMessagesStore(db),
+              recordRetry: deps.whatsapp.recordRetry,
+              logger: deps.logger,
+            },
+            {
+              kind: 'signed_copy',
+              accountId: document.accountId,
+              documentId: document.id,
+              approverId: approver.id,
+              phone: approver.phone,
+              language,
+              approverName: language === 'ar' ? approver.nameAr : approver.nameEn,
+              documentTitle: language === 'ar' ? document.titleAr : document.titleEn,
+              reference: document.reference,
+              linkToken: approver.linkToken ?? '',
+              actionType: approver.actionType,
+              idempotencyKey: `${idempotencyPrefix}:${approver.id}:signed_copy`,
+              document: file,
+            },
+          );
+          sent++;
+        } catch (err) {
+          if (isWhatsAppSendError(err) && !err.retryable) {
+            // Refused for good (recorded on the outbox row by sendNotice): the document is approved either way.
+            deps.logger.warn({ err, approverId: approver.id }, 'WhatsApp refused a signed copy');
+            failed++;
+          } else {
+            retryable ??= err instanceof Error ? err : new Error(String(err));
+          }
+        }
+      }
+      // The others were tried first; the retry skips the copies already sent (same idempotency keys).
+      if (retryable !== undefined) throw retryable;
+      return { sent, failed };
     },
 
     async finalizeApprovedDocument({ documentId }) {

@@ -3,7 +3,7 @@ import { actionEvidenceStore } from '../db/stores/action-evidence-store.ts';
 import { approversStore } from '../db/stores/approvers-store.ts';
 import { whatsAppMessagesStore } from '../db/stores/whatsapp-messages-store.ts';
 import type { Logger } from '../logger.ts';
-import { parseButtonPayload, type ParsedNotification } from '../whatsapp/index.ts';
+import { parseButtonPayload, type InboundReply, type ParsedNotification } from '../whatsapp/index.ts';
 import { ApprovalRefused, type ApprovalClient } from './client.ts';
 
 export interface InboundDeps {
@@ -20,9 +20,31 @@ export interface InboundOutcome {
 }
 
 /**
+ * Whether the reply comes from the approver's WhatsApp account, and by what: the approver's phone (as `from`, or
+ * as `wa_id`, which is the number), or a `wa_id` or business-scoped user id stored from an earlier matched reply of
+ * the same number in the same account (this document's or an earlier one's). Ids are only ever stored from a reply
+ * already matched, so a stranger holding a forwarded button cannot bind their account to the approver's number.
+ */
+async function identify(
+  db: Knex,
+  approver: { accountId: string; phone: string },
+  reply: InboundReply,
+): Promise<'phone' | 'stored_id' | undefined> {
+  if (reply.from !== undefined && reply.from === approver.phone) return 'phone';
+  if (reply.waId !== undefined && reply.waId === approver.phone) return 'phone';
+  if (reply.waId === undefined && reply.userId === undefined) return undefined;
+  const known = await approversStore(db).knowsWhatsAppIdentity(approver.accountId, approver.phone, {
+    ...(reply.waId !== undefined && { waId: reply.waId }),
+    ...(reply.userId !== undefined && { userId: reply.userId }),
+  });
+  return known ? 'stored_id' : undefined;
+}
+
+/**
  * Applies one WhatsApp notification: delivery statuses become evidence on our messages, and button replies become
- * approver actions. A message id is handled once (replays are ignored), a reply from a number that is not the
- * approver's is ignored, and a transient failure forgets the id again so Meta's retry is handled.
+ * approver actions. A message id is handled once (replays are ignored), a reply that is not from the approver's
+ * WhatsApp account (phone, `wa_id` or business-scoped user id: see `identify`) is ignored, and a transient failure
+ * forgets the id again so Meta's retry is handled.
  */
 export async function handleWhatsAppNotification(
   deps: InboundDeps,
@@ -45,9 +67,16 @@ export async function handleWhatsAppNotification(
     const approver = button ? await approversStore(deps.db).findByLinkToken(button.token) : undefined;
     const fresh = await messages.recordInbound({
       wamid: reply.wamid,
-      phone: reply.from,
+      // The column holds a number; a reply without one (a username user) keeps its ids in the payload.
+      phone: reply.from ?? reply.waId ?? '',
       kind: 'button_reply',
-      payload: { payload: reply.payload, source: reply.source, context: reply.contextWamid ?? null },
+      payload: {
+        payload: reply.payload,
+        source: reply.source,
+        context: reply.contextWamid ?? null,
+        ...(reply.waId !== undefined && { wa_id: reply.waId }),
+        ...(reply.userId !== undefined && { user_id: reply.userId }),
+      },
       accountId: approver?.accountId ?? null,
       documentId: approver?.documentId ?? null,
       approverId: approver?.id ?? null,
@@ -66,14 +95,20 @@ export async function handleWhatsAppNotification(
       outcome('unknown_token');
       continue;
     }
-    if (approver.phone !== reply.from) {
+    const matchedBy = await identify(deps.db, approver, reply);
+    if (!matchedBy) {
       deps.logger.warn(
-        { approverId: approver.id, from: reply.from },
-        'WhatsApp reply from a number that is not the approver’s',
+        { approverId: approver.id, from: reply.from ?? null },
+        'WhatsApp reply from an account that is not the approver’s',
       );
       outcome('wrong_phone');
       continue;
     }
+    // First seen: the ids Meta sent with a reply that is the approver's, for a later reply without the number.
+    await approversStore(deps.db).rememberWhatsAppIdentity(approver.id, {
+      ...(reply.waId !== undefined && { waId: reply.waId }),
+      ...(reply.userId !== undefined && { userId: reply.userId }),
+    });
     const completes = { approve: 'approve_only', review: 'review_only', reject: undefined }[button.action];
     if (completes && completes !== approver.actionType) {
       // Signing and stamping happen on the approval page; a stray or forged button cannot complete them.

@@ -114,8 +114,21 @@ export const REFUSAL_MESSAGES: Record<Refusal, string> = {
 
 // ---- Activities: the workflow imports these types only ----
 
-/** The notices the workflow sends (approvers are not told of a rejection). */
-export type WorkflowNoticeKind = Exclude<NoticeKind, 'rejected'>;
+/**
+ * The notices the workflow sends per approver (approvers are not told of a rejection; signed copies go to approvers
+ * and cc recipients alike and have their own activity input).
+ */
+export type WorkflowNoticeKind = Exclude<NoticeKind, 'rejected' | 'signed_copy'>;
+
+export interface SignedCopiesInput {
+  documentId: string;
+  idempotencyPrefix: string;
+}
+
+export interface SignedCopiesResult {
+  sent: number;
+  failed: number;
+}
 
 export interface NotifyApproverInput {
   documentId: string;
@@ -174,4 +187,10 @@ export interface ApprovalActivities {
   markDocumentExpired(input: { documentId: string }): Promise<void>;
   /** Produces the signed final PDF and marks the document approved. */
   finalizeApprovedDocument(input: { documentId: string }): Promise<void>;
+  /**
+   * Sends the signed PDF to every approver as a WhatsApp `signed_copy` message, once per recipient (idempotency
+   * keys `<idempotencyPrefix>:<approverId>:signed_copy`). A refusal for good is recorded on the outbox row and
+   * counted; a retryable failure fails the attempt after the others were tried. Counts only: history holds no PII.
+   */
+  sendSignedCopies(input: SignedCopiesInput): Promise<SignedCopiesResult>;
 }

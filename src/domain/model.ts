@@ -49,7 +49,7 @@ export interface ActionEvidence {
 }
 
 /** The messages an approver can be sent. */
-export const NOTICE_KINDS = ['approval_request', 'reminder', 'voided', 'rejected'] as const;
+export const NOTICE_KINDS = ['approval_request', 'reminder', 'voided', 'rejected', 'signed_copy'] as const;
 export type NoticeKind = (typeof NOTICE_KINDS)[number];
 
 /** Bounds of docs/product-rules.md §2, in one place for the schemas, the services and the OpenAPI text. */

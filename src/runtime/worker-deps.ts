@@ -53,6 +53,7 @@ export function createWorkerDeps(
     logger,
     storage,
     approvalPolicies: config.approvalPolicies,
+    publicBaseUrl: config.http.publicBaseUrl,
     finalize: createFinalizer({
       db,
       storage,

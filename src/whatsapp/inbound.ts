@@ -71,8 +71,15 @@ export function parseButtonPayload(payload: string | undefined | null): ButtonPa
 export interface InboundReply {
   /** The inbound message id: the replay dedupe key. */
   wamid: string;
-  /** Sender's number, digits only (Meta may send it with or without `+`). */
-  from: string;
+  /**
+   * Sender's number, digits only (Meta may send it with or without `+`). Absent when Meta withholds it: a user who
+   * adopted a WhatsApp username may reply without the phone number.
+   */
+  from?: string;
+  /** The sender's WhatsApp user id, `contacts[].wa_id`, when present and well formed. */
+  waId?: string;
+  /** The sender's business-scoped user id (BSUID), `contacts[].user_id`, when present and well formed. */
+  userId?: string;
   timestamp: Date;
   /** `button.payload` or `interactive.button_reply.id`. */
   payload: string;
@@ -119,7 +126,7 @@ const timestampSchema = z.union([z.string(), z.number()]).transform((v, ctx) => 
 });
 
 const messageSchema = z.object({
-  from: z.string().min(1),
+  from: z.string().min(1).optional(),
   id: z.string().min(1),
   timestamp: timestampSchema,
   type: z.string(),
@@ -159,6 +166,7 @@ const envelopeSchema = z.object({
           field: z.string().optional(),
           value: z.object({
             metadata: z.object({ phone_number_id: z.string().optional() }).optional(),
+            contacts: z.array(z.unknown()).optional(),
             messages: z.array(z.unknown()).optional(),
             statuses: z.array(z.unknown()).optional(),
           }),
@@ -188,8 +196,9 @@ export function parseNotification(json: unknown): ParsedNotification {
         continue;
       }
       const phoneNumberId = change.value.metadata?.phone_number_id;
+      const contacts = (change.value.contacts ?? []).map(toContact);
       for (const raw of change.value.messages ?? []) {
-        const reply = toReply(raw, phoneNumberId);
+        const reply = toReply(raw, phoneNumberId, contacts);
         if (reply) result.replies.push(reply);
         else result.ignored++;
       }
@@ -218,10 +227,56 @@ export function parseNotification(json: unknown): ParsedNotification {
   return result;
 }
 
-function toReply(raw: unknown, phoneNumberId: string | undefined): InboundReply | undefined {
+// ---- Sender identity ----
+
+/**
+ * Meta's ids for a WhatsApp user, bounded and with a strict charset; anything else is treated as absent. `wa_id`
+ * is the user's WhatsApp id (today their number, digits). The business-scoped user id (BSUID, in `user_id`) is a
+ * two-letter ISO country code, a period, and up to 128 letters and digits (`SA.1502576394655843`); a parent BSUID
+ * shared across linked portfolios has `ENT.` after the country code (`SA.ENT.118157992128868448`).
+ */
+export const WA_ID_PATTERN = /^[0-9]{5,20}$/;
+export const BSUID_PATTERN = /^[A-Z]{2}\.(?:ENT\.)?[A-Za-z0-9]{1,128}$/;
+
+interface Contact {
+  waId?: string;
+  userId?: string;
+}
+
+const contactSchema = z.object({ wa_id: z.string().optional(), user_id: z.string().optional() });
+
+function toContact(raw: unknown): Contact {
+  const parsed = contactSchema.safeParse(raw);
+  if (!parsed.success) return {};
+  const { wa_id: waId, user_id: userId } = parsed.data;
+  return {
+    ...(waId !== undefined && WA_ID_PATTERN.test(waId) && { waId }),
+    ...(userId !== undefined && BSUID_PATTERN.test(userId) && { userId }),
+  };
+}
+
+/**
+ * The contact a message came from: the one whose `wa_id` is the message's `from`, or else the only contact of the
+ * change (Meta sends one contact with each user message, and none of the ids when the user withholds the number).
+ */
+function contactOf(from: string | undefined, contacts: Contact[]): Contact {
+  const byNumber = from === undefined ? undefined : contacts.find((c) => c.waId === from);
+  return byNumber ?? (contacts.length === 1 ? contacts[0]! : {});
+}
+
+function toReply(
+  raw: unknown,
+  phoneNumberId: string | undefined,
+  contacts: Contact[],
+): InboundReply | undefined {
   const parsed = messageSchema.safeParse(raw);
   if (!parsed.success) return undefined;
   const m = parsed.data;
+  const fromDigits = m.from === undefined ? undefined : digits(m.from);
+  const from = fromDigits !== undefined && WA_ID_PATTERN.test(fromDigits) ? fromDigits : undefined;
+  const contact = contactOf(from, contacts);
+  // A reply that names its sender in no usable way cannot be matched to anyone.
+  if (from === undefined && contact.waId === undefined && contact.userId === undefined) return undefined;
   let payload: string | undefined;
   let source: InboundReply['source'];
   if (m.type === 'button' && m.button?.payload) {
@@ -239,7 +294,9 @@ function toReply(raw: unknown, phoneNumberId: string | undefined): InboundReply 
   }
   return {
     wamid: m.id,
-    from: digits(m.from),
+    ...(from !== undefined && { from }),
+    ...(contact.waId !== undefined && { waId: contact.waId }),
+    ...(contact.userId !== undefined && { userId: contact.userId }),
     timestamp: m.timestamp,
     payload,
     source,

@@ -19,6 +19,7 @@ export interface PayloadParameter {
   payload: string;
 }
 export type TemplateComponent =
+  | { type: 'header'; parameters: [{ type: 'document'; document: { link: string; filename: string } }] }
   | { type: 'body'; parameters: TextParameter[] }
   | { type: 'button'; sub_type: 'url'; index: string; parameters: [TextParameter] }
   | { type: 'button'; sub_type: 'quick_reply'; index: string; parameters: [PayloadParameter] };
@@ -91,6 +92,8 @@ export function templateNameFor(
       return templates.voided;
     case 'rejected':
       return templates.rejected;
+    case 'signed_copy':
+      return templates.signedCopy;
   }
 }
 
@@ -105,12 +108,23 @@ export function buildTemplateMessage(
   notice: ApprovalNotice,
   templates: WhatsAppTemplateConfig,
 ): GraphTemplateMessage {
-  const components: TemplateComponent[] = [
-    {
-      type: 'body',
-      parameters: bodyParameters(notice).map((text) => ({ type: 'text', text: paramText(text) })),
-    },
-  ];
+  const components: TemplateComponent[] = [];
+  if (notice.kind === 'signed_copy') {
+    if (!notice.document) throw new Error('A signed_copy notice needs the signed document');
+    components.push({
+      type: 'header',
+      parameters: [
+        {
+          type: 'document',
+          document: { link: notice.document.link, filename: documentFilename(notice.document.filename) },
+        },
+      ],
+    });
+  }
+  components.push({
+    type: 'body',
+    parameters: bodyParameters(notice).map((text) => ({ type: 'text', text: paramText(text) })),
+  });
   if (isActionable(notice.kind)) {
     if (!notice.linkToken) throw new Error(`A ${notice.kind} notice needs the approver's link token`);
     const variant = variantFor(notice.actionType);
@@ -139,6 +153,20 @@ export function buildTemplateMessage(
       components,
     },
   };
+}
+
+/**
+ * The file name the recipient's phone shows: no path separators or control characters, at most 200 characters,
+ * ending in `.pdf`.
+ */
+export function documentFilename(name: string): string {
+  const flat = name
+    // eslint-disable-next-line no-control-regex -- control characters are what is removed
+    .replace(/[\u0000-\u001f\u007f/\\]+/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(/\.pdf$/i, '');
+  return `${[...(flat === '' ? 'document' : flat)].slice(0, 196).join('')}.pdf`;
 }
 
 function quickReply(index: number, payload: string): TemplateComponent {
@@ -182,6 +210,10 @@ export const TEMPLATE_TEXT: Record<NoticeKind, Record<Language, string>> = {
   rejected: {
     en: 'Hello {{1}}, the document "{{2}}" (reference {{3}}) was rejected by an approver. No action is needed.',
     ar: 'مرحباً {{1}}، رُفض المستند «{{2}}» (المرجع {{3}}) من أحد المعتمدين. لا يلزمك أي إجراء.',
+  },
+  signed_copy: {
+    en: 'Hello {{1}}, the document "{{2}}" (reference {{3}}) has been approved. Your signed copy is attached.',
+    ar: 'مرحباً {{1}}، اعتُمد المستند «{{2}}» (المرجع {{3}}). مرفق نسختك الموقّعة.',
   },
 };
 

@@ -27,6 +27,16 @@ export interface ApprovalNotice {
    * identifies the notification (`<approverId>:approval_request:1`), never from the time or a random value.
    */
   idempotencyKey: string;
+  /**
+   * `signed_copy` only: the signed PDF, sent as the template's document header by link (Meta fetches the file from
+   * this permanent public HTTPS URL) under this file name.
+   */
+  document?: NoticeDocument;
+}
+
+export interface NoticeDocument {
+  link: string;
+  filename: string;
 }
 
 export interface WhatsAppProvider {
@@ -123,6 +133,8 @@ export interface WhatsAppTemplateConfig {
   reminder: TemplateVariants;
   voided: string;
   rejected: string;
+  /** The signed copy: a template with a DOCUMENT header (the signed PDF) and the name/title/reference body. */
+  signedCopy: string;
   /** Meta language codes of the approved translations, e.g. `ar` and `en` (or `en_US`). */
   languages: Record<Language, string>;
 }

@@ -167,10 +167,37 @@ function validateMessage(body: unknown): string | undefined {
   if (b.messaging_product !== 'whatsapp') return '(#100) The parameter messaging_product is required.';
   if (typeof b.to !== 'string' || !/^\+?\d{6,20}$/.test(b.to)) return '(#100) Invalid parameter: to';
   if (b.type === 'template') {
-    const t = b.template as { name?: unknown; language?: { code?: unknown } } | undefined;
+    const t = b.template as
+      { name?: unknown; language?: { code?: unknown }; components?: unknown } | undefined;
     if (typeof t?.name !== 'string' || typeof t.language?.code !== 'string') {
       return '(#100) Invalid parameter: template.name and template.language.code are required';
     }
+    // A DOCUMENT header (Meta's media header): one document parameter, by link or by uploaded media id.
+    const components = Array.isArray(t.components) ? (t.components as Record<string, unknown>[]) : [];
+    for (const c of components.filter((x) => x.type === 'header')) {
+      const params = Array.isArray(c.parameters) ? (c.parameters as Record<string, unknown>[]) : [];
+      const doc = params[0]?.type === 'document' ? params[0].document : undefined;
+      const problem = documentProblem(doc);
+      if (params.length !== 1 || problem)
+        return `(#132012) Parameter format does not match: ${problem ?? 'header'}`;
+    }
+  }
+  if (b.type === 'document') {
+    const problem = documentProblem(b.document);
+    if (problem) return `(#100) Invalid parameter: ${problem}`;
+  }
+  return undefined;
+}
+
+/** Meta's media object for a document: `link` (HTTPS) or `id`, and an optional `filename`. */
+function documentProblem(doc: unknown): string | undefined {
+  if (typeof doc !== 'object' || doc === null) return 'document is required';
+  const d = doc as { link?: unknown; id?: unknown; filename?: unknown };
+  const hasLink = typeof d.link === 'string' && /^https?:\/\/\S+$/.test(d.link);
+  const hasId = typeof d.id === 'string' && d.id !== '';
+  if (hasLink === hasId) return 'document needs exactly one of an http(s) link or a media id';
+  if (d.filename !== undefined && (typeof d.filename !== 'string' || d.filename === '')) {
+    return 'document.filename';
   }
   return undefined;
 }
@@ -215,8 +242,16 @@ export interface NotificationContext {
 }
 
 interface ReplyInput extends NotificationContext {
-  /** The approver's number, digits. */
-  from: string;
+  /**
+   * The approver's number, digits: `messages[].from` and `contacts[].wa_id`. Absent for a user who adopted a
+   * username and withholds the number (Meta's business-scoped user ids).
+   */
+  from?: string;
+  /** `contacts[].wa_id` when it is not `from`. */
+  waId?: string;
+  /** The business-scoped user id, `contacts[].user_id` (for example `SA.1502576394655843`). */
+  userId?: string;
+  username?: string;
   /** Inbound message id; a fresh one when absent (pass the same one twice to replay). */
   wamid?: string;
   /** The id of our message whose button was tapped. */
@@ -253,13 +288,22 @@ function envelope(ctx: NotificationContext, value: Record<string, unknown>) {
 
 function inboundMessage(input: ReplyInput, type: string, content: Record<string, unknown>) {
   return envelope(input, {
-    contacts: [{ profile: { name: input.profileName ?? 'Approver' }, wa_id: input.from }],
+    contacts: [
+      {
+        profile: {
+          name: input.profileName ?? 'Approver',
+          ...(input.username !== undefined && { username: input.username }),
+        },
+        ...((input.waId ?? input.from) !== undefined && { wa_id: input.waId ?? input.from }),
+        ...(input.userId !== undefined && { user_id: input.userId }),
+      },
+    ],
     messages: [
       {
         ...(input.contextWamid !== undefined && {
           context: { from: input.displayPhoneNumber ?? '15550783881', id: input.contextWamid },
         }),
-        from: input.from,
+        ...(input.from !== undefined && { from: input.from }),
         id: input.wamid ?? newWamid(),
         timestamp: unix(input.timestamp),
         type,

@@ -179,12 +179,14 @@ export const templateNameOf = (r: RecordedRequest): string =>
 /** Taps a WhatsApp button as the phone would: a Meta-signed notification to the service's webhook. */
 export function tapButton(
   h: FlowHarness,
-  input: { from: string; payload: string; wamid?: string },
+  input: { from?: string; waId?: string; userId?: string; payload: string; wamid?: string },
 ): Promise<Response> {
   return postSignedNotification(
     `${h.service.baseUrl}/webhooks/whatsapp`,
     buttonReplyNotification({
-      from: input.from,
+      ...(input.from !== undefined && { from: input.from }),
+      ...(input.waId !== undefined && { waId: input.waId }),
+      ...(input.userId !== undefined && { userId: input.userId }),
       payload: input.payload,
       ...(input.wamid ? { wamid: input.wamid } : {}),
     }),

@@ -91,7 +91,7 @@ describe('a deploy in the middle of an approval', () => {
         const data = e.markerRecordedEventAttributes!.details!['patch-data']!.payloads![0]!.data!;
         return (JSON.parse(Buffer.from(data).toString('utf8')) as { id: string }).id;
       });
-    expect(patches).toEqual([PATCHES.finalizationRecovery]);
+    expect(patches).toEqual([PATCHES.finalizationRecovery, PATCHES.signedCopies]);
 
     const dl = (await (await download(h, doc.id)).json()) as DownloadBody;
     const pdf = Buffer.from(await (await fetchPublic(h, dl.data.download_url)).arrayBuffer());

@@ -118,6 +118,7 @@ describe('parseNotification', () => {
         {
           wamid,
           from: '966500000001',
+          waId: '966500000001',
           timestamp: at,
           payload: 'approve:abcdefghijklmnopqrstuv',
           source: 'button',
@@ -194,6 +195,83 @@ describe('parseNotification', () => {
     const parsed = parseNotification(both);
     expect(parsed.replies).toHaveLength(1);
     expect(parsed.statuses).toHaveLength(1);
+  });
+
+  it('reads the sender’s wa_id and business-scoped user id from contacts[]', () => {
+    const parsed = parseNotification(
+      buttonReplyNotification({
+        from: '966500000001',
+        userId: 'SA.1502576394655843',
+        username: 'sara',
+        payload: 'approve:abcdefghijklmnopqrstuv',
+      }),
+    );
+    expect(parsed.replies[0]).toMatchObject({
+      from: '966500000001',
+      waId: '966500000001',
+      userId: 'SA.1502576394655843',
+    });
+    const parent = parseNotification(
+      buttonReplyNotification({ from: '966500000001', userId: 'US.ENT.11815799212886844830', payload: 'x' }),
+    );
+    expect(parent.replies[0]?.userId).toBe('US.ENT.11815799212886844830');
+  });
+
+  it('reads a reply without the phone number (a username user): only the business-scoped id names the sender', () => {
+    const parsed = parseNotification(
+      buttonReplyNotification({ userId: 'SA.1502576394655843', payload: 'approve:abcdefghijklmnopqrstuv' }),
+    );
+    expect(parsed.ignored).toBe(0);
+    expect(parsed.replies).toHaveLength(1);
+    expect(parsed.replies[0]).not.toHaveProperty('from');
+    expect(parsed.replies[0]).not.toHaveProperty('waId');
+    expect(parsed.replies[0]).toMatchObject({ userId: 'SA.1502576394655843' });
+  });
+
+  it('drops ids outside their bounds and charset, and ignores a reply that then names no sender', () => {
+    const hostile = [
+      'sa.1502576394655843', // country code in lower case
+      'SAU.1502576394655843',
+      'SA.',
+      `SA.${'1'.repeat(129)}`,
+      'SA.15025-76394655843',
+      'SA.1502576394655843\n',
+      "SA.1' OR '1'='1",
+      'SA.١٥٠٢٥٧٦', // Arabic-Indic digits
+    ];
+    for (const userId of hostile) {
+      const withPhone = parseNotification(
+        buttonReplyNotification({ from: '966500000001', userId, payload: 'approve:abcdefghijklmnopqrstuv' }),
+      );
+      expect(withPhone.replies[0]?.from).toBe('966500000001');
+      expect(withPhone.replies[0]).not.toHaveProperty('userId');
+      const alone = parseNotification(
+        buttonReplyNotification({ userId, payload: 'approve:abcdefghijklmnopqrstuv' }),
+      );
+      expect(alone, userId).toEqual({ replies: [], statuses: [], ignored: 1 });
+    }
+    expect(
+      parseNotification(buttonReplyNotification({ userId: `SA.${'1'.repeat(128)}`, payload: 'x' })).replies,
+    ).toHaveLength(1);
+    for (const waId of ['1234', '1'.repeat(21), '9665O0000001', '+966500000001']) {
+      const parsed = parseNotification(
+        buttonReplyNotification({ waId, payload: 'approve:abcdefghijklmnopqrstuv' }),
+      );
+      expect(parsed.replies, waId).toEqual([]);
+    }
+    // Contacts that are not objects, or hold ids of the wrong type, are no identity.
+    const odd = buttonReplyNotification({ userId: 'SA.1502576394655843', payload: 'x' });
+    (odd.entry[0]!.changes[0]!.value as unknown as { contacts: unknown[] }).contacts = [
+      { wa_id: 966500000001, user_id: ['SA.1'] },
+    ];
+    expect(parseNotification(odd).replies).toEqual([]);
+  });
+
+  it('with several contacts and no number, takes none of them as the sender', () => {
+    const payload = buttonReplyNotification({ userId: 'SA.1502576394655843', payload: 'x' });
+    const value = payload.entry[0]!.changes[0]!.value as unknown as { contacts: unknown[] };
+    value.contacts.push({ profile: { name: 'Other' }, user_id: 'SA.999999' });
+    expect(parseNotification(payload).replies).toEqual([]);
   });
 
   it('yields nothing for a body that is not a WhatsApp notification', () => {

@@ -63,10 +63,13 @@ import {
  * - `approval-finalization-recovery-v1` (issue 12), taken where finalization starts, so a workflow started by the
  *   previous code that reaches finalization on this code gets it too: a finalization that fails for good leaves
  *   the document `in_progress` with `finalization.state = "failed"` until `retryFinalization` or a void.
+ * - `approval-signed-copies-v1` (issue 15), taken once the document is approved: one `sendSignedCopies` activity
+ *   sends every approver the signed PDF over WhatsApp; its failure is logged and never fails the document.
  */
 export const PATCHES = {
   recovery: 'approval-recovery-v1',
   finalizationRecovery: 'approval-finalization-recovery-v1',
+  signedCopies: 'approval-signed-copies-v1',
 } as const;
 
 /** The policies before issue 12 (retried without end); kept for workflows started by that code. */
@@ -398,6 +401,7 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
       publishStatus();
     }
   }
+  if (state.status === 'approved' && patched(PATCHES.signedCopies)) await sendSignedCopies();
   if (state.status === 'voided') {
     const told = notifiedApprovers(state).map((a) => a.id);
     if (recovery) {
@@ -425,6 +429,29 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
   }
   await condition(allHandlersFinished);
   return view();
+
+  /**
+   * The signed PDF to every approver, on the notification policy (APPROVAL_NOTIFY_RETRY_SECONDS). Only ids go in
+   * and only counts come back; a copy WhatsApp refuses, or the policy running out, is logged and the document stays
+   * approved.
+   */
+  async function sendSignedCopies(): Promise<void> {
+    const p = await loadPolicies();
+    const copies = proxyActivities<ApprovalActivities>({
+      ...NOTIFY_POLICY,
+      scheduleToCloseTimeout: p.notifyMs,
+    });
+    try {
+      const result = await copies.sendSignedCopies({
+        documentId: input.documentId,
+        idempotencyPrefix: workflowId,
+      });
+      if (result.failed > 0) log.warn('WhatsApp refused some signed copies', { ...result });
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      log.warn('the signed copies exhausted their retry policy', { error: failureMessage(err) });
+    }
+  }
 
   /**
    * Finalization with a finite policy: a retryable failure (a signing certificate being fixed, storage) is

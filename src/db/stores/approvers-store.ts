@@ -195,6 +195,42 @@ export function approversStore(db: Db) {
       return row && toApprover(row);
     },
 
+    /**
+     * Whether a reply matched earlier to this number in this account carried one of these ids (migration 021): how
+     * a reply without the phone number (a WhatsApp username user) is recognised.
+     */
+    async knowsWhatsAppIdentity(
+      accountId: string,
+      phone: string,
+      ids: { waId?: string; userId?: string },
+    ): Promise<boolean> {
+      if (ids.waId === undefined && ids.userId === undefined) return false;
+      const row = await db('approvers')
+        .where({ account_id: accountId, phone })
+        .where((q) => {
+          if (ids.waId !== undefined) void q.orWhere('wa_id', ids.waId);
+          if (ids.userId !== undefined) void q.orWhere('whatsapp_user_id', ids.userId);
+        })
+        .first<{ id: string } | undefined>('id');
+      return row !== undefined;
+    },
+
+    /**
+     * Stores the ids of a reply matched to the approver, each only where none is stored yet: the first seen wins,
+     * so a later reply cannot rebind the approver to another WhatsApp account.
+     */
+    async rememberWhatsAppIdentity(id: string, ids: { waId?: string; userId?: string }): Promise<void> {
+      if (ids.waId === undefined && ids.userId === undefined) return;
+      await db('approvers')
+        .where({ id })
+        .update({
+          ...(ids.waId !== undefined && { wa_id: db.raw('coalesce(wa_id, ?)', [ids.waId]) }),
+          ...(ids.userId !== undefined && {
+            whatsapp_user_id: db.raw('coalesce(whatsapp_user_id, ?)', [ids.userId]),
+          }),
+        });
+    },
+
     async countByDocument(documentId: string): Promise<number> {
       const [row] = await db('approvers')
         .where({ document_id: documentId })
