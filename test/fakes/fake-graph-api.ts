@@ -171,6 +171,21 @@ function validateMessage(body: unknown): string | undefined {
     if (typeof t?.name !== 'string' || typeof t.language?.code !== 'string') {
       return '(#100) Invalid parameter: template.name and template.language.code are required';
     }
+    // As Meta checks them: a button component names its sub_type, its index and its parameters; an
+    // authentication template's copy-code button is sent as sub_type "url" with the code as its text parameter.
+    const components = (b.template as { components?: unknown }).components;
+    if (components !== undefined && !Array.isArray(components))
+      return '(#100) Invalid parameter: template.components must be a list';
+    for (const c of (components ?? []) as Record<string, unknown>[]) {
+      if (c.type !== 'button') continue;
+      const params = c.parameters as { type?: unknown; text?: unknown; payload?: unknown }[] | undefined;
+      if (!['url', 'quick_reply', 'copy_code'].includes(String(c.sub_type)) || typeof c.index !== 'string')
+        return '(#100) Invalid parameter: button components need sub_type and index';
+      if (!Array.isArray(params) || params.length !== 1)
+        return '(#131008) Required parameter is missing: button parameters';
+      if (c.sub_type === 'url' && (params[0]?.type !== 'text' || typeof params[0].text !== 'string'))
+        return '(#131009) Parameter value is not valid: url button needs a text parameter';
+    }
   }
   return undefined;
 }
