@@ -190,9 +190,9 @@ export function createApprovalPageRouter(
       );
     }
   };
-  const otpLink = async (ctx: AppContext) => {
+  const otpLink = async (ctx: AppContext, token: string | undefined) => {
     ctx.set('Cache-Control', 'no-store');
-    const r = await usablePageLink(deps.db, ctx.params.token);
+    const r = await usablePageLink(deps.db, token);
     addToLogContext({ document_id: r.document.id });
     if (r.approver.verification !== 'whatsapp_otp')
       throw new AppError('conflict', 'This approver does not need a code');
@@ -201,13 +201,13 @@ export function createApprovalPageRouter(
   };
 
   router.post('/:token/code', async (ctx) => {
-    const r = await otpLink(ctx);
+    const r = await otpLink(ctx, ctx.params.token);
     const { expiresAt } = await sendApproverCode({ db: deps.db, otp, sender: otpSender }, r.approver);
     ok(ctx, { sent: true, expires_at: expiresAt.toISOString() });
   });
 
   router.post('/:token/code/verify', async (ctx) => {
-    const r = await otpLink(ctx);
+    const r = await otpLink(ctx, ctx.params.token);
     const { code } = parseBody(CodeBody, parseJson(await readRawBody(ctx.req, MAX_BODY)));
     const { session, expiresAt } = await verifyApproverCode({ db: deps.db, otp }, r.approver, code);
     const secure = deps.config.http.publicBaseUrl.startsWith('https:') ? '; Secure' : '';
