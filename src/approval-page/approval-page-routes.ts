@@ -13,7 +13,7 @@ import {
   usablePageLink,
   type PageLink,
 } from '../approval/act-from-page.ts';
-import { sendApproverCode, verifyApproverCode } from '../approval/approver-otp.ts';
+import { hasVerifiedSession, sendApproverCode, verifyApproverCode } from '../approval/approver-otp.ts';
 import { createOtpSender, type OtpSender } from '../whatsapp/otp-message.ts';
 import type { ApprovalClient } from '../approval/client.ts';
 import type { ActionEvidence, ActionKind } from '../approval/definitions.ts';
@@ -146,6 +146,9 @@ export function createApprovalPageRouter(
       document: r!.document,
       approver: r!.approver,
       accountName: account?.name ?? '',
+      needsCode:
+        r!.approver.verification === 'whatsapp_otp' &&
+        !(await hasVerifiedSession(deps.db, r!.approver.id, ctx.cookies.get(OTP_COOKIE))),
     });
   });
 
