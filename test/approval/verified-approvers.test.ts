@@ -89,13 +89,14 @@ describe('an approver who must enter a WhatsApp code', () => {
       .db('accounts')
       .where({ id: h.account.accountId })
       .update({ default_verification: 'whatsapp_otp' });
+    const approvers: (ApproverSpec & { verification?: 'none' | 'whatsapp_otp' })[] = [
+      { name: 'Signer', phone: PHONES.saudiA, action_type: 'sign', verification: 'whatsapp_otp' },
+      { name: 'Approver', phone: PHONES.saudiB, action_type: 'approve_only' },
+      { name: 'Reviewer', phone: PHONES.uk, action_type: 'review_only', verification: 'none' },
+    ];
     doc = await createDocument(h, {
       workflowType: 'parallel',
-      approvers: [
-        { name: 'Signer', phone: PHONES.saudiA, action_type: 'sign', verification: 'whatsapp_otp' },
-        { name: 'Approver', phone: PHONES.saudiB, action_type: 'approve_only' },
-        { name: 'Reviewer', phone: PHONES.uk, action_type: 'review_only', verification: 'none' },
-      ] as ApproverSpec[],
+      approvers,
     });
     signer = doc.approvers[0]!;
     approverB = doc.approvers[1]!;
