@@ -76,6 +76,29 @@ const otpMessagesTo = (phone: string) =>
     (r) => (r.body as { template?: { name?: string } }).template?.name === 'wathiq_otp',
   );
 
+describe('verification on the API', () => {
+  it('PUT /approvers/{id} changes it on a draft; an unknown method is a 422 naming the field', async () => {
+    const doc = await createDocument(h, {
+      workflowType: 'sequential',
+      approvers: [{ name: 'Draft Approver', phone: PHONES.saudiC, action_type: 'sign' }],
+    });
+    const id = doc.approvers[0]!.id;
+    const put = (body: unknown) =>
+      h.service.request(`/approvers/${id}`, {
+        method: 'PUT',
+        account: h.account,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const changed = await put({ verification: 'whatsapp_otp' });
+    expect(changed.status).toBe(200);
+    expect(((await changed.json()) as Envelope).data).toMatchObject({ verification: 'whatsapp_otp' });
+    const refused = await put({ verification: 'sms' });
+    expect(refused.status).toBe(422);
+    expect(Object.keys(((await refused.json()) as Envelope).error!.details)).toEqual(['verification']);
+  });
+});
+
 describe('an approver who must enter a WhatsApp code', () => {
   let doc: Awaited<ReturnType<typeof createDocument>>;
   let signer: { id: string };
