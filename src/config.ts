@@ -183,6 +183,14 @@ const schema = z.object({
   // Public verification page /v/{token} (issue 14, item 6): requests per client address and minute; upload limit of its check
   VERIFY_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(100_000).default(60),
   VERIFY_CHECK_MAX_MB: z.coerce.number().positive().max(1024).default(64),
+  // Verified approvers (issue 15 item 2): one-time codes over WhatsApp for the approval page
+  OTP_TTL_MINUTES: z.coerce.number().gt(0).max(60).default(10),
+  OTP_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(5),
+  OTP_RESEND_SECONDS: z.coerce.number().min(0).max(3600).default(60),
+  OTP_MAX_SENDS_PER_HOUR: z.coerce.number().int().min(1).max(100).default(5),
+  OTP_SESSION_MINUTES: z.coerce.number().gt(0).max(1440).default(30),
+  OTP_IP_PER_MINUTE: z.coerce.number().int().min(1).max(10_000).default(20),
+  WHATSAPP_TEMPLATE_OTP: templateName.default('wathiq_otp'),
 
   // Metrics (issue 13, item 4): a Prometheus endpoint on its own port in each process
   METRICS_PORT: z
@@ -287,6 +295,16 @@ export interface Config {
   };
   /** The public verification page: per client address and minute (page and check), and the check's upload limit. */
   verification: { requestsPerMinute: number; checkMaxBytes: number };
+  /** One-time codes of verified approvers (OTP_*): life, wrong tries, resend limits, the page's proof, per-IP cap. */
+  otp: {
+    ttlMs: number;
+    maxAttempts: number;
+    resendMs: number;
+    maxSendsPerHour: number;
+    sessionMs: number;
+    ipPerMinute: number;
+    template: string;
+  };
   images: {
     /** Largest width and height of a signature or stamp image, checked at upload and again when decoding. */
     maxSidePx: number;
@@ -545,6 +563,15 @@ export function loadConfig(
       },
     },
     images: { maxSidePx: e.MAX_IMAGE_SIDE_PX },
+    otp: {
+      ttlMs: Math.round(e.OTP_TTL_MINUTES * 60_000),
+      maxAttempts: e.OTP_MAX_ATTEMPTS,
+      resendMs: Math.round(e.OTP_RESEND_SECONDS * 1000),
+      maxSendsPerHour: e.OTP_MAX_SENDS_PER_HOUR,
+      sessionMs: Math.round(e.OTP_SESSION_MINUTES * 60_000),
+      ipPerMinute: e.OTP_IP_PER_MINUTE,
+      template: e.WHATSAPP_TEMPLATE_OTP,
+    },
     verification: {
       requestsPerMinute: e.VERIFY_RATE_LIMIT_PER_MINUTE,
       checkMaxBytes: Math.round(e.VERIFY_CHECK_MAX_MB * 1024 * 1024),

@@ -8,9 +8,13 @@ import {
   actFromPage,
   findPageLink,
   linkProblem,
+  OTP_COOKIE,
+  pageVerification,
   usablePageLink,
   type PageLink,
 } from '../approval/act-from-page.ts';
+import { hasVerifiedSession, sendApproverCode, verifyApproverCode } from '../approval/approver-otp.ts';
+import { createOtpSender, type OtpSender } from '../whatsapp/otp-message.ts';
 import type { ApprovalClient } from '../approval/client.ts';
 import type { ActionEvidence, ActionKind } from '../approval/definitions.ts';
 import { hasActed } from '../approval/rules.ts';
@@ -58,6 +62,7 @@ const CompleteBody = z.object({
   generated_seal: z.boolean().optional(),
 });
 const RejectBody = z.object({ reason: z.string().trim().max(1000).optional() });
+const CodeBody = z.object({ code: z.string().trim().max(16) });
 
 /**
  * The approver's public page (docs/product-rules.md §5): `GET /a/{token}` in Arabic (right-to-left) or English, the
@@ -65,9 +70,14 @@ const RejectBody = z.object({ reason: z.string().trim().max(1000).optional() });
  * unusable (410) once they acted or the document left pending/in_progress.
  */
 export function createApprovalPageRouter(
-  deps: Pick<ApiDeps, 'db' | 'config' | 'logger' | 'storage'> & { approvals: ApprovalClient },
+  deps: Pick<ApiDeps, 'db' | 'config' | 'logger' | 'storage' | 'rateLimiter'> & {
+    approvals: ApprovalClient;
+    otpSender?: OtpSender;
+  },
 ): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/a' });
+  const otpSender = deps.otpSender ?? createOtpSender(deps.config, { logger: deps.logger });
+  const otp = deps.config.otp;
 
   const language = (ctx: AppContext, approver?: Approver): Language => {
     const asked = ctx.query.lang;
@@ -136,6 +146,9 @@ export function createApprovalPageRouter(
       document: r!.document,
       approver: r!.approver,
       accountName: account?.name ?? '',
+      needsCode:
+        r!.approver.verification === 'whatsapp_otp' &&
+        !(await hasVerifiedSession(deps.db, r!.approver.id, ctx.cookies.get(OTP_COOKIE))),
     });
   });
 
@@ -168,11 +181,56 @@ export function createApprovalPageRouter(
     ok(ctx, { status: view.status, completed: view.completed, total: view.total });
   }
 
+  // Verified approvers (issue 15 item 2): each client address may send or check OTP_IP_PER_MINUTE codes a minute.
+  const limitIp = async (ctx: AppContext) => {
+    const hit = await deps.rateLimiter.hit(`approval-otp:${ctx.ip}`, otp.ipPerMinute);
+    if (!hit.allowed) {
+      throw new AppError(
+        'rate_limited',
+        `Rate limit exceeded: ${otp.ipPerMinute} code requests per minute`,
+        {},
+        { 'Retry-After': String(Math.max(1, hit.resetAt - Math.floor(Date.now() / 1000))) },
+      );
+    }
+  };
+  const otpLink = async (ctx: AppContext, token: string | undefined) => {
+    ctx.set('Cache-Control', 'no-store');
+    const r = await usablePageLink(deps.db, token);
+    addToLogContext({ document_id: r.document.id });
+    if (r.approver.verification !== 'whatsapp_otp')
+      throw new AppError('conflict', 'This approver does not need a code');
+    await limitIp(ctx);
+    return r;
+  };
+
+  router.post('/:token/code', async (ctx) => {
+    const r = await otpLink(ctx, ctx.params.token);
+    const { expiresAt } = await sendApproverCode({ db: deps.db, otp, sender: otpSender }, r.approver);
+    ok(ctx, { sent: true, expires_at: expiresAt.toISOString() });
+  });
+
+  router.post('/:token/code/verify', async (ctx) => {
+    const r = await otpLink(ctx, ctx.params.token);
+    const { code } = parseBody(CodeBody, parseJson(await readRawBody(ctx.req, MAX_BODY)));
+    const { session, expiresAt } = await verifyApproverCode({ db: deps.db, otp }, r.approver, code);
+    const secure = deps.config.http.publicBaseUrl.startsWith('https:') ? '; Secure' : '';
+    ctx.append(
+      'Set-Cookie',
+      `${OTP_COOKIE}=${session}; Path=/a/${ctx.params.token}; Max-Age=${Math.floor(otp.sessionMs / 1000)}; HttpOnly; SameSite=Strict${secure}`,
+    );
+    ok(ctx, { verified: true, expires_at: expiresAt.toISOString() });
+  });
+
+  const verifiedEvidence = async (ctx: AppContext, r: PageLink): Promise<ActionEvidence> => ({
+    ...evidenceOf(ctx),
+    verifiedBy: await pageVerification(deps.db, r, ctx.cookies.get(OTP_COOKIE)),
+  });
+
   router.post('/:token/complete', async (ctx) => {
     const r = await usablePageLink(deps.db, ctx.params.token);
     addToLogContext({ document_id: r.document.id });
+    const evidence = await verifiedEvidence(ctx, r);
     const body = parseBody(CompleteBody, parseJson(await readRawBody(ctx.req, MAX_BODY)));
-    const evidence = evidenceOf(ctx);
     // Image problems are the approver's to fix, so they are told in the page's language.
     const images = {
       strings: STRINGS[language(ctx, r.approver)],
@@ -201,8 +259,9 @@ export function createApprovalPageRouter(
   router.post('/:token/reject', async (ctx) => {
     const r = await usablePageLink(deps.db, ctx.params.token);
     addToLogContext({ document_id: r.document.id });
+    const evidence = await verifiedEvidence(ctx, r);
     const { reason } = parseBody(RejectBody, parseJson(await readRawBody(ctx.req, MAX_BODY)));
-    await act(ctx, r, 'reject', { ...evidenceOf(ctx), ...(reason ? { reason } : {}) });
+    await act(ctx, r, 'reject', { ...evidence, ...(reason ? { reason } : {}) });
   });
 
   return router;

@@ -23,6 +23,8 @@ export function renderApprovalPage(input: {
   document: Document;
   approver: Approver;
   accountName: string;
+  /** The approver needs a one-time code and has no current proof of one: the page starts with the code step. */
+  needsCode?: boolean;
 }): string {
   const { lang, document: doc, approver } = input;
   const t = STRINGS[lang];
@@ -70,12 +72,36 @@ export function renderApprovalPage(input: {
       <div id="pdf-pages"></div>
       <p><a href="${base}/document.pdf" target="_blank" rel="noopener">${t.openPdf}</a></p>
     </section>
-    <form id="approve-form" class="card" novalidate>
+    ${
+      input.needsCode
+        ? html`<section id="code-step" class="card" aria-labelledby="code-title">
+            <h2 id="code-title">${t.code.title}</h2>
+            <p>${t.code.intro}</p>
+            <button type="button" class="primary" id="send-code">${t.code.send}</button>
+            <p id="code-sent" class="meta" role="status" hidden>${t.code.sent}</p>
+            <form id="code-form" novalidate hidden>
+              <label for="otp-code">${t.code.label}</label>
+              <input
+                id="otp-code"
+                name="code"
+                inputmode="numeric"
+                autocomplete="one-time-code"
+                pattern="[0-9]{6}"
+                maxlength="6"
+                dir="ltr"
+              />
+              <button type="submit" class="primary" id="verify-code">${t.code.verify}</button>
+            </form>
+            <p id="code-error" class="error" role="alert" hidden></p>
+          </section>`
+        : ''
+    }
+    <form id="approve-form" class="card" novalidate ${input.needsCode ? 'hidden' : ''}>
       ${action === 'sign' ? signPanel : ''} ${action === 'stamp' ? stampPanel : ''}
       <p id="form-error" class="error" role="alert" hidden></p>
       <button type="submit" class="primary" id="submit-action">${t.submit[action]}</button>
     </form>
-    <details class="card reject">
+    <details class="card reject" ${input.needsCode ? 'hidden' : ''}>
       <summary>${t.reject}</summary>
       <form id="reject-form" novalidate>
         <label for="reject-reason">${t.rejectReason}</label>
@@ -94,6 +120,7 @@ export function renderApprovalPage(input: {
     assets: ASSETS,
     actionType: action,
     strings: { ...t.errors, doneCompleted: t.doneCompleted, doneRejected: t.doneRejected, pages: t.pages },
+    code: t.code,
   };
   return layout(
     lang,

@@ -9,6 +9,7 @@ import { AppError } from '../errors.ts';
 import type { Storage } from '../storage/storage.ts';
 import { ApprovalRefused, type ApprovalClient } from './client.ts';
 import type { ActionEvidence, ActionKind, ApprovalView } from './definitions.ts';
+import { hasVerifiedSession } from './approver-otp.ts';
 import { hasActed, isOpen } from './rules.ts';
 
 /**
@@ -60,6 +61,26 @@ export async function usablePageLink(db: Knex, token: string | undefined): Promi
   const problem = linkProblem(link);
   if (problem) throw new AppError(problem.code, problem.message);
   return link!;
+}
+
+/** The name of the page's proof of a right one-time code: an HttpOnly cookie scoped to `/a/{token}`. */
+export const OTP_COOKIE = 'wathiq_verified';
+
+/**
+ * How an approver acting from the page is verified (issue 15 item 2): `none` when their `verification` is none;
+ * `whatsapp_otp` when it is whatsapp_otp and `session` is their current proof of a right code; otherwise 403.
+ */
+export async function pageVerification(
+  db: Knex,
+  link: PageLink,
+  session: string | undefined,
+): Promise<'none' | 'whatsapp_otp'> {
+  if (link.approver.verification !== 'whatsapp_otp') return 'none';
+  if (await hasVerifiedSession(db, link.approver.id, session)) return 'whatsapp_otp';
+  throw new AppError(
+    'forbidden',
+    'This approver must first enter the code sent to their WhatsApp number (POST /a/{token}/code sends one, POST /a/{token}/code/verify checks it)',
+  );
 }
 
 /**

@@ -352,6 +352,8 @@ function approvalActivities(deps: ApprovalActivityDeps): ApprovalActivities {
           signatureKey: e.imageKey ?? null,
           typedName: e.typedName ?? null,
           rejectionReason: input.kind === 'reject' ? (e.reason ?? null) : null,
+          // A reply in the approver's own WhatsApp chat proves their number (issue 15 item 2).
+          verifiedBy: e.verifiedBy ?? (e.channel === 'whatsapp' ? 'whatsapp_reply' : 'none'),
         });
         if (e.generatedSeal) await approversStore(trx).markGeneratedSeal(approver!.id);
         if (stored) await actionEvidenceStore(trx).markAccepted(stored.id);

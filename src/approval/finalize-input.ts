@@ -115,6 +115,7 @@ function toFinalizeApprover(
     ip: page ? a.actionIp : null,
     userAgent: page ? a.actionUserAgent : null,
     whatsappMessageId: page ? null : a.actionMessageId,
+    verifiedBy: a.verifiedBy ?? (page ? 'none' : 'whatsapp_reply'),
     signaturePng: a.actionType === 'sign' ? (image ?? null) : null,
     typedName: a.actionType === 'sign' ? a.typedName : null,
     stampPng: a.actionType === 'stamp' ? (image ?? null) : null,

@@ -1,7 +1,14 @@
 import { isoTime } from '../domain/time.ts';
 import type { Approver } from '../db/stores/approvers-store.ts';
 import type { Document, DocumentSignature } from '../db/stores/documents-store.ts';
-import type { ActionType, ApproverStatus, DocumentStatus, Language, WorkflowType } from '../domain/model.ts';
+import type {
+  ActionType,
+  ApproverStatus,
+  DocumentStatus,
+  Language,
+  Verification,
+  WorkflowType,
+} from '../domain/model.ts';
 
 /**
  * The one public representation of documents and approvers: API responses and webhook payloads both use it.
@@ -27,6 +34,7 @@ export interface SerializedApprover {
   acted_at: string | null;
   action_channel: string | null;
   rejection_reason: string | null;
+  verification: Verification;
   created_at: string;
   updated_at: string;
 }
@@ -94,6 +102,7 @@ export function serializeApprover(a: Approver): SerializedApprover {
     acted_at: isoTime(a.actedAt),
     action_channel: a.actionChannel,
     rejection_reason: a.rejectionReason,
+    verification: a.verification,
     created_at: isoTime(a.createdAt),
     updated_at: isoTime(a.updatedAt),
   };

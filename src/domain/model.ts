@@ -33,6 +33,13 @@ export type ApprovalChannel = (typeof APPROVAL_CHANNELS)[number];
 export type ActionKind = 'complete' | 'reject';
 
 /** What an approver did and how: kept for the audit certificate (in PostgreSQL, never in a workflow history). */
+/** How an approver must prove they hold their WhatsApp number before acting on the page (issue 15 item 2). */
+export const VERIFICATIONS = ['none', 'whatsapp_otp'] as const;
+export type Verification = (typeof VERIFICATIONS)[number];
+/** How an approver that acted was verified: a one-time code, their own WhatsApp reply, or not at all. */
+export const VERIFIED_BY = ['none', 'whatsapp_otp', 'whatsapp_reply'] as const;
+export type VerifiedBy = (typeof VERIFIED_BY)[number];
+
 export interface ActionEvidence {
   /** ISO 8601 time the service received the action. */
   at: string;
@@ -46,6 +53,8 @@ export interface ActionEvidence {
   typedName?: string;
   generatedSeal?: boolean;
   reason?: string;
+  /** How the approver was verified (page actions); a WhatsApp reply is `whatsapp_reply` by itself. */
+  verifiedBy?: VerifiedBy;
 }
 
 /** The messages an approver can be sent. */
@@ -90,6 +99,8 @@ export interface ApproverFields {
   actionType: ActionType;
   orderIndex: number;
   placement: Placement | null;
+  /** Absent on create: the account's default. */
+  verification?: Verification;
 }
 
 /** A placement with its width decided (the approver's, or the default for the mark): what the final PDF draws. */

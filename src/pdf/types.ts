@@ -1,5 +1,5 @@
 /** Inputs of the final-PDF module: plain data, so the activity, the tests and the benchmark build them alike. */
-import type { ActionType, ApprovalChannel, ResolvedPlacement } from '../domain/model.ts';
+import type { ActionType, ApprovalChannel, ResolvedPlacement, VerifiedBy } from '../domain/model.ts';
 import type { SignatureLevel } from './ltv/extend.ts';
 import type { RevocationOptions } from './ltv/revocation.ts';
 import type { Signer } from './sign/signer.ts';
@@ -37,6 +37,8 @@ export interface FinalizeApprover {
   stampPng?: Uint8Array | null;
   generatedSeal?: boolean;
   placement?: Placement | null;
+  /** How the approver was verified; absent is printed as none. */
+  verifiedBy?: VerifiedBy | null;
 }
 
 export interface FinalizeDocumentInfo {

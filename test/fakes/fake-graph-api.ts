@@ -172,14 +172,27 @@ function validateMessage(body: unknown): string | undefined {
     if (typeof t?.name !== 'string' || typeof t.language?.code !== 'string') {
       return '(#100) Invalid parameter: template.name and template.language.code are required';
     }
+    if (t.components !== undefined && !Array.isArray(t.components))
+      return '(#100) Invalid parameter: template.components must be a list';
+    const components = (t.components ?? []) as Record<string, unknown>[];
     // A DOCUMENT header (Meta's media header): one document parameter, by link or by uploaded media id.
-    const components = Array.isArray(t.components) ? (t.components as Record<string, unknown>[]) : [];
     for (const c of components.filter((x) => x.type === 'header')) {
       const params = Array.isArray(c.parameters) ? (c.parameters as Record<string, unknown>[]) : [];
       const doc = params[0]?.type === 'document' ? params[0].document : undefined;
       const problem = documentProblem(doc);
       if (params.length !== 1 || problem)
         return `(#132012) Parameter format does not match: ${problem ?? 'header'}`;
+    }
+    // As Meta checks them: a button component names its sub_type, its index and its parameters; an
+    // authentication template's copy-code button is sent as sub_type "url" with the code as its text parameter.
+    for (const c of components.filter((x) => x.type === 'button')) {
+      const params = c.parameters as { type?: unknown; text?: unknown; payload?: unknown }[] | undefined;
+      if (!['url', 'quick_reply', 'copy_code'].includes(String(c.sub_type)) || typeof c.index !== 'string')
+        return '(#100) Invalid parameter: button components need sub_type and index';
+      if (!Array.isArray(params) || params.length !== 1)
+        return '(#131008) Required parameter is missing: button parameters';
+      if (c.sub_type === 'url' && (params[0]?.type !== 'text' || typeof params[0].text !== 'string'))
+        return '(#131009) Parameter value is not valid: url button needs a text parameter';
     }
   }
   if (b.type === 'document') {

@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import type { ApproverInput, ApproverUpdate } from '../../documents/inputs.ts';
-import { ACTION_TYPES, APPROVER_STATUSES, LANGUAGES, LIMITS, type Placement } from '../../domain/model.ts';
+import {
+  ACTION_TYPES,
+  APPROVER_STATUSES,
+  LANGUAGES,
+  LIMITS,
+  VERIFICATIONS,
+  type Placement,
+} from '../../domain/model.ts';
 import { normalizePhone, PHONE_MESSAGES } from '../../documents/phone.ts';
 import { MAX_PDF_PAGES } from '../../pdf/inspect-pdf.ts';
 import type { SerializedApprover } from '../../documents/serialize.ts';
@@ -70,6 +77,10 @@ const approverShape = {
     .nullable()
     .optional()
     .meta({ description: 'Language of messages and the approval page; default Arabic for Saudi numbers' }),
+  verification: oneOf('verification', VERIFICATIONS).optional().meta({
+    description:
+      "How the approver proves they hold the WhatsApp number before acting on the approval page. none: holding the link is enough. whatsapp_otp: the page first asks for a 6-digit code sent to the number as a WhatsApp authentication message (valid 10 minutes, 5 attempts); a button reply in the WhatsApp chat itself counts as verified for approve_only and review_only. Default: the account's default_verification (none unless changed).",
+  }),
 };
 
 type ApproverInputValue = {
@@ -148,6 +159,7 @@ export const ApproverInputSchema = ApproverInputShape.superRefine(
     actionType: v.action_type ?? 'sign',
     orderIndex: v.order_index ?? v.order,
     placement: placementOf(v),
+    ...(v.verification !== undefined && { verification: v.verification }),
   }));
 
 /** PUT /approvers/{id}: every field optional; what is given replaces what was there. */
@@ -164,6 +176,7 @@ export const ApproverUpdateSchema = ApproverUpdateShape.superRefine((v, ctx) =>
   if (v.role_en !== undefined) update.roleEn = v.role_en;
   if (v.language !== undefined) update.language = v.language;
   if (v.action_type !== undefined) update.actionType = v.action_type;
+  if (v.verification !== undefined) update.verification = v.verification;
   const order = v.order_index ?? v.order;
   if (order !== undefined) update.orderIndex = order;
   if (v.page === null) update.placement = null;
@@ -201,6 +214,9 @@ export const ApproverResource = z
       .nullable()
       .meta({ description: 'whatsapp or page, once the approver has acted' }),
     rejection_reason: z.string().nullable(),
+    verification: z.enum(VERIFICATIONS).meta({
+      description: 'none, or whatsapp_otp: the approval page asks for a one-time code sent over WhatsApp',
+    }),
     created_at: Timestamp,
     updated_at: Timestamp,
   })

@@ -126,6 +126,7 @@ function finish(text) {
 
 function explain({ status, payload }) {
   if (status === 410) return data.strings.gone;
+  if (status === 403 && data.code) return data.code.needed;
   if (status === 409) return data.strings.conflict;
   const details = payload?.error?.details;
   if (status === 422 && details) return Object.values(details).flat().join(' ');
@@ -181,5 +182,53 @@ $('reject-form').addEventListener('submit', async (e) => {
   if (result.status === 200) finish(data.strings.doneRejected);
   else showError(explain(result));
 });
+
+// Verified approvers (issue 15 item 2): a 6-digit code sent over WhatsApp comes first; a right one sets an
+// HttpOnly cookie for this link, and the approve and reject forms appear.
+function codeProblem({ status, payload }) {
+  const details = payload?.error?.details?.code;
+  if (status === 422 && details && /expired/.test(details.join(' '))) return data.code.expired;
+  if (status === 422) return data.code.wrong;
+  if (status === 429) return data.code.tooMany;
+  if (status === 502) return data.code.sendFailed;
+  if (status === 409) return data.code.expired;
+  if (status === 410) return data.strings.gone;
+  return data.strings.generic;
+}
+
+function codeError(message) {
+  const el = $('code-error');
+  el.textContent = message;
+  el.hidden = !message;
+}
+
+if ($('code-step')) {
+  $('send-code').addEventListener('click', async () => {
+    $('send-code').disabled = true;
+    const result = await post('code', {});
+    $('send-code').disabled = false;
+    if (result.status !== 200) return codeError(codeProblem(result));
+    codeError('');
+    $('send-code').textContent = data.code.resend;
+    $('code-sent').hidden = false;
+    $('code-form').hidden = false;
+    $('otp-code').focus();
+  });
+  $('code-form').addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const code = $('otp-code').value.replace(/\D/g, '');
+    if (code.length !== 6) return codeError(data.code.wrong);
+    $('verify-code').disabled = true;
+    const result = await post('code/verify', { code });
+    $('verify-code').disabled = false;
+    if (result.status !== 200) {
+      $('otp-code').value = '';
+      return codeError(codeProblem(result));
+    }
+    $('code-step').hidden = true;
+    $('approve-form').hidden = false;
+    document.querySelector('details.reject').hidden = false;
+  });
+}
 
 void renderPdf();

@@ -1,4 +1,4 @@
-import type { ActionEvidence, ActionKind, ApprovalChannel } from '../../domain/model.ts';
+import type { ActionEvidence, ActionKind, ApprovalChannel, VerifiedBy } from '../../domain/model.ts';
 import type { Db } from '../knex.ts';
 
 /**
@@ -30,6 +30,7 @@ interface EvidenceRow {
   typed_name: string | null;
   generated_seal: boolean;
   reason: string | null;
+  verified_by: VerifiedBy | null;
   created_at: Date;
 }
 
@@ -51,6 +52,7 @@ const toStored = (r: EvidenceRow): StoredEvidence => ({
     ...(r.typed_name !== null && { typedName: r.typed_name }),
     ...(r.generated_seal && { generatedSeal: true }),
     ...(r.reason !== null && { reason: r.reason }),
+    ...(r.verified_by !== null && { verifiedBy: r.verified_by }),
   },
 });
 
@@ -78,6 +80,7 @@ export function actionEvidenceStore(db: Db) {
           typed_name: e.typedName ?? null,
           generated_seal: e.generatedSeal === true,
           reason: e.reason ?? null,
+          verified_by: e.verifiedBy ?? null,
         })
         .returning('id');
       return row!.id;

@@ -1,4 +1,12 @@
-import type { ActionType, ApproverFields, ApproverStatus, Language, Placement } from '../../domain/model.ts';
+import type {
+  ActionType,
+  ApproverFields,
+  ApproverStatus,
+  Language,
+  Placement,
+  Verification,
+  VerifiedBy,
+} from '../../domain/model.ts';
 import type { Db } from '../knex.ts';
 
 export interface Approver extends ApproverFields {
@@ -18,6 +26,8 @@ export interface Approver extends ApproverFields {
   signatureKey: string | null;
   typedName: string | null;
   rejectionReason: string | null;
+  verification: Verification;
+  verifiedBy: VerifiedBy | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -51,6 +61,8 @@ export interface ApproverRow {
   signature_key: string | null;
   typed_name: string | null;
   rejection_reason: string | null;
+  verification: Verification;
+  verified_by: VerifiedBy | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -84,6 +96,8 @@ export const toApprover = (r: ApproverRow): Approver => ({
   signatureKey: r.signature_key,
   typedName: r.typed_name,
   rejectionReason: r.rejection_reason,
+  verification: r.verification,
+  verifiedBy: r.verified_by,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
@@ -114,6 +128,8 @@ const COLUMNS: Record<Exclude<keyof ApproverPatch, 'placement'>, keyof ApproverR
   signatureKey: 'signature_key',
   typedName: 'typed_name',
   rejectionReason: 'rejection_reason',
+  verification: 'verification',
+  verifiedBy: 'verified_by',
 };
 
 function toRowPatch(patch: ApproverPatch): Partial<ApproverRow> {
@@ -155,6 +171,10 @@ export function approversStore(db: Db) {
             document_id: document.id,
             account_id: document.accountId,
             ...toRowPatch({ ...a, placement: a.placement }),
+            // Not given: the account's default (migration 019).
+            verification:
+              a.verification ??
+              db.raw('(SELECT default_verification FROM accounts WHERE id = ?)', [document.accountId]),
             status: 'waiting' as const,
           })),
         )

@@ -12,6 +12,7 @@ import {
   ltr,
   maskPhone,
   outcome,
+  VERIFIED_BY_LABEL,
 } from './wording.ts';
 
 interface Row {
@@ -206,6 +207,7 @@ function approverBlock(a: FinalizeApprover, index: number, total: number, unread
   const action = ACTION_LABEL[a.actionType];
   const did = outcome(a, unreadableImage);
   const channel = CHANNEL_LABEL[a.channel];
+  const verified = VERIFIED_BY_LABEL[a.verifiedBy ?? 'none'];
   const rows: Row[] = [
     { label: LABELS.name, values: [a.nameEn, a.nameAr] },
     { label: LABELS.role, values: [a.roleEn ?? '', a.roleAr ?? ''].filter((v) => v.trim() !== '') },
@@ -213,6 +215,7 @@ function approverBlock(a: FinalizeApprover, index: number, total: number, unread
     { label: LABELS.action, values: [action.en, action.ar] },
     { label: LABELS.result, values: [did.en, did.ar] },
     { label: LABELS.channel, values: [channel.en, channel.ar] },
+    { label: LABELS.verifiedBy, values: [verified.en, verified.ar] },
     { label: LABELS.timeUtc, values: [formatUtc(a.actedAt)] },
     { label: LABELS.timeRiyadh, values: [formatRiyadh(a.actedAt)] },
     { label: LABELS.timeHijri, values: hijri(a.actedAt) },

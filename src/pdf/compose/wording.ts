@@ -1,5 +1,6 @@
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import type { ActionType, ApprovalChannel, FinalizeApprover } from '../types.ts';
+import type { VerifiedBy } from '../../domain/model.ts';
 
 /** Isolates a left-to-right fragment (dates, numbers, ids) so bidi keeps it whole inside Arabic text. */
 export const ltr = (text: string) => `\u2066${text}\u2069`;
@@ -147,6 +148,12 @@ export function describeOutcome(a: OutcomeFacts, unreadableImage = false): { en:
   }
 }
 
+export const VERIFIED_BY_LABEL: Record<VerifiedBy, { en: string; ar: string }> = {
+  whatsapp_otp: { en: 'WhatsApp one-time code', ar: 'رمز تحقق لمرة واحدة عبر واتساب' },
+  whatsapp_reply: { en: 'WhatsApp reply', ar: 'رد عبر واتساب' },
+  none: { en: 'None', ar: 'بدون تحقق' },
+};
+
 export const LABELS = {
   certificateTitle: { en: 'Audit certificate', ar: 'شهادة التدقيق' },
   continued: { en: 'Audit certificate (continued)', ar: 'شهادة التدقيق (تابع)' },
@@ -168,6 +175,7 @@ export const LABELS = {
   action: { en: 'Action requested', ar: 'الإجراء المطلوب' },
   result: { en: 'What they did', ar: 'ما قام به' },
   channel: { en: 'Channel', ar: 'القناة' },
+  verifiedBy: { en: 'Verified by', ar: 'طريقة التحقق' },
   timeUtc: { en: 'Time (UTC)', ar: 'الوقت (UTC)' },
   timeRiyadh: { en: 'Time (Riyadh)', ar: 'الوقت (الرياض)' },
   timeHijri: { en: 'Hijri date (Umm al-Qura)', ar: 'التاريخ الهجري (أم القرى)' },
