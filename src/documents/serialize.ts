@@ -1,7 +1,14 @@
 import { isoTime } from '../domain/time.ts';
 import type { Approver } from '../db/stores/approvers-store.ts';
 import type { Document, DocumentSignature } from '../db/stores/documents-store.ts';
-import type { ActionType, ApproverStatus, DocumentStatus, Language, WorkflowType } from '../domain/model.ts';
+import type {
+  ActionType,
+  ApproverStatus,
+  DocumentStatus,
+  Language,
+  ReminderSettings,
+  WorkflowType,
+} from '../domain/model.ts';
 
 /**
  * The one public representation of documents and approvers: API responses and webhook payloads both use it.
@@ -51,6 +58,7 @@ export interface SerializedDocument {
   verification_url?: string;
   /** What signed the final PDF; null until the document is approved. */
   signature: DocumentSignature | null;
+  reminders: ReminderSettings | null;
   created_at: string;
   updated_at: string;
   approvers: SerializedApprover[];
@@ -122,6 +130,7 @@ export function serializeDocument(
     finalization: serializeFinalization(doc),
     ...(extras.verificationUrl && doc.status === 'approved' && { verification_url: extras.verificationUrl }),
     signature: doc.status === 'approved' ? doc.signature : null,
+    reminders: doc.reminders,
     created_at: isoTime(doc.createdAt),
     updated_at: isoTime(doc.updatedAt),
     approvers: [...approvers]

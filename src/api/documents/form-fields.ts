@@ -2,6 +2,7 @@ import { addDetail, newDetails, type ErrorDetails } from '../../errors.ts';
 import { LIMITS } from '../../domain/model.ts';
 
 const APPROVER_PART = /^approvers\[(\d{1,3})\]\[([a-z_]{1,32})\]$/;
+const REMINDERS_PART = /^reminders\[([a-z_]{1,32})\]$/;
 const JSON_APPROVERS =
   'the approvers part must hold a JSON array of approvers (or send approvers[N][field] parts instead)';
 
@@ -28,7 +29,24 @@ export function formFieldsToObject(fields: readonly [string, string][]): {
     // busboy reports a part with an empty name as one without a name (undefined).
     if (raw === '' || typeof name !== 'string' || name === '') continue;
     const part = APPROVER_PART.exec(name);
-    if (part) {
+    const reminder = REMINDERS_PART.exec(name);
+    if (reminder) {
+      // reminders[first_after_hours] etc. become reminders.first_after_hours (the schema refuses unknown keys).
+      if (!Object.hasOwn(value, 'reminders')) {
+        Object.defineProperty(value, 'reminders', {
+          value: Object.create(null) as Record<string, unknown>,
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      }
+      const target = value.reminders;
+      if (typeof target === 'object' && target !== null && !Array.isArray(target)) {
+        add(target as Record<string, unknown>, reminder[1]!, raw);
+      } else {
+        addDetail(errors, 'reminders', 'give reminders as reminders[field] parts only');
+      }
+    } else if (part) {
       const index = Number(part[1]);
       let entry = approvers.get(index);
       if (!entry) {
