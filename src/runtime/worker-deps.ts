@@ -53,6 +53,7 @@ export function createWorkerDeps(
     logger,
     storage,
     approvalPolicies: config.approvalPolicies,
+    reminderLimits: config.reminders,
     finalize: createFinalizer({
       db,
       storage,
