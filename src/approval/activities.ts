@@ -409,7 +409,10 @@ function approvalActivities(deps: ApprovalActivityDeps): ApprovalActivities {
       const maxPerApprover = deps.reminderLimits?.maxPerApprover ?? 5;
       // The manual remind's lock (remindWithinLimits): one reminder to an approver at a time, counted under it.
       return db.transaction(async (trx) => {
-        await trx.raw('SELECT pg_advisory_xact_lock(?::int, hashtext(?))', [REMIND_LOCK_CLASS, input.approverId]);
+        await trx.raw('SELECT pg_advisory_xact_lock(?::int, hashtext(?))', [
+          REMIND_LOCK_CLASS,
+          input.approverId,
+        ]);
         const document = await documentsStore(trx).findByIdUnscoped(input.documentId);
         const approver = document
           ? (await approversStore(trx).listByDocument(document.id)).find((a) => a.id === input.approverId)

@@ -25,7 +25,7 @@ import {
   type Refusal,
 } from './definitions.ts';
 import type { ReminderSettings } from '../domain/model.ts';
-import { effectiveReminders, workflowReminders } from './reminder-schedule.ts';
+import { effectiveReminders, workflowReminders } from './workflow/reminder-schedule.ts';
 import { AccountIdKey, DocumentReferenceKey, DocumentStatusKey } from '../temporal/search-attributes.ts';
 
 export interface ApprovalClientDeps {

@@ -59,7 +59,11 @@ export function createDocumentsRouter(deps: DocumentsRouterDeps, openapi: OpenAp
   const reminderCapDetails = (reminders: { max: number } | null | undefined): Record<string, string[]> => {
     const cap = deps.config.reminders.maxPerApprover;
     return reminders && reminders.max > cap
-      ? { 'reminders.max': [`reminders.max must be a whole number from 0 to ${cap} (REMIND_MAX_PER_APPROVER)`] }
+      ? {
+          'reminders.max': [
+            `reminders.max must be a whole number from 0 to ${cap} (REMIND_MAX_PER_APPROVER)`,
+          ],
+        }
       : {};
   };
 

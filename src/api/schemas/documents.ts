@@ -53,7 +53,7 @@ export const Reminders = z
   .meta({
     id: 'Reminders',
     description:
-      "Automatic WhatsApp reminders to each notified approver who has not acted: the first first_after_hours after their notification, then every every_hours, at most max; plus one \"expires tomorrow\" reminder 24 hours before the deadline (when the approver was notified more than 24 hours before it). Stopped by the approver's action, a void, a rejection or expiry. Each counts against REMIND_MAX_PER_APPROVER with manual reminders; one beyond it is not sent.",
+      'Automatic WhatsApp reminders to each notified approver who has not acted: the first first_after_hours after their notification, then every every_hours, at most max; plus one "expires tomorrow" reminder 24 hours before the deadline (when the approver was notified more than 24 hours before it). Stopped by the approver\'s action, a void, a rejection or expiry. Each counts against REMIND_MAX_PER_APPROVER with manual reminders; one beyond it is not sent.',
   });
 
 const documentShape = {
@@ -68,12 +68,10 @@ const documentShape = {
     .optional()
     .meta({ description: `Days until the approval deadline; default ${LIMITS.expiresInDaysDefault}` }),
   approvers: Approvers.optional(),
-  reminders: Reminders.nullable()
-    .optional()
-    .meta({
-      description:
-        "Automatic reminders; absent or null: the account's default (none unless configured). Multipart: reminders[first_after_hours], reminders[every_hours], reminders[max] parts",
-    }),
+  reminders: Reminders.nullable().optional().meta({
+    description:
+      "Automatic reminders; absent or null: the account's default (none unless configured). Multipart: reminders[first_after_hours], reminders[every_hours], reminders[max] parts",
+  }),
 };
 
 /** Approvers get distinct positions: a position not given is the approver's place in the list (1-based). */

@@ -1,5 +1,5 @@
-import type { ReminderSettings } from '../domain/model.ts';
-import type { WorkflowReminders } from './definitions.ts';
+import type { ReminderSettings } from '../../domain/model.ts';
+import type { WorkflowReminders } from '../definitions.ts';
 
 const HOUR_MS = 3_600_000;
 /** The "expires tomorrow" reminder goes this long before the deadline. */
@@ -22,7 +22,10 @@ export function effectiveReminders(
  * The settings as the workflow input carries them: numbers only, hours turned into milliseconds and multiplied
  * by `scale` (APPROVAL_TIMER_SCALE, 1 outside tests), so the workflow never reads configuration.
  */
-export function workflowReminders(settings: ReminderSettings | null, scale = 1): WorkflowReminders | undefined {
+export function workflowReminders(
+  settings: ReminderSettings | null,
+  scale = 1,
+): WorkflowReminders | undefined {
   if (!settings || settings.max <= 0) return undefined;
   const ms = (hours: number) => Math.max(1, Math.round(hours * HOUR_MS * scale));
   return {
@@ -51,7 +54,11 @@ export function reminderTimes(r: WorkflowReminders, notifiedAt: number, deadline
  * The "expires tomorrow" reminder's time, or undefined when the approver was notified less than
  * `expiryNoticeMs` before the deadline (they were just told; a reminder would add nothing).
  */
-export function expiryNoticeTime(r: WorkflowReminders, notifiedAt: number, deadline: number): number | undefined {
+export function expiryNoticeTime(
+  r: WorkflowReminders,
+  notifiedAt: number,
+  deadline: number,
+): number | undefined {
   const at = deadline - r.expiryNoticeMs;
   return at > notifiedAt ? at : undefined;
 }
