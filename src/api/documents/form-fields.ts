@@ -25,6 +25,7 @@ export function formFieldsToObject(fields: readonly [string, string][]): {
   const errors = newDetails();
   const approvers = new Map<number, Record<string, unknown>>();
   let jsonApprovers = false;
+  let jsonReminders = false;
   for (const [name, raw] of fields) {
     // busboy reports a part with an empty name as one without a name (undefined).
     if (raw === '' || typeof name !== 'string' || name === '') continue;
@@ -41,10 +42,36 @@ export function formFieldsToObject(fields: readonly [string, string][]): {
         });
       }
       const target = value.reminders;
-      if (typeof target === 'object' && target !== null && !Array.isArray(target)) {
+      if (!jsonReminders && typeof target === 'object' && target !== null && !Array.isArray(target)) {
         add(target as Record<string, unknown>, reminder[1]!, raw);
       } else {
-        addDetail(errors, 'reminders', 'give reminders as reminders[field] parts only');
+        addDetail(
+          errors,
+          'reminders',
+          'give reminders either as one JSON part or as reminders[field] parts, not both',
+        );
+      }
+    } else if (name === 'reminders') {
+      // The OpenAPI form: one part holding the JSON object (as the approvers part holds its array).
+      if (Object.hasOwn(value, 'reminders')) {
+        addDetail(errors, 'reminders', 'give reminders once: one JSON part or reminders[field] parts');
+        continue;
+      }
+      try {
+        const parsed = JSON.parse(raw) as unknown;
+        jsonReminders = true;
+        Object.defineProperty(value, name, {
+          value: parsed,
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      } catch {
+        addDetail(
+          errors,
+          'reminders',
+          'the reminders part must hold a JSON object {first_after_hours, every_hours, max}',
+        );
       }
     } else if (part) {
       const index = Number(part[1]);

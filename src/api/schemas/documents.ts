@@ -70,7 +70,7 @@ const documentShape = {
   approvers: Approvers.optional(),
   reminders: Reminders.nullable().optional().meta({
     description:
-      "Automatic reminders; absent or null: the account's default (none unless configured). Multipart: reminders[first_after_hours], reminders[every_hours], reminders[max] parts",
+      "Automatic reminders; absent or null: the account's default (none unless configured). Multipart: one reminders part holding the JSON object, or reminders[first_after_hours], reminders[every_hours] and reminders[max] parts",
   }),
 };
 
