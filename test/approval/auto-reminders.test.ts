@@ -87,7 +87,8 @@ describe('automatic reminders', () => {
       { first_after_hours: 1.5, every_hours: 1, max: 1 },
       { first_after_hours: 1, every_hours: '1e3', max: 1 },
       { first_after_hours: 1, every_hours: 1, max: -1 },
-      { first_after_hours: 1, every_hours: 1, max: 4 }, // beyond REMIND_MAX_PER_APPROVER (3)
+      { first_after_hours: 1, every_hours: 1, max: 101 },
+      { first_after_hours: 8_761, every_hours: 1, max: 1 },
       { first_after_hours: 1, every_hours: 1, max: 1, __extra: 1 },
       { first_after_hours: 1, every_hours: 1 },
       'every day',

@@ -55,17 +55,6 @@ export function createDocumentsRouter(deps: DocumentsRouterDeps, openapi: OpenAp
 
   // Uploaded PDFs are inspected in worker threads, at most PDF_MAX_CONCURRENT_INSPECTIONS at once.
   const pdf = createPdfInspector(deps.config.pdf, deps.logger);
-  /** `reminders.max` beyond the per-approver cap (REMIND_MAX_PER_APPROVER) could never all be sent: refused. */
-  const reminderCapDetails = (reminders: { max: number } | null | undefined): Record<string, string[]> => {
-    const cap = deps.config.reminders.maxPerApprover;
-    return reminders && reminders.max > cap
-      ? {
-          'reminders.max': [
-            `reminders.max must be a whole number from 0 to ${cap} (REMIND_MAX_PER_APPROVER)`,
-          ],
-        }
-      : {};
-  };
 
   /** The verification page of each approved document that has one (see serializeDocument). */
   const verificationUrls = async (documents: readonly Document[]): Promise<Map<string, string>> => {
@@ -174,7 +163,6 @@ export function createDocumentsRouter(deps: DocumentsRouterDeps, openapi: OpenAp
           form.details,
           parsed.success ? {} : issuesToDetails(parsed.error.issues),
           parsed.success && form.file ? placementDetails(parsed.data.approvers, form.file.pageCount) : {},
-          parsed.success ? reminderCapDetails(parsed.data.reminders) : {},
         );
         if (!parsed.success || !form.file || Object.keys(details).length) throw AppError.validation(details);
         const { document, approvers } = await createDocument(db, {
@@ -268,8 +256,6 @@ export function createDocumentsRouter(deps: DocumentsRouterDeps, openapi: OpenAp
       }
       try {
         const update = parseBody(UpdateDocumentSchema, value);
-        const capped = reminderCapDetails(update.reminders);
-        if (Object.keys(capped).length) throw AppError.validation(capped);
         const result = await updateDocument(db, { accountId, id, update, file });
         await discard(result.replacedFileKey);
         ok(ctx, serializeDocument(result.document, result.approvers));

@@ -28,7 +28,10 @@ const Approvers = z
   .array(ApproverInputSchema, { error: 'approvers must be a list of approvers' })
   .max(LIMITS.approversMax, { error: `A document can have at most ${LIMITS.approversMax} approvers` });
 
-/** Automatic reminders (issue 15, item 1); `max` is also checked against REMIND_MAX_PER_APPROVER by the route. */
+/**
+ * Automatic reminders (issue 15, item 1). `max` is bounded statically (the OpenAPI document is the same for every
+ * deployment); reminders beyond REMIND_MAX_PER_APPROVER are not sent.
+ */
 export const Reminders = z
   .strictObject(
     {
@@ -40,7 +43,7 @@ export const Reminders = z
       }),
       max: integer('reminders.max', 0, LIMITS.remindersMaxCeiling).meta({
         description:
-          'Automatic reminders per approver, at most REMIND_MAX_PER_APPROVER (default 5); 0 turns automatic reminders off, including the "expires tomorrow" one',
+          'Automatic reminders per approver; 0 turns automatic reminders off, including the "expires tomorrow" one. Manual and automatic reminders together stop at REMIND_MAX_PER_APPROVER (default 5): one beyond it is not sent',
       }),
     },
     {
