@@ -132,6 +132,11 @@ const schema = z.object({
   // Reminders, dashboard sign-in delays and the purge of stale rows (issue 10, part 5b)
   REMIND_COOLDOWN_MINUTES: z.coerce.number().min(0).max(10_080).default(60),
   REMIND_MAX_PER_APPROVER: z.coerce.number().int().min(1).max(100).default(5),
+  // Automatic reminders (issue 15, item 1): the default for accounts without their own; AUTO_REMIND_MAX=0 is off
+  AUTO_REMIND_FIRST_AFTER_HOURS: z.coerce.number().int().min(1).max(8_760).default(24),
+  AUTO_REMIND_EVERY_HOURS: z.coerce.number().int().min(1).max(8_760).default(24),
+  AUTO_REMIND_MAX: z.coerce.number().int().min(0).max(100).default(0),
+  APPROVAL_TIMER_SCALE: z.coerce.number().gt(0).max(1).default(1),
   LOGIN_DELAY_AFTER_FAILURES_EMAIL: z.coerce.number().int().min(1).max(100).default(3),
   LOGIN_DELAY_AFTER_FAILURES_IP: z.coerce.number().int().min(1).max(10_000).default(20),
   LOGIN_DELAY_BASE_SECONDS: z.coerce.number().gt(0).max(60).default(1),
@@ -258,6 +263,14 @@ export interface Config {
   };
   /** Per approver and document: a pause between reminders and a cap on how many. */
   reminders: { cooldownMs: number; maxPerApprover: number };
+  /**
+   * Automatic reminders: the default of accounts without their own (null when AUTO_REMIND_MAX is 0), and the
+   * factor their hours are multiplied by when a document is sent — below 1 only in tests (APPROVAL_TIMER_SCALE).
+   */
+  autoReminders: {
+    defaults: { first_after_hours: number; every_hours: number; max: number } | null;
+    timerScale: number;
+  };
   /** How long the approval workflow retries each kind of activity (schedule-to-close) before its defined outcome. */
   approvalPolicies: { notifyMs: number; finalizeMs: number; writeMs: number };
   /**
@@ -507,6 +520,17 @@ export function loadConfig(
     reminders: {
       cooldownMs: Math.round(e.REMIND_COOLDOWN_MINUTES * 60_000),
       maxPerApprover: e.REMIND_MAX_PER_APPROVER,
+    },
+    autoReminders: {
+      defaults:
+        e.AUTO_REMIND_MAX > 0
+          ? {
+              first_after_hours: e.AUTO_REMIND_FIRST_AFTER_HOURS,
+              every_hours: e.AUTO_REMIND_EVERY_HOURS,
+              max: Math.min(e.AUTO_REMIND_MAX, e.REMIND_MAX_PER_APPROVER),
+            }
+          : null,
+      timerScale: e.APPROVAL_TIMER_SCALE,
     },
     login: {
       freeFailures: { email: e.LOGIN_DELAY_AFTER_FAILURES_EMAIL, ip: e.LOGIN_DELAY_AFTER_FAILURES_IP },

@@ -15,6 +15,7 @@ export function createApiServices(deps: Pick<ApiDeps, 'db' | 'config' | 'tempora
     approvals: createApprovalClient({
       client: deps.temporal.client,
       taskQueue: deps.config.temporal.taskQueue,
+      autoReminders: deps.config.autoReminders,
     }),
     webhooks: createWebhookDispatcher({
       db: deps.db,

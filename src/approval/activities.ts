@@ -29,7 +29,8 @@ import { finalFilename, finalFileUrl } from '../documents/final-file.ts';
 import type { FinalizedDocument } from './finalize.ts';
 import { heartbeatMemory } from './heartbeat-memory.ts';
 import { personalData, redact, withHistorySafeFailures } from './history-safe.ts';
-import { hasActed, OPEN_STATUSES } from './rules.ts';
+import { REMIND_LOCK_CLASS } from './remind-approver.ts';
+import { hasActed, isOpen, OPEN_STATUSES } from './rules.ts';
 import { whileHeartbeating } from '../temporal/heartbeat.ts';
 
 /** The workflow run an activity works for, seen through the worker's own Temporal client. */
@@ -89,6 +90,8 @@ export interface ApprovalActivityDeps {
    * it finds a draft; without it (activities called directly) the draft is moved unchecked.
    */
   workflowRun?: () => WorkflowRun;
+  /** The per-approver reminder cap automatic reminders respect (REMIND_MAX_PER_APPROVER); 5 when not given. */
+  reminderLimits?: { maxPerApprover: number };
   /** How long the approval workflow retries each kind of activity (config.approvalPolicies). */
   approvalPolicies?: ApprovalPolicies;
   /** PUBLIC_BASE_URL: signed copies link to the signed file's permanent public URL under it. */
@@ -207,7 +210,7 @@ function approvalActivities(deps: ApprovalActivityDeps): ApprovalActivities {
     });
   }
 
-  return {
+  const api: ApprovalActivities = {
     approvalPolicies() {
       return Promise.resolve(deps.approvalPolicies ?? DEFAULT_APPROVAL_POLICIES);
     },
@@ -468,5 +471,32 @@ function approvalActivities(deps: ApprovalActivityDeps): ApprovalActivities {
         if (approved) await record(trx, 'document.approved', key, approved, undefined, final?.document);
       });
     },
+
+    async sendAutomaticReminder(input: NotifyApproverInput) {
+      const maxPerApprover = deps.reminderLimits?.maxPerApprover ?? 5;
+      // The manual remind's lock (remindWithinLimits): one reminder to an approver at a time, counted under it.
+      return db.transaction(async (trx) => {
+        await trx.raw('SELECT pg_advisory_xact_lock(?::int, hashtext(?))', [
+          REMIND_LOCK_CLASS,
+          input.approverId,
+        ]);
+        const document = await documentsStore(trx).findByIdUnscoped(input.documentId);
+        const approver = document
+          ? (await approversStore(trx).listByDocument(document.id)).find((a) => a.id === input.approverId)
+          : undefined;
+        if (!document || !approver || !isOpen(document.status))
+          return { sent: false, skipped: 'closed' as const };
+        if (approver.status !== 'notified') return { sent: false, skipped: 'acted' as const };
+        // A retry of an attempt whose message went out finds its own row: it counts, but is this reminder.
+        const mine = await whatsAppMessagesStore(trx).findByIdempotencyKey(input.idempotencyKey);
+        if (!mine) {
+          const history = await whatsAppMessagesStore(trx).reminderHistory(input.approverId);
+          if (history.count >= maxPerApprover) return { sent: false, skipped: 'limit' as const };
+        }
+        const result = await api.notifyApprover({ ...input, kind: 'reminder' });
+        return result.sent ? { sent: true } : { sent: false, skipped: 'refused' as const };
+      });
+    },
   };
+  return api;
 }

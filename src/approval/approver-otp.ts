@@ -138,21 +138,25 @@ export async function verifyApproverCode(
         .update({ attempts: r.attempts + 1 });
       return { wrong: otp.maxAttempts - r.attempts - 1 };
     }
-    await trx(TABLE).where({ approver_id: approver.id }).update({
-      code_hash: null,
-      salt: null,
-      expires_at: null,
-      session_hash: sha256(session),
-      session_expires_at: expiresAt,
-      verified_at: now,
-    });
+    await trx(TABLE)
+      .where({ approver_id: approver.id })
+      .update({
+        code_hash: null,
+        salt: null,
+        expires_at: null,
+        session_hash: sha256(session),
+        session_expires_at: expiresAt,
+        verified_at: now,
+      });
     return 'ok' as const;
   });
   if (outcome === 'ok') return { session, expiresAt };
-  if (outcome === 'none') throw new AppError('conflict', 'No code is waiting for this approver; ask for a code');
+  if (outcome === 'none')
+    throw new AppError('conflict', 'No code is waiting for this approver; ask for a code');
   if (outcome === 'locked')
     throw new AppError('rate_limited', 'Too many wrong codes: this code is locked; ask for a new code');
-  if (outcome === 'expired') throw AppError.validation({ code: ['The code has expired; ask for a new code'] });
+  if (outcome === 'expired')
+    throw AppError.validation({ code: ['The code has expired; ask for a new code'] });
   if (outcome.wrong <= 0)
     throw new AppError('rate_limited', 'Too many wrong codes: this code is locked; ask for a new code');
   throw AppError.validation({

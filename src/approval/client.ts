@@ -24,6 +24,8 @@ import {
   type ApprovalWorkflowInput,
   type Refusal,
 } from './definitions.ts';
+import type { ReminderSettings } from '../domain/model.ts';
+import { effectiveReminders, workflowReminders } from './workflow/reminder-schedule.ts';
 import { AccountIdKey, DocumentReferenceKey, DocumentStatusKey } from '../temporal/search-attributes.ts';
 
 export interface ApprovalClientDeps {
@@ -31,6 +33,8 @@ export interface ApprovalClientDeps {
   taskQueue: string;
   /** How long a caller waits for the workflow to answer before hearing 503. */
   answerTimeoutMs?: number;
+  /** Automatic reminders: the configured default (AUTO_REMIND_*) and the test-only APPROVAL_TIMER_SCALE. */
+  autoReminders?: { defaults: ReminderSettings | null; timerScale: number };
 }
 
 /** A refusal from the workflow, or undefined when `err` is something else. */
@@ -89,7 +93,15 @@ export function createApprovalClient(deps: ApprovalClientDeps) {
      * markDocumentSent, takes that lock and waits for the caller's commit). A workflow id already taken is
      * ApprovalRefused('workflow_closed'); a Temporal that does not answer is a 503 (AppError 'unavailable').
      */
-    async start(document: Document, approvers: readonly Approver[]): Promise<void> {
+    async start(
+      document: Document,
+      approvers: readonly Approver[],
+      accountReminders: ReminderSettings | null = null,
+    ): Promise<void> {
+      const reminders = workflowReminders(
+        effectiveReminders(document.reminders, accountReminders, deps.autoReminders?.defaults ?? null),
+        deps.autoReminders?.timerScale ?? 1,
+      );
       const input: ApprovalWorkflowInput = {
         documentId: document.id,
         accountId: document.accountId,
@@ -97,6 +109,7 @@ export function createApprovalClient(deps: ApprovalClientDeps) {
         workflowType: document.workflowType,
         expiresAt: document.expiresAt.toISOString(),
         approvers: approvers.map((a) => ({ id: a.id, orderIndex: a.orderIndex, actionType: a.actionType })),
+        ...(reminders ? { reminders } : {}),
       };
       try {
         await withAnswer(() =>

@@ -35,6 +35,23 @@ export interface ApprovalWorkflowInput {
   /** ISO 8601: the durable deadline; the document expires when it passes unfinished. */
   expiresAt: string;
   approvers: ApproverSnapshot[];
+  /**
+   * Automatic reminders (issue 15, item 1; patch `approval-auto-reminders-v1`): absent for none, and in every
+   * workflow started before them. Numbers only: no personal data in the history.
+   */
+  reminders?: WorkflowReminders;
+}
+
+/** Automatic reminders as the workflow runs them (see reminder-schedule.ts); durations in milliseconds. */
+export interface WorkflowReminders {
+  /** From an approver's notification to their first automatic reminder. */
+  firstAfterMs: number;
+  /** Between automatic reminders after the first. */
+  everyMs: number;
+  /** Automatic reminders per approver (each also counts against REMIND_MAX_PER_APPROVER). */
+  max: number;
+  /** How long before the deadline the one "expires tomorrow" reminder goes (24 hours, scaled in tests). */
+  expiryNoticeMs: number;
 }
 
 export type { ActionEvidence, ActionKind } from '../domain/model.ts';
@@ -172,6 +189,12 @@ export interface NotificationFailureInput {
   error: string;
 }
 
+export interface AutomaticReminderResult {
+  sent: boolean;
+  /** Why it was not sent: the reminder limit, the approver acted, the document closed, or WhatsApp refused. */
+  skipped?: 'limit' | 'acted' | 'closed' | 'refused';
+}
+
 /** The activities the approval workflow calls. */
 export interface ApprovalActivities {
   /** The worker's activity policies (a local activity). */
@@ -185,6 +208,12 @@ export interface ApprovalActivities {
   recordApproverAction(input: RecordActionInput): Promise<void>;
   markDocumentVoided(input: { documentId: string; at: string }): Promise<void>;
   markDocumentExpired(input: { documentId: string }): Promise<void>;
+  /**
+   * An automatic reminder (patch `approval-auto-reminders-v1`): sent through notifyApprover as a `reminder`
+   * when the approver is still notified, the document open and REMIND_MAX_PER_APPROVER not reached; skipped
+   * otherwise (`sent: false` with the reason).
+   */
+  sendAutomaticReminder(input: NotifyApproverInput): Promise<AutomaticReminderResult>;
   /** Produces the signed final PDF and marks the document approved. */
   finalizeApprovedDocument(input: { documentId: string }): Promise<void>;
   /**

@@ -69,7 +69,7 @@ export interface ReminderLimits {
  * First key of the advisory locks taken here ('REM'), so they cannot meet a lock taken for another purpose;
  * the second is a hash of the approver id (a collision only makes two approvers' reminders take turns).
  */
-const REMIND_LOCK_CLASS = 0x52454d;
+export const REMIND_LOCK_CLASS = 0x52454d;
 
 const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
 

@@ -1,6 +1,6 @@
 import { approversStore } from '../db/stores/approvers-store.ts';
 import { documentsStore } from '../db/stores/documents-store.ts';
-import { LIMITS } from '../domain/model.ts';
+import { LIMITS, type ReminderSettings } from '../domain/model.ts';
 import { isoTime } from '../domain/time.ts';
 import type { SerializedDocument } from '../documents/serialize.ts';
 import { statusRefusal } from '../documents/rules.ts';
@@ -49,8 +49,11 @@ export async function sendDocument(
         `Document expired at ${isoTime(draft.expiresAt)} before it was sent; renew it with PUT /documents/${draft.id} and expires_in_days`,
       );
     }
+    const account = await trx('accounts')
+      .where({ id: draft.accountId })
+      .first<{ default_reminders: ReminderSettings | null } | undefined>('default_reminders');
     try {
-      await deps.approvals.start(draft, approvers);
+      await deps.approvals.start(draft, approvers, account?.default_reminders ?? null);
     } catch (err) {
       // A run of this workflow id is still open while the document is a draft: an earlier send started it and
       // never committed, and its first activity (waiting for this lock) will settle it.

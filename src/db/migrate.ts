@@ -15,6 +15,7 @@ import * as verificationTokens from './migrations/014-verification-tokens.ts';
 import * as archiveTimestamps from './migrations/015-archive-timestamps.ts';
 import * as apiKeyNotify from './migrations/017-api-key-notify.ts';
 import * as approverVerification from './migrations/019-approver-verification.ts';
+import * as autoReminders from './migrations/018-auto-reminders.ts';
 import * as whatsappIdentity from './migrations/021-whatsapp-identity.ts';
 
 interface Migration {
@@ -42,6 +43,7 @@ const migrations: Record<string, Migration> = {
   '014-verification-tokens': verificationTokens,
   '015-archive-timestamps': archiveTimestamps,
   '017-api-key-notify': apiKeyNotify,
+  '018-auto-reminders': autoReminders,
   '019-approver-verification': approverVerification,
   '021-whatsapp-identity': whatsappIdentity,
 };

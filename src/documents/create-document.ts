@@ -33,6 +33,7 @@ export async function createDocument(
       fileSha256: input.file.sha256,
       fileSize: input.file.size,
       pageCount: input.file.pageCount,
+      reminders: input.fields.reminders,
     });
     const approvers = await approversStore(trx).insertMany(document, input.fields.approvers);
     await documentEventsStore(trx).record({

@@ -1,4 +1,4 @@
-import type { ApproverFields, WorkflowType } from '../domain/model.ts';
+import type { ApproverFields, ReminderSettings, WorkflowType } from '../domain/model.ts';
 
 /** An approver as a client gives it (validated); `orderIndex` undefined means "after the others". */
 export type ApproverInput = Omit<ApproverFields, 'orderIndex'> & { orderIndex: number | undefined };
@@ -13,6 +13,8 @@ export interface DocumentInput {
   workflowType: WorkflowType;
   expiresInDays: number;
   approvers: ApproverFields[];
+  /** Null: the account's default applies when the document is sent. */
+  reminders: ReminderSettings | null;
 }
 
 /** PUT /documents/{id}: only what is given changes; `approvers`, when given, replaces them all. */
@@ -23,6 +25,8 @@ export interface DocumentUpdate {
   workflowType?: WorkflowType;
   expiresInDays?: number;
   approvers?: ApproverFields[];
+  /** Null clears the document's own setting (the account's default applies). */
+  reminders?: ReminderSettings | null;
 }
 
 /** The original PDF, already in storage and checked. */

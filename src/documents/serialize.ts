@@ -7,6 +7,7 @@ import type {
   DocumentStatus,
   Language,
   Verification,
+  ReminderSettings,
   WorkflowType,
 } from '../domain/model.ts';
 
@@ -59,6 +60,7 @@ export interface SerializedDocument {
   verification_url?: string;
   /** What signed the final PDF; null until the document is approved. */
   signature: DocumentSignature | null;
+  reminders: ReminderSettings | null;
   created_at: string;
   updated_at: string;
   approvers: SerializedApprover[];
@@ -131,6 +133,7 @@ export function serializeDocument(
     finalization: serializeFinalization(doc),
     ...(extras.verificationUrl && doc.status === 'approved' && { verification_url: extras.verificationUrl }),
     signature: doc.status === 'approved' ? doc.signature : null,
+    reminders: doc.reminders,
     created_at: isoTime(doc.createdAt),
     updated_at: isoTime(doc.updatedAt),
     approvers: [...approvers]

@@ -45,6 +45,7 @@ export async function updateDocument(
       titleEn: update.titleEn,
       department: update.department,
       workflowType: update.workflowType,
+      ...(update.reminders !== undefined ? { reminders: update.reminders } : {}),
       ...(update.expiresInDays !== undefined ? { expiresAt: expiresAtFrom(now, update.expiresInDays) } : {}),
       ...(file
         ? {

@@ -73,7 +73,22 @@ export const LIMITS = {
   perPageMax: 100,
   /** PDF user space is at most 14 400 units across (ISO 32000 annex C). */
   placementMax: 14_400,
+  /** Automatic reminders: hours before the first and between the next ones (up to a year). */
+  reminderHoursMax: 8_760,
+  /** The static ceiling of `reminders.max` (REMIND_MAX_PER_APPROVER, the configured cap, is checked too). */
+  remindersMaxCeiling: 100,
 } as const;
+
+/**
+ * A document's automatic reminders (issue 15, item 1): the first `first_after_hours` after an approver's
+ * notification, then every `every_hours`, at most `max` in all; with `max` of 1 or more also one "expires
+ * tomorrow" reminder 24 hours before the deadline. `max: 0` turns them off.
+ */
+export interface ReminderSettings {
+  first_after_hours: number;
+  every_hours: number;
+  max: number;
+}
 
 /** An optional signature position on the original pages, in PDF points from the bottom-left corner. */
 export interface Placement {

@@ -54,6 +54,7 @@ export function createWorkerDeps(
     storage,
     approvalPolicies: config.approvalPolicies,
     publicBaseUrl: config.http.publicBaseUrl,
+    reminderLimits: config.reminders,
     finalize: createFinalizer({
       db,
       storage,

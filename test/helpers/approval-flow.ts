@@ -68,10 +68,20 @@ export interface CreatedDocument {
 
 export async function createDocument(
   h: FlowHarness,
-  options: { workflowType: 'sequential' | 'parallel'; approvers: ApproverSpec[]; title?: string },
+  options: {
+    workflowType: 'sequential' | 'parallel';
+    approvers: ApproverSpec[];
+    title?: string;
+    /** More form fields, e.g. `reminders[max]`. */
+    fields?: Record<string, FormValue>;
+  },
 ): Promise<CreatedDocument> {
   const form = documentForm(
-    { title: options.title ?? 'عقد توريد — Supply contract', workflow_type: options.workflowType },
+    {
+      title: options.title ?? 'عقد توريد — Supply contract',
+      workflow_type: options.workflowType,
+      ...options.fields,
+    },
     {
       approvers: options.approvers.map((a): Record<string, FormValue> => ({ ...a })),
       file: await makePdf(2, 'Contract'),

@@ -13,6 +13,7 @@ import {
   PHONES,
   quickRepliesOf,
   requestFor,
+  requestsFor,
   send,
   statusOf,
   tapButton,
@@ -46,6 +47,7 @@ const NAMES = [
   'finalization-failed-voided',
   'notification-failed-expired',
   'attention-retried-expired',
+  'auto-reminders-voided',
 ] as const;
 const recording = (name: (typeof NAMES)[number]) =>
   (wanted.includes('1') || wanted.includes(name)) && !existsSync(path.join(DIR, `${name}.json`));
@@ -56,6 +58,8 @@ const ENV = {
   APPROVAL_WRITE_RETRY_SECONDS: '3',
   APPROVAL_FINALIZE_RETRY_SECONDS: '10',
   REMIND_COOLDOWN_MINUTES: '0',
+  // A scaled hour of automatic reminders is one second (only documents sent with reminders have timers for them).
+  APPROVAL_TIMER_SCALE: String(1 / 3600),
 };
 const OUTAGE = Array.from({ length: 500 }, () => ({ kind: 'raw' as const, status: 500, body: 'outage' }));
 const LONG = 60_000;
@@ -160,6 +164,33 @@ describe.runIf(NAMES.some(recording))(`record approval histories (${VERSION})`, 
     await tapButton(h, { from: PHONES.saudiA, payload: quickRepliesOf(a)[0]! });
     await save('parallel-approved', doc.id, 'approved');
   });
+
+  record(
+    'auto-reminders-voided',
+    'automatic reminders and the "expires tomorrow" one to the approver who waits, none to the one who acted; then a void',
+    async () => {
+      const doc = await createDocument(h, {
+        workflowType: 'parallel',
+        approvers: [
+          { name: 'A', phone: PHONES.saudiA, action_type: 'approve_only' },
+          { name: 'B', phone: PHONES.saudiB, action_type: 'approve_only' },
+        ],
+        fields: { 'reminders[first_after_hours]': 1, 'reminders[every_hours]': 1, 'reminders[max]': 2 },
+      });
+      // A deadline 50 scaled hours away: the "expires tomorrow" reminder is due 26 of them after the send.
+      await expiringIn(doc.id, 50);
+      expect((await send(h, doc.id)).status).toBe(200);
+      await approveByButton(PHONES.saudiB, doc.id);
+      // A's approval request, two automatic reminders and the "expires tomorrow" one.
+      await eventually(async () => (await requestsFor(h, PHONES.saudiA, doc.id)).length >= 4, 120_000);
+      const res = await h.service.request(`/documents/${doc.id}/void`, {
+        method: 'POST',
+        account: h.account,
+      });
+      expect(res.status).toBe(200);
+      await save('auto-reminders-voided', doc.id, 'voided');
+    },
+  );
 
   record('rejected', 'the first of two rejects', async () => {
     const doc = await createDocument(h, {

@@ -33,6 +33,7 @@ const EXPECTED = [
   'v2/rejected',
   'v2/sequential-approved',
   'v2/voided',
+  'v3/auto-reminders-voided',
   'v3/parallel-approved',
   'v3/rejected',
   'v3/sequential-approved',
@@ -61,7 +62,13 @@ describe('replaying recorded approval histories', () => {
           ).payloads[0]!.data;
           return (JSON.parse(Buffer.from(data, 'base64').toString('utf8')) as { id: string }).id;
         });
-      expect(patches, name).toEqual(/^v[23]\//.test(name) ? [PATCHES.recovery] : []);
+      expect(patches, name).toEqual(
+        name.startsWith('v3/auto-reminders')
+          ? [PATCHES.recovery, PATCHES.autoReminders]
+          : /^v[23]\//.test(name)
+            ? [PATCHES.recovery]
+            : [],
+      );
     }
   });
 

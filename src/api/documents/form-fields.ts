@@ -2,6 +2,7 @@ import { addDetail, newDetails, type ErrorDetails } from '../../errors.ts';
 import { LIMITS } from '../../domain/model.ts';
 
 const APPROVER_PART = /^approvers\[(\d{1,3})\]\[([a-z_]{1,32})\]$/;
+const REMINDERS_PART = /^reminders\[([a-z_]{1,32})\]$/;
 const JSON_APPROVERS =
   'the approvers part must hold a JSON array of approvers (or send approvers[N][field] parts instead)';
 
@@ -24,11 +25,55 @@ export function formFieldsToObject(fields: readonly [string, string][]): {
   const errors = newDetails();
   const approvers = new Map<number, Record<string, unknown>>();
   let jsonApprovers = false;
+  let jsonReminders = false;
   for (const [name, raw] of fields) {
     // busboy reports a part with an empty name as one without a name (undefined).
     if (raw === '' || typeof name !== 'string' || name === '') continue;
     const part = APPROVER_PART.exec(name);
-    if (part) {
+    const reminder = REMINDERS_PART.exec(name);
+    if (reminder) {
+      // reminders[first_after_hours] etc. become reminders.first_after_hours (the schema refuses unknown keys).
+      if (!Object.hasOwn(value, 'reminders')) {
+        Object.defineProperty(value, 'reminders', {
+          value: Object.create(null) as Record<string, unknown>,
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      }
+      const target = value.reminders;
+      if (!jsonReminders && typeof target === 'object' && target !== null && !Array.isArray(target)) {
+        add(target as Record<string, unknown>, reminder[1]!, raw);
+      } else {
+        addDetail(
+          errors,
+          'reminders',
+          'give reminders either as one JSON part or as reminders[field] parts, not both',
+        );
+      }
+    } else if (name === 'reminders') {
+      // The OpenAPI form: one part holding the JSON object (as the approvers part holds its array).
+      if (Object.hasOwn(value, 'reminders')) {
+        addDetail(errors, 'reminders', 'give reminders once: one JSON part or reminders[field] parts');
+        continue;
+      }
+      try {
+        const parsed = JSON.parse(raw) as unknown;
+        jsonReminders = true;
+        Object.defineProperty(value, name, {
+          value: parsed,
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      } catch {
+        addDetail(
+          errors,
+          'reminders',
+          'the reminders part must hold a JSON object {first_after_hours, every_hours, max}',
+        );
+      }
+    } else if (part) {
       const index = Number(part[1]);
       let entry = approvers.get(index);
       if (!entry) {

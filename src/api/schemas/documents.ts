@@ -28,6 +28,37 @@ const Approvers = z
   .array(ApproverInputSchema, { error: 'approvers must be a list of approvers' })
   .max(LIMITS.approversMax, { error: `A document can have at most ${LIMITS.approversMax} approvers` });
 
+/**
+ * Automatic reminders (issue 15, item 1). `max` is bounded statically (the OpenAPI document is the same for every
+ * deployment); reminders beyond REMIND_MAX_PER_APPROVER are not sent.
+ */
+export const Reminders = z
+  .strictObject(
+    {
+      first_after_hours: integer('reminders.first_after_hours', 1, LIMITS.reminderHoursMax).meta({
+        description: "Hours from an approver's notification to their first automatic reminder",
+      }),
+      every_hours: integer('reminders.every_hours', 1, LIMITS.reminderHoursMax).meta({
+        description: 'Hours between automatic reminders after the first',
+      }),
+      max: integer('reminders.max', 0, LIMITS.remindersMaxCeiling).meta({
+        description:
+          'Automatic reminders per approver; 0 turns automatic reminders off, including the "expires tomorrow" one. Manual and automatic reminders together stop at REMIND_MAX_PER_APPROVER (default 5): one beyond it is not sent',
+      }),
+    },
+    {
+      error: (iss) =>
+        iss.code === 'unrecognized_keys'
+          ? `reminders takes only first_after_hours, every_hours and max`
+          : 'reminders must be an object {first_after_hours, every_hours, max}',
+    },
+  )
+  .meta({
+    id: 'Reminders',
+    description:
+      'Automatic WhatsApp reminders to each notified approver who has not acted: the first first_after_hours after their notification, then every every_hours, at most max; plus one "expires tomorrow" reminder 24 hours before the deadline (when the approver was notified more than 24 hours before it). Stopped by the approver\'s action, a void, a rejection or expiry. Each counts against REMIND_MAX_PER_APPROVER with manual reminders; one beyond it is not sent.',
+  });
+
 const documentShape = {
   title: text('title').optional().meta({ description: 'Shorthand: used for both title_ar and title_en' }),
   title_ar: text('title_ar').optional(),
@@ -40,6 +71,10 @@ const documentShape = {
     .optional()
     .meta({ description: `Days until the approval deadline; default ${LIMITS.expiresInDaysDefault}` }),
   approvers: Approvers.optional(),
+  reminders: Reminders.nullable().optional().meta({
+    description:
+      "Automatic reminders; absent or null: the account's default (none unless configured). Multipart: one reminders part holding the JSON object, or reminders[first_after_hours], reminders[every_hours] and reminders[max] parts",
+  }),
 };
 
 /** Approvers get distinct positions: a position not given is the approver's place in the list (1-based). */
@@ -75,6 +110,7 @@ export const CreateDocumentSchema = CreateDocumentShape.superRefine(
     workflowType: v.workflow_type ?? 'sequential',
     expiresInDays: v.expires_in_days ?? LIMITS.expiresInDaysDefault,
     approvers: (v.approvers ?? []).map((a, i) => ({ ...a, orderIndex: a.orderIndex ?? i + 1 })),
+    reminders: v.reminders ?? null,
   }));
 
 /** Multipart part names travel in a header: no control characters. */
@@ -124,6 +160,7 @@ export const UpdateDocumentSchema = UpdateDocumentShape.superRefine((v, ctx) => 
   if (v.department !== undefined) update.department = v.department;
   if (v.workflow_type !== undefined) update.workflowType = v.workflow_type;
   if (v.expires_in_days !== undefined) update.expiresInDays = v.expires_in_days;
+  if (v.reminders !== undefined) update.reminders = v.reminders;
   if (v.approvers !== undefined)
     update.approvers = v.approvers.map((a, i) => ({ ...a, orderIndex: a.orderIndex ?? i + 1 }));
   return update;
@@ -223,6 +260,9 @@ export const DocumentResource = z
         'Approved documents signed since issue 14: the public verification page {PUBLIC_BASE_URL}/v/{token} that the audit certificate prints with its QR code (no authentication; shows the approvals and checks whether a PDF is the signed file)',
     }),
     signature: Signature,
+    reminders: Reminders.nullable().meta({
+      description: "The document's automatic reminders; null: the account's default applies when it is sent",
+    }),
     created_at: Timestamp,
     updated_at: Timestamp,
     approvers: z.array(ApproverResource).meta({ description: 'Ordered by order_index' }),

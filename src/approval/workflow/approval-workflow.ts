@@ -34,6 +34,7 @@ import {
   progress,
   type ApprovalState,
 } from './approval-state.ts';
+import { expiryNoticeTime, reminderTimes } from './reminder-schedule.ts';
 import {
   actUpdate,
   approvalStatusQuery,
@@ -65,11 +66,15 @@ import {
  *   the document `in_progress` with `finalization.state = "failed"` until `retryFinalization` or a void.
  * - `approval-signed-copies-v1` (issue 15), taken once the document is approved: one `sendSignedCopies` activity
  *   sends every approver the signed PDF over WhatsApp; its failure is logged and never fails the document.
+ * - `approval-auto-reminders-v1` (issue 15, item 1), taken once at the start by a workflow whose input carries
+ *   `reminders` (none before it does): per notified approver, durable timers for the automatic reminders and the
+ *   "expires tomorrow" one, each sent by the `sendAutomaticReminder` activity.
  */
 export const PATCHES = {
   recovery: 'approval-recovery-v1',
   finalizationRecovery: 'approval-finalization-recovery-v1',
   signedCopies: 'approval-signed-copies-v1',
+  autoReminders: 'approval-auto-reminders-v1',
 } as const;
 
 /** The policies before issue 12 (retried without end); kept for workflows started by that code. */
@@ -283,6 +288,9 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
 
   recovery = patched(PATCHES.recovery);
   parking = recovery;
+  // Only a workflow started with reminders asks (so histories without them replay unchanged).
+  const autoReminders =
+    recovery && input.reminders !== undefined && patched(PATCHES.autoReminders) ? input.reminders : undefined;
   if (recovery) {
     const p = await loadPolicies();
     activities = proxyActivities<ApprovalActivities>({ ...WRITE_POLICY, scheduleToCloseTimeout: p.writeMs });
@@ -316,6 +324,53 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
       deadlinePassed = true;
     });
     const noticeScope = new CancellationScope();
+    const reminderScope = new CancellationScope();
+    /** The approver still owes an action on an open document: their automatic reminders go on. */
+    const awaitingAction = (approverId: string) =>
+      acceptsActions(state) && state.approvers.some((a) => a.id === approverId && a.state === 'notified');
+    /**
+     * Durable timers for one approver's automatic reminders, from `notifiedAt` (workflow time): each waits for its
+     * moment or for the approver to stop awaiting action (acted, or the document closed), whichever comes first.
+     */
+    const scheduleReminders = (approverId: string, notifiedAt: number) => {
+      if (!autoReminders) return;
+      const moments = reminderTimes(autoReminders, notifiedAt, deadline).map((at, i) => ({
+        at,
+        key: `auto:${i + 1}`,
+      }));
+      const expiryAt = expiryNoticeTime(autoReminders, notifiedAt, deadline);
+      if (expiryAt !== undefined) moments.push({ at: expiryAt, key: 'expires-tomorrow' });
+      moments.sort((x, y) => x.at - y.at);
+      void reminderScope
+        .run(async () => {
+          for (const { at, key } of moments) {
+            const waitMs = at - Date.now();
+            if (waitMs > 0 && (await condition(() => !awaitingAction(approverId), waitMs))) return;
+            if (!awaitingAction(approverId)) return;
+            try {
+              // Through the notify path of `remind`; beyond REMIND_MAX_PER_APPROVER it is skipped, not sent.
+              const result = await notices.sendAutomaticReminder({
+                documentId: input.documentId,
+                approverId,
+                kind: 'reminder',
+                idempotencyKey: `${workflowId}:${approverId}:reminder:${key}`,
+              });
+              if (!result.sent)
+                log.info('an automatic reminder was not sent', { approverId, key, ...result });
+            } catch (err) {
+              if (isCancellation(err)) throw err;
+              log.warn('an automatic reminder exhausted its retry policy', {
+                approverId,
+                key,
+                error: failureMessage(err),
+              });
+            }
+          }
+        })
+        .catch((err: unknown) => {
+          if (!isCancellation(err)) throw err;
+        });
+    };
     const notifying = new Set<string>();
     const startNotice = (approverId: string) => {
       notifying.add(approverId);
@@ -344,6 +399,7 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
             );
           }
           state = markNotified(state, [approverId]);
+          scheduleReminders(approverId, Date.now());
         })
         .catch((err: unknown) => {
           if (!isCancellation(err)) throw err;
@@ -366,6 +422,7 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
       }
     }
     noticeScope.cancel(); // the document closed: a request still being retried is moot
+    reminderScope.cancel(); // and so are the reminders still to come
   } else {
     for (;;) {
       const due = dueForNotification(state).map((a) => a.id);

@@ -1,4 +1,4 @@
-import type { DocumentStatus, WorkflowType } from '../../domain/model.ts';
+import type { DocumentStatus, ReminderSettings, WorkflowType } from '../../domain/model.ts';
 import type { Db } from '../knex.ts';
 import { toApprover, type Approver, type ApproverRow } from './approvers-store.ts';
 
@@ -30,6 +30,8 @@ export interface Document {
   finalizationFailedAt: Date | null;
   /** The final PDF's signature, recorded with `finalSha256` (migration 013); null until then. */
   signature: DocumentSignature | null;
+  /** The document's automatic reminders (migration 018); null: the account's default applies. */
+  reminders: ReminderSettings | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -74,6 +76,7 @@ export interface DocumentRow {
   finalization_error: string | null;
   finalization_failed_at: Date | null;
   signature?: DocumentSignature | null;
+  reminders?: ReminderSettings | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -104,6 +107,7 @@ export const toDocument = (r: DocumentRow): Document => ({
   finalizationError: r.finalization_error ?? null,
   finalizationFailedAt: r.finalization_failed_at ?? null,
   signature: r.signature ?? null,
+  reminders: r.reminders ?? null,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
@@ -153,6 +157,7 @@ const COLUMNS: Record<keyof DocumentPatch, keyof DocumentRow> = {
   finalizationError: 'finalization_error',
   finalizationFailedAt: 'finalization_failed_at',
   signature: 'signature',
+  reminders: 'reminders',
 };
 
 function toRowPatch(patch: DocumentPatch): Partial<DocumentRow> {
@@ -181,7 +186,8 @@ export type NewDocument = Pick<
   | 'fileSha256'
   | 'fileSize'
   | 'pageCount'
->;
+> &
+  Partial<Pick<Document, 'reminders'>>;
 
 /** `WQT-<year>-<6 digits>` (the sequence counts per account and calendar year). */
 export function formatReference(year: number, sequence: number): string {
@@ -226,6 +232,7 @@ export function documentsStore(db: Db) {
           file_sha256: input.fileSha256,
           file_size: input.fileSize,
           page_count: input.pageCount,
+          ...(input.reminders ? { reminders: input.reminders } : {}),
         })
         .returning('*');
       return toDocument(row!);
