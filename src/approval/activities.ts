@@ -203,6 +203,25 @@ function approvalActivities(deps: ApprovalActivityDeps): ApprovalActivities {
     });
   }
 
+  /**
+   * Marks the approver notified (once: only from `waiting`) and records `approver.notified` in the same
+   * transaction — keyed per approver, so a retry or a later reminder records nothing more.
+   */
+  async function recordNotified(
+    approverId: string,
+    documentId: string,
+    notification: { status: string; error: string | null },
+  ): Promise<void> {
+    const key = `approver.notified:${approverId}`;
+    await inTransaction([key], async (trx) => {
+      const { document, approver } = await loadForWorkflow(trx, documentId, approverId);
+      if (approver!.status !== 'waiting') return;
+      await approversStore(trx).markNotified(approverId, notification);
+      const notified = await approversStore(trx).findByIdUnscoped(approverId);
+      await record(trx, 'approver.notified', key, document, notified);
+    });
+  }
+
   return {
     approvalPolicies() {
       return Promise.resolve(deps.approvalPolicies ?? DEFAULT_APPROVAL_POLICIES);
@@ -214,9 +233,8 @@ function approvalActivities(deps: ApprovalActivityDeps): ApprovalActivities {
         'a WhatsApp notification exhausted its retry policy; the approver can be reminded',
       );
       if (input.kind !== 'approval_request') return;
-      await loadForWorkflow(db, input.documentId, input.approverId);
       // Only from `waiting`: a notice that got through on an earlier attempt keeps its status.
-      await approversStore(db).markNotified(input.approverId, { status: 'failed', error: input.error });
+      await recordNotified(input.approverId, input.documentId, { status: 'failed', error: input.error });
     },
 
     async markFinalizationFailed({ documentId, error, failedAt }) {
@@ -298,8 +316,15 @@ function approvalActivities(deps: ApprovalActivityDeps): ApprovalActivities {
       };
       const markNotified = async (notification: { status: string; error: string | null }) => {
         if (input.kind !== 'approval_request') return;
-        await approversStore(db).markNotified(target.id, notification);
+        await recordNotified(target.id, document.id, notification);
       };
+      if (!target.notify) {
+        // `notify: false`: the account shows this approver the page itself. Their turn has come all the same, so
+        // they are marked notified (status `notified`, notification status `skipped`) and the workflow goes on;
+        // no WhatsApp row is written, so reminders count none. Nothing personal goes into the result.
+        await markNotified({ status: 'skipped', error: null });
+        return { wamid: null, sent: false, skipped: true };
+      }
       try {
         const { wamid } = await sendNotice(
           {

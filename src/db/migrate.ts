@@ -14,6 +14,7 @@ import * as documentSignature from './migrations/013-document-signature.ts';
 import * as verificationTokens from './migrations/014-verification-tokens.ts';
 import * as archiveTimestamps from './migrations/015-archive-timestamps.ts';
 import * as apiKeyNotify from './migrations/017-api-key-notify.ts';
+import * as embedding from './migrations/020-embedding.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -40,6 +41,7 @@ const migrations: Record<string, Migration> = {
   '014-verification-tokens': verificationTokens,
   '015-archive-timestamps': archiveTimestamps,
   '017-api-key-notify': apiKeyNotify,
+  '020-embedding': embedding,
 };
 
 const source: Knex.MigrationSource<string> = {

@@ -90,6 +90,8 @@ export interface ApproverFields {
   actionType: ActionType;
   orderIndex: number;
   placement: Placement | null;
+  /** False: Wathiq sends this approver no WhatsApp message (the account shows the link itself); default true. */
+  notify?: boolean;
 }
 
 /** A placement with its width decided (the approver's, or the default for the mark): what the final PDF draws. */

@@ -18,7 +18,10 @@ const Notification = z
     status: z
       .string()
       .nullable()
-      .meta({ description: 'accepted, sent, delivered, read or failed (WhatsApp)' }),
+      .meta({
+        description:
+          'accepted, sent, delivered, read or failed (WhatsApp); skipped when the approver has notify: false (their turn came, nothing was sent)',
+      }),
     error: z.unknown().nullable(),
     sent_at: Timestamp.nullable(),
     updated_at: Timestamp.nullable(),

@@ -70,6 +70,10 @@ const approverShape = {
     .nullable()
     .optional()
     .meta({ description: 'Language of messages and the approval page; default Arabic for Saudi numbers' }),
+  notify: z.boolean({ error: 'notify must be true or false' }).optional().meta({
+    description:
+      'Default true. false: Wathiq sends this approver no WhatsApp message (no request, reminder or notice); the account shows them the approval page itself (GET /approvers/{id}/link).',
+  }),
 };
 
 type ApproverInputValue = {
@@ -148,6 +152,7 @@ export const ApproverInputSchema = ApproverInputShape.superRefine(
     actionType: v.action_type ?? 'sign',
     orderIndex: v.order_index ?? v.order,
     placement: placementOf(v),
+    notify: v.notify ?? true,
   }));
 
 /** PUT /approvers/{id}: every field optional; what is given replaces what was there. */
@@ -164,6 +169,7 @@ export const ApproverUpdateSchema = ApproverUpdateShape.superRefine((v, ctx) =>
   if (v.role_en !== undefined) update.roleEn = v.role_en;
   if (v.language !== undefined) update.language = v.language;
   if (v.action_type !== undefined) update.actionType = v.action_type;
+  if (v.notify !== undefined) update.notify = v.notify;
   const order = v.order_index ?? v.order;
   if (order !== undefined) update.orderIndex = order;
   if (v.page === null) update.placement = null;
@@ -193,6 +199,7 @@ export const ApproverResource = z
     x: z.number().nullable(),
     y: z.number().nullable(),
     width: z.number().nullable(),
+    notify: z.boolean().meta({ description: 'false: no WhatsApp message is sent to this approver' }),
     status: z.enum(APPROVER_STATUSES),
     notified_at: Timestamp.nullable(),
     acted_at: Timestamp.nullable(),
