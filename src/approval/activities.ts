@@ -358,7 +358,9 @@ function approvalActivities(deps: ApprovalActivityDeps): ApprovalActivities {
         input.kind === 'complete'
           ? `approver.completed:${input.approverId}`
           : `document.rejected:${input.documentId}`;
-      await inTransaction([key], async (trx) => {
+      const rejectedKey = `approver.rejected:${input.approverId}`;
+      const keys = input.kind === 'complete' ? [key] : [rejectedKey, key];
+      await inTransaction(keys, async (trx) => {
         const { approver } = await loadForWorkflow(trx, input.documentId, input.approverId);
         if (hasActed(approver!.status)) return;
         const stored = await actionEvidence(trx, input);
@@ -384,6 +386,9 @@ function approvalActivities(deps: ApprovalActivityDeps): ApprovalActivities {
           await record(trx, 'approver.completed', key, document, acted);
           return;
         }
+        const open = (await documentsStore(trx).findByIdUnscoped(input.documentId))!;
+        // The approver's own event first, with the document as it stood when they rejected; then the document's.
+        await record(trx, 'approver.rejected', rejectedKey, open, acted);
         const document = await documentsStore(trx).transition(input.documentId, OPEN_STATUSES, 'rejected', {
           rejectionReason: e.reason ?? null,
           completedAt: new Date(e.at),

@@ -213,6 +213,19 @@ export const ApproverResource = z
   })
   .meta({ id: 'Approver' });
 
+/** GET /approvers/{id}/link. */
+export const ApproverLinkResource = z
+  .strictObject({
+    approver_id: z.uuid(),
+    url: z.string().meta({ description: "The approver's approval page (PUBLIC_BASE_URL/a/<token>)" }),
+    usable_now: z
+      .boolean()
+      .meta({ description: 'True when the approver can act on it now: their turn has come and the document is open' }),
+    approver_status: z.enum(APPROVER_STATUSES),
+    document_status: z.string(),
+  })
+  .meta({ id: 'ApproverLink' });
+
 // The serializer and the documented schema must describe the same object.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 export const approverResourceMatchesSerializer: Same<
