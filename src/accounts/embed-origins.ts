@@ -12,7 +12,9 @@ const PORT = '(?::(?:[1-9][0-9]{0,4}))?';
 const ORIGIN = new RegExp(`^https://(?:\\*\\.)?${HOST}${PORT}$`);
 
 /** The origin in its canonical form (lower case, no default port), or the reason it is refused. */
-export function checkEmbedOrigin(value: string): { ok: true; origin: string } | { ok: false; message: string } {
+export function checkEmbedOrigin(
+  value: string,
+): { ok: true; origin: string } | { ok: false; message: string } {
   const lower = value.toLowerCase();
   if (lower.length > 253 + 16) return { ok: false, message: 'is too long' };
   if (!lower.startsWith('https://')) return { ok: false, message: 'must be an https origin (https://host)' };

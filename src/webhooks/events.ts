@@ -29,7 +29,8 @@ export const EVENT_DESCRIPTIONS: Readonly<Record<WebhookEvent, string>> = {
   'document.sent': 'A document was sent to its approvers (POST /documents/{id}/send).',
   'approver.notified':
     "An approver's turn came and they were notified: the WhatsApp request was accepted by WhatsApp, or refused for good (data.approver.status notified; see the approval status for the notification), or not sent because the approver has notify: false. Once per approver.",
-  'approver.viewed': 'An approver opened their approval page (once per approver per document: the first view).',
+  'approver.viewed':
+    'An approver opened their approval page (once per approver per document: the first view).',
   'approver.delegated':
     'An approver handed their step to someone else (delegation). Declared for the delegation feature; not sent yet.',
   'approver.rejected':

@@ -28,6 +28,8 @@ export const AccountSettingsUpdate = z.strictObject({
 
 export const AccountSettingsResource = z
   .strictObject({
-    embed_origins: z.array(z.string()).meta({ description: 'Who may frame the approval page; [] for no one' }),
+    embed_origins: z
+      .array(z.string())
+      .meta({ description: 'Who may frame the approval page; [] for no one' }),
   })
   .meta({ id: 'AccountSettings' });
