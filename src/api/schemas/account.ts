@@ -1,5 +1,10 @@
 import { z } from 'zod';
-import { checkEmbedOrigin, EMBED_ORIGINS_MAX } from '../../accounts/embed-origins.ts';
+import {
+  checkEmbedOrigin,
+  EMBED_ORIGIN_MAX_LENGTH,
+  EMBED_ORIGIN_PATTERN,
+  EMBED_ORIGINS_MAX,
+} from '../../accounts/embed-origins.ts';
 
 const EmbedOrigin = z
   .string({ error: 'each embed origin must be a string' })
@@ -10,6 +15,9 @@ const EmbedOrigin = z
     return z.NEVER;
   })
   .meta({
+    // The documented form of the rule checkEmbedOrigin applies.
+    pattern: EMBED_ORIGIN_PATTERN,
+    maxLength: EMBED_ORIGIN_MAX_LENGTH,
     description:
       'An https origin: https://host or https://host:port, or https://*.example.com for its subdomains; no path, query or other wildcard.',
     examples: ['https://app.example.com', 'https://*.example.com'],
