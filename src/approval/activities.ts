@@ -213,13 +213,21 @@ function approvalActivities(deps: ApprovalActivityDeps): ApprovalActivities {
     notification: { status: string; error: string | null },
   ): Promise<void> {
     const key = `approver.notified:${approverId}`;
-    await inTransaction([key], async (trx) => {
+    const event = await db.transaction(async (trx) => {
       const { document, approver } = await loadForWorkflow(trx, documentId, approverId);
-      if (approver!.status !== 'waiting') return;
+      if (approver!.status !== 'waiting') return undefined;
       await approversStore(trx).markNotified(approverId, notification);
       const notified = await approversStore(trx).findByIdUnscoped(approverId);
-      await record(trx, 'approver.notified', key, document, notified);
+      return record(trx, 'approver.notified', key, document, notified);
     });
+    // Handed to delivery without waiting: the activity returns as soon as the approver reads notified, so the
+    // workflow learns it at once (a reminder asked for right after sees them notified). An event whose hand-over
+    // is lost goes out before the document's next event, or with the outbox sweep.
+    if (event && deps.onEvent) {
+      deps.onEvent(event).catch((err: unknown) =>
+        deps.logger.warn({ err, documentId }, 'approver.notified not dispatched yet'),
+      );
+    }
   }
 
   return {
