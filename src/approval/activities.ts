@@ -224,9 +224,11 @@ function approvalActivities(deps: ApprovalActivityDeps): ApprovalActivities {
     // workflow learns it at once (a reminder asked for right after sees them notified). An event whose hand-over
     // is lost goes out before the document's next event, or with the outbox sweep.
     if (event && deps.onEvent) {
-      deps.onEvent(event).catch((err: unknown) =>
-        deps.logger.warn({ err, documentId }, 'approver.notified not dispatched yet'),
-      );
+      deps
+        .onEvent(event)
+        .catch((err: unknown) =>
+          deps.logger.warn({ err, documentId }, 'approver.notified not dispatched yet'),
+        );
     }
   }
 

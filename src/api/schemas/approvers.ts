@@ -218,11 +218,9 @@ export const ApproverLinkResource = z
   .strictObject({
     approver_id: z.uuid(),
     url: z.string().meta({ description: "The approver's approval page (PUBLIC_BASE_URL/a/<token>)" }),
-    usable_now: z
-      .boolean()
-      .meta({
-        description: 'True when the approver can act on it now: their turn has come and the document is open',
-      }),
+    usable_now: z.boolean().meta({
+      description: 'True when the approver can act on it now: their turn has come and the document is open',
+    }),
     approver_status: z.enum(APPROVER_STATUSES),
     document_status: z.string(),
   })
