@@ -230,6 +230,17 @@ const STRINGS = {
     en: 'An unexpected error occurred. Please try again; if it keeps happening, contact support and quote {requestId}.',
     ar: 'حدث خطأ غير متوقع. يُرجى المحاولة مرة أخرى؛ وإذا تكرر فتواصل مع الدعم واذكر الرمز {requestId}.',
   },
+  // Embedding (issue 15 item 6)
+  embedHeading: { en: 'Embedding the approval page', ar: 'تضمين صفحة الموافقة' },
+  embedHint: {
+    en: 'The https origins (one a line, at most 10) whose pages may show the approval page in a frame, for example https://app.example.com or https://*.example.com. Empty: no site may frame it.',
+    ar: 'أصول https (واحد في كل سطر، 10 على الأكثر) التي يجوز لصفحاتها عرض صفحة الموافقة داخل إطار، مثل https://app.example.com أو https://*.example.com. فارغ: لا يجوز لأي موقع تأطيرها.',
+  },
+  embedLabel: { en: 'Allowed origins', ar: 'الأصول المسموح بها' },
+  saveEmbed: { en: 'Save origins', ar: 'حفظ الأصول' },
+  flashEmbedSaved: { en: 'The allowed origins were saved.', ar: 'تم حفظ الأصول المسموح بها.' },
+  errorEmbedOrigin: { en: '“{origin}” is not an https origin.', ar: '«{origin}» ليس أصل https صالحًا.' },
+  errorEmbedTooMany: { en: 'At most {max} origins.', ar: '{max} أصول على الأكثر.' },
   goToOverview: { en: 'Go to the overview', ar: 'الذهاب إلى النظرة العامة' },
   goToLogin: { en: 'Go to sign in', ar: 'الذهاب إلى تسجيل الدخول' },
 } as const satisfies Record<string, Record<Locale, string>>;

@@ -29,6 +29,7 @@ import { createDevInboxRouter } from '../dev-inbox/dev-inbox-routes.ts';
 import { createVerifyPageRouter } from '../verify-page/verify-page-routes.ts';
 import { devToolsAllowed } from '../config.ts';
 import { createWebhooksRouter } from './routes/webhooks-routes.ts';
+import { createAccountRouter } from './routes/account-routes.ts';
 import { createApiServices } from './services.ts';
 import type { ResolveHost } from '../webhooks/ssrf-guard.ts';
 
@@ -87,6 +88,7 @@ export function createApp(
   api.use(createApproversRouter(deps, openapi).routes());
   api.use(createApprovalRouter(deps, openapi).routes());
   api.use(createWebhooksRouter(deps, openapi).routes());
+  api.use(createAccountRouter(deps, openapi).routes());
 
   const routers = [approvalPage, verifyPage, files, ...(devInbox ? [devInbox] : []), publicApi, api];
   // Metrics outermost, so every answer is timed and counted by its route template (never its path).

@@ -24,6 +24,11 @@ import { parseJson, readRawBody } from '../http/raw-body.ts';
 import { ok } from '../http/respond.ts';
 import { parseBody } from '../http/validation.ts';
 import { accountsStore } from '../db/stores/accounts-store.ts';
+import { approversStore } from '../db/stores/approvers-store.ts';
+import { documentEventsStore } from '../db/stores/document-events-store.ts';
+import { frameAncestors } from '../accounts/embed-origins.ts';
+import { serializeApprover, serializeDocument } from '../documents/serialize.ts';
+import type { WebhookDispatcher } from '../webhooks/dispatch.ts';
 import type { Approver } from '../db/stores/approvers-store.ts';
 import { AppError } from '../errors.ts';
 import { addToLogContext } from '../logger.ts';
@@ -73,6 +78,7 @@ export function createApprovalPageRouter(
   deps: Pick<ApiDeps, 'db' | 'config' | 'logger' | 'storage' | 'rateLimiter'> & {
     approvals: ApprovalClient;
     otpSender?: OtpSender;
+    webhooks?: Pick<WebhookDispatcher, 'dispatchDocument'>;
   },
 ): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/a' });
@@ -85,15 +91,37 @@ export function createApprovalPageRouter(
     return approver ? languageFor(approver.phone, approver.language) : 'ar';
   };
 
-  const pageHeaders = (ctx: AppContext) => {
+  /**
+   * `embedOrigins`: the account's `embed_origins` — who may frame the page (CSP frame-ancestors). Without any, no
+   * one may (and X-Frame-Options says DENY too); with some, X-Frame-Options is left out, as it cannot name them
+   * and browsers that know CSP ignore it anyway.
+   */
+  const pageHeaders = (ctx: AppContext, embedOrigins: readonly string[] = []) => {
+    const ancestors = frameAncestors(embedOrigins);
     ctx.set('Cache-Control', 'no-store');
     ctx.set('Referrer-Policy', 'no-referrer');
-    ctx.set('X-Frame-Options', 'DENY');
+    if (ancestors === "'none'") ctx.set('X-Frame-Options', 'DENY');
+    else ctx.remove('X-Frame-Options');
     ctx.set('X-Content-Type-Options', 'nosniff');
     ctx.set(
       'Content-Security-Policy',
-      "default-src 'self'; img-src 'self' data: blob:; script-src 'self'; style-src 'self'; worker-src 'self' blob:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+      `default-src 'self'; img-src 'self' data: blob:; script-src 'self'; style-src 'self'; worker-src 'self' blob:; connect-src 'self'; frame-ancestors ${ancestors}; base-uri 'none'; form-action 'self'`,
     );
+  };
+
+  /** `approver.viewed`, once per approver (its dedupe key), handed to delivery after the commit. */
+  const recordView = async (r: PageLink) => {
+    const approvers = await approversStore(deps.db).listByDocument(r.document.id);
+    const approver = approvers.find((a) => a.id === r.approver.id) ?? r.approver;
+    await documentEventsStore(deps.db).record({
+      accountId: r.document.accountId,
+      documentId: r.document.id,
+      approverId: approver.id,
+      event: 'approver.viewed',
+      data: { document: serializeDocument(r.document, approvers), approver: serializeApprover(approver) },
+      dedupeKey: `approver.viewed:${approver.id}`,
+    });
+    await deps.webhooks?.dispatchDocument(r.document.id);
   };
 
   // pdf.js draws the PDF standard fonts (Helvetica, Times, …) from these files.
@@ -122,6 +150,8 @@ export function createApprovalPageRouter(
     pageHeaders(ctx);
     const r = await findPageLink(deps.db, ctx.params.token);
     if (r) addToLogContext({ document_id: r.document.id });
+    const account = r ? await accountsStore(deps.db).findById(r.document.accountId) : undefined;
+    pageHeaders(ctx, account?.embedOrigins);
     const lang = language(ctx, r?.approver);
     const problem = linkProblem(r);
     ctx.type = 'text/html';
@@ -139,7 +169,10 @@ export function createApprovalPageRouter(
       ctx.body = renderClosedPage(lang, message);
       return;
     }
-    const account = await accountsStore(deps.db).findById(r!.document.accountId);
+    // Viewing never fails the page: an event left undispatched goes out with the webhook outbox sweep.
+    await recordView(r!).catch((err: unknown) =>
+      deps.logger.warn({ err, documentId: r!.document.id }, 'approver.viewed not recorded or dispatched'),
+    );
     ctx.body = renderApprovalPage({
       token: ctx.params.token!,
       lang,

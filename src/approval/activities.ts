@@ -210,6 +210,35 @@ function approvalActivities(deps: ApprovalActivityDeps): ApprovalActivities {
     });
   }
 
+  /**
+   * Marks the approver notified (once: only from `waiting`) and records `approver.notified` in the same
+   * transaction — keyed per approver, so a retry or a later reminder records nothing more.
+   */
+  async function recordNotified(
+    approverId: string,
+    documentId: string,
+    notification: { status: string; error: string | null },
+  ): Promise<void> {
+    const key = `approver.notified:${approverId}`;
+    const event = await db.transaction(async (trx) => {
+      const { document, approver } = await loadForWorkflow(trx, documentId, approverId);
+      if (approver!.status !== 'waiting') return undefined;
+      await approversStore(trx).markNotified(approverId, notification);
+      const notified = await approversStore(trx).findByIdUnscoped(approverId);
+      return record(trx, 'approver.notified', key, document, notified);
+    });
+    // Handed to delivery without waiting: the activity returns as soon as the approver reads notified, so the
+    // workflow learns it at once (a reminder asked for right after sees them notified). An event whose hand-over
+    // is lost goes out before the document's next event, or with the outbox sweep.
+    if (event && deps.onEvent) {
+      deps
+        .onEvent(event)
+        .catch((err: unknown) =>
+          deps.logger.warn({ err, documentId }, 'approver.notified not dispatched yet'),
+        );
+    }
+  }
+
   const api: ApprovalActivities = {
     approvalPolicies() {
       return Promise.resolve(deps.approvalPolicies ?? DEFAULT_APPROVAL_POLICIES);
@@ -221,9 +250,8 @@ function approvalActivities(deps: ApprovalActivityDeps): ApprovalActivities {
         'a WhatsApp notification exhausted its retry policy; the approver can be reminded',
       );
       if (input.kind !== 'approval_request') return;
-      await loadForWorkflow(db, input.documentId, input.approverId);
       // Only from `waiting`: a notice that got through on an earlier attempt keeps its status.
-      await approversStore(db).markNotified(input.approverId, { status: 'failed', error: input.error });
+      await recordNotified(input.approverId, input.documentId, { status: 'failed', error: input.error });
     },
 
     async markFinalizationFailed({ documentId, error, failedAt }) {
@@ -305,8 +333,15 @@ function approvalActivities(deps: ApprovalActivityDeps): ApprovalActivities {
       };
       const markNotified = async (notification: { status: string; error: string | null }) => {
         if (input.kind !== 'approval_request') return;
-        await approversStore(db).markNotified(target.id, notification);
+        await recordNotified(target.id, document.id, notification);
       };
+      if (!target.notify) {
+        // `notify: false`: the account shows this approver the page itself. Their turn has come all the same, so
+        // they are marked notified (status `notified`, notification status `skipped`) and the workflow goes on;
+        // no WhatsApp row is written, so reminders count none. Nothing personal goes into the result.
+        await markNotified({ status: 'skipped', error: null });
+        return { wamid: null, sent: false, skipped: true };
+      }
       try {
         const { wamid } = await sendNotice(
           {
@@ -340,7 +375,9 @@ function approvalActivities(deps: ApprovalActivityDeps): ApprovalActivities {
         input.kind === 'complete'
           ? `approver.completed:${input.approverId}`
           : `document.rejected:${input.documentId}`;
-      await inTransaction([key], async (trx) => {
+      const rejectedKey = `approver.rejected:${input.approverId}`;
+      const keys = input.kind === 'complete' ? [key] : [rejectedKey, key];
+      await inTransaction(keys, async (trx) => {
         const { approver } = await loadForWorkflow(trx, input.documentId, input.approverId);
         if (hasActed(approver!.status)) return;
         const stored = await actionEvidence(trx, input);
@@ -368,6 +405,9 @@ function approvalActivities(deps: ApprovalActivityDeps): ApprovalActivities {
           await record(trx, 'approver.completed', key, document, acted);
           return;
         }
+        const open = (await documentsStore(trx).findByIdUnscoped(input.documentId))!;
+        // The approver's own event first, with the document as it stood when they rejected; then the document's.
+        await record(trx, 'approver.rejected', rejectedKey, open, acted);
         const document = await documentsStore(trx).transition(input.documentId, OPEN_STATUSES, 'rejected', {
           rejectionReason: e.reason ?? null,
           completedAt: new Date(e.at),
@@ -414,7 +454,8 @@ function approvalActivities(deps: ApprovalActivityDeps): ApprovalActivities {
       let sent = 0;
       let failed = 0;
       let retryable: Error | undefined;
-      for (const approver of approvers) {
+      // An approver the account reaches itself (notify: false) gets no WhatsApp message, this one included.
+      for (const approver of approvers.filter((a) => a.notify)) {
         const language = languageFor(approver.phone, approver.language);
         try {
           await sendNotice(

@@ -160,6 +160,11 @@ export interface NotifyApproverResult {
   /** False when WhatsApp refused for good (a number not on WhatsApp, say); recorded on the approver. */
   sent: boolean;
   error?: string;
+  /**
+   * True when nothing was sent because the approver has `notify: false` (the account shows them the link itself).
+   * Their turn has still come: they count as notified, so a sequential document goes on as usual.
+   */
+  skipped?: boolean;
 }
 
 export interface RecordActionInput {

@@ -46,6 +46,11 @@ export async function remindApprover(
         : `This approver has already acted (${approver.status}); nothing to remind`,
     );
   }
+  if (!approver.notify) {
+    throw AppError.conflict(
+      'This approver gets no WhatsApp messages (notify: false); show them their link (GET /approvers/{id}/link)',
+    );
+  }
   let wamid: string | null;
   try {
     ({ wamid } = await remindWithinLimits(deps.db, approver.id, deps.config.reminders, () =>

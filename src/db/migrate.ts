@@ -16,6 +16,7 @@ import * as archiveTimestamps from './migrations/015-archive-timestamps.ts';
 import * as apiKeyNotify from './migrations/017-api-key-notify.ts';
 import * as approverVerification from './migrations/019-approver-verification.ts';
 import * as autoReminders from './migrations/018-auto-reminders.ts';
+import * as embedding from './migrations/020-embedding.ts';
 import * as whatsappIdentity from './migrations/021-whatsapp-identity.ts';
 
 interface Migration {
@@ -45,6 +46,7 @@ const migrations: Record<string, Migration> = {
   '017-api-key-notify': apiKeyNotify,
   '018-auto-reminders': autoReminders,
   '019-approver-verification': approverVerification,
+  '020-embedding': embedding,
   '021-whatsapp-identity': whatsappIdentity,
 };
 

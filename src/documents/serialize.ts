@@ -30,6 +30,7 @@ export interface SerializedApprover {
   x: number | null;
   y: number | null;
   width: number | null;
+  notify: boolean;
   status: ApproverStatus;
   notified_at: string | null;
   acted_at: string | null;
@@ -99,6 +100,7 @@ export function serializeApprover(a: Approver): SerializedApprover {
     x: a.placement?.x ?? null,
     y: a.placement?.y ?? null,
     width: a.placement?.width ?? null,
+    notify: a.notify,
     status: a.status,
     notified_at: isoTime(a.notifiedAt),
     acted_at: isoTime(a.actedAt),

@@ -116,6 +116,8 @@ export interface ApproverFields {
   placement: Placement | null;
   /** Absent on create: the account's default. */
   verification?: Verification;
+  /** False: Wathiq sends this approver no WhatsApp message (the account shows the link itself); default true. */
+  notify?: boolean;
 }
 
 /** A placement with its width decided (the approver's, or the default for the mark): what the final PDF draws. */

@@ -5,7 +5,11 @@
 export const SUBSCRIBABLE_EVENTS = [
   'document.created',
   'document.sent',
+  'approver.notified',
+  'approver.viewed',
+  'approver.delegated',
   'approver.completed',
+  'approver.rejected',
   'document.approved',
   'document.rejected',
   'document.voided',
@@ -23,6 +27,14 @@ export type WebhookEvent = SubscribableEvent | typeof TEST_EVENT;
 export const EVENT_DESCRIPTIONS: Readonly<Record<WebhookEvent, string>> = {
   'document.created': 'A document was created (POST /documents).',
   'document.sent': 'A document was sent to its approvers (POST /documents/{id}/send).',
+  'approver.notified':
+    "An approver's turn came and they were notified: the WhatsApp request was accepted by WhatsApp, or refused for good (data.approver.status notified; see the approval status for the notification), or not sent because the approver has notify: false. Once per approver.",
+  'approver.viewed':
+    'An approver opened their approval page (once per approver per document: the first view).',
+  'approver.delegated':
+    'An approver handed their step to someone else (delegation). Declared for the delegation feature; not sent yet.',
+  'approver.rejected':
+    'An approver rejected the document (data.approver.rejection_reason); document.rejected follows.',
   'approver.completed': 'An approver completed their action (sign, stamp, approve or review).',
   'document.approved': 'Every approver completed: the signed PDF is ready at its permanent download URL.',
   'document.rejected': 'An approver rejected the document; the approval ended.',

@@ -97,9 +97,14 @@ describe('sequential approval with all four action types', () => {
     expect(await eventsOf(doc.id)).toEqual([
       'document.created',
       'document.sent',
+      // Sequential: each approver's turn (approver.notified) comes after the previous one completed.
+      'approver.notified',
       'approver.completed',
+      'approver.notified',
       'approver.completed',
+      'approver.notified',
       'approver.completed',
+      'approver.notified',
       'approver.completed',
       'document.approved',
     ]);
@@ -193,7 +198,14 @@ describe('ending early', () => {
     ]);
     expect((await pagePost(h, token, 'complete', { typed_name: 'x' })).status).toBe(410);
     expect((await fetch(`${h.service.api.url}/a/${token}`)).status).toBe(410);
-    expect(await eventsOf(doc.id)).toEqual(['document.created', 'document.sent', 'document.rejected']);
+    expect(await eventsOf(doc.id)).toEqual([
+      'document.created',
+      'document.sent',
+      'approver.notified',
+      'approver.notified',
+      'approver.rejected',
+      'document.rejected',
+    ]);
   });
 
   it('void ends the document and tells every approver already notified, and only them', async () => {
@@ -239,7 +251,12 @@ describe('ending early', () => {
     await send(h, doc.id);
     const message = await requestFor(h, PHONES.saudiA, doc.id);
     await eventually(async () => (await statusOf(h, doc.id)).status === 'expired', 20_000);
-    expect(await eventsOf(doc.id)).toEqual(['document.created', 'document.sent', 'document.expired']);
+    expect(await eventsOf(doc.id)).toEqual([
+      'document.created',
+      'document.sent',
+      'approver.notified',
+      'document.expired',
+    ]);
     expect((await pagePost(h, linkTokenOf(message), 'complete', {})).status).toBe(410);
     const wf = await h.service.temporal.client.workflow.getHandle(`document-${doc.id}`).describe();
     expect(wf.searchAttributes.DocumentStatus).toEqual(['expired']);

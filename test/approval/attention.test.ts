@@ -94,6 +94,7 @@ describe('a read-model write that fails for good', () => {
     expect(await eventsOf(doc.id)).toEqual([
       'document.created',
       'document.sent',
+      'approver.notified',
       'approver.completed',
       'document.approved',
     ]);
@@ -130,6 +131,11 @@ describe('a read-model write that fails for good', () => {
     await eventually(async () => (await statusOf(h, doc.id)).status === 'expired', 90_000);
     expect(((await handleOf(doc.id).result()) as ApprovalView).status).toBe('expired');
     expect(await attentionAttribute(doc.id)).toBeUndefined();
-    expect(await eventsOf(doc.id)).toEqual(['document.created', 'document.sent', 'document.expired']);
+    expect(await eventsOf(doc.id)).toEqual([
+      'document.created',
+      'document.sent',
+      'approver.notified',
+      'document.expired',
+    ]);
   }, 240_000);
 });

@@ -9,7 +9,9 @@ import type { Translate } from '../i18n.ts';
 import { ADMIN_PATHS } from '../paths.ts';
 import { isUuid, renderPage, seeOther } from '../render.ts';
 import { requireSession } from '../sessions.ts';
-import { keysPage, type KeysView, type NewKeyForm } from '../views/keys-page.ts';
+import { keysPage, type EmbedForm, type KeysView, type NewKeyForm } from '../views/keys-page.ts';
+import { accountsStore } from '../../db/stores/accounts-store.ts';
+import { checkEmbedOrigin, EMBED_ORIGINS_MAX } from '../../accounts/embed-origins.ts';
 import { pageContextOf } from '../views/page.ts';
 
 const EMPTY_FORM: NewKeyForm = { name: '', scopes: API_SCOPES, errors: {} };
@@ -29,9 +31,15 @@ function readKeyForm(ctx: AdminContext, t: Translate): NewKeyForm {
 }
 
 export function mountKeyRoutes(router: Router<AdminState>, deps: AdminDeps): void {
-  const show = async (ctx: AdminContext, status: number, extra: Pick<KeysView, 'form' | 'created'>) => {
+  const show = async (
+    ctx: AdminContext,
+    status: number,
+    extra: Pick<KeysView, 'form' | 'created'> & { embed?: EmbedForm },
+  ) => {
     const session = ctx.state.session!;
     const keys = await apiKeysStore(deps.db).listByAccount(session.accountId);
+    const account = await accountsStore(deps.db).findById(session.accountId);
+    const embed = extra.embed ?? { value: (account?.embedOrigins ?? []).join('\n') };
     renderPage(
       ctx,
       status,
@@ -40,6 +48,7 @@ export function mountKeyRoutes(router: Router<AdminState>, deps: AdminDeps): voi
         requestsPerMinute: deps.config.plans[session.plan].requestsPerMinute,
         keys,
         ...extra,
+        embed,
       }),
     );
   };
@@ -62,6 +71,37 @@ export function mountKeyRoutes(router: Router<AdminState>, deps: AdminDeps): voi
       form: EMPTY_FORM,
       created: { name: issued.apiKey.name, key: issued.apiKey.key, secret: issued.secret },
     });
+  });
+
+  router.get(ADMIN_PATHS.embedOrigins, (ctx) => seeOther(ctx, ADMIN_PATHS.keys));
+
+  router.post(ADMIN_PATHS.embedOrigins, requireSession(), csrfProtection(deps.config), async (ctx) => {
+    const t = ctx.state.t;
+    const raw = formField(ctx, 'embed_origins');
+    const value = typeof raw === 'string' ? raw.slice(0, 4096) : '';
+    const lines = [
+      ...new Set(
+        value
+          .split(/\r?\n/)
+          .map((l) => l.trim())
+          .filter(Boolean),
+      ),
+    ];
+    const origins: string[] = [];
+    let error: string | undefined;
+    for (const line of lines) {
+      const r = checkEmbedOrigin(line);
+      if (!r.ok) {
+        error = t('errorEmbedOrigin', { origin: line.slice(0, 80) });
+        break;
+      }
+      origins.push(r.origin);
+    }
+    if (!error && origins.length > EMBED_ORIGINS_MAX)
+      error = t('errorEmbedTooMany', { max: EMBED_ORIGINS_MAX });
+    if (error) return show(ctx, 422, { form: EMPTY_FORM, embed: { value, error } });
+    await accountsStore(deps.db).setEmbedOrigins(ctx.state.session!.accountId, [...new Set(origins)]);
+    seeOther(ctx, `${ADMIN_PATHS.keys}?m=embed_saved`);
   });
 
   router.post('/admin/api/keys/:id/revoke', requireSession(), csrfProtection(deps.config), async (ctx) => {

@@ -12,7 +12,14 @@ export interface NewKeyForm {
   errors: { name?: string; scopes?: string };
 }
 
+/** The embed origins form: the text as typed (one origin a line) and what is wrong with it. */
+export interface EmbedForm {
+  value: string;
+  error?: string;
+}
+
 export interface KeysView {
+  embed: EmbedForm;
   plan: Plan;
   requestsPerMinute: number;
   keys: ApiKey[];
@@ -195,6 +202,32 @@ function createForm(page: PageContext, form: NewKeyForm, csrfToken: string): Saf
   </form>`;
 }
 
+function embedForm(page: PageContext, form: EmbedForm, csrfToken: string): SafeHtml {
+  const { t } = page;
+  const describedBy = ['embed-hint', form.error ? 'embed-error' : ''].join(' ').trim();
+  return html`<form method="post" action="${ADMIN_PATHS.embedOrigins}">
+    ${csrfInput(csrfToken)}
+    <div class="field">
+      <label for="embed-origins">${t('embedLabel')}</label>
+      <p class="hint" id="embed-hint">${t('embedHint')}</p>
+      ${form.error && html`<p class="error-text" id="embed-error" role="alert">${form.error}</p>`}
+      <textarea
+        id="embed-origins"
+        name="embed_origins"
+        rows="4"
+        dir="ltr"
+        class="mono"
+        spellcheck="false"
+        autocomplete="off"
+        aria-describedby="${describedBy}"
+        ${form.error ? html`aria-invalid="true" autofocus` : ''}
+      >
+${form.value}</textarea>
+    </div>
+    <button type="submit" class="button button-primary">${t('saveEmbed')}</button>
+  </form>`;
+}
+
 export function keysPage(page: PageContext, view: KeysView) {
   const { t } = page;
   const csrfToken = page.account?.csrfToken ?? '';
@@ -219,6 +252,10 @@ export function keysPage(page: PageContext, view: KeysView) {
     <section class="card" aria-labelledby="create-heading">
       <h2 id="create-heading">${t('createHeading')}</h2>
       ${createForm(page, view.form, csrfToken)}
+    </section>
+    <section class="card" aria-labelledby="embed-heading">
+      <h2 id="embed-heading">${t('embedHeading')}</h2>
+      ${embedForm(page, view.embed, csrfToken)}
     </section>`;
   return layout(page, { title: t('keysTitle'), current: 'keys', body, switchPath: ADMIN_PATHS.keys });
 }

@@ -55,6 +55,7 @@ const FLASH: Record<FlashCode, { key: MessageKey; tone: 'ok' | 'warn' }> = {
   expired: { key: 'flashExpired', tone: 'warn' },
   revoked: { key: 'flashRevoked', tone: 'ok' },
   already_revoked: { key: 'flashAlreadyRevoked', tone: 'warn' },
+  embed_saved: { key: 'flashEmbedSaved', tone: 'ok' },
 };
 
 function flash(page: PageContext): SafeHtml {

@@ -15,10 +15,10 @@ import { envelope, Timestamp } from '../schemas/envelopes.ts';
 
 const Notification = z
   .object({
-    status: z
-      .string()
-      .nullable()
-      .meta({ description: 'accepted, sent, delivered, read or failed (WhatsApp)' }),
+    status: z.string().nullable().meta({
+      description:
+        'accepted, sent, delivered, read or failed (WhatsApp); skipped when the approver has notify: false (their turn came, nothing was sent)',
+    }),
     error: z.unknown().nullable(),
     sent_at: Timestamp.nullable(),
     updated_at: Timestamp.nullable(),

@@ -4,7 +4,9 @@ import { approversStore } from '../../db/stores/approvers-store.ts';
 import { documentsStore } from '../../db/stores/documents-store.ts';
 import { addApprover, deleteApprover, listApprovers, updateApprover } from '../../documents/approvers.ts';
 import { LIMITS } from '../../domain/model.ts';
-import { REFUSALS, requireDraft } from '../../documents/rules.ts';
+import { REFUSALS, requireDraft, statusRefusal } from '../../documents/rules.ts';
+import { randomToken } from '../../auth/tokens.ts';
+import { isOpen } from '../../approval/rules.ts';
 import { serializeApprover } from '../../documents/serialize.ts';
 import { AppError } from '../../errors.ts';
 import { authOf, type AppState } from '../../http/context.ts';
@@ -15,6 +17,7 @@ import { ok, okPage } from '../../http/respond.ts';
 import {
   ApproverInputSchema,
   ApproverInputShape,
+  ApproverLinkResource,
   ApproverResource,
   ApproverUpdateSchema,
   ApproverUpdateShape,
@@ -26,9 +29,13 @@ import { parseBody } from '../../http/validation.ts';
 const TAGS = ['Approvers'];
 
 /** GET/POST /documents/{documentId}/approvers, GET/PUT/DELETE /approvers/{id}. */
-export function createApproversRouter(deps: { db: Knex }, openapi: OpenApiRegistry): Router<AppState> {
+export function createApproversRouter(
+  deps: { db: Knex; config: { http: { publicBaseUrl: string } } },
+  openapi: OpenApiRegistry,
+): Router<AppState> {
   const router = new Router<AppState>();
   const { db } = deps;
+  const publicBaseUrl = deps.config.http.publicBaseUrl;
 
   route(
     router,
@@ -106,6 +113,51 @@ export function createApproversRouter(deps: { db: Knex }, openapi: OpenApiRegist
       const approver = await approversStore(db).findById(accountId, pathId(ctx, 'id', 'Approver'));
       if (!approver) throw AppError.notFound('Approver');
       ok(ctx, serializeApprover(approver));
+    },
+  );
+
+  route(
+    router,
+    openapi,
+    {
+      method: 'get',
+      path: '/approvers/{id}/link',
+      operationId: 'getApproverLink',
+      summary: "An approver's approval page URL",
+      description:
+        "For showing the approver their page in the account's own app (often with notify: false, when Wathiq sends them nothing). The URL is the approver's for good: it exists once the document has been sent, and usable_now tells whether they can act on it now (it is their turn and the document is open). 409 for a draft, and for a closed document where the approver never got a link. Anyone holding the URL can act as the approver: hand it only to them.",
+      tags: TAGS,
+      auth: 'documents:read',
+      pathParams: IdParams,
+      responses: { 200: { description: 'The link', schema: envelope(ApproverLinkResource) } },
+      errors: [404, 409],
+    },
+    async (ctx) => {
+      const { accountId } = authOf(ctx);
+      const approver = await approversStore(db).findById(accountId, pathId(ctx, 'id', 'Approver'));
+      if (!approver) throw AppError.notFound('Approver');
+      const document = await documentsStore(db).findById(accountId, approver.documentId);
+      if (!document) throw AppError.notFound('Approver');
+      const open = isOpen(document.status);
+      let token = approver.linkToken;
+      if (!token) {
+        if (!open) {
+          throw AppError.conflict(
+            document.status === 'draft'
+              ? 'The document has not been sent yet: links exist once it is sent'
+              : statusRefusal(document, 'this approver never got a link'),
+          );
+        }
+        // The same token the notification will carry: set once, whoever sets it first.
+        token = (await approversStore(db).ensureLinkToken(approver.id, randomToken(32)))!;
+      }
+      ok(ctx, {
+        approver_id: approver.id,
+        url: `${publicBaseUrl}/a/${token}`,
+        usable_now: open && approver.status === 'notified',
+        approver_status: approver.status,
+        document_status: document.status,
+      });
     },
   );
 

@@ -81,6 +81,10 @@ const approverShape = {
     description:
       "How the approver proves they hold the WhatsApp number before acting on the approval page. none: holding the link is enough. whatsapp_otp: the page first asks for a 6-digit code sent to the number as a WhatsApp authentication message (valid 10 minutes, 5 attempts); a button reply in the WhatsApp chat itself counts as verified for approve_only and review_only. Default: the account's default_verification (none unless changed).",
   }),
+  notify: z.boolean({ error: 'notify must be true or false' }).optional().meta({
+    description:
+      'Default true. false: Wathiq sends this approver no WhatsApp message (no request, reminder or notice); the account shows them the approval page itself (GET /approvers/{id}/link).',
+  }),
 };
 
 type ApproverInputValue = {
@@ -160,6 +164,7 @@ export const ApproverInputSchema = ApproverInputShape.superRefine(
     orderIndex: v.order_index ?? v.order,
     placement: placementOf(v),
     ...(v.verification !== undefined && { verification: v.verification }),
+    notify: v.notify ?? true,
   }));
 
 /** PUT /approvers/{id}: every field optional; what is given replaces what was there. */
@@ -177,6 +182,7 @@ export const ApproverUpdateSchema = ApproverUpdateShape.superRefine((v, ctx) =>
   if (v.language !== undefined) update.language = v.language;
   if (v.action_type !== undefined) update.actionType = v.action_type;
   if (v.verification !== undefined) update.verification = v.verification;
+  if (v.notify !== undefined) update.notify = v.notify;
   const order = v.order_index ?? v.order;
   if (order !== undefined) update.orderIndex = order;
   if (v.page === null) update.placement = null;
@@ -206,6 +212,7 @@ export const ApproverResource = z
     x: z.number().nullable(),
     y: z.number().nullable(),
     width: z.number().nullable(),
+    notify: z.boolean().meta({ description: 'false: no WhatsApp message is sent to this approver' }),
     status: z.enum(APPROVER_STATUSES),
     notified_at: Timestamp.nullable(),
     acted_at: Timestamp.nullable(),
@@ -221,6 +228,19 @@ export const ApproverResource = z
     updated_at: Timestamp,
   })
   .meta({ id: 'Approver' });
+
+/** GET /approvers/{id}/link. */
+export const ApproverLinkResource = z
+  .strictObject({
+    approver_id: z.uuid(),
+    url: z.string().meta({ description: "The approver's approval page (PUBLIC_BASE_URL/a/<token>)" }),
+    usable_now: z.boolean().meta({
+      description: 'True when the approver can act on it now: their turn has come and the document is open',
+    }),
+    approver_status: z.enum(APPROVER_STATUSES),
+    document_status: z.string(),
+  })
+  .meta({ id: 'ApproverLink' });
 
 // The serializer and the documented schema must describe the same object.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;

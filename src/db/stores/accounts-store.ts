@@ -6,6 +6,8 @@ export interface Account {
   name: string;
   email: string;
   plan: Plan;
+  /** https origins allowed to frame the approval page (CSP frame-ancestors); empty: none. */
+  embedOrigins: string[];
   createdAt: Date;
 }
 
@@ -15,6 +17,7 @@ interface AccountRow {
   email: string;
   plan: Plan;
   password_hash: string;
+  embed_origins: string[];
   created_at: Date;
 }
 
@@ -23,6 +26,7 @@ const toAccount = (r: AccountRow): Account => ({
   name: r.name,
   email: r.email,
   plan: r.plan,
+  embedOrigins: r.embed_origins ?? [],
   createdAt: r.created_at,
 });
 
@@ -33,6 +37,14 @@ export function accountsStore(db: Db) {
         .insert({ name: input.name, email: input.email, password_hash: input.passwordHash, plan: input.plan })
         .returning('*');
       return toAccount(row!);
+    },
+
+    async setEmbedOrigins(id: string, origins: readonly string[]): Promise<Account | undefined> {
+      const [row] = await db<AccountRow>('accounts')
+        .where({ id })
+        .update({ embed_origins: [...origins] })
+        .returning('*');
+      return row && toAccount(row);
     },
 
     async findById(id: string): Promise<Account | undefined> {

@@ -15,6 +15,7 @@ export interface Approver extends ApproverFields {
   accountId: string;
   status: ApproverStatus;
   linkToken: string | null;
+  notify: boolean;
   notifiedAt: Date | null;
   notificationStatus: string | null;
   notificationError: string | null;
@@ -50,6 +51,7 @@ export interface ApproverRow {
   placement_width: number | null;
   status: ApproverStatus;
   link_token: string | null;
+  notify: boolean;
   notified_at: Date | null;
   notification_status: string | null;
   notification_error: string | null;
@@ -85,6 +87,7 @@ export const toApprover = (r: ApproverRow): Approver => ({
       : null,
   status: r.status,
   linkToken: r.link_token,
+  notify: r.notify,
   notifiedAt: r.notified_at,
   notificationStatus: r.notification_status,
   notificationError: r.notification_error,
@@ -117,6 +120,7 @@ const COLUMNS: Record<Exclude<keyof ApproverPatch, 'placement'>, keyof ApproverR
   orderIndex: 'order_index',
   status: 'status',
   linkToken: 'link_token',
+  notify: 'notify',
   notifiedAt: 'notified_at',
   notificationStatus: 'notification_status',
   notificationError: 'notification_error',

@@ -1,0 +1,74 @@
+import Router from '@koa/router';
+import type { Knex } from '../../db/knex.ts';
+import { accountsStore, type Account } from '../../db/stores/accounts-store.ts';
+import { AppError } from '../../errors.ts';
+import { authOf, type AppState } from '../../http/context.ts';
+import { ok } from '../../http/respond.ts';
+import { parseBody } from '../../http/validation.ts';
+import type { OpenApiRegistry } from '../openapi/registry.ts';
+import { route } from '../openapi/route.ts';
+import { jsonBody } from '../route-helpers.ts';
+import { AccountSettingsResource, AccountSettingsUpdate } from '../schemas/account.ts';
+import { envelope } from '../schemas/envelopes.ts';
+
+const TAGS = ['Account'];
+
+const settingsOf = (account: Account) => ({ embed_origins: account.embedOrigins });
+
+/** GET/PUT /account/settings: the settings of the key's own account (issue 15 item 6: embedding). */
+export function createAccountRouter(deps: { db: Knex }, openapi: OpenApiRegistry): Router<AppState> {
+  const router = new Router<AppState>();
+  const { db } = deps;
+
+  route(
+    router,
+    openapi,
+    {
+      method: 'get',
+      path: '/account/settings',
+      operationId: 'getAccountSettings',
+      summary: "The account's settings",
+      description: 'embed_origins: who may frame the approval page.',
+      tags: TAGS,
+      auth: 'documents:read',
+      responses: { 200: { description: 'The settings', schema: envelope(AccountSettingsResource) } },
+      errors: [],
+    },
+    async (ctx) => {
+      const account = await accountsStore(db).findById(authOf(ctx).accountId);
+      if (!account) throw AppError.notFound('Account');
+      ok(ctx, settingsOf(account));
+    },
+  );
+
+  route(
+    router,
+    openapi,
+    {
+      method: 'put',
+      path: '/account/settings',
+      operationId: 'updateAccountSettings',
+      summary: "Change the account's settings",
+      description:
+        'Only the given fields change. embed_origins replaces the list: https origins (scheme, host, optional port; https://*.example.com for subdomains), at most 10; 422 for anything else.',
+      tags: TAGS,
+      auth: 'documents:write',
+      body: { json: AccountSettingsUpdate, required: false },
+      responses: { 200: { description: 'The settings', schema: envelope(AccountSettingsResource) } },
+      errors: [400, 415, 422],
+    },
+    async (ctx) => {
+      const { accountId } = authOf(ctx);
+      const update = parseBody(AccountSettingsUpdate, jsonBody(ctx));
+      const store = accountsStore(db);
+      const account =
+        update.embed_origins !== undefined
+          ? await store.setEmbedOrigins(accountId, [...new Set(update.embed_origins)])
+          : await store.findById(accountId);
+      if (!account) throw AppError.notFound('Account');
+      ok(ctx, settingsOf(account));
+    },
+  );
+
+  return router;
+}

@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { checkEmbedOrigin, EMBED_ORIGIN_PATTERN, frameAncestors } from '../../src/accounts/embed-origins.ts';
+
+describe('embed origins', () => {
+  it('accepts https origins and wildcard subdomains, in canonical form', () => {
+    expect(checkEmbedOrigin('HTTPS://App.Example.com:443')).toEqual({
+      ok: true,
+      origin: 'https://app.example.com',
+    });
+    expect(checkEmbedOrigin('https://*.example.co.uk:8443')).toEqual({
+      ok: true,
+      origin: 'https://*.example.co.uk:8443',
+    });
+  });
+
+  it('refuses anything that could widen or break the CSP', () => {
+    for (const hostile of [
+      '',
+      '*',
+      "'self'",
+      "'unsafe-inline'",
+      'https://*',
+      'https://*.com',
+      'https://a.*.example.com',
+      'https://app.example.com/',
+      'https://app.example.com?x',
+      'https://app.example.com#x',
+      'https://app.example.com;script-src *',
+      'https://app.example.com https://evil.example',
+      'https://user@app.example.com',
+      'https://app.example.com:0',
+      'https://app.example.com:65536',
+      'https://192.168.1.1',
+      'https://[::1]',
+      'https://localhost',
+      'http://app.example.com',
+      'data:',
+      'https://app.example.com\n',
+      `https://${'a'.repeat(64)}.example.com`,
+    ]) {
+      expect(checkEmbedOrigin(hostile).ok, JSON.stringify(hostile)).toBe(false);
+      expect(new RegExp(EMBED_ORIGIN_PATTERN).test(hostile), JSON.stringify(hostile)).toBe(false);
+    }
+  });
+
+  it("is 'none' without origins, and drops anything unchecked that reached the list", () => {
+    expect(frameAncestors([])).toBe("'none'");
+    expect(
+      frameAncestors(['https://a.example.com', "https://b.example.com; script-src 'unsafe-inline'"]),
+    ).toBe('https://a.example.com');
+    expect(frameAncestors(['*'])).toBe("'none'");
+  });
+});
