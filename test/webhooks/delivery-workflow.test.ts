@@ -533,35 +533,37 @@ describe('events of the documents API and the approval workflow', () => {
       evidence: { at: new Date().toISOString(), channel: 'page' },
     });
 
-    // Four deliveries. With this file's 400 ms receiver time-out, a loaded machine can time out an attempt the
+    // Five deliveries. With this file's 400 ms receiver time-out, a loaded machine can time out an attempt the
     // receiver did take, and the retry brings the same delivery again under the same id — as receivers are told
     // to expect (docs/webhooks.md): keep the first of each id.
     const requests = await eventually(() => {
       const first = [...new Map(r.requests.map((q) => [bodyOf(q).id, q] as const).reverse()).values()];
-      expect(first.length).toBeGreaterThanOrEqual(4);
+      expect(first.length).toBeGreaterThanOrEqual(5);
       return first;
     }, 60_000);
     await expectVerified(requests, hook.secret);
     // Deliveries are independent and may arrive in any order; `sequence` puts them back in the order of events.
     const bodies = requests.map(bodyOf).sort((x, y) => x.sequence! - y.sequence!);
-    expect(bodies.map((b) => b.sequence)).toEqual([1, 2, 3, 4]);
+    expect(bodies.map((b) => b.sequence)).toEqual([1, 2, 3, 4, 5]);
     expect(bodies.map((b) => b.event)).toEqual([
       'document.created',
       'document.sent',
+      'approver.notified',
       'approver.completed',
       'document.approved',
     ]);
-    expect(bodies[3]!.data.document?.status).toBe('approved');
-    expect(bodies[2]!.data.approver).toMatchObject({ id: approverId, status: 'completed' });
+    expect(bodies[2]!.data.approver).toMatchObject({ id: approverId, status: 'notified' });
+    expect(bodies[4]!.data.document?.status).toBe('approved');
+    expect(bodies[3]!.data.approver).toMatchObject({ id: approverId, status: 'completed' });
     // Whatever data an event records (the approved document's download_url included) is what the body carries.
     const events = await documentEventsStore(service.database.db).listByDocument(
       account.accountId,
       document.id,
     );
     expect(bodies.map((b) => b.data)).toEqual(events.map((e) => e.data));
-    expect(events.map((e) => e.sequence)).toEqual([1, 2, 3, 4]);
+    expect(events.map((e) => e.sequence)).toEqual([1, 2, 3, 4, 5]);
     expect(bodies.map((b) => b.created_at)).toEqual(events.map((e) => isoTime(e.createdAt)));
-    expect(new Set(bodies.map((b) => b.id)).size).toBe(4);
+    expect(new Set(bodies.map((b) => b.id)).size).toBe(5);
   });
 });
 
