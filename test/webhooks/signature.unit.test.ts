@@ -172,11 +172,15 @@ describe('verifyWebhook', () => {
 });
 
 describe('event catalogue', () => {
-  it('lists the eight subscribable events with descriptions, no document.completed, webhook.test apart', () => {
+  it('lists the twelve subscribable events with descriptions, no document.completed, webhook.test apart', () => {
     expect(SUBSCRIBABLE_EVENTS).toEqual([
       'document.created',
       'document.sent',
+      'approver.notified',
+      'approver.viewed',
+      'approver.delegated',
       'approver.completed',
+      'approver.rejected',
       'document.approved',
       'document.rejected',
       'document.voided',
