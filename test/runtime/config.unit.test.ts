@@ -1,19 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../../src/config.ts';
+import { PRODUCTION_ENV } from '../helpers/production-env.ts';
 
-/** A production configuration that starts: https public URL, the cloud provider, a real certificate. */
-const PRODUCTION = {
-  NODE_ENV: 'production',
-  PUBLIC_BASE_URL: 'https://wathiq.example',
-  WHATSAPP_PROVIDER: 'cloud',
-  WHATSAPP_PHONE_NUMBER_ID: '106540352242922',
-  WHATSAPP_ACCESS_TOKEN: 'token',
-  WHATSAPP_APP_SECRET: 'secret',
-  WHATSAPP_VERIFY_TOKEN: 'verify',
-  SIGNING_P12_PATH: '/etc/wathiq/signing.p12',
-  SIGNING_P12_PASSWORD: 'export password',
-};
+const PRODUCTION = PRODUCTION_ENV;
 
 function issuesOf(env: Record<string, string | undefined>, role?: 'all' | 'api' | 'worker'): string[] {
   try {

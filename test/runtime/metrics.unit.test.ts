@@ -19,20 +19,11 @@ import { attemptOutcome } from '../../src/webhooks/activities.ts';
 import { DELIVERY_ERROR_CLASSES } from '../../src/webhooks/deliver.ts';
 import { meteredProvider, templateNames, WhatsAppSendError } from '../../src/whatsapp/index.ts';
 import { parseSamples, scrape, sumOf } from '../helpers/prometheus.ts';
+import { PRODUCTION_ENV } from '../helpers/production-env.ts';
 
 /** Issue 13, item 4: the metrics' configuration, their route labels (never a path, never a token), the endpoint. */
 
-const PRODUCTION = {
-  NODE_ENV: 'production',
-  PUBLIC_BASE_URL: 'https://wathiq.example',
-  WHATSAPP_PROVIDER: 'cloud',
-  WHATSAPP_PHONE_NUMBER_ID: '106540352242922',
-  WHATSAPP_ACCESS_TOKEN: 'token',
-  WHATSAPP_APP_SECRET: 'secret',
-  WHATSAPP_VERIFY_TOKEN: 'verify',
-  SIGNING_P12_PATH: '/etc/wathiq/signing.p12',
-  SIGNING_P12_PASSWORD: 'export password',
-};
+const PRODUCTION = PRODUCTION_ENV;
 
 function issuesOf(env: Record<string, string>, role?: 'all' | 'api' | 'worker'): string[] {
   try {
