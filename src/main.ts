@@ -1,23 +1,17 @@
-import { createActivities } from './runtime/activities.ts';
 import { ensureArchiveRenewalSchedule } from './approval/archive-renewal-schedule.ts';
-import { ConfigError, loadConfig, signatureLevelWarning, type Config } from './config.ts';
-import { createDb, type Knex } from './db/knex.ts';
+import { ConfigError, loadConfig } from './config.ts';
+import { createDb } from './db/knex.ts';
 import { migrateLatest } from './db/migrate.ts';
-import { createLogger, type Logger } from './logger.ts';
+import { createLogger } from './logger.ts';
 import { startApiServer } from './runtime/api-server.ts';
-import { createProcessMetrics, type ProcessMetrics } from './runtime/metrics.ts';
+import { createProcessMetrics } from './runtime/metrics.ts';
 import { startTracingFromConfig } from './runtime/tracing.ts';
-import type { Tracing } from './tracing/sdk.ts';
 import { provideInfrastructure } from './runtime/infrastructure.ts';
-import { createSigner } from './pdf/sign/signer.ts';
 import { createRateLimiter } from './runtime/rate-limiter-factory.ts';
 import { createStorage } from './storage/create-storage.ts';
-import { createWorkerDeps, signerOptions } from './runtime/worker-deps.ts';
 import { createTemporalClient } from './temporal/client.ts';
-import { installTemporalRuntime } from './temporal/runtime.ts';
 import { ensureSearchAttributes } from './temporal/search-attributes-setup.ts';
-import { connectWorker, createWorker } from './temporal/worker.ts';
-import { temporalConnectionOptions, type TemporalConnectionOptions } from './temporal/connection-options.ts';
+import { temporalConnectionOptions } from './temporal/connection-options.ts';
 import exitHook from 'async-exit-hook';
 
 type Role = 'all' | 'api' | 'worker';
@@ -51,7 +45,10 @@ async function main(role: Role): Promise<void> {
 
   // Built before the Temporal runtime, which is told where to export the SDK's metrics (worker roles).
   const metrics = await createProcessMetrics(config, role);
-  installTemporalRuntime(logger, 'WARN', { prometheusBindAddress: metrics?.temporalBindAddress });
+  // The SDK's native runtime (and its threads) only where a worker runs: the API's client speaks gRPC from
+  // JavaScript, and an API process without it is about 100 MB smaller (bench/hostile.ts measures the API's RSS).
+  const workerRole = role === 'api' ? undefined : await import('./runtime/worker-role.ts');
+  workerRole?.installTemporalRuntime(logger, 'WARN', { prometheusBindAddress: metrics?.temporalBindAddress });
   // Before any client is made; stopped last, so the spans of the shutdown itself are exported too.
   const tracing = await startTracingFromConfig(config);
   if (tracing) {
@@ -92,8 +89,16 @@ async function main(role: Role): Promise<void> {
     stops.push(() => endpoint.stop());
     listening.metrics = endpoint.url;
   }
-  if (role !== 'api') {
-    listening.worker = await runWorker(config, db, connectionOptions, logger, stops, metrics, tracing);
+  if (workerRole) {
+    listening.worker = await workerRole.runWorker(
+      config,
+      db,
+      connectionOptions,
+      logger,
+      stops,
+      metrics,
+      tracing,
+    );
     // B-LTA archive renewal: one Temporal Schedule per task queue, created or updated by each worker.
     await ensureArchiveRenewalSchedule(temporal.client, {
       taskQueue: config.temporal.taskQueue,
@@ -120,45 +125,6 @@ async function main(role: Role): Promise<void> {
     listening.api = `${api.url}/api/v1 (health: ${api.url}/api/v1/health)`;
   }
   printBanner(listening);
-}
-
-async function runWorker(
-  config: Config,
-  db: Knex,
-  connectionOptions: TemporalConnectionOptions,
-  logger: Logger,
-  stops: (() => Promise<void>)[],
-  metrics: ProcessMetrics | undefined,
-  tracing: Tracing | undefined,
-): Promise<string> {
-  const levelWarning = signatureLevelWarning(config);
-  if (levelWarning) logger.warn({ signatureLevel: config.signing.signatureLevel }, levelWarning);
-  if (config.env === 'production') {
-    // A certificate that cannot sign would fail every approved document for good: refuse to start instead.
-    await createSigner(signerOptions(config));
-  }
-  const connection = await connectWorker(connectionOptions);
-  const worker = await createWorker({
-    connection,
-    namespace: config.temporal.namespace,
-    taskQueue: config.temporal.taskQueue,
-    activities: createActivities(
-      createWorkerDeps(config, db, logger, metrics?.worker ? { metrics: metrics.worker } : {}),
-    ),
-    ...(tracing && { telemetry: tracing.worker }),
-  });
-  const running = worker.run();
-  running.catch((err: unknown) => {
-    logger.fatal({ err }, 'worker stopped unexpectedly');
-    process.exit(1);
-  });
-  stops.push(async () => {
-    worker.shutdown();
-    await running.catch(() => undefined);
-    await connection.close();
-  });
-  const tls = connectionOptions.tls ? (connectionOptions.apiKey ? ', TLS and API key' : ', TLS') : '';
-  return `task queue "${config.temporal.taskQueue}" on ${connectionOptions.address}${tls}`;
 }
 
 function printBanner(listening: Record<string, string>): void {

@@ -1,0 +1,56 @@
+import type { Config } from '../config.ts';
+import { signatureLevelWarning } from '../config.ts';
+import type { Knex } from '../db/knex.ts';
+import type { Logger } from '../logger.ts';
+import { createSigner } from '../pdf/sign/signer.ts';
+import type { TemporalConnectionOptions } from '../temporal/connection-options.ts';
+import { connectWorker, createWorker } from '../temporal/worker.ts';
+import type { Tracing } from '../tracing/sdk.ts';
+import { createActivities } from './activities.ts';
+import type { ProcessMetrics } from './metrics.ts';
+import { createWorkerDeps, signerOptions } from './worker-deps.ts';
+
+export { installTemporalRuntime } from '../temporal/runtime.ts';
+
+/**
+ * The worker role of a process (`npm start`, `start:worker`): loaded by src/main.ts only where a worker runs, so
+ * an API process never loads the Temporal SDK's native worker runtime or the activities' dependencies.
+ */
+export async function runWorker(
+  config: Config,
+  db: Knex,
+  connectionOptions: TemporalConnectionOptions,
+  logger: Logger,
+  stops: (() => Promise<void>)[],
+  metrics: ProcessMetrics | undefined,
+  tracing: Tracing | undefined,
+): Promise<string> {
+  const levelWarning = signatureLevelWarning(config);
+  if (levelWarning) logger.warn({ signatureLevel: config.signing.signatureLevel }, levelWarning);
+  if (config.env === 'production') {
+    // A certificate that cannot sign would fail every approved document for good: refuse to start instead.
+    await createSigner(signerOptions(config));
+  }
+  const connection = await connectWorker(connectionOptions);
+  const worker = await createWorker({
+    connection,
+    namespace: config.temporal.namespace,
+    taskQueue: config.temporal.taskQueue,
+    activities: createActivities(
+      createWorkerDeps(config, db, logger, metrics?.worker ? { metrics: metrics.worker } : {}),
+    ),
+    ...(tracing && { telemetry: tracing.worker }),
+  });
+  const running = worker.run();
+  running.catch((err: unknown) => {
+    logger.fatal({ err }, 'worker stopped unexpectedly');
+    process.exit(1);
+  });
+  stops.push(async () => {
+    worker.shutdown();
+    await running.catch(() => undefined);
+    await connection.close();
+  });
+  const tls = connectionOptions.tls ? (connectionOptions.apiKey ? ', TLS and API key' : ', TLS') : '';
+  return `task queue "${config.temporal.taskQueue}" on ${connectionOptions.address}${tls}`;
+}
