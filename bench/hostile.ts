@@ -31,6 +31,7 @@ import { createDb } from '../src/db/knex.ts';
 import { migrateLatest } from '../src/db/migrate.ts';
 import { accountsStore } from '../src/db/stores/accounts-store.ts';
 import { createLogger } from '../src/logger.ts';
+import { PDF_LIMIT_DEFAULTS } from '../src/pdf/limits.ts';
 import { startEmbeddedPostgres } from '../src/runtime/embedded-postgres.ts';
 import { startTemporalDevServer } from '../src/runtime/temporal-dev-server.ts';
 import { buildPdf, deflated, longFilterChainPdf, objectStreamBomb } from '../test/helpers/pdf-bombs.ts';
@@ -294,6 +295,19 @@ async function main(): Promise<void> {
       const rssMet = p.peakRssMb !== undefined && p.peakRssMb < TARGET_RSS_MB;
       out(
         `  ${p.name.padEnd(20)} health p99 ${p99.toFixed(1)} ms (${(p99 / base99).toFixed(1)}x the baseline ${base99.toFixed(1)} ms): ${p99Met ? 'met' : 'MISSED'}; peak RSS ${p.peakRssMb?.toFixed(0) ?? '?'} MB: ${rssMet ? 'met' : 'MISSED'}`,
+      );
+    }
+    // A heap bomb is a file within every decode limit that needs all of a thread's heap: what it can cost is set
+    // by configuration, not by the file. Print the settings and the growth over the baseline per thread.
+    const threads = Number(
+      process.env.PDF_MAX_CONCURRENT_INSPECTIONS ?? PDF_LIMIT_DEFAULTS.maxConcurrentInspections,
+    );
+    const heapMb = Number(process.env.PDF_WORKER_MEMORY_MB ?? PDF_LIMIT_DEFAULTS.workerMemoryMb);
+    if (heapPhase.peakRssMb !== undefined && baseline.peakRssMb !== undefined) {
+      const perThread = (heapPhase.peakRssMb - baseline.peakRssMb) / threads;
+      out(
+        `  heap bombs are bounded by PDF_MAX_CONCURRENT_INSPECTIONS=${threads} × PDF_WORKER_MEMORY_MB=${heapMb}: ` +
+          `${perThread.toFixed(0)} MB over the baseline per inspection thread`,
       );
     }
   } finally {

@@ -79,6 +79,10 @@ class Slots {
   }
 }
 
+/** The young generation of a thread whose old generation may take `memoryMb`: an eighth of it, 4 to 16 MB. */
+export const youngGenerationMb = (memoryMb: number): number =>
+  Math.min(16, Math.max(4, Math.floor(memoryMb / 8)));
+
 /** A piscina pool with at most `concurrency` tasks at once, each limited in time and heap. */
 class PdfWorkerPool {
   private readonly piscina: Piscina;
@@ -95,7 +99,12 @@ class PdfWorkerPool {
       minThreads: 0,
       maxThreads: limits.concurrency,
       idleTimeout: IDLE_THREAD_MS,
-      resourceLimits: { maxOldGenerationSizeMb: limits.memoryMb },
+      // The young generation is bounded too (V8's default lets it grow to tens of MB per thread, on top of the
+      // old generation's limit): a thread's heap is about memoryMb, whatever the file does.
+      resourceLimits: {
+        maxOldGenerationSizeMb: limits.memoryMb,
+        maxYoungGenerationSizeMb: youngGenerationMb(limits.memoryMb),
+      },
       execArgv: workerExecArgv(),
       niceIncrement: NICE_INCREMENT,
     });
