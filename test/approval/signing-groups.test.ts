@@ -95,6 +95,12 @@ describe('signing groups', () => {
     // The action's update returns once recorded, after the workflow task that would have asked Carol.
     expect((await requestedIn(doc.id)).toSorted()).toEqual([a!.id, b!.id].toSorted());
     expect((await remind(c!.id)).status).toBe(409);
+    // Carol's page, from the embedding link: not usable yet, and acting on it is refused as out of turn.
+    const link = await h.service.request(`/approvers/${c!.id}/link`, { account: h.account });
+    const { url, usable_now } = ((await link.json()) as { data: { url: string; usable_now: boolean } }).data;
+    expect(usable_now).toBe(false);
+    const outOfTurn = await pagePost(h, url.split('/a/')[1]!, 'complete', {});
+    expect(outOfTurn.status).toBe(409);
 
     // The second member completes on the page: now, and only now, the next position is asked.
     expect((await pagePost(h, linkTokenOf(requestB), 'complete', { typed_name: 'Badr' })).status).toBe(200);
