@@ -20,10 +20,6 @@ export async function listApprovers(
   return { document, approvers: await approversStore(db).listByDocument(document.id) };
 }
 
-function takenBy(approvers: readonly Approver[], order: number, except?: string): Approver | undefined {
-  return approvers.find((a) => a.orderIndex === order && a.id !== except);
-}
-
 export async function addApprover(
   db: Knex,
   input: { accountId: string; documentId: string; approver: ApproverInput },
@@ -40,6 +36,8 @@ export async function addApprover(
       });
     }
     const { approver } = input;
+    // Without order_index: a position of its own after the others (a new group of one). With one that another
+    // approver has, it joins that approver's signing group (product rules §4).
     let orderIndex = approver.orderIndex;
     if (orderIndex === undefined) {
       orderIndex = Math.max(0, ...existing.map((a) => a.orderIndex)) + 1;
@@ -47,11 +45,6 @@ export async function addApprover(
         throw AppError.conflict(
           `The last position (${LIMITS.orderMax}) is taken; give order_index explicitly`,
         );
-    } else if (takenBy(existing, orderIndex)) {
-      // A valid request the document's current approvers refuse: a conflict with its state, not a bad field.
-      throw AppError.conflict(
-        `order_index ${orderIndex} is already taken by another approver of this document`,
-      );
     }
     const problem = placementProblem(approver.placement, document.pageCount);
     if (problem) throw AppError.validation({ page: [problem] });
@@ -90,14 +83,7 @@ export async function updateApprover(
     );
     const { update } = input;
     const store = approversStore(trx);
-    if (update.orderIndex !== undefined && update.orderIndex !== approver.orderIndex) {
-      const others = await store.listByDocument(document.id);
-      if (takenBy(others, update.orderIndex, approver.id)) {
-        throw AppError.conflict(
-          `order_index ${update.orderIndex} is already taken by another approver of this document`,
-        );
-      }
-    }
+    // A position another approver has makes the two a signing group (product rules §4): no check.
     const problem = update.placement && placementProblem(update.placement, document.pageCount);
     if (problem) throw AppError.validation({ page: [problem] });
     const patch: ApproverPatch = { ...update };

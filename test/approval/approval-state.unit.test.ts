@@ -55,12 +55,81 @@ describe('sequential approval', () => {
     expect(markApproved(s).status).toBe('approved');
   });
 
-  it('keeps orders that tie in the order given', () => {
+  it('notifies approvers who share an order_index together, in the order given', () => {
     const s = createApprovalState('sequential', [
       { id: 'x', orderIndex: 1, actionType: 'sign' },
       { id: 'y', orderIndex: 1, actionType: 'sign' },
     ]);
-    expect(currentApprovers(s).map((a) => a.id)).toEqual(['x']);
+    expect(currentApprovers(s).map((a) => a.id)).toEqual(['x', 'y']);
+    // A history recorded before signing groups (no patch marker) keeps one approver at a time.
+    expect(currentApprovers({ ...s, oneAtATime: true }).map((a) => a.id)).toEqual(['x']);
+  });
+});
+
+describe('signing groups (approvers sharing an order_index)', () => {
+  // Given out of order: positions decide, and within a group the order given.
+  const groups = [
+    { id: 'b', orderIndex: 2, actionType: 'sign' as const },
+    { id: 'a1', orderIndex: 1, actionType: 'approve_only' as const },
+    { id: 'a2', orderIndex: 1, actionType: 'stamp' as const },
+  ];
+  const sent = () => markNotified(createApprovalState('sequential', groups), ['a1', 'a2']);
+
+  it('a group of 2 then 1: the group acts in any order, the next position only once all of it has completed', () => {
+    let s = createApprovalState('sequential', groups);
+    expect(dueForNotification(s).map((a) => a.id)).toEqual(['a1', 'a2']);
+    s = markNotified(s, ['a1', 'a2']);
+    expect(dueForNotification(s)).toEqual([]);
+    expect(decideAction(s, 'b', 'complete')).toEqual({ accepted: false, refusal: 'not_your_turn' });
+
+    s = act(s, 'a2'); // the second member first
+    expect(s.status).toBe('in_progress');
+    expect(currentApprovers(s).map((a) => a.id)).toEqual(['a1']);
+    expect(dueForNotification(s)).toEqual([]); // b waits for the whole group
+    expect(decideAction(s, 'b', 'complete')).toEqual({ accepted: false, refusal: 'not_your_turn' });
+
+    expect(decideAction(s, 'a1', 'complete')).toMatchObject({
+      accepted: true,
+      firstCompletion: false,
+      finished: false,
+    });
+    s = act(s, 'a1');
+    expect(dueForNotification(s).map((a) => a.id)).toEqual(['b']);
+    s = markNotified(s, ['b']);
+    expect(decideAction(s, 'b', 'complete')).toMatchObject({ accepted: true, finished: true });
+    s = act(s, 'b');
+    expect(acceptsActions(s)).toBe(false);
+    expect(markApproved(s).status).toBe('approved');
+  });
+
+  it('a rejection by one member rejects the document; the next position is never notified', () => {
+    let s = act(sent(), 'a1');
+    expect(decideAction(s, 'a2', 'reject')).toMatchObject({ accepted: true, finished: true });
+    s = act(s, 'a2', 'reject');
+    expect(s.status).toBe('rejected');
+    expect(currentApprovers(s)).toEqual([]);
+    expect(dueForNotification(s)).toEqual([]);
+    expect(decideAction(s, 'b', 'complete')).toEqual({ accepted: false, refusal: 'document_closed' });
+    expect(notifiedApprovers(s).map((a) => a.id)).toEqual(['a1', 'a2']);
+  });
+
+  it('reminders go to every member of the current group who has not acted, and to nobody of the next', () => {
+    let s = sent();
+    expect(decideRemind(s, 'a1')).toBeUndefined();
+    expect(decideRemind(s, 'a2')).toBeUndefined();
+    expect(decideRemind(s, 'b')).toBe('not_notified');
+    s = act(s, 'a1');
+    expect(decideRemind(s, 'a1')).toBe('already_acted');
+    expect(decideRemind(s, 'a2')).toBeUndefined();
+    expect(decideRemind(s, 'b')).toBe('not_notified');
+  });
+
+  it('a parallel document is one group whatever the positions', () => {
+    expect(dueForNotification(createApprovalState('parallel', groups)).map((a) => a.id)).toEqual([
+      'a1',
+      'a2',
+      'b',
+    ]);
   });
 });
 

@@ -87,6 +87,28 @@ describe('POST /documents/{documentId}/approvers', () => {
     expect(all.approvers.map((a) => a.name_en)).toEqual(['A', 'Badr', 'C', 'D']);
   });
 
+  it("joins another approver's signing group with its order_index; without one, a position of its own", async () => {
+    const doc = await createDraft(service, account, { title: 'x' }, [
+      { name: 'A', phone: PHONE_A },
+      { name: 'B', phone: PHONE_B },
+    ]);
+    const joined = await add(doc.id, { name: 'C', phone: PHONE_A, order_index: 1 });
+    expect(joined.status).toBe(201);
+    expect(approverOf(await joined.json()).order_index).toBe(1);
+    const alone = approverOf(await (await add(doc.id, { name: 'D', phone: PHONE_B })).json());
+    expect(alone.order_index).toBe(3); // after the last position, not into a group
+    const [, b] = doc.approvers as [ApproverJson, ApproverJson];
+    const moved = await change(b.id, { order: 3 }); // the alias, onto D's position
+    expect(moved.status).toBe(200);
+    const all = documentOf(await (await service.request(`/documents/${doc.id}`, { account })).json());
+    expect(all.approvers.map((a) => [a.name_en, a.order_index])).toEqual([
+      ['A', 1],
+      ['C', 1],
+      ['B', 3],
+      ['D', 3],
+    ]);
+  });
+
   it('keeps names exactly', async () => {
     const doc = await createDraft(service, account);
     const name = 'عبدُ اللّٰه Zoe\u0308';
@@ -119,11 +141,6 @@ describe('POST /documents/{documentId}/approvers', () => {
         order_index: ['order_index must be a whole number from 1 to 50'],
         language: ['language must be one of: ar, en'],
       },
-    );
-    await expectError(
-      await add(doc.id, { name: 'A', phone: PHONE_A, order_index: 1 }),
-      409,
-      'order_index 1 is already taken by another approver of this document',
     );
     await expectValidation(await add(doc.id, { name: 'A', phone: PHONE_A, page: 3, x: 0, y: 0 }), {
       page: ['page 3 is beyond the end of the PDF, which has 2 pages'],
@@ -212,11 +229,6 @@ describe('GET, PUT and DELETE /approvers/{id}', () => {
       { name: 'B', phone: PHONE_B },
     ]);
     const [a] = doc.approvers as [ApproverJson];
-    await expectError(
-      await change(a.id, { order_index: 2 }),
-      409,
-      'order_index 2 is already taken by another approver of this document',
-    );
     await expectValidation(await change(a.id, { phone: '+1 555 555 0123', name_ar: ' ' }), {
       name_ar: ['name_ar must not be blank'],
       phone: ['phone is not a valid phone number for its country code'],

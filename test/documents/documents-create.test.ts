@@ -96,6 +96,19 @@ describe('POST /documents', () => {
     expect(text).not.toMatch(/token|file_key|account_id/);
   });
 
+  it('accepts approvers that name the same order_index (or order): a signing group', async () => {
+    const doc = await createDraft(service, account, { title: 'Group' }, [
+      { name: 'Ali', phone: PHONE_A, order_index: 1 },
+      { name: 'Bo', phone: PHONE_B, order: 1 },
+      { name: 'Cy', phone: PHONE_A }, // its place in the list: 3
+    ]);
+    expect(doc.approvers.map((a) => [a.name_en, a.order_index])).toEqual([
+      ['Ali', 1],
+      ['Bo', 1],
+      ['Cy', 3],
+    ]);
+  });
+
   it('records document.created in the same transaction, with the serialized document', async () => {
     const doc = await createDraft(service, account);
     const events = await documentEventsStore(service.database.db).listByDocument(account.accountId, doc.id);
@@ -299,15 +312,15 @@ describe('POST /documents', () => {
         { 'approvers.0.order': ['give order_index or order, not both'] },
       ],
       [
-        'two approvers at one position',
+        'an approver without order_index whose place in the list another approver names',
         { title: 'x' },
         [
           { ...ALI, order_index: 2 },
-          { name: 'Bo', phone: PHONE_B }, // by position: 2
+          { name: 'Bo', phone: PHONE_B }, // by position: 2, but it never joins a signing group unasked
         ],
         {
           'approvers.1.order_index': [
-            'order_index 2 is already taken by approvers.0; give each approver its own position',
+            "order_index 2 (this approver's place in the list) is taken by approvers.0; give order_index explicitly: the same to sign as a group, another for a position of its own",
           ],
         },
       ],

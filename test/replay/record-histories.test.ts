@@ -48,6 +48,7 @@ const NAMES = [
   'notification-failed-expired',
   'attention-retried-expired',
   'auto-reminders-voided',
+  'signing-groups-approved',
 ] as const;
 const recording = (name: (typeof NAMES)[number]) =>
   (wanted.includes('1') || wanted.includes(name)) && !existsSync(path.join(DIR, `${name}.json`));
@@ -189,6 +190,27 @@ describe.runIf(NAMES.some(recording))(`record approval histories (${VERSION})`, 
       });
       expect(res.status).toBe(200);
       await save('auto-reminders-voided', doc.id, 'voided');
+    },
+  );
+
+  record(
+    'signing-groups-approved',
+    'sequential at order 1, 1, 2: the group of two together, the third once both completed',
+    async () => {
+      const doc = await createDocument(h, {
+        workflowType: 'sequential',
+        approvers: [
+          { name: 'A', phone: PHONES.saudiA, action_type: 'approve_only', order: 1 },
+          { name: 'B', phone: PHONES.saudiB, action_type: 'sign', order: 1 },
+          { name: 'C', phone: PHONES.uk, action_type: 'approve_only', order: 2 },
+        ],
+      });
+      expect((await send(h, doc.id)).status).toBe(200);
+      const b = await requestFor(h, PHONES.saudiB, doc.id, LONG);
+      await approveByButton(PHONES.saudiA, doc.id);
+      await pagePost(h, linkTokenOf(b), 'complete', { typed_name: 'B' });
+      await approveByButton(PHONES.uk, doc.id);
+      await save('signing-groups-approved', doc.id, 'approved');
     },
   );
 

@@ -37,6 +37,7 @@ const EXPECTED = [
   'v3/parallel-approved',
   'v3/rejected',
   'v3/sequential-approved',
+  'v3/signing-groups-approved',
 ];
 
 const recorded = () => recordedHistories(HISTORIES, SETS);
@@ -65,9 +66,11 @@ describe('replaying recorded approval histories', () => {
       expect(patches, name).toEqual(
         name.startsWith('v3/auto-reminders')
           ? [PATCHES.recovery, PATCHES.autoReminders]
-          : /^v[23]\//.test(name)
-            ? [PATCHES.recovery]
-            : [],
+          : name.startsWith('v3/signing-groups')
+            ? [PATCHES.recovery, PATCHES.signingGroups, PATCHES.signedCopies]
+            : /^v[23]\//.test(name)
+              ? [PATCHES.recovery]
+              : [],
       );
     }
   });

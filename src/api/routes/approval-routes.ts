@@ -36,7 +36,10 @@ const ApprovalStatus = z
     completed_at: Timestamp.nullable(),
     finalization: Finalization,
     progress: z.object({ completed: z.number().int(), total: z.number().int() }),
-    current_approver_ids: z.array(z.uuid()).meta({ description: 'Whose action the document waits for now' }),
+    current_approver_ids: z.array(z.uuid()).meta({
+      description:
+        'Whose action the document waits for now: sequential, the approvers of the current signing group (the lowest order_index with an approver still to act) who have not acted; parallel, everyone who has not acted',
+    }),
     approvers: z.array(ApproverResource.extend({ notification: Notification })),
   })
   .meta({ id: 'ApprovalStatus' });

@@ -74,7 +74,7 @@ export function createApproversRouter(
       operationId: 'addApprover',
       summary: 'Add an approver to a draft',
       description:
-        'Without order_index the approver goes last. Drafts only: 409 once the document has been sent.',
+        "Without order_index the approver goes last, at a position of its own; with another approver's order_index it joins that approver's signing group. Drafts only: 409 once the document has been sent.",
       tags: TAGS,
       auth: 'documents:write',
       pathParams: DocumentIdParams,
@@ -170,7 +170,7 @@ export function createApproversRouter(
       operationId: 'updateApprover',
       summary: 'Update an approver of a draft',
       description:
-        'Only the given fields change. A placement (page, x, y, width) is replaced as a whole; page: null removes it. Drafts only: 409 otherwise.',
+        'Only the given fields change. A placement (page, x, y, width) is replaced as a whole; page: null removes it. An order_index another approver has makes the two a signing group. Drafts only: 409 otherwise.',
       tags: TAGS,
       auth: 'documents:write',
       pathParams: IdParams,

@@ -54,9 +54,10 @@ const approverShape = {
   role_ar: clearableText('role_ar').optional(),
   role_en: clearableText('role_en').optional(),
   action_type: oneOf('action_type', ACTION_TYPES).optional().meta({ description: 'Default sign' }),
-  order_index: integer('order_index', 1, LIMITS.orderMax)
-    .optional()
-    .meta({ description: 'Position, 1-based; default: the position in which the approver was given' }),
+  order_index: integer('order_index', 1, LIMITS.orderMax).optional().meta({
+    description:
+      "Position in the signing order, 1-based. Approvers with the same order_index form a signing group: in a sequential document the whole group is notified at once, its members act in any order, and the next position is notified when every member has completed; a rejection by any member rejects the document. A parallel document is one group whatever the positions. Default: on creation or a PUT of the approvers list, the approver's place in the list (an approver without order_index may not land on a position another approver names: 422); when adding one approver, the position after the last.",
+  }),
   order: integer('order', 1, LIMITS.orderMax).optional().meta({ description: 'Alias of order_index' }),
   page: integer('page', 1, MAX_PDF_PAGES).nullable().optional().meta({
     description: 'Placement: page (1-based, at most the PDF page count); null removes the placement',
@@ -207,7 +208,11 @@ export const ApproverResource = z
       .nullable()
       .meta({ description: 'null: automatic (Arabic for Saudi numbers)' }),
     action_type: z.enum(ACTION_TYPES),
-    order_index: z.int().min(1).max(LIMITS.orderMax),
+    order_index: z
+      .int()
+      .min(1)
+      .max(LIMITS.orderMax)
+      .meta({ description: 'Position in the signing order; approvers sharing it form a signing group' }),
     page: z.int().nullable(),
     x: z.number().nullable(),
     y: z.number().nullable(),

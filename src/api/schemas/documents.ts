@@ -64,9 +64,10 @@ const documentShape = {
   title_ar: text('title_ar').optional(),
   title_en: text('title_en').optional(),
   department: Department.optional().meta({ description: 'Department key, e.g. hr, finance, legal' }),
-  workflow_type: oneOf('workflow_type', WORKFLOW_TYPES)
-    .optional()
-    .meta({ description: 'Default sequential' }),
+  workflow_type: oneOf('workflow_type', WORKFLOW_TYPES).optional().meta({
+    description:
+      'Default sequential: approvers act position by position (order_index); approvers sharing a position are a signing group that acts in parallel. parallel: everyone is notified at send and acts in any order.',
+  }),
   expires_in_days: integer('expires_in_days', LIMITS.expiresInDaysMin, LIMITS.expiresInDaysMax)
     .optional()
     .meta({ description: `Days until the approval deadline; default ${LIMITS.expiresInDaysDefault}` }),
@@ -77,19 +78,23 @@ const documentShape = {
   }),
 };
 
-/** Approvers get distinct positions: a position not given is the approver's place in the list (1-based). */
+/**
+ * Positions (product rules §2, §4): an approver without one takes its place in the list (1-based). Approvers that
+ * name the same `order_index` form a signing group; an approver whose position comes from its place in the list
+ * never joins a group by accident: its position taken by another approver is refused.
+ */
 function resolveOrder(approvers: readonly ApproverInput[], ctx: z.RefinementCtx): void {
-  const seen = new Map<number, number>();
   approvers.forEach((a, i) => {
-    const order = a.orderIndex ?? i + 1;
-    const first = seen.get(order);
-    if (first !== undefined) {
+    if (a.orderIndex !== undefined) return;
+    const order = i + 1; // no other approver without order_index has this place
+    const other = approvers.findIndex((b) => b.orderIndex === order);
+    if (other !== -1) {
       ctx.addIssue({
         code: 'custom',
         path: ['approvers', i, 'order_index'],
-        message: `order_index ${order} is already taken by approvers.${first}; give each approver its own position`,
+        message: `order_index ${order} (this approver's place in the list) is taken by approvers.${other}; give order_index explicitly: the same to sign as a group, another for a position of its own`,
       });
-    } else seen.set(order, i);
+    }
   });
 }
 

@@ -18,6 +18,8 @@ export interface ApprovalState {
   approvers: readonly ApproverEntry[];
   /** Every approver completed but finalization failed for good; waits for a retry or a void. */
   finalizationFailure?: FinalizationFailure | null;
+  /** Sequential one approver at a time even where approvers share an order_index (histories before groups). */
+  oneAtATime?: boolean;
 }
 
 export function createApprovalState(
@@ -45,9 +47,14 @@ export const acceptsActions = (s: ApprovalState): boolean =>
     s.approvers.map((a) => a.state),
   );
 
-/** Sequential: the first approver not yet completed. Parallel: everyone not yet completed. */
+/**
+ * Sequential: the signing group whose turn it is (the approvers not yet acted of the lowest order_index that still
+ * has one). Parallel: everyone not yet acted.
+ */
 export const currentApprovers = (s: ApprovalState): ApproverEntry[] =>
-  rules.currentApprovers(s.workflowType, s.status, s.approvers, (a) => a.state);
+  rules.currentApprovers(s.workflowType, s.status, s.approvers, (a) => a.state, {
+    oneAtATime: s.oneAtATime === true,
+  });
 
 /** Approvers who must be notified now. */
 export const dueForNotification = (s: ApprovalState): ApproverEntry[] =>

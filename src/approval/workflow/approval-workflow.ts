@@ -35,6 +35,7 @@ import {
   type ApprovalState,
 } from './approval-state.ts';
 import { expiryNoticeTime, reminderTimes } from './reminder-schedule.ts';
+import { hasSharedPositions } from '../rules.ts';
 import {
   actUpdate,
   approvalStatusQuery,
@@ -69,12 +70,18 @@ import {
  * - `approval-auto-reminders-v1` (issue 15, item 1), taken once at the start by a workflow whose input carries
  *   `reminders` (none before it does): per notified approver, durable timers for the automatic reminders and the
  *   "expires tomorrow" one, each sent by the `sendAutomaticReminder` activity.
+ * - `approval-signing-groups-v1` (issue 15, item 4), asked once at the start, and only by a sequential workflow
+ *   whose approvers share an `order_index` (the API refused shared positions before, so every earlier history
+ *   replays unchanged): the whole group is notified at once, the next group when all of it has completed. A
+ *   history recorded without the marker (a worker before groups ran it, as in a rolling deploy) keeps one approver
+ *   at a time.
  */
 export const PATCHES = {
   recovery: 'approval-recovery-v1',
   finalizationRecovery: 'approval-finalization-recovery-v1',
   signedCopies: 'approval-signed-copies-v1',
   autoReminders: 'approval-auto-reminders-v1',
+  signingGroups: 'approval-signing-groups-v1',
 } as const;
 
 /** The policies before issue 12 (retried without end); kept for workflows started by that code. */
@@ -288,6 +295,13 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
 
   recovery = patched(PATCHES.recovery);
   parking = recovery;
+  if (
+    input.workflowType === 'sequential' &&
+    hasSharedPositions(input.approvers) &&
+    !patched(PATCHES.signingGroups)
+  ) {
+    state = { ...state, oneAtATime: true };
+  }
   // Only a workflow started with reminders asks (so histories without them replay unchanged).
   const autoReminders =
     recovery && input.reminders !== undefined && patched(PATCHES.autoReminders) ? input.reminders : undefined;
