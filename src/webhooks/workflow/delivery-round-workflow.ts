@@ -1,11 +1,11 @@
-import { proxyActivities, setHandler, sleep } from '@temporalio/workflow';
+import { proxyActivities, setHandler } from '@temporalio/workflow';
 import {
   deliveryRoundQuery,
   type DeliveryRoundView,
   type WebhookActivities,
   type WebhookDeliveryRoundInput,
 } from '../definitions.ts';
-import { decideAfterAttempt } from './delivery-queue.ts';
+import { runAttemptRound } from './attempt-round.ts';
 
 const activities = proxyActivities<WebhookActivities>({
   // One attempt is at most the receiver time-out (10 s by default, 60 s at most) plus a few writes.
@@ -27,26 +27,12 @@ export async function webhookDeliveryRoundWorkflow(input: WebhookDeliveryRoundIn
   let current: DeliveryRoundView = null;
   setHandler(deliveryRoundQuery, () => current);
 
-  for (let attemptNumber = input.firstAttempt; ; attemptNumber++) {
-    current = { deliveryId: input.deliveryId, attemptNumber, nextAttemptAt: null };
-    const outcome = await activities.attemptWebhookDelivery({ deliveryId: input.deliveryId, attemptNumber });
-    const decision = decideAfterAttempt({
-      outcome,
-      request,
-      attemptNumber,
-      retryScale: input.retryScale,
-      nowMs: Date.now(),
-    });
-    if (decision.settlement) {
-      await activities.settleWebhookDelivery({
-        deliveryId: input.deliveryId,
-        webhookId: input.webhookId,
-        settlement: decision.settlement,
-      });
-    }
-    if (decision.kind === 'done') break;
-    current = { ...current, nextAttemptAt: new Date(Date.now() + decision.delayMs).toISOString() };
-    await sleep(decision.delayMs);
-  }
+  await runAttemptRound(
+    activities,
+    { request, webhookId: input.webhookId, retryScale: input.retryScale },
+    (view) => {
+      current = view;
+    },
+  );
   current = null;
 }

@@ -1,11 +1,4 @@
-import {
-  condition,
-  continueAsNew,
-  proxyActivities,
-  setHandler,
-  sleep,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { condition, continueAsNew, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import {
   DEFAULT_IDLE_MS,
   deliveryQueueQuery,
@@ -15,7 +8,8 @@ import {
   type WebhookActivities,
   type WebhookDeliveryWorkflowInput,
 } from '../definitions.ts';
-import { createQueueState, decideAfterAttempt, dequeue, enqueue } from './delivery-queue.ts';
+import { runAttemptRound } from './attempt-round.ts';
+import { createQueueState, dequeue, enqueue } from './delivery-queue.ts';
 
 const activities = proxyActivities<WebhookActivities>({
   // One attempt is at most the receiver time-out (10 s by default, 60 s at most) plus a few writes.
@@ -47,30 +41,13 @@ export async function webhookDeliveryWorkflow(
   setHandler(deliveryQueueQuery, view);
 
   const deliver = async (request: DeliveryRequest) => {
-    for (let attemptNumber = request.firstAttempt; ; attemptNumber++) {
-      current = { deliveryId: request.deliveryId, attemptNumber, nextAttemptAt: null };
-      const outcome = await activities.attemptWebhookDelivery({
-        deliveryId: request.deliveryId,
-        attemptNumber,
-      });
-      const decision = decideAfterAttempt({
-        outcome,
-        request,
-        attemptNumber,
-        retryScale: input.retryScale,
-        nowMs: Date.now(),
-      });
-      if (decision.settlement) {
-        await activities.settleWebhookDelivery({
-          deliveryId: request.deliveryId,
-          webhookId: input.webhookId,
-          settlement: decision.settlement,
-        });
-      }
-      if (decision.kind === 'done') return;
-      current = { ...current, nextAttemptAt: new Date(Date.now() + decision.delayMs).toISOString() };
-      await sleep(decision.delayMs);
-    }
+    await runAttemptRound(
+      activities,
+      { request, webhookId: input.webhookId, retryScale: input.retryScale },
+      (view) => {
+        current = view;
+      },
+    );
   };
 
   for (;;) {
