@@ -18,6 +18,7 @@ import { createOtpSender, type OtpSender } from '../whatsapp/otp-message.ts';
 import type { ApprovalClient } from '../approval/client.ts';
 import type { ActionEvidence, ActionKind } from '../approval/definitions.ts';
 import { hasActed } from '../approval/rules.ts';
+import { PAGE_CSS_ASSET } from '../http/public-page.ts';
 import type { AppContext, AppState } from '../http/context.ts';
 import type { ApiDeps } from '../http/deps.ts';
 import { parseJson, readRawBody } from '../http/raw-body.ts';
@@ -42,6 +43,7 @@ const MAX_BODY = 4 * 1024 * 1024;
 const require = createRequire(import.meta.url);
 
 const ASSET_FILES: Record<string, { path: () => string; type: string }> = {
+  ...PAGE_CSS_ASSET,
   'approval.js': {
     path: () => fileURLToPath(new URL('./public/approval.js', import.meta.url)),
     type: 'text/javascript',

@@ -11,7 +11,8 @@ function layout(lang: Language, title: string, body: SafeHtml, scripts?: SafeHtm
   return publicPageLayout({
     lang,
     title,
-    stylesheet: `${ASSETS}/approval.css`,
+    assets: ASSETS,
+    stylesheet: 'approval.css',
     body,
     ...(scripts && { scripts }),
   });

@@ -1,13 +1,25 @@
+import { fileURLToPath } from 'node:url';
 import type { Language } from '../domain/model.ts';
 import { html, trustedHtml, type SafeHtml } from './html.ts';
 
 /**
+ * The shell's own stylesheet (colours, type, the Wathiq bar), shared by every public page: each page serves it
+ * among its assets as `page.css`, and the layout links it before the page's own stylesheet.
+ */
+export const PAGE_CSS_ASSET = {
+  'page.css': { path: () => fileURLToPath(new URL('./public/page.css', import.meta.url)), type: 'text/css' },
+} as const;
+
+/**
  * The shell of the public pages (the approver's page, the verification page): the document's language and
- * direction, no indexing, the page's stylesheet, the Wathiq bar. Every value goes through `html`, so it is escaped.
+ * direction, no indexing, the shell's and the page's stylesheets (both under `assets`), the Wathiq bar. Every value goes through `html`, so it is escaped.
  */
 export function publicPageLayout(page: {
   lang: Language;
   title: string;
+  /** Where the page serves its assets, `page.css` among them. */
+  assets: string;
+  /** The page's own stylesheet, a file name under `assets`. */
   stylesheet: string;
   body: SafeHtml;
   scripts?: SafeHtml;
@@ -20,7 +32,8 @@ export function publicPageLayout(page: {
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <meta name="robots" content="noindex" />
         <title>${page.title} · Wathiq</title>
-        <link rel="stylesheet" href="${page.stylesheet}" />
+        <link rel="stylesheet" href="${page.assets}/page.css" />
+        <link rel="stylesheet" href="${page.assets}/${page.stylesheet}" />
       </head>
       <body>
         <header class="bar"><span class="brand">Wathiq · واثق</span></header>

@@ -11,7 +11,8 @@ function layout(lang: Language, title: string, body: SafeHtml, scripts?: SafeHtm
   return publicPageLayout({
     lang,
     title,
-    stylesheet: `${VERIFY_ASSETS}/verify.css`,
+    assets: VERIFY_ASSETS,
+    stylesheet: 'verify.css',
     body,
     ...(scripts && { scripts }),
   });

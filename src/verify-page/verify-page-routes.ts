@@ -7,6 +7,7 @@ import type { Db } from '../db/knex.ts';
 import { VERIFY_PREFIX } from '../db/stores/verifications-store.ts';
 import type { Language } from '../domain/model.ts';
 import { AppError } from '../errors.ts';
+import { PAGE_CSS_ASSET } from '../http/public-page.ts';
 import type { AppContext, AppState } from '../http/context.ts';
 import { ok } from '../http/respond.ts';
 import type { RateLimiter } from '../rate-limit/rate-limiter.ts';
@@ -14,6 +15,7 @@ import { classify, loadVerification } from './load-verification.ts';
 import { renderNotFoundPage, renderRateLimitedPage, renderVerificationPage } from './render-page.ts';
 
 const ASSET_FILES: Record<string, { path: () => string; type: string }> = {
+  ...PAGE_CSS_ASSET,
   'verify.js': {
     path: () => fileURLToPath(new URL('./public/verify.js', import.meta.url)),
     type: 'text/javascript',
