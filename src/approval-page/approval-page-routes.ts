@@ -18,7 +18,7 @@ import { createOtpSender, type OtpSender } from '../whatsapp/otp-message.ts';
 import type { ApprovalClient } from '../approval/client.ts';
 import type { ActionEvidence, ActionKind } from '../approval/definitions.ts';
 import { hasActed } from '../approval/rules.ts';
-import { PAGE_CSS_ASSET } from '../http/public-page.ts';
+import { PAGE_CSS_ASSET, serveAssets, type PageAssets } from '../http/page-assets.ts';
 import type { AppContext, AppState } from '../http/context.ts';
 import type { ApiDeps } from '../http/deps.ts';
 import { parseJson, readRawBody } from '../http/raw-body.ts';
@@ -42,7 +42,7 @@ import { STRINGS } from './strings.ts';
 const MAX_BODY = 4 * 1024 * 1024;
 const require = createRequire(import.meta.url);
 
-const ASSET_FILES: Record<string, { path: () => string; type: string }> = {
+const ASSET_FILES: PageAssets = {
   ...PAGE_CSS_ASSET,
   'approval.js': {
     path: () => fileURLToPath(new URL('./public/approval.js', import.meta.url)),
@@ -138,15 +138,7 @@ export function createApprovalPageRouter(
     });
   });
 
-  router.get('/assets/:file', async (ctx) => {
-    const name = ctx.params.file ?? '';
-    // The name is the client's: only the table's own entries count (`/a/assets/constructor` is a 404).
-    const asset = Object.hasOwn(ASSET_FILES, name) ? ASSET_FILES[name] : undefined;
-    if (!asset) throw AppError.notFound('Asset');
-    ctx.type = asset.type;
-    ctx.set('Cache-Control', 'public, max-age=3600');
-    ctx.body = await readFile(asset.path());
-  });
+  serveAssets(router, ASSET_FILES);
 
   router.get('/:token', async (ctx) => {
     pageHeaders(ctx);

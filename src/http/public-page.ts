@@ -1,18 +1,10 @@
-import { fileURLToPath } from 'node:url';
 import type { Language } from '../domain/model.ts';
 import { html, trustedHtml, type SafeHtml } from './html.ts';
 
 /**
- * The shell's own stylesheet (colours, type, the Wathiq bar), shared by every public page: each page serves it
- * among its assets as `page.css`, and the layout links it before the page's own stylesheet.
- */
-export const PAGE_CSS_ASSET = {
-  'page.css': { path: () => fileURLToPath(new URL('./public/page.css', import.meta.url)), type: 'text/css' },
-} as const;
-
-/**
  * The shell of the public pages (the approver's page, the verification page): the document's language and
- * direction, no indexing, the shell's and the page's stylesheets (both under `assets`), the Wathiq bar. Every value goes through `html`, so it is escaped.
+ * direction, no indexing, the shell's and the page's stylesheets (both under `assets`), the Wathiq bar. Every
+ * value goes through `html`, so it is escaped.
  */
 export function publicPageLayout(page: {
   lang: Language;

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import Router from '@koa/router';
 import type { Config } from '../config.ts';
@@ -7,14 +6,14 @@ import type { Db } from '../db/knex.ts';
 import { VERIFY_PREFIX } from '../db/stores/verifications-store.ts';
 import type { Language } from '../domain/model.ts';
 import { AppError } from '../errors.ts';
-import { PAGE_CSS_ASSET } from '../http/public-page.ts';
+import { PAGE_CSS_ASSET, serveAssets, type PageAssets } from '../http/page-assets.ts';
 import type { AppContext, AppState } from '../http/context.ts';
 import { ok } from '../http/respond.ts';
 import type { RateLimiter } from '../rate-limit/rate-limiter.ts';
 import { classify, loadVerification } from './load-verification.ts';
 import { renderNotFoundPage, renderRateLimitedPage, renderVerificationPage } from './render-page.ts';
 
-const ASSET_FILES: Record<string, { path: () => string; type: string }> = {
+const ASSET_FILES: PageAssets = {
   ...PAGE_CSS_ASSET,
   'verify.js': {
     path: () => fileURLToPath(new URL('./public/verify.js', import.meta.url)),
@@ -63,15 +62,7 @@ export function createVerifyPageRouter(deps: {
     return true;
   };
 
-  router.get('/assets/:file', async (ctx) => {
-    const name = ctx.params.file ?? '';
-    const asset = Object.hasOwn(ASSET_FILES, name) ? ASSET_FILES[name] : undefined;
-    if (!asset) throw AppError.notFound('Asset');
-    ctx.type = asset.type;
-    ctx.set('Cache-Control', 'public, max-age=3600');
-    ctx.set('X-Content-Type-Options', 'nosniff');
-    ctx.body = await readFile(asset.path());
-  });
+  serveAssets(router, ASSET_FILES);
 
   router.get('/:token', async (ctx) => {
     pageHeaders(ctx);
