@@ -113,11 +113,12 @@ export function adminOverviewStore(db: Db) {
   // An approver is done once they acted without rejecting; whatever status names the workflow settles on.
   const approverCounts = (q: Db) => [
     q.raw(
-      '(SELECT count(*) FROM approvers a WHERE a.document_id = d.id AND a.account_id = d.account_id)::int AS approvers_total',
+      `(SELECT count(*) FROM approvers a WHERE a.document_id = d.id AND a.account_id = d.account_id
+          AND a.status <> 'delegated')::int AS approvers_total`,
     ),
     q.raw(
       `(SELECT count(*) FROM approvers a WHERE a.document_id = d.id AND a.account_id = d.account_id
-          AND a.acted_at IS NOT NULL AND a.status <> 'rejected')::int AS approvers_done`,
+          AND a.acted_at IS NOT NULL AND a.status NOT IN ('rejected', 'delegated'))::int AS approvers_done`,
     ),
   ];
 

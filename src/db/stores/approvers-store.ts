@@ -29,6 +29,11 @@ export interface Approver extends ApproverFields {
   rejectionReason: string | null;
   verification: Verification;
   verifiedBy: VerifiedBy | null;
+  /** Delegation (migration 022): set on the approver who delegated, to the delegate's row. */
+  delegatedToId: string | null;
+  /** Set on a delegate's row, to the approver who delegated to them. */
+  delegatedFromId: string | null;
+  delegationReason: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -65,6 +70,9 @@ export interface ApproverRow {
   rejection_reason: string | null;
   verification: Verification;
   verified_by: VerifiedBy | null;
+  delegated_to_id?: string | null;
+  delegated_from_id?: string | null;
+  delegation_reason?: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -101,6 +109,9 @@ export const toApprover = (r: ApproverRow): Approver => ({
   rejectionReason: r.rejection_reason,
   verification: r.verification,
   verifiedBy: r.verified_by,
+  delegatedToId: r.delegated_to_id ?? null,
+  delegatedFromId: r.delegated_from_id ?? null,
+  delegationReason: r.delegation_reason ?? null,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
@@ -134,6 +145,9 @@ const COLUMNS: Record<Exclude<keyof ApproverPatch, 'placement'>, keyof ApproverR
   rejectionReason: 'rejection_reason',
   verification: 'verification',
   verifiedBy: 'verified_by',
+  delegatedToId: 'delegated_to_id',
+  delegatedFromId: 'delegated_from_id',
+  delegationReason: 'delegation_reason',
 };
 
 function toRowPatch(patch: ApproverPatch): Partial<ApproverRow> {
