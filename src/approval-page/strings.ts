@@ -72,6 +72,23 @@ const en = {
     sendFailed: 'The code could not be sent. Try again shortly.',
     needed: 'Enter the code sent to your WhatsApp first.',
   },
+  /** The delegation step (issue 15 item 3), when the document allows it and it is the approver's turn. */
+  delegate: {
+    open: 'Delegate to someone else',
+    intro:
+      'Hand your step to another person. They will get the approval request on WhatsApp and act in your place; you will no longer be able to act.',
+    name: 'Their full name',
+    phone: 'Their WhatsApp number (with country code)',
+    reason: 'Reason for delegating',
+    submit: 'Delegate',
+    done: (name: string) => `You delegated your step to ${name}. They will receive the request on WhatsApp.`,
+    needName: 'Enter the name of the person you delegate to.',
+    needReason: 'Give a reason for delegating.',
+    reasonTooLong: (max: number) => `The reason must be at most ${max} characters.`,
+    badPhone: 'Enter a valid WhatsApp number with its country code, such as 966501234567.',
+    phoneTaken: 'This number is already an approver of this document; choose someone else.',
+    notAllowed: 'This document does not allow delegation.',
+  },
   closed: {
     already_acted: 'You have already acted on this document.',
     document_closed: 'This document is no longer open for approval',
@@ -141,6 +158,22 @@ const ar: typeof en = {
     tooMany: 'محاولات أو رموز كثيرة. انتظر قليلًا ثم اطلب رمزًا جديدًا.',
     sendFailed: 'تعذّر إرسال الرمز. حاول مرة أخرى بعد قليل.',
     needed: 'أدخل الرمز المرسل إلى واتساب أولًا.',
+  },
+  delegate: {
+    open: 'تفويض شخص آخر',
+    intro:
+      'سلّم خطوتك إلى شخص آخر. سيصله طلب الاعتماد عبر واتساب ليتخذ الإجراء نيابةً عنك، ولن يكون بإمكانك اتخاذ الإجراء بعدها.',
+    name: 'اسمه الكامل',
+    phone: 'رقم واتساب الخاص به (مع رمز الدولة)',
+    reason: 'سبب التفويض',
+    submit: 'تفويض',
+    done: (name: string) => `لقد فوّضت خطوتك إلى ${name}. سيصله الطلب عبر واتساب.`,
+    needName: 'أدخل اسم الشخص الذي تفوّضه.',
+    needReason: 'اذكر سبب التفويض.',
+    reasonTooLong: (max: number) => `يجب ألا يزيد السبب على ${max} حرف.`,
+    badPhone: 'أدخل رقم واتساب صحيحًا مع رمز الدولة، مثل 966501234567.',
+    phoneTaken: 'هذا الرقم معتمِد في هذا المستند بالفعل؛ اختر شخصًا آخر.',
+    notAllowed: 'لا يسمح هذا المستند بالتفويض.',
   },
   closed: {
     already_acted: 'لقد اتخذت إجراءً على هذا المستند مسبقًا.',

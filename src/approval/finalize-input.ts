@@ -110,7 +110,7 @@ export async function loadFinalizeInput(
 function delegatedFrom(a: Approver, delegators: ReadonlyMap<string, Approver>): Partial<FinalizeApprover> {
   const chain: NonNullable<FinalizeApprover['delegatedFrom']> = [];
   const seen = new Set<string>();
-  for (let id = a.delegatedFromId; id && !seen.has(id); ) {
+  for (let id = a.delegatedFromId; id && !seen.has(id);) {
     seen.add(id);
     const from = delegators.get(id);
     if (!from?.actedAt) break;

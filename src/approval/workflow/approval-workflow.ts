@@ -22,6 +22,7 @@ import {
   applyExpiry,
   createApprovalState,
   decideAction,
+  decideDelegation,
   decideRemind,
   decideRetryFinalization,
   decideVoid,
@@ -38,6 +39,7 @@ import { expiryNoticeTime, reminderTimes } from './reminder-schedule.ts';
 import {
   actUpdate,
   approvalStatusQuery,
+  delegateUpdate,
   remindUpdate,
   REFUSAL_MESSAGES,
   retryFinalizationUpdate,
@@ -49,6 +51,7 @@ import {
   type ApprovalView,
   type ApprovalWorkflowInput,
   type Attention,
+  type DelegateInput,
   type Refusal,
   type WorkflowNoticeKind,
 } from '../definitions.ts';
@@ -69,12 +72,17 @@ import {
  * - `approval-auto-reminders-v1` (issue 15, item 1), taken once at the start by a workflow whose input carries
  *   `reminders` (none before it does): per notified approver, durable timers for the automatic reminders and the
  *   "expires tomorrow" one, each sent by the `sendAutomaticReminder` activity.
+ * - `approval-delegation-v1` (issue 15, item 3), taken by the `delegate` update when it is accepted (only a
+ *   workflow whose input carries `allowDelegation`, which none before it does, accepts one): the approver becomes
+ *   `delegated`, the `recordDelegation` activity creates the delegate's row, then the delegate is notified in the
+ *   same place in the order. A history without a `delegate` update never reaches it and replays unchanged.
  */
 export const PATCHES = {
   recovery: 'approval-recovery-v1',
   finalizationRecovery: 'approval-finalization-recovery-v1',
   signedCopies: 'approval-signed-copies-v1',
   autoReminders: 'approval-auto-reminders-v1',
+  delegation: 'approval-delegation-v1',
 } as const;
 
 /** The policies before issue 12 (retried without end); kept for workflows started by that code. */
@@ -126,7 +134,11 @@ function failureMessage(err: unknown): string {
  * No path ends in a failed workflow: every activity has a finite policy whose exhaustion leads to a defined state.
  */
 export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<ApprovalView> {
-  let state: ApprovalState = createApprovalState(input.workflowType, input.approvers);
+  let state: ApprovalState = createApprovalState(input.workflowType, input.approvers, {
+    allowDelegation: input.allowDelegation === true,
+  });
+  /** Delegates whose row recordDelegation has not written yet: they are notified once it has. */
+  const held = new Set<string>();
   let sentRecorded = false;
   let writesInFlight = 0;
   const { workflowId } = workflowInfo();
@@ -220,6 +232,45 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
           });
         }
         const decision = decideAction(state, approverId, kind);
+        if (!decision.accepted) refuse(decision.refusal);
+      },
+    },
+  );
+
+  setHandler(
+    delegateUpdate,
+    async ({ approverId, delegateId, delegationId }) => {
+      const decision = decideDelegation(state, approverId, delegateId);
+      if (!decision.accepted) refuse(decision.refusal); // validated already; the state cannot have moved since
+      patched(PATCHES.delegation);
+      held.add(delegateId);
+      state = decision.next;
+      try {
+        await write(() =>
+          durably('recordDelegation', () =>
+            activities.recordDelegation({
+              documentId: input.documentId,
+              approverId,
+              delegateId,
+              delegationId,
+            }),
+          ),
+        );
+      } finally {
+        held.delete(delegateId);
+      }
+      return view();
+    },
+    {
+      validator: ({ approverId, delegateId, delegationId }: DelegateInput) => {
+        if (typeof delegateId !== 'string' || typeof delegationId !== 'string') {
+          throw ApplicationFailure.create({
+            type: 'invalid_delegation',
+            message: 'A delegation needs the delegate id and the id of its stored row (delegationId)',
+            nonRetryable: true,
+          });
+        }
+        const decision = decideDelegation(state, approverId, delegateId);
         if (!decision.accepted) refuse(decision.refusal);
       },
     },
@@ -406,7 +457,8 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
         })
         .finally(() => notifying.delete(approverId));
     };
-    const undispatched = () => dueForNotification(state).filter((a) => !notifying.has(a.id));
+    const undispatched = () =>
+      dueForNotification(state).filter((a) => !notifying.has(a.id) && !held.has(a.id));
     for (;;) {
       for (const a of undispatched()) startNotice(a.id);
       if (!acceptsActions(state)) break;

@@ -200,6 +200,39 @@ export function approversStore(db: Db) {
       return rows.map(toApprover).sort((a, b) => a.orderIndex - b.orderIndex);
     },
 
+    /**
+     * A delegate's row (issue 15 item 3), with the id the delegation reserved: `from`'s place in the order, action,
+     * placement, verification and notify; named and reached as the delegating approver gave; `waiting`.
+     */
+    async insertDelegate(
+      from: Approver,
+      delegate: { id: string; name: string; phone: string },
+    ): Promise<Approver> {
+      const [row] = await db<ApproverRow>('approvers')
+        .insert({
+          id: delegate.id,
+          document_id: from.documentId,
+          account_id: from.accountId,
+          ...toRowPatch({
+            nameAr: delegate.name,
+            nameEn: delegate.name,
+            phone: delegate.phone,
+            roleAr: null,
+            roleEn: null,
+            language: null,
+            actionType: from.actionType,
+            orderIndex: from.orderIndex,
+            placement: from.placement,
+            verification: from.verification,
+            notify: from.notify,
+            delegatedFromId: from.id,
+          }),
+          status: 'waiting',
+        })
+        .returning('*');
+      return toApprover(row!);
+    },
+
     async listByDocument(documentId: string): Promise<Approver[]> {
       const rows = await db<ApproverRow>('approvers')
         .where({ document_id: documentId })

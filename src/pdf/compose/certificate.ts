@@ -229,11 +229,7 @@ function approverBlock(a: FinalizeApprover, index: number, total: number, unread
     });
     rows.push({
       label: LABELS.delegatedAt,
-      values: [
-        ...times(d.at),
-        `${LABELS.verifiedBy.en}: ${how.en}`,
-        `${LABELS.verifiedBy.ar}: ${how.ar}`,
-      ],
+      values: [...times(d.at), `${LABELS.verifiedBy.en}: ${how.en}`, `${LABELS.verifiedBy.ar}: ${how.ar}`],
     });
     rows.push({
       label: LABELS.delegationReason,
