@@ -37,6 +37,8 @@ export interface ApproverSummary {
   orderIndex: number;
   status: string;
   actedAt: Date | null;
+  /** Status `delegated`: the delegate's row (migration 022). */
+  delegatedToId: string | null;
 }
 
 export interface WebhookSummary {
@@ -82,6 +84,7 @@ interface ApproverRow {
   order_index: number;
   status: string;
   acted_at: Date | null;
+  delegated_to_id: string | null;
 }
 
 interface WebhookRow {
@@ -175,6 +178,7 @@ export function adminOverviewStore(db: Db) {
         orderIndex: r.order_index,
         status: r.status,
         actedAt: r.acted_at,
+        delegatedToId: r.delegated_to_id,
       }));
     },
 
