@@ -171,9 +171,11 @@ export function createApprovalPageRouter(
           ? t.errors.gone
           : problem.status === 409
             ? t.closed.not_your_turn
-            : hasActed(r!.approver.status)
-              ? t.closed.already_acted
-              : `${t.closed.document_closed} (${r!.document.status}).`;
+            : r!.approver.status === 'delegated'
+              ? t.closed.delegated
+              : hasActed(r!.approver.status)
+                ? t.closed.already_acted
+                : `${t.closed.document_closed} (${r!.document.status}).`;
       ctx.status = problem.status;
       ctx.body = renderClosedPage(lang, message);
       return;

@@ -91,6 +91,7 @@ const en = {
   },
   closed: {
     already_acted: 'You have already acted on this document.',
+    delegated: 'You delegated your step on this document to someone else.',
     document_closed: 'This document is no longer open for approval',
     not_your_turn: 'It is not your turn yet. You will get a WhatsApp message when it is.',
   },
@@ -177,6 +178,7 @@ const ar: typeof en = {
   },
   closed: {
     already_acted: 'لقد اتخذت إجراءً على هذا المستند مسبقًا.',
+    delegated: 'لقد فوّضت خطوتك في هذا المستند إلى شخص آخر.',
     document_closed: 'لم يعد هذا المستند متاحًا للاعتماد',
     not_your_turn: 'لم يحن دورك بعد. ستصلك رسالة واتساب عندما يحين.',
   },

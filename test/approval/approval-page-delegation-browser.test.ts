@@ -62,6 +62,7 @@ describe('the delegation step of the approval page', () => {
       needReason: 'اذكر سبب التفويض.',
       taken: 'هذا الرقم معتمِد في هذا المستند بالفعل',
       done: 'لقد فوّضت خطوتك إلى سلمان الحربي',
+      closed: 'لقد فوّضت خطوتك في هذا المستند إلى شخص آخر.',
     },
     {
       lang: 'en',
@@ -73,6 +74,7 @@ describe('the delegation step of the approval page', () => {
       needReason: 'Give a reason for delegating.',
       taken: 'This number is already an approver of this document',
       done: 'You delegated your step to Marguerite Osei',
+      closed: 'You delegated your step on this document to someone else.',
     },
   ] as const)(
     'hands the step to someone else, who is then notified ($lang)',
@@ -145,6 +147,7 @@ describe('the delegation step of the approval page', () => {
       // The spent link now shows the closed page.
       await page.reload();
       expect(await page.locator('#delegate-step').count()).toBe(0);
+      expect(await page.textContent('main, body')).toContain(c.closed);
     },
     120_000,
   );
