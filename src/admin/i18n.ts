@@ -204,6 +204,8 @@ const STRINGS = {
   'approver.notified': { en: 'Notified', ar: 'تم إشعاره' },
   'approver.completed': { en: 'Done', ar: 'أنجز' },
   'approver.rejected': { en: 'Rejected', ar: 'رفض' },
+  'approver.delegated': { en: 'Delegated', ar: 'فوّض' },
+  delegatedTo: { en: 'delegated to {name}', ar: 'فوّض إلى {name}' },
 
   // Error pages
   'errorTitle.400': { en: 'Bad request', ar: 'طلب غير صالح' },

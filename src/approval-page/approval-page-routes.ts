@@ -17,7 +17,11 @@ import { hasVerifiedSession, sendApproverCode, verifyApproverCode } from '../app
 import { createOtpSender, type OtpSender } from '../whatsapp/otp-message.ts';
 import type { ApprovalClient } from '../approval/client.ts';
 import type { ActionEvidence, ActionKind } from '../approval/definitions.ts';
-import { hasActed } from '../approval/rules.ts';
+import { delegateFromPage } from '../approval/delegate-from-page.ts';
+import { currentApprovers, hasActed } from '../approval/rules.ts';
+import { normalizePhone } from '../documents/phone.ts';
+import { addDetail, newDetails } from '../errors.ts';
+import { LIMITS } from '../domain/model.ts';
 import { PAGE_CSS_ASSET, serveAssets, type PageAssets } from '../http/page-assets.ts';
 import type { AppContext, AppState } from '../http/context.ts';
 import type { ApiDeps } from '../http/deps.ts';
@@ -70,6 +74,11 @@ const CompleteBody = z.object({
 });
 const RejectBody = z.object({ reason: z.string().trim().max(1000).optional() });
 const CodeBody = z.object({ code: z.string().trim().max(16) });
+const DelegateBody = z.object({ name: z.unknown(), phone: z.unknown(), reason: z.unknown() });
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f]/;
+// eslint-disable-next-line no-control-regex
+const CONTROL_BUT_LINES = /[\u0000-\u0009\u000b\u000c\u000e-\u001f\u007f]/;
 
 /**
  * The approver's public page (docs/product-rules.md §5): `GET /a/{token}` in Arabic (right-to-left) or English, the
@@ -156,9 +165,11 @@ export function createApprovalPageRouter(
           ? t.errors.gone
           : problem.status === 409
             ? t.closed.not_your_turn
-            : hasActed(r!.approver.status)
-              ? t.closed.already_acted
-              : `${t.closed.document_closed} (${r!.document.status}).`;
+            : r!.approver.status === 'delegated'
+              ? t.closed.delegated
+              : hasActed(r!.approver.status)
+                ? t.closed.already_acted
+                : `${t.closed.document_closed} (${r!.document.status}).`;
       ctx.status = problem.status;
       ctx.body = renderClosedPage(lang, message);
       return;
@@ -167,12 +178,22 @@ export function createApprovalPageRouter(
     await recordView(r!).catch((err: unknown) =>
       deps.logger.warn({ err, documentId: r!.document.id }, 'approver.viewed not recorded or dispatched'),
     );
+    // The delegation step: when the document allows it and it is this approver's turn.
+    const canDelegate =
+      r!.document.allowDelegation &&
+      currentApprovers(
+        r!.document.workflowType,
+        r!.document.status,
+        await approversStore(deps.db).listByDocument(r!.document.id),
+        (a) => a.status,
+      ).some((a) => a.id === r!.approver.id);
     ctx.body = renderApprovalPage({
       token: ctx.params.token!,
       lang,
       document: r!.document,
       approver: r!.approver,
       accountName: account?.name ?? '',
+      canDelegate,
       needsCode:
         r!.approver.verification === 'whatsapp_otp' &&
         !(await hasVerifiedSession(deps.db, r!.approver.id, ctx.cookies.get(OTP_COOKIE))),
@@ -289,6 +310,43 @@ export function createApprovalPageRouter(
     const evidence = await verifiedEvidence(ctx, r);
     const { reason } = parseBody(RejectBody, parseJson(await readRawBody(ctx.req, MAX_BODY)));
     await act(ctx, r, 'reject', { ...evidence, ...(reason ? { reason } : {}) });
+  });
+
+  /**
+   * Delegation (issue 15 item 3): `{name, phone, reason}`; the approver must be verified first when they have
+   * whatsapp_otp (403). Validation messages are in the page's language.
+   */
+  router.post('/:token/delegate', async (ctx) => {
+    const r = await usablePageLink(deps.db, ctx.params.token);
+    addToLogContext({ document_id: r.document.id });
+    const t = STRINGS[language(ctx, r.approver)].delegate;
+    if (!r.document.allowDelegation) throw new AppError('conflict', t.notAllowed);
+    const evidence = await verifiedEvidence(ctx, r);
+    const body = parseBody(DelegateBody, parseJson(await readRawBody(ctx.req, MAX_BODY)));
+    const details = newDetails();
+    const name = typeof body.name === 'string' ? body.name.trim() : '';
+    if (name === '' || name.length > LIMITS.textMax || CONTROL.test(name))
+      addDetail(details, 'name', t.needName);
+    const phone = typeof body.phone === 'string' ? normalizePhone(body.phone) : undefined;
+    if (!phone?.ok) addDetail(details, 'phone', t.badPhone);
+    const reason = typeof body.reason === 'string' ? body.reason.trim() : '';
+    if (reason === '' || CONTROL_BUT_LINES.test(reason)) addDetail(details, 'reason', t.needReason);
+    else if (reason.length > LIMITS.delegationReasonMax)
+      addDetail(details, 'reason', t.reasonTooLong(LIMITS.delegationReasonMax));
+    if (Object.keys(details).length > 0 || !phone?.ok) throw AppError.validation(details);
+    const view = await delegateFromPage(
+      deps,
+      r,
+      { name, phone: phone.phone, reason },
+      {
+        at: new Date(evidence.at),
+        ip: evidence.ip ?? null,
+        userAgent: evidence.userAgent ?? null,
+        verifiedBy: evidence.verifiedBy ?? 'none',
+      },
+      { phoneTaken: t.phoneTaken },
+    );
+    ok(ctx, { status: view.status, completed: view.completed, total: view.total, delegated: true });
   });
 
   return router;

@@ -2,7 +2,7 @@ import { html, type SafeHtml } from '../http/html.ts';
 import { jsonScript, publicPageLayout } from '../http/public-page.ts';
 import type { Approver } from '../db/stores/approvers-store.ts';
 import type { Document } from '../db/stores/documents-store.ts';
-import type { Language } from '../domain/model.ts';
+import { LIMITS, type Language } from '../domain/model.ts';
 import { STRINGS } from './strings.ts';
 
 const ASSETS = '/a/assets';
@@ -26,6 +26,8 @@ export function renderApprovalPage(input: {
   accountName: string;
   /** The approver needs a one-time code and has no current proof of one: the page starts with the code step. */
   needsCode?: boolean;
+  /** The document allows delegation and it is this approver's turn: the page offers the delegation step. */
+  canDelegate?: boolean;
 }): string {
   const { lang, document: doc, approver } = input;
   const t = STRINGS[lang];
@@ -110,6 +112,38 @@ export function renderApprovalPage(input: {
         <button type="submit" class="danger" id="submit-reject">${t.rejectConfirm}</button>
       </form>
     </details>
+    ${
+      input.canDelegate
+        ? html`<details class="card delegate" id="delegate-step" ${input.needsCode ? 'hidden' : ''}>
+            <summary>${t.delegate.open}</summary>
+            <p class="meta">${t.delegate.intro}</p>
+            <form id="delegate-form" novalidate>
+              <label for="delegate-name">${t.delegate.name}</label>
+              <input id="delegate-name" name="name" maxlength="255" autocomplete="off" />
+              <label for="delegate-phone">${t.delegate.phone}</label>
+              <input
+                id="delegate-phone"
+                name="phone"
+                type="tel"
+                inputmode="tel"
+                maxlength="24"
+                dir="ltr"
+                autocomplete="off"
+                placeholder="966501234567"
+              />
+              <label for="delegate-reason">${t.delegate.reason}</label>
+              <textarea
+                id="delegate-reason"
+                name="reason"
+                maxlength="${String(LIMITS.delegationReasonMax)}"
+                rows="3"
+              ></textarea>
+              <p id="delegate-error" class="error" role="alert" hidden></p>
+              <button type="submit" class="primary" id="submit-delegate">${t.delegate.submit}</button>
+            </form>
+          </details>`
+        : ''
+    }
     <section id="done" class="card done" hidden tabindex="-1">
       <h2>${t.doneTitle}</h2>
       <p id="done-text"></p>
@@ -122,6 +156,16 @@ export function renderApprovalPage(input: {
     actionType: action,
     strings: { ...t.errors, doneCompleted: t.doneCompleted, doneRejected: t.doneRejected, pages: t.pages },
     code: t.code,
+    delegate: input.canDelegate
+      ? {
+          needName: t.delegate.needName,
+          needReason: t.delegate.needReason,
+          badPhone: t.delegate.badPhone,
+          notAllowed: t.delegate.notAllowed,
+          // The confirmation names the delegate: the page puts the name in place of {name}.
+          done: t.delegate.done('{name}'),
+        }
+      : null,
   };
   return layout(
     lang,

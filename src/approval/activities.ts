@@ -3,6 +3,7 @@ import { randomToken } from '../auth/tokens.ts';
 import type { Db, Knex } from '../db/knex.ts';
 import { actionEvidenceStore, type StoredEvidence } from '../db/stores/action-evidence-store.ts';
 import { approversStore, type Approver } from '../db/stores/approvers-store.ts';
+import { delegationsStore } from '../db/stores/delegations-store.ts';
 import { documentEventsStore, type DocumentEvent } from '../db/stores/document-events-store.ts';
 import { documentsStore, type Document } from '../db/stores/documents-store.ts';
 import { whatsAppMessagesStore } from '../db/stores/whatsapp-messages-store.ts';
@@ -23,6 +24,7 @@ import type {
   NotificationFailureInput,
   NotifyApproverInput,
   RecordActionInput,
+  RecordDelegationInput,
   SignedCopiesInput,
 } from './definitions.ts';
 import { finalFilename, finalFileUrl } from '../documents/final-file.ts';
@@ -413,6 +415,55 @@ function approvalActivities(deps: ApprovalActivityDeps): ApprovalActivities {
           completedAt: new Date(e.at),
         });
         if (document) await record(trx, 'document.rejected', key, document, acted);
+      });
+    },
+
+    async recordDelegation(input: RecordDelegationInput) {
+      const key = `approver.delegated:${input.approverId}`;
+      await inTransaction([key], async (trx) => {
+        const { document, approver } = await loadForWorkflow(trx, input.documentId, input.approverId);
+        const delegation = await delegationsStore(trx).find(input.delegationId);
+        if (
+          !delegation ||
+          delegation.documentId !== input.documentId ||
+          delegation.fromApproverId !== input.approverId ||
+          delegation.delegateId !== input.delegateId
+        ) {
+          throw ApplicationFailure.nonRetryable(
+            `The delegation ${input.delegationId} of approver ${input.approverId} is missing`,
+            'delegation_missing',
+          );
+        }
+        if (approver!.status === 'delegated') return; // a retry: the first attempt recorded it
+        const delegate = await approversStore(trx).insertDelegate(approver!, {
+          id: input.delegateId,
+          name: delegation.name,
+          phone: delegation.phone,
+        });
+        const delegated = await approversStore(trx).update(approver!.id, {
+          status: 'delegated',
+          actedAt: delegation.at,
+          actionChannel: 'page',
+          actionIp: delegation.ip,
+          actionUserAgent: delegation.userAgent,
+          verifiedBy: delegation.verifiedBy ?? 'none',
+          delegatedToId: delegate.id,
+          delegationReason: delegation.reason,
+        });
+        await delegationsStore(trx).markAccepted(delegation.id);
+        const approvers = await approversStore(trx).listByDocument(document.id);
+        // data.approver is who delegated (status delegated, delegated_to_id), data.delegate who takes the step.
+        await documentEventsStore(trx).record({
+          accountId: document.accountId,
+          documentId: document.id,
+          approverId: approver!.id,
+          event: 'approver.delegated',
+          data: {
+            ...eventData(document, approvers, delegated),
+            delegate: serializeApprover(delegate),
+          },
+          dedupeKey: key,
+        });
       });
     },
 

@@ -50,7 +50,8 @@ export async function approvalStatus(db: Knex, accountId: string, documentId: st
     finalization: serializeFinalization(document),
     progress: {
       completed: approvers.filter((a) => a.status === 'completed').length,
-      total: approvers.length,
+      // An approver who delegated is replaced by their delegate: counted once.
+      total: approvers.filter((a) => a.status !== 'delegated').length,
     },
     current_approver_ids: currentApprovers(
       document.workflowType,

@@ -14,6 +14,7 @@ import {
   actUpdate,
   APPROVAL_WORKFLOW_TYPE,
   approvalWorkflowId,
+  delegateUpdate,
   remindUpdate,
   REFUSAL_MESSAGES,
   retryFinalizationUpdate,
@@ -22,6 +23,7 @@ import {
   type ActInput,
   type ApprovalView,
   type ApprovalWorkflowInput,
+  type DelegateInput,
   type Refusal,
 } from './definitions.ts';
 import type { ReminderSettings } from '../domain/model.ts';
@@ -110,6 +112,7 @@ export function createApprovalClient(deps: ApprovalClientDeps) {
         expiresAt: document.expiresAt.toISOString(),
         approvers: approvers.map((a) => ({ id: a.id, orderIndex: a.orderIndex, actionType: a.actionType })),
         ...(reminders ? { reminders } : {}),
+        ...(document.allowDelegation ? { allowDelegation: true } : {}),
       };
       try {
         await withAnswer(() =>
@@ -144,6 +147,11 @@ export function createApprovalClient(deps: ApprovalClientDeps) {
 
     act(documentId: string, input: ActInput): Promise<ApprovalView> {
       return withAnswer(() => handle(documentId).executeUpdate(actUpdate, { args: [input] }));
+    },
+
+    /** A delegation whose row is stored (ids only: nothing personal goes to the workflow). */
+    delegate(documentId: string, input: DelegateInput): Promise<ApprovalView> {
+      return withAnswer(() => handle(documentId).executeUpdate(delegateUpdate, { args: [input] }));
     },
 
     void(documentId: string): Promise<ApprovalView> {

@@ -40,6 +40,11 @@ export interface ApprovalWorkflowInput {
    * workflow started before them. Numbers only: no personal data in the history.
    */
   reminders?: WorkflowReminders;
+  /**
+   * The document's `allow_delegation` (issue 15, item 3): absent for false, and in every workflow started before
+   * delegation (so they refuse it).
+   */
+  allowDelegation?: boolean;
 }
 
 /** Automatic reminders as the workflow runs them (see reminder-schedule.ts); durations in milliseconds. */
@@ -71,6 +76,17 @@ export interface ActInput {
   evidence?: ActionEvidence;
 }
 
+/**
+ * A delegation as the workflow is asked to take it (patch `approval-delegation-v1`): ids only. The delegate's name
+ * and phone, the reason and the evidence are in PostgreSQL (`approver_delegations`, row `delegationId`); the
+ * delegate's approver row, created by recordDelegation, gets the id `delegateId`.
+ */
+export interface DelegateInput {
+  approverId: string;
+  delegateId: string;
+  delegationId: string;
+}
+
 export interface ApprovalView {
   status: ApprovalStatus;
   /** True once every approver completed and the final PDF is being produced. */
@@ -99,6 +115,7 @@ export interface Attention {
 }
 
 export const actUpdate = defineUpdate<ApprovalView, [ActInput]>('act');
+export const delegateUpdate = defineUpdate<ApprovalView, [DelegateInput]>('delegate');
 export const voidUpdate = defineUpdate<ApprovalView, [{ at: string }]>('void');
 export const remindUpdate = defineUpdate<{ wamid: string | null }, [{ approverId: string }]>('remind');
 /** Completes once the document reads `pending` in PostgreSQL; sent with the start (update-with-start). */
@@ -117,7 +134,8 @@ export type Refusal =
   | 'already_acted'
   | 'not_your_turn'
   | 'not_notified'
-  | 'nothing_to_retry';
+  | 'nothing_to_retry'
+  | 'delegation_not_allowed';
 
 export const REFUSAL_MESSAGES: Record<Refusal, string> = {
   document_closed: 'The document no longer accepts actions',
@@ -127,6 +145,7 @@ export const REFUSAL_MESSAGES: Record<Refusal, string> = {
   not_notified: 'This approver has not been notified yet',
   nothing_to_retry:
     'Nothing to retry: the document’s finalization has not failed and the workflow is not waiting on a failed write',
+  delegation_not_allowed: 'This document does not allow delegation',
 };
 
 // ---- Activities: the workflow imports these types only ----
@@ -200,6 +219,10 @@ export interface AutomaticReminderResult {
   skipped?: 'limit' | 'acted' | 'closed' | 'refused';
 }
 
+export interface RecordDelegationInput extends DelegateInput {
+  documentId: string;
+}
+
 /** The activities the approval workflow calls. */
 export interface ApprovalActivities {
   /** The worker's activity policies (a local activity). */
@@ -211,6 +234,11 @@ export interface ApprovalActivities {
   markDocumentSent(input: { documentId: string; workflowId: string }): Promise<void>;
   notifyApprover(input: NotifyApproverInput): Promise<NotifyApproverResult>;
   recordApproverAction(input: RecordActionInput): Promise<void>;
+  /**
+   * A delegation the workflow took: the approver becomes `delegated`, the delegate's row is created from the
+   * delegation's stored row, and `approver.delegated` is recorded, in one transaction; idempotent.
+   */
+  recordDelegation(input: RecordDelegationInput): Promise<void>;
   markDocumentVoided(input: { documentId: string; at: string }): Promise<void>;
   markDocumentExpired(input: { documentId: string }): Promise<void>;
   /**

@@ -26,6 +26,8 @@ const FINALIZABLE: readonly DocumentStatus[] = [...OPEN_STATUSES, 'approved'];
 export interface FinalizeRecord {
   document: Document;
   approvers: Approver[];
+  /** Approvers who delegated their step (status `delegated`): printed in their delegate's block. */
+  delegators?: Approver[];
   /** When the last approver acted: the certificate's completion time and the signing time. */
   completedAt: Date;
 }
@@ -40,7 +42,9 @@ export async function loadFinalizeRecord(db: Db, documentId: string): Promise<Fi
       `Document ${documentId} is ${document.status}; only a fully approved document is finalized`,
     );
   }
-  const approvers = await approversStore(db).listByDocument(documentId);
+  // An approver who delegated is on the certificate through their delegate's block (who, to whom, when, why).
+  const all = await approversStore(db).listByDocument(documentId);
+  const approvers = all.filter((a) => a.status !== 'delegated');
   const open = approvers.filter((a) => a.status !== 'completed' || !a.actedAt);
   if (approvers.length === 0 || open.length > 0) {
     throw new FinalizeStateError(
@@ -49,7 +53,7 @@ export async function loadFinalizeRecord(db: Db, documentId: string): Promise<Fi
     );
   }
   const completedAt = new Date(Math.max(...approvers.map((a) => a.actedAt!.getTime())));
-  return { document, approvers, completedAt };
+  return { document, approvers, delegators: all.filter((a) => a.status === 'delegated'), completedAt };
 }
 
 /**
@@ -62,6 +66,7 @@ export async function loadFinalizeInput(
   record: FinalizeRecord,
 ): Promise<Omit<FinalizeInput, 'signer' | 'options'>> {
   const { document, approvers, completedAt } = record;
+  const delegators = new Map((record.delegators ?? []).map((d) => [d.id, d]));
   const account = await accountsStore(db).findById(document.accountId);
   const seals = await approversStore(db).generatedSealIds(document.id);
   const read = async (key: string, what: string) => {
@@ -86,13 +91,40 @@ export async function loadFinalizeInput(
       a.signatureKey && (a.actionType === 'sign' || a.actionType === 'stamp')
         ? await read(a.signatureKey, `The ${a.actionType} image of approver ${a.id}`)
         : undefined;
-    finalizeApprovers.push(toFinalizeApprover(a, image, seals.has(a.id)));
+    finalizeApprovers.push({
+      ...toFinalizeApprover(a, image, seals.has(a.id)),
+      ...delegatedFrom(a, delegators),
+    });
   }
   return {
     original: await read(document.fileKey, `The original file of document ${document.id}`),
     document: info,
     approvers: finalizeApprovers,
   };
+}
+
+/**
+ * A delegate's chain of delegations, the first approver first (a delegate may delegate in turn): who handed the
+ * step on, when, why and how they were verified.
+ */
+function delegatedFrom(a: Approver, delegators: ReadonlyMap<string, Approver>): Partial<FinalizeApprover> {
+  const chain: NonNullable<FinalizeApprover['delegatedFrom']> = [];
+  const seen = new Set<string>();
+  for (let id = a.delegatedFromId; id && !seen.has(id);) {
+    seen.add(id);
+    const from = delegators.get(id);
+    if (!from?.actedAt) break;
+    chain.unshift({
+      nameAr: from.nameAr,
+      nameEn: from.nameEn,
+      phone: from.phone,
+      at: from.actedAt,
+      reason: from.delegationReason,
+      verifiedBy: from.verifiedBy,
+    });
+    id = from.delegatedFromId;
+  }
+  return chain.length ? { delegatedFrom: chain } : {};
 }
 
 function toFinalizeApprover(

@@ -15,15 +15,19 @@ export type ApprovalStatus = Exclude<DocumentStatus, 'draft'>;
 export const isOpen = (status: DocumentStatus): status is OpenStatus =>
   (OPEN_STATUSES as readonly DocumentStatus[]).includes(status);
 
-/** The approver completed or rejected: their link is spent and there is nothing to remind them of. */
-export const hasActed = (status: ApproverStatus): boolean => status === 'completed' || status === 'rejected';
+/**
+ * The approver completed, rejected or delegated (their delegate's row takes their place): their link is spent and
+ * there is nothing to remind them of.
+ */
+export const hasActed = (status: ApproverStatus): boolean =>
+  status === 'completed' || status === 'rejected' || status === 'delegated';
 
 /**
  * The document accepts actions (an approver's, a void, a reminder): it is open, and not every approver has
- * completed (then it is being finalized).
+ * completed (then it is being finalized); an approver who delegated counts for nothing here (their delegate does).
  */
 export const acceptsActions = (status: DocumentStatus, approvers: readonly ApproverStatus[]): boolean =>
-  isOpen(status) && !approvers.every((a) => a === 'completed');
+  isOpen(status) && !approvers.every((a) => a === 'completed' || a === 'delegated');
 
 /**
  * Whose action the document waits for (product rules §4). Sequential: the signing group whose turn it is — every

@@ -15,6 +15,8 @@ export interface DocumentInput {
   approvers: ApproverFields[];
   /** Null: the account's default applies when the document is sent. */
   reminders: ReminderSettings | null;
+  /** Approvers may hand their step to someone else from the approval page (issue 15 item 3). */
+  allowDelegation: boolean;
 }
 
 /** PUT /documents/{id}: only what is given changes; `approvers`, when given, replaces them all. */
@@ -27,6 +29,7 @@ export interface DocumentUpdate {
   approvers?: ApproverFields[];
   /** Null clears the document's own setting (the account's default applies). */
   reminders?: ReminderSettings | null;
+  allowDelegation?: boolean;
 }
 
 /** The original PDF, already in storage and checked. */

@@ -37,6 +37,11 @@ export interface SerializedApprover {
   action_channel: string | null;
   rejection_reason: string | null;
   verification: Verification;
+  /** Status `delegated`: the approver (of this document) they handed their step to. */
+  delegated_to_id: string | null;
+  /** A delegate: the approver who handed them the step. */
+  delegated_from_id: string | null;
+  delegation_reason: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -62,6 +67,7 @@ export interface SerializedDocument {
   /** What signed the final PDF; null until the document is approved. */
   signature: DocumentSignature | null;
   reminders: ReminderSettings | null;
+  allow_delegation: boolean;
   created_at: string;
   updated_at: string;
   approvers: SerializedApprover[];
@@ -107,6 +113,9 @@ export function serializeApprover(a: Approver): SerializedApprover {
     action_channel: a.actionChannel,
     rejection_reason: a.rejectionReason,
     verification: a.verification,
+    delegated_to_id: a.delegatedToId,
+    delegated_from_id: a.delegatedFromId,
+    delegation_reason: a.delegationReason,
     created_at: isoTime(a.createdAt),
     updated_at: isoTime(a.updatedAt),
   };
@@ -136,6 +145,7 @@ export function serializeDocument(
     ...(extras.verificationUrl && doc.status === 'approved' && { verification_url: extras.verificationUrl }),
     signature: doc.status === 'approved' ? doc.signature : null,
     reminders: doc.reminders,
+    allow_delegation: doc.allowDelegation,
     created_at: isoTime(doc.createdAt),
     updated_at: isoTime(doc.updatedAt),
     approvers: [...approvers]

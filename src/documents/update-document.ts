@@ -46,6 +46,7 @@ export async function updateDocument(
       department: update.department,
       workflowType: update.workflowType,
       ...(update.reminders !== undefined ? { reminders: update.reminders } : {}),
+      ...(update.allowDelegation !== undefined ? { allowDelegation: update.allowDelegation } : {}),
       ...(update.expiresInDays !== undefined ? { expiresAt: expiresAtFrom(now, update.expiresInDays) } : {}),
       ...(file
         ? {

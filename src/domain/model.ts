@@ -21,9 +21,11 @@ export type Language = (typeof LANGUAGES)[number];
 
 /**
  * Where an approver stands: `waiting` until the approval workflow notifies them, then `notified`, and finally
- * `completed` or `rejected`. The workflow owns every move after `waiting`.
+ * `completed` or `rejected` — or `delegated` when they handed their step to someone else (issue 15 item 3): their
+ * link is spent like an approver's who acted, and the delegate's row (same `order_index`) takes their place. The
+ * workflow owns every move after `waiting`.
  */
-export const APPROVER_STATUSES = ['waiting', 'notified', 'completed', 'rejected'] as const;
+export const APPROVER_STATUSES = ['waiting', 'notified', 'completed', 'rejected', 'delegated'] as const;
 export type ApproverStatus = (typeof APPROVER_STATUSES)[number];
 
 /** How an approver acted: a WhatsApp button reply or the approval page. */
@@ -75,6 +77,8 @@ export const LIMITS = {
   placementMax: 14_400,
   /** Automatic reminders: hours before the first and between the next ones (up to a year). */
   reminderHoursMax: 8_760,
+  /** A delegation's reason, in characters (the approval page's delegation step). */
+  delegationReasonMax: 500,
   /** The static ceiling of `reminders.max` (REMIND_MAX_PER_APPROVER, the configured cap, is checked too). */
   remindersMaxCeiling: 100,
 } as const;

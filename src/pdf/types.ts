@@ -39,6 +39,21 @@ export interface FinalizeApprover {
   placement?: Placement | null;
   /** How the approver was verified; absent is printed as none. */
   verifiedBy?: VerifiedBy | null;
+  /**
+   * A delegate (issue 15 item 3): the approvers who handed this step on, first one first, each with when and why;
+   * printed in this approver's block.
+   */
+  delegatedFrom?: DelegationRecord[];
+}
+
+export interface DelegationRecord {
+  nameAr: string;
+  nameEn: string;
+  /** Shown masked, like the approver's. */
+  phone: string;
+  at: Date;
+  reason: string | null;
+  verifiedBy?: VerifiedBy | null;
 }
 
 export interface FinalizeDocumentInfo {

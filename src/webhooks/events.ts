@@ -32,7 +32,7 @@ export const EVENT_DESCRIPTIONS: Readonly<Record<WebhookEvent, string>> = {
   'approver.viewed':
     'An approver opened their approval page (once per approver per document: the first view).',
   'approver.delegated':
-    'An approver handed their step to someone else (delegation). Declared for the delegation feature; not sent yet.',
+    'An approver handed their step to someone else from the approval page (the document has allow_delegation): data.approver is who delegated (status delegated, delegated_to_id, delegation_reason), data.delegate the new approver who takes the same place in the order (delegated_from_id). Once per approver.',
   'approver.rejected':
     'An approver rejected the document (data.approver.rejection_reason); document.rejected follows.',
   'approver.completed': 'An approver completed their action (sign, stamp, approve or review).',

@@ -43,6 +43,7 @@ const UA = 'PiiCanary/7.3 (Wathiq history probe; Zq9xK)';
 const PAGE = { 'x-forwarded-for': IP, 'user-agent': UA };
 const TYPED_NAME = 'Quillon Vexbridge';
 const REASON = 'Rejected by Ysolde Marchetti-Oyelaran: clause 4';
+const DELEGATION_REASON = 'Away at the Kettleburn audit; Zephrine decides';
 
 const digits = (n: number) => Array.from({ length: n }, () => randomInt(10)).join('');
 interface Person {
@@ -70,6 +71,7 @@ function needles(): Needle[] {
     { label: 'user agent product', value: 'PiiCanary' },
     { label: 'typed name', value: TYPED_NAME },
     { label: 'rejection reason', value: 'Ysolde Marchetti' },
+    { label: 'delegation reason', value: 'Kettleburn' },
   ];
   for (const p of people) {
     const national = p.phone.startsWith('966') ? p.phone.slice(3) : p.phone.slice(2);
@@ -225,6 +227,26 @@ async function rejected(): Promise<void> {
   await untilStatus(doc, 'rejected');
 }
 
+/** Delegation (issue 15 item 3): the approver hands their step to a delegate on the page, who approves by button. */
+async function delegated(): Promise<void> {
+  const [first, delegate] = [person('Isembard Quillfeather'), person('شهد المطيري', true)];
+  const doc = await created({
+    workflowType: 'sequential',
+    approvers: [spec(first, 'approve_only', 1)],
+    fields: { allow_delegation: 'true' },
+  });
+  await sent(doc);
+  const request = await requestFor(h, first.phone, doc.id, 30_000);
+  const res = await fetch(`${h.service.api.url}/a/${linkTokenOf(request)}/delegate`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...PAGE },
+    body: JSON.stringify({ name: delegate.name, phone: `+${delegate.phone}`, reason: DELEGATION_REASON }),
+  });
+  expect(res.status, await res.clone().text()).toBe(200);
+  await approve(delegate, doc);
+  await untilStatus(doc, 'approved');
+}
+
 /** Expires on its durable timer with nobody having acted. */
 async function expired(): Promise<void> {
   const p = person('Hildegard Nwachukwu-Bliss');
@@ -342,6 +364,7 @@ describe('Temporal histories hold no personal data', () => {
       rejected(),
       expired(),
       finalizationFailsThenRetried(),
+      delegated(),
     ]);
     // Last and alone: the injected fault refuses every approver's completion in this database.
     await parkedInAttention();

@@ -49,6 +49,7 @@ const NAMES = [
   'attention-retried-expired',
   'auto-reminders-voided',
   'signing-groups-approved',
+  'delegated-approved',
 ] as const;
 const recording = (name: (typeof NAMES)[number]) =>
   (wanted.includes('1') || wanted.includes(name)) && !existsSync(path.join(DIR, `${name}.json`));
@@ -211,6 +212,32 @@ describe.runIf(NAMES.some(recording))(`record approval histories (${VERSION})`, 
       await pagePost(h, linkTokenOf(b), 'complete', { typed_name: 'B' });
       await approveByButton(PHONES.uk, doc.id);
       await save('signing-groups-approved', doc.id, 'approved');
+    },
+  );
+
+  record(
+    'delegated-approved',
+    'the first approver delegates; the delegate and the second approve',
+    async () => {
+      const doc = await createDocument(h, {
+        workflowType: 'sequential',
+        approvers: [
+          { name: 'A', phone: PHONES.saudiA, action_type: 'approve_only' },
+          { name: 'B', phone: PHONES.saudiB, action_type: 'approve_only' },
+        ],
+        fields: { allow_delegation: 'true' },
+      });
+      expect((await send(h, doc.id)).status).toBe(200);
+      const request = await requestFor(h, PHONES.saudiA, doc.id, LONG);
+      const res = await fetch(`${h.service.api.url}/a/${linkTokenOf(request)}/delegate`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'D', phone: PHONES.uk, reason: 'away' }),
+      });
+      expect(res.status).toBe(200);
+      await approveByButton(PHONES.uk, doc.id);
+      await approveByButton(PHONES.saudiB, doc.id);
+      await save('delegated-approved', doc.id, 'approved');
     },
   );
 

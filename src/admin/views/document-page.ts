@@ -13,6 +13,14 @@ function approverRole(page: PageContext, a: ApproverSummary): string {
   return (page.locale === 'ar' ? a.roleAr : a.roleEn) ?? a.roleAr ?? a.roleEn ?? page.t('dash');
 }
 
+/** "delegated to …" under the status of an approver who delegated (issue 15 item 3). */
+function delegatedTo(page: PageContext, a: ApproverSummary, approvers: ApproverSummary[]): SafeHtml | '' {
+  const to = a.delegatedToId ? approvers.find((d) => d.id === a.delegatedToId) : undefined;
+  return to
+    ? html`<br /><small dir="auto">${page.t('delegatedTo', { name: approverName(page, to) })}</small>`
+    : '';
+}
+
 function approversTable(page: PageContext, approvers: ApproverSummary[]): SafeHtml {
   const { t } = page;
   if (!approvers.length) return html`<p>${t('noApprovers')}</p>`;
@@ -41,7 +49,7 @@ function approversTable(page: PageContext, approvers: ApproverSummary[]): SafeHt
               <td dir="auto">${approverRole(page, a)}</td>
               <td><span dir="ltr">+${a.phone}</span></td>
               <td>${labelFor(t, 'action', a.actionType)}</td>
-              <td>${statusBadge(page, 'approver', a.status)}</td>
+              <td>${statusBadge(page, 'approver', a.status)}${delegatedTo(page, a, approvers)}</td>
               <td>${time(page, a.actedAt)}</td>
             </tr>`,
         )}

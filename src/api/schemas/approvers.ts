@@ -229,6 +229,14 @@ export const ApproverResource = z
     verification: z.enum(VERIFICATIONS).meta({
       description: 'none, or whatsapp_otp: the approval page asks for a one-time code sent over WhatsApp',
     }),
+    delegated_to_id: z.uuid().nullable().meta({
+      description:
+        'Status delegated: the approver of this document they handed their step to ("delegated to …"); acted_at is when',
+    }),
+    delegated_from_id: z.uuid().nullable().meta({
+      description: 'A delegate: the approver who handed them their step (same order_index and action)',
+    }),
+    delegation_reason: z.string().nullable().meta({ description: 'Status delegated: the reason they gave' }),
     created_at: Timestamp,
     updated_at: Timestamp,
   })

@@ -4,7 +4,7 @@ import { DOCUMENT_STATUSES, LIMITS, WORKFLOW_TYPES } from '../../domain/model.ts
 import type { SerializedDocument } from '../../documents/serialize.ts';
 import { ApproverInputSchema, ApproverResource } from './approvers.ts';
 import { Timestamp } from './envelopes.ts';
-import { ALWAYS_ON_OBJECTS, integer, oneOf, requireBilingual, text } from './fields.ts';
+import { ALWAYS_ON_OBJECTS, boolean, integer, oneOf, requireBilingual, text } from './fields.ts';
 
 const DEPARTMENT = /^[a-z][a-z0-9_-]{0,31}$/;
 
@@ -76,6 +76,10 @@ const documentShape = {
     description:
       "Automatic reminders; absent or null: the account's default (none unless configured). Multipart: one reminders part holding the JSON object, or reminders[first_after_hours], reminders[every_hours] and reminders[max] parts",
   }),
+  allow_delegation: boolean('allow_delegation').optional().meta({
+    description:
+      'Default false. true: an approver whose turn it is may hand their step to someone else from the approval page (name, WhatsApp number, reason); the delegate takes the same place in the order with the same action and verification, and is notified over WhatsApp (unless the approver has notify: false). Multipart: "true" or "false".',
+  }),
 };
 
 /**
@@ -116,6 +120,7 @@ export const CreateDocumentSchema = CreateDocumentShape.superRefine(
     expiresInDays: v.expires_in_days ?? LIMITS.expiresInDaysDefault,
     approvers: (v.approvers ?? []).map((a, i) => ({ ...a, orderIndex: a.orderIndex ?? i + 1 })),
     reminders: v.reminders ?? null,
+    allowDelegation: v.allow_delegation ?? false,
   }));
 
 /** Multipart part names travel in a header: no control characters. */
@@ -166,6 +171,7 @@ export const UpdateDocumentSchema = UpdateDocumentShape.superRefine((v, ctx) => 
   if (v.workflow_type !== undefined) update.workflowType = v.workflow_type;
   if (v.expires_in_days !== undefined) update.expiresInDays = v.expires_in_days;
   if (v.reminders !== undefined) update.reminders = v.reminders;
+  if (v.allow_delegation !== undefined) update.allowDelegation = v.allow_delegation;
   if (v.approvers !== undefined)
     update.approvers = v.approvers.map((a, i) => ({ ...a, orderIndex: a.orderIndex ?? i + 1 }));
   return update;
@@ -267,6 +273,9 @@ export const DocumentResource = z
     signature: Signature,
     reminders: Reminders.nullable().meta({
       description: "The document's automatic reminders; null: the account's default applies when it is sent",
+    }),
+    allow_delegation: z.boolean().meta({
+      description: 'Approvers may hand their step to someone else from the approval page',
     }),
     created_at: Timestamp,
     updated_at: Timestamp,

@@ -61,6 +61,14 @@ export function decimal(field: string, min: number, max: number, options: { excl
   );
 }
 
+/** A boolean: true or false in JSON; "true" or "false" as a multipart part. */
+export function boolean(field: string) {
+  return z.preprocess(
+    (v) => (v === 'true' ? true : v === 'false' ? false : v),
+    z.boolean({ error: `${field} must be true or false` }),
+  );
+}
+
 export function oneOf<const T extends readonly [string, ...string[]]>(field: string, values: T) {
   return z.enum(values, { error: `${field} must be one of: ${values.join(', ')}` });
 }

@@ -118,6 +118,7 @@ function finish(text) {
   for (const id of ['approve-form', 'reject-form'])
     $(id)?.closest('form, details')?.setAttribute('hidden', '');
   document.querySelector('details.reject')?.setAttribute('hidden', '');
+  $('delegate-step')?.setAttribute('hidden', '');
   $('approve-form').hidden = true;
   $('done-text').textContent = text;
   $('done').hidden = false;
@@ -183,6 +184,31 @@ $('reject-form').addEventListener('submit', async (e) => {
   else showError(explain(result));
 });
 
+// Delegation (issue 15 item 3): the approver hands their step to someone else (name, WhatsApp number, reason).
+function delegateError(message) {
+  const el = $('delegate-error');
+  el.textContent = message;
+  el.hidden = !message;
+}
+
+$('delegate-form')?.addEventListener('submit', async (e) => {
+  e.preventDefault();
+  const name = $('delegate-name').value.trim();
+  const phone = $('delegate-phone').value.trim();
+  const reason = $('delegate-reason').value.trim();
+  if (!name) return delegateError(data.delegate.needName);
+  if (!/^[+0-9][0-9 ().-]{5,22}$/.test(phone)) return delegateError(data.delegate.badPhone);
+  if (!reason) return delegateError(data.delegate.needReason);
+  $('submit-delegate').disabled = true;
+  const result = await post('delegate', { name, phone, reason });
+  $('submit-delegate').disabled = false;
+  if (result.status === 200) {
+    delegateError('');
+    return finish(data.delegate.done.replace('{name}', name));
+  }
+  delegateError(explain(result));
+});
+
 // Verified approvers (issue 15 item 2): a 6-digit code sent over WhatsApp comes first; a right one sets an
 // HttpOnly cookie for this link, and the approve and reject forms appear.
 function codeProblem({ status, payload }) {
@@ -228,6 +254,7 @@ if ($('code-step')) {
     $('code-step').hidden = true;
     $('approve-form').hidden = false;
     document.querySelector('details.reject').hidden = false;
+    if ($('delegate-step')) $('delegate-step').hidden = false;
   });
 }
 

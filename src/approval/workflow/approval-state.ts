@@ -20,11 +20,14 @@ export interface ApprovalState {
   finalizationFailure?: FinalizationFailure | null;
   /** Sequential one approver at a time even where approvers share an order_index (histories before groups). */
   oneAtATime?: boolean;
+  /** The document allows delegation (its `allow_delegation` when sent; absent before issue 15 item 3: no). */
+  allowDelegation?: boolean;
 }
 
 export function createApprovalState(
   workflowType: WorkflowType,
   approvers: readonly ApproverSnapshot[],
+  options: { allowDelegation?: boolean } = {},
 ): ApprovalState {
   const ordered = approvers
     .map((a, i) => ({ a, i }))
@@ -35,10 +38,17 @@ export function createApprovalState(
       actionType: a.actionType,
       state: 'waiting' as const,
     }));
-  return { workflowType, status: 'pending', approvers: ordered };
+  return {
+    workflowType,
+    status: 'pending',
+    approvers: ordered,
+    ...(options.allowDelegation && { allowDelegation: true }),
+  };
 }
 
-export const allCompleted = (s: ApprovalState): boolean => s.approvers.every((a) => a.state === 'completed');
+/** Every approver completed; one who delegated is replaced by their delegate, who must have completed. */
+export const allCompleted = (s: ApprovalState): boolean =>
+  s.approvers.every((a) => a.state === 'completed' || a.state === 'delegated');
 
 /** Open for actions: sent, not finished, and not every approver done (then it is finalizing). */
 export const acceptsActions = (s: ApprovalState): boolean =>
@@ -101,6 +111,42 @@ export function decideAction(s: ApprovalState, approverId: string, kind: ActionK
   return { accepted: true, next, firstCompletion, finished: allCompleted(next) };
 }
 
+export type DelegationDecision =
+  { accepted: true; next: ApprovalState } | { accepted: false; refusal: Refusal };
+
+/**
+ * The approver whose turn it is hands their step to a delegate (issue 15 item 3): they become `delegated` and the
+ * delegate — a new approver `delegateId` with the same `order_index` and action — takes their place in the order,
+ * `waiting` until notified. Refused when the document does not allow delegation, and on the same terms as an
+ * action (not an approver, already acted or delegated, document closed, not their turn); an id already on the
+ * document is refused as `already_acted` (a repeated request).
+ */
+export function decideDelegation(
+  s: ApprovalState,
+  approverId: string,
+  delegateId: string,
+): DelegationDecision {
+  const approver = s.approvers.find((a) => a.id === approverId);
+  if (!approver) return { accepted: false, refusal: 'unknown_approver' };
+  if (!s.allowDelegation) return { accepted: false, refusal: 'delegation_not_allowed' };
+  if (rules.hasActed(approver.state)) return { accepted: false, refusal: 'already_acted' };
+  if (!acceptsActions(s)) return { accepted: false, refusal: 'document_closed' };
+  if (!currentApprovers(s).some((a) => a.id === approverId))
+    return { accepted: false, refusal: 'not_your_turn' };
+  if (s.approvers.some((a) => a.id === delegateId)) return { accepted: false, refusal: 'already_acted' };
+
+  const delegate: ApproverEntry = {
+    id: delegateId,
+    orderIndex: approver.orderIndex,
+    actionType: approver.actionType,
+    state: 'waiting',
+  };
+  const approvers = s.approvers.flatMap((a) =>
+    a.id === approverId ? [{ ...a, state: 'delegated' as const }, delegate] : [a],
+  );
+  return { accepted: true, next: { ...s, approvers } };
+}
+
 /** Finalization failed for good: the document stays `in_progress`, open to a retry or a void. */
 export const finalizationFailed = (s: ApprovalState): boolean =>
   s.status === 'in_progress' && allCompleted(s) && !!s.finalizationFailure;
@@ -144,10 +190,14 @@ export function decideRemind(s: ApprovalState, approverId: string): Refusal | un
   return undefined;
 }
 
-/** Approvers who were told about the document and should hear that it was voided. */
+/** Approvers who were told about the document and should hear that it was voided (not those who delegated). */
 export const notifiedApprovers = (s: ApprovalState): ApproverEntry[] =>
-  s.approvers.filter((a) => a.state !== 'waiting');
+  s.approvers.filter((a) => a.state !== 'waiting' && a.state !== 'delegated');
 
+/** An approver who delegated is replaced by their delegate: the total counts the step once. */
 export function progress(s: ApprovalState): { completed: number; total: number } {
-  return { completed: s.approvers.filter((a) => a.state === 'completed').length, total: s.approvers.length };
+  return {
+    completed: s.approvers.filter((a) => a.state === 'completed').length,
+    total: s.approvers.filter((a) => a.state !== 'delegated').length,
+  };
 }

@@ -22,6 +22,7 @@ import {
   applyExpiry,
   createApprovalState,
   decideAction,
+  decideDelegation,
   decideRemind,
   decideRetryFinalization,
   decideVoid,
@@ -39,6 +40,7 @@ import { hasSharedPositions } from '../rules.ts';
 import {
   actUpdate,
   approvalStatusQuery,
+  delegateUpdate,
   remindUpdate,
   REFUSAL_MESSAGES,
   retryFinalizationUpdate,
@@ -50,6 +52,7 @@ import {
   type ApprovalView,
   type ApprovalWorkflowInput,
   type Attention,
+  type DelegateInput,
   type Refusal,
   type WorkflowNoticeKind,
 } from '../definitions.ts';
@@ -75,6 +78,10 @@ import {
  *   replays unchanged): the whole group is notified at once, the next group when all of it has completed. A
  *   history recorded without the marker (a worker before groups ran it, as in a rolling deploy) keeps one approver
  *   at a time.
+ * - `approval-delegation-v1` (issue 15, item 3), taken by the `delegate` update when it is accepted (only a
+ *   workflow whose input carries `allowDelegation`, which none before it does, accepts one): the approver becomes
+ *   `delegated`, the `recordDelegation` activity creates the delegate's row, then the delegate is notified in the
+ *   same place in the order. A history without a `delegate` update never reaches it and replays unchanged.
  */
 export const PATCHES = {
   recovery: 'approval-recovery-v1',
@@ -82,6 +89,7 @@ export const PATCHES = {
   signedCopies: 'approval-signed-copies-v1',
   autoReminders: 'approval-auto-reminders-v1',
   signingGroups: 'approval-signing-groups-v1',
+  delegation: 'approval-delegation-v1',
 } as const;
 
 /** The policies before issue 12 (retried without end); kept for workflows started by that code. */
@@ -133,7 +141,11 @@ function failureMessage(err: unknown): string {
  * No path ends in a failed workflow: every activity has a finite policy whose exhaustion leads to a defined state.
  */
 export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<ApprovalView> {
-  let state: ApprovalState = createApprovalState(input.workflowType, input.approvers);
+  let state: ApprovalState = createApprovalState(input.workflowType, input.approvers, {
+    allowDelegation: input.allowDelegation === true,
+  });
+  /** Delegates whose row recordDelegation has not written yet: they are notified once it has. */
+  const held = new Set<string>();
   let sentRecorded = false;
   let writesInFlight = 0;
   const { workflowId } = workflowInfo();
@@ -227,6 +239,45 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
           });
         }
         const decision = decideAction(state, approverId, kind);
+        if (!decision.accepted) refuse(decision.refusal);
+      },
+    },
+  );
+
+  setHandler(
+    delegateUpdate,
+    async ({ approverId, delegateId, delegationId }) => {
+      const decision = decideDelegation(state, approverId, delegateId);
+      if (!decision.accepted) refuse(decision.refusal); // validated already; the state cannot have moved since
+      patched(PATCHES.delegation);
+      held.add(delegateId);
+      state = decision.next;
+      try {
+        await write(() =>
+          durably('recordDelegation', () =>
+            activities.recordDelegation({
+              documentId: input.documentId,
+              approverId,
+              delegateId,
+              delegationId,
+            }),
+          ),
+        );
+      } finally {
+        held.delete(delegateId);
+      }
+      return view();
+    },
+    {
+      validator: ({ approverId, delegateId, delegationId }: DelegateInput) => {
+        if (typeof delegateId !== 'string' || typeof delegationId !== 'string') {
+          throw ApplicationFailure.create({
+            type: 'invalid_delegation',
+            message: 'A delegation needs the delegate id and the id of its stored row (delegationId)',
+            nonRetryable: true,
+          });
+        }
+        const decision = decideDelegation(state, approverId, delegateId);
         if (!decision.accepted) refuse(decision.refusal);
       },
     },
@@ -420,7 +471,8 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
         })
         .finally(() => notifying.delete(approverId));
     };
-    const undispatched = () => dueForNotification(state).filter((a) => !notifying.has(a.id));
+    const undispatched = () =>
+      dueForNotification(state).filter((a) => !notifying.has(a.id) && !held.has(a.id));
     for (;;) {
       for (const a of undispatched()) startNotice(a.id);
       if (!acceptsActions(state)) break;

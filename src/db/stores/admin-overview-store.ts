@@ -37,6 +37,8 @@ export interface ApproverSummary {
   orderIndex: number;
   status: string;
   actedAt: Date | null;
+  /** Status `delegated`: the delegate's row (migration 022). */
+  delegatedToId: string | null;
 }
 
 export interface WebhookSummary {
@@ -82,6 +84,7 @@ interface ApproverRow {
   order_index: number;
   status: string;
   acted_at: Date | null;
+  delegated_to_id: string | null;
 }
 
 interface WebhookRow {
@@ -113,11 +116,12 @@ export function adminOverviewStore(db: Db) {
   // An approver is done once they acted without rejecting; whatever status names the workflow settles on.
   const approverCounts = (q: Db) => [
     q.raw(
-      '(SELECT count(*) FROM approvers a WHERE a.document_id = d.id AND a.account_id = d.account_id)::int AS approvers_total',
+      `(SELECT count(*) FROM approvers a WHERE a.document_id = d.id AND a.account_id = d.account_id
+          AND a.status <> 'delegated')::int AS approvers_total`,
     ),
     q.raw(
       `(SELECT count(*) FROM approvers a WHERE a.document_id = d.id AND a.account_id = d.account_id
-          AND a.acted_at IS NOT NULL AND a.status <> 'rejected')::int AS approvers_done`,
+          AND a.acted_at IS NOT NULL AND a.status NOT IN ('rejected', 'delegated'))::int AS approvers_done`,
     ),
   ];
 
@@ -174,6 +178,7 @@ export function adminOverviewStore(db: Db) {
         orderIndex: r.order_index,
         status: r.status,
         actedAt: r.acted_at,
+        delegatedToId: r.delegated_to_id,
       }));
     },
 

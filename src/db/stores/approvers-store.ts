@@ -29,6 +29,11 @@ export interface Approver extends ApproverFields {
   rejectionReason: string | null;
   verification: Verification;
   verifiedBy: VerifiedBy | null;
+  /** Delegation (migration 022): set on the approver who delegated, to the delegate's row. */
+  delegatedToId: string | null;
+  /** Set on a delegate's row, to the approver who delegated to them. */
+  delegatedFromId: string | null;
+  delegationReason: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -65,6 +70,9 @@ export interface ApproverRow {
   rejection_reason: string | null;
   verification: Verification;
   verified_by: VerifiedBy | null;
+  delegated_to_id?: string | null;
+  delegated_from_id?: string | null;
+  delegation_reason?: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -101,6 +109,9 @@ export const toApprover = (r: ApproverRow): Approver => ({
   rejectionReason: r.rejection_reason,
   verification: r.verification,
   verifiedBy: r.verified_by,
+  delegatedToId: r.delegated_to_id ?? null,
+  delegatedFromId: r.delegated_from_id ?? null,
+  delegationReason: r.delegation_reason ?? null,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
@@ -134,6 +145,9 @@ const COLUMNS: Record<Exclude<keyof ApproverPatch, 'placement'>, keyof ApproverR
   rejectionReason: 'rejection_reason',
   verification: 'verification',
   verifiedBy: 'verified_by',
+  delegatedToId: 'delegated_to_id',
+  delegatedFromId: 'delegated_from_id',
+  delegationReason: 'delegation_reason',
 };
 
 function toRowPatch(patch: ApproverPatch): Partial<ApproverRow> {
@@ -184,6 +198,39 @@ export function approversStore(db: Db) {
         )
         .returning('*');
       return rows.map(toApprover).sort((a, b) => a.orderIndex - b.orderIndex);
+    },
+
+    /**
+     * A delegate's row (issue 15 item 3), with the id the delegation reserved: `from`'s place in the order, action,
+     * placement, verification and notify; named and reached as the delegating approver gave; `waiting`.
+     */
+    async insertDelegate(
+      from: Approver,
+      delegate: { id: string; name: string; phone: string },
+    ): Promise<Approver> {
+      const [row] = await db<ApproverRow>('approvers')
+        .insert({
+          id: delegate.id,
+          document_id: from.documentId,
+          account_id: from.accountId,
+          ...toRowPatch({
+            nameAr: delegate.name,
+            nameEn: delegate.name,
+            phone: delegate.phone,
+            roleAr: null,
+            roleEn: null,
+            language: null,
+            actionType: from.actionType,
+            orderIndex: from.orderIndex,
+            placement: from.placement,
+            verification: from.verification,
+            notify: from.notify,
+            delegatedFromId: from.id,
+          }),
+          status: 'waiting',
+        })
+        .returning('*');
+      return toApprover(row!);
     },
 
     async listByDocument(documentId: string): Promise<Approver[]> {

@@ -32,6 +32,8 @@ export interface Document {
   signature: DocumentSignature | null;
   /** The document's automatic reminders (migration 018); null: the account's default applies. */
   reminders: ReminderSettings | null;
+  /** Approvers may delegate their step from the approval page (migration 022). */
+  allowDelegation: boolean;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -77,6 +79,7 @@ export interface DocumentRow {
   finalization_failed_at: Date | null;
   signature?: DocumentSignature | null;
   reminders?: ReminderSettings | null;
+  allow_delegation?: boolean;
   created_at: Date;
   updated_at: Date;
 }
@@ -108,6 +111,7 @@ export const toDocument = (r: DocumentRow): Document => ({
   finalizationFailedAt: r.finalization_failed_at ?? null,
   signature: r.signature ?? null,
   reminders: r.reminders ?? null,
+  allowDelegation: r.allow_delegation ?? false,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
@@ -158,6 +162,7 @@ const COLUMNS: Record<keyof DocumentPatch, keyof DocumentRow> = {
   finalizationFailedAt: 'finalization_failed_at',
   signature: 'signature',
   reminders: 'reminders',
+  allowDelegation: 'allow_delegation',
 };
 
 function toRowPatch(patch: DocumentPatch): Partial<DocumentRow> {
@@ -187,7 +192,7 @@ export type NewDocument = Pick<
   | 'fileSize'
   | 'pageCount'
 > &
-  Partial<Pick<Document, 'reminders'>>;
+  Partial<Pick<Document, 'reminders' | 'allowDelegation'>>;
 
 /** `WQT-<year>-<6 digits>` (the sequence counts per account and calendar year). */
 export function formatReference(year: number, sequence: number): string {
@@ -233,6 +238,7 @@ export function documentsStore(db: Db) {
           file_size: input.fileSize,
           page_count: input.pageCount,
           ...(input.reminders ? { reminders: input.reminders } : {}),
+          ...(input.allowDelegation ? { allow_delegation: true } : {}),
         })
         .returning('*');
       return toDocument(row!);

@@ -220,6 +220,22 @@ function approverBlock(a: FinalizeApprover, index: number, total: number, unread
     { label: LABELS.timeRiyadh, values: [formatRiyadh(a.actedAt)] },
     { label: LABELS.timeHijri, values: hijri(a.actedAt) },
   ];
+  // A delegate: each delegation that led to them — who handed the step to whom, when, why, how they were verified.
+  for (const d of a.delegatedFrom ?? []) {
+    const how = VERIFIED_BY_LABEL[d.verifiedBy ?? 'none'];
+    rows.push({
+      label: LABELS.delegatedBy,
+      values: [`${d.nameEn} (${maskPhone(d.phone)})`, d.nameAr !== d.nameEn ? d.nameAr : ''].filter(Boolean),
+    });
+    rows.push({
+      label: LABELS.delegatedAt,
+      values: [...times(d.at), `${LABELS.verifiedBy.en}: ${how.en}`, `${LABELS.verifiedBy.ar}: ${how.ar}`],
+    });
+    rows.push({
+      label: LABELS.delegationReason,
+      values: [d.reason && d.reason.trim() !== '' ? d.reason : '—'],
+    });
+  }
   if (a.channel === 'page') {
     rows.push({ label: LABELS.ip, values: [a.ip ?? '—'] });
     rows.push({ label: LABELS.userAgent, values: [a.userAgent ?? '—'] });
