@@ -34,6 +34,7 @@ export async function createDocument(
       fileSize: input.file.size,
       pageCount: input.file.pageCount,
       reminders: input.fields.reminders,
+      cc: input.fields.cc,
     });
     const approvers = await approversStore(trx).insertMany(document, input.fields.approvers);
     await documentEventsStore(trx).record({

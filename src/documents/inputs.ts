@@ -1,4 +1,4 @@
-import type { ApproverFields, ReminderSettings, WorkflowType } from '../domain/model.ts';
+import type { ApproverFields, CcRecipient, ReminderSettings, WorkflowType } from '../domain/model.ts';
 
 /** An approver as a client gives it (validated); `orderIndex` undefined means "after the others". */
 export type ApproverInput = Omit<ApproverFields, 'orderIndex'> & { orderIndex: number | undefined };
@@ -15,6 +15,8 @@ export interface DocumentInput {
   approvers: ApproverFields[];
   /** Null: the account's default applies when the document is sent. */
   reminders: ReminderSettings | null;
+  /** Who else receives the signed copy; never an approver's number. */
+  cc: CcRecipient[];
 }
 
 /** PUT /documents/{id}: only what is given changes; `approvers`, when given, replaces them all. */
@@ -27,6 +29,8 @@ export interface DocumentUpdate {
   approvers?: ApproverFields[];
   /** Null clears the document's own setting (the account's default applies). */
   reminders?: ReminderSettings | null;
+  /** Replaces the whole list. */
+  cc?: CcRecipient[];
 }
 
 /** The original PDF, already in storage and checked. */

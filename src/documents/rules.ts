@@ -40,3 +40,22 @@ export function placementDetails(
 export function expiresAtFrom(now: Date, days: number): Date {
   return new Date(now.getTime() + days * 24 * 60 * 60 * 1000);
 }
+
+/**
+ * `cc.N.phone` problems: a cc recipient whose number is also an approver's of the same document is refused (the
+ * approver's own signed copy goes to that number; a second one would be noise, and a number never gets two).
+ */
+export function ccDetails(
+  cc: readonly { phone: string }[],
+  approvers: readonly { phone: string }[],
+): ErrorDetails {
+  const details: ErrorDetails = {};
+  const approverPhones = new Set(approvers.map((a) => a.phone));
+  cc.forEach((c, i) => {
+    if (approverPhones.has(c.phone))
+      details[`cc.${i}.phone`] = [
+        `${c.phone} is an approver of this document, who receives the signed copy as an approver; remove it from cc`,
+      ];
+  });
+  return details;
+}

@@ -62,9 +62,17 @@ export interface SerializedDocument {
   /** What signed the final PDF; null until the document is approved. */
   signature: DocumentSignature | null;
   reminders: ReminderSettings | null;
+  /** Who else receives the signed copy once the document is approved. */
+  cc: SerializedCcRecipient[];
   created_at: string;
   updated_at: string;
   approvers: SerializedApprover[];
+}
+
+export interface SerializedCcRecipient {
+  phone: string;
+  language: Language | null;
+  name: string | null;
 }
 
 export interface SerializedFinalization {
@@ -136,6 +144,7 @@ export function serializeDocument(
     ...(extras.verificationUrl && doc.status === 'approved' && { verification_url: extras.verificationUrl }),
     signature: doc.status === 'approved' ? doc.signature : null,
     reminders: doc.reminders,
+    cc: doc.cc.map((c) => ({ phone: c.phone, language: c.language, name: c.name })),
     created_at: isoTime(doc.createdAt),
     updated_at: isoTime(doc.updatedAt),
     approvers: [...approvers]

@@ -3,7 +3,14 @@ import { approversStore, type Approver } from '../db/stores/approvers-store.ts';
 import { documentsStore, type Document, type DocumentPatch } from '../db/stores/documents-store.ts';
 import { AppError } from '../errors.ts';
 import type { DocumentFile, DocumentUpdate } from './inputs.ts';
-import { expiresAtFrom, placementDetails, placementProblem, REFUSALS, requireDraft } from './rules.ts';
+import {
+  ccDetails,
+  expiresAtFrom,
+  placementDetails,
+  placementProblem,
+  REFUSALS,
+  requireDraft,
+} from './rules.ts';
 
 /**
  * Changes a draft: the given fields, a new file, and (when given) the whole list of approvers. `expires_in_days`
@@ -40,12 +47,22 @@ export async function updateDocument(
       }
     }
 
+    if (update.cc !== undefined || update.approvers !== undefined) {
+      // The document as it will stand: its cc and its approvers never share a number.
+      const details = ccDetails(
+        update.cc ?? current.cc,
+        update.approvers ?? (await approvers.listByDocument(current.id)),
+      );
+      if (Object.keys(details).length) throw AppError.validation(details);
+    }
+
     const patch: DocumentPatch = {
       titleAr: update.titleAr,
       titleEn: update.titleEn,
       department: update.department,
       workflowType: update.workflowType,
       ...(update.reminders !== undefined ? { reminders: update.reminders } : {}),
+      ...(update.cc !== undefined ? { cc: update.cc } : {}),
       ...(update.expiresInDays !== undefined ? { expiresAt: expiresAtFrom(now, update.expiresInDays) } : {}),
       ...(file
         ? {

@@ -1,8 +1,14 @@
 import { z } from 'zod';
 import type { ApproverInput, DocumentInput, DocumentUpdate } from '../../documents/inputs.ts';
-import { DOCUMENT_STATUSES, LIMITS, WORKFLOW_TYPES } from '../../domain/model.ts';
+import {
+  DOCUMENT_STATUSES,
+  LANGUAGES,
+  LIMITS,
+  WORKFLOW_TYPES,
+  type CcRecipient,
+} from '../../domain/model.ts';
 import type { SerializedDocument } from '../../documents/serialize.ts';
-import { ApproverInputSchema, ApproverResource } from './approvers.ts';
+import { ApproverInputSchema, ApproverResource, Phone } from './approvers.ts';
 import { Timestamp } from './envelopes.ts';
 import { ALWAYS_ON_OBJECTS, integer, oneOf, requireBilingual, text } from './fields.ts';
 
@@ -59,6 +65,50 @@ export const Reminders = z
       'Automatic WhatsApp reminders to each notified approver who has not acted: the first first_after_hours after their notification, then every every_hours, at most max; plus one "expires tomorrow" reminder 24 hours before the deadline (when the approver was notified more than 24 hours before it). Stopped by the approver\'s action, a void, a rejection or expiry. Each counts against REMIND_MAX_PER_APPROVER with manual reminders; one beyond it is not sent.',
   });
 
+/** One recipient of the signed copy besides the approvers (issue 15 item 5). */
+const CcRecipientInput = z
+  .strictObject(
+    {
+      phone: Phone,
+      language: oneOf('language', LANGUAGES)
+        .nullable()
+        .optional()
+        .meta({ description: 'Language of the message; default Arabic for Saudi numbers, else English' }),
+      name: text('name')
+        .nullable()
+        .optional()
+        .meta({ description: 'The name the message greets (optional)' }),
+    },
+    {
+      error: (iss) =>
+        iss.code === 'unrecognized_keys'
+          ? 'a cc recipient takes only phone, language and name'
+          : 'each cc recipient must be an object {phone, language, name}',
+    },
+  )
+  .transform((v): CcRecipient => ({ phone: v.phone, language: v.language ?? null, name: v.name ?? null }));
+
+/** A number given twice is refused at the second one. */
+const Cc = z
+  .array(CcRecipientInput, { error: 'cc must be a list of recipients {phone, language, name}' })
+  .max(LIMITS.ccMax, { error: `cc lists at most ${LIMITS.ccMax} recipients` })
+  .superRefine((list, ctx) => {
+    const seen = new Map<string, number>();
+    list.forEach((c, i) => {
+      const first = seen.get(c.phone);
+      if (first !== undefined)
+        ctx.addIssue({
+          code: 'custom',
+          path: [i, 'phone'],
+          message: `${c.phone} is already cc.${first}; give each number once`,
+        });
+      else seen.set(c.phone, i);
+    });
+  })
+  .meta({
+    description: `Who else receives the signed PDF over WhatsApp once the document is approved (at most ${LIMITS.ccMax}), each in their language; the same WhatsApp template as the approvers' signed copies. A number may appear once, and not as an approver of the same document (422 on cc.N.phone); an approver added later with a cc number gets one copy, as an approver. Replaced as a whole on update; [] removes them all. Multipart: one cc part holding the JSON array.`,
+  });
+
 const documentShape = {
   title: text('title').optional().meta({ description: 'Shorthand: used for both title_ar and title_en' }),
   title_ar: text('title_ar').optional(),
@@ -75,6 +125,7 @@ const documentShape = {
     description:
       "Automatic reminders; absent or null: the account's default (none unless configured). Multipart: one reminders part holding the JSON object, or reminders[first_after_hours], reminders[every_hours] and reminders[max] parts",
   }),
+  cc: Cc.optional(),
 };
 
 /** Approvers get distinct positions: a position not given is the approver's place in the list (1-based). */
@@ -111,6 +162,7 @@ export const CreateDocumentSchema = CreateDocumentShape.superRefine(
     expiresInDays: v.expires_in_days ?? LIMITS.expiresInDaysDefault,
     approvers: (v.approvers ?? []).map((a, i) => ({ ...a, orderIndex: a.orderIndex ?? i + 1 })),
     reminders: v.reminders ?? null,
+    cc: v.cc ?? [],
   }));
 
 /** Multipart part names travel in a header: no control characters. */
@@ -161,6 +213,7 @@ export const UpdateDocumentSchema = UpdateDocumentShape.superRefine((v, ctx) => 
   if (v.workflow_type !== undefined) update.workflowType = v.workflow_type;
   if (v.expires_in_days !== undefined) update.expiresInDays = v.expires_in_days;
   if (v.reminders !== undefined) update.reminders = v.reminders;
+  if (v.cc !== undefined) update.cc = v.cc;
   if (v.approvers !== undefined)
     update.approvers = v.approvers.map((a, i) => ({ ...a, orderIndex: a.orderIndex ?? i + 1 }));
   return update;
@@ -263,6 +316,23 @@ export const DocumentResource = z
     reminders: Reminders.nullable().meta({
       description: "The document's automatic reminders; null: the account's default applies when it is sent",
     }),
+    cc: z
+      .array(
+        z
+          .strictObject({
+            phone: z
+              .string()
+              .regex(/^[1-9]\d{6,14}$/)
+              .meta({ description: 'E.164 digits without +' }),
+            language: z
+              .enum(LANGUAGES)
+              .nullable()
+              .meta({ description: 'null: automatic (Arabic for Saudi numbers)' }),
+            name: z.string().nullable(),
+          })
+          .meta({ id: 'CcRecipient' }),
+      )
+      .meta({ description: 'Who else receives the signed copy over WhatsApp once the document is approved' }),
     created_at: Timestamp,
     updated_at: Timestamp,
     approvers: z.array(ApproverResource).meta({ description: 'Ordered by order_index' }),

@@ -1,4 +1,4 @@
-import type { DocumentStatus, ReminderSettings, WorkflowType } from '../../domain/model.ts';
+import type { CcRecipient, DocumentStatus, ReminderSettings, WorkflowType } from '../../domain/model.ts';
 import type { Db } from '../knex.ts';
 import { toApprover, type Approver, type ApproverRow } from './approvers-store.ts';
 
@@ -32,6 +32,8 @@ export interface Document {
   signature: DocumentSignature | null;
   /** The document's automatic reminders (migration 018); null: the account's default applies. */
   reminders: ReminderSettings | null;
+  /** Who else receives the signed copy (migration 024); [] for no one. */
+  cc: CcRecipient[];
   createdAt: Date;
   updatedAt: Date;
 }
@@ -77,6 +79,7 @@ export interface DocumentRow {
   finalization_failed_at: Date | null;
   signature?: DocumentSignature | null;
   reminders?: ReminderSettings | null;
+  cc?: CcRecipient[] | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -108,6 +111,7 @@ export const toDocument = (r: DocumentRow): Document => ({
   finalizationFailedAt: r.finalization_failed_at ?? null,
   signature: r.signature ?? null,
   reminders: r.reminders ?? null,
+  cc: r.cc ?? [],
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
@@ -158,6 +162,7 @@ const COLUMNS: Record<keyof DocumentPatch, keyof DocumentRow> = {
   finalizationFailedAt: 'finalization_failed_at',
   signature: 'signature',
   reminders: 'reminders',
+  cc: 'cc',
 };
 
 function toRowPatch(patch: DocumentPatch): Partial<DocumentRow> {
@@ -166,7 +171,7 @@ function toRowPatch(patch: DocumentPatch): Partial<DocumentRow> {
     if (value === undefined) continue;
     const column = COLUMNS[field as keyof DocumentPatch];
     if (!column) throw new Error(`documentsStore: unknown field ${field}`);
-    row[column] = value;
+    row[column] = field === 'cc' ? JSON.stringify(value) : value;
   }
   return row;
 }
@@ -187,7 +192,7 @@ export type NewDocument = Pick<
   | 'fileSize'
   | 'pageCount'
 > &
-  Partial<Pick<Document, 'reminders'>>;
+  Partial<Pick<Document, 'reminders' | 'cc'>>;
 
 /** `WQT-<year>-<6 digits>` (the sequence counts per account and calendar year). */
 export function formatReference(year: number, sequence: number): string {
@@ -233,6 +238,8 @@ export function documentsStore(db: Db) {
           file_size: input.fileSize,
           page_count: input.pageCount,
           ...(input.reminders ? { reminders: input.reminders } : {}),
+          // A JS array would be sent as a PostgreSQL array: jsonb takes the JSON text.
+          ...(input.cc?.length ? { cc: JSON.stringify(input.cc) as unknown as CcRecipient[] } : {}),
         })
         .returning('*');
       return toDocument(row!);
