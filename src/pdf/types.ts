@@ -39,6 +39,8 @@ export interface FinalizeApprover {
   placement?: Placement | null;
   /** How the approver was verified; absent is printed as none. */
   verifiedBy?: VerifiedBy | null;
+  /** The reminders sent to the approver, oldest first (manual, automatic, "expires tomorrow"); absent: none. */
+  reminders?: { at: Date; kind: 'manual' | 'automatic' | 'expires_tomorrow' }[];
 }
 
 export interface FinalizeDocumentInfo {

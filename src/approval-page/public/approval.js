@@ -228,7 +228,10 @@ if ($('code-step')) {
     $('code-step').hidden = true;
     $('approve-form').hidden = false;
     document.querySelector('details.reject').hidden = false;
+    // The PDF is served only once the code is verified: shown now.
+    document.querySelector('section.viewer').hidden = false;
+    void renderPdf();
   });
+} else {
+  void renderPdf();
 }
-
-void renderPdf();
