@@ -279,8 +279,15 @@ function defaultsForm(page: PageContext, form: DefaultsForm, csrfToken: string):
     </fieldset>
     <div class="field">
       <label for="default-verification">${t('verificationLabel')}</label>
-      ${errors.verification && html`<p class="error-text">${errors.verification}</p>`}
-      <select id="default-verification" name="default_verification">
+      ${
+        errors.verification &&
+        html`<p class="error-text" id="default-verification-error">${errors.verification}</p>`
+      }
+      <select
+        id="default-verification"
+        name="default_verification"
+        ${errors.verification ? html`aria-invalid="true" aria-describedby="default-verification-error"` : ''}
+      >
         ${VERIFICATIONS.map(
           (v) =>
             html`<option value="${v}" ${form.verification === v ? html`selected` : ''}>
