@@ -59,3 +59,15 @@ export function ccDetails(
   });
   return details;
 }
+
+/** An approver added or changed on a draft may not take a number of the document's cc (422 on `phone`). */
+export function refuseCcPhone(document: Pick<Document, 'cc'>, phone: string | undefined): void {
+  if (phone === undefined) return;
+  const i = document.cc.findIndex((c) => c.phone === phone);
+  if (i >= 0)
+    throw AppError.validation({
+      phone: [
+        `${phone} is cc.${i} of this document; remove it from cc first (an approver gets the signed copy anyway)`,
+      ],
+    });
+}

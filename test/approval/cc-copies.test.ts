@@ -175,6 +175,17 @@ describe('cc recipients', () => {
     expect((await api<{ cc: unknown }>(`/documents/${id}`)).body.data!.cc).toEqual([
       { phone: CC_UK, language: 'en', name: null },
     ]);
+    // Nor may an approver added or changed later take a cc number.
+    const added = await api(`/documents/${id}/approvers`, 'POST', {
+      name: 'Late',
+      phone: '+44 7911 123457',
+      action_type: 'approve_only',
+    });
+    expect(added.status).toBe(422);
+    expect(Object.keys(added.body.error!.details)).toEqual(['phone']);
+    const approverId = (await api<{ approvers: { id: string }[] }>(`/documents/${id}`)).body.data!
+      .approvers[0]!.id;
+    expect((await api(`/approvers/${approverId}`, 'PUT', { phone: CC_UK })).status).toBe(422);
     expect((await api<{ cc: unknown }>(`/documents/${id}`, 'PUT', { cc: [] })).body.data!.cc).toEqual([]);
   });
 });
@@ -223,6 +234,11 @@ describe('a document created without its own reminders and verification, with cc
       { phone: CC_UK, language: 'en', name: null },
     ]);
 
+    // A cc number that is also an approver's (only a race with an approver's change can make one) gets one copy.
+    await h.service.database.db.raw(`UPDATE documents SET cc = cc || ?::jsonb WHERE id = ?`, [
+      JSON.stringify([{ phone: PHONES.uk, language: null, name: null }]),
+      doc.id,
+    ]);
     expect((await send(h, doc.id)).status).toBe(200);
     // The account's {first_after_hours: 1, every_hours: 1, max: 1}: one automatic reminder each, a scaled hour on.
     const reminded = async (phone: string) =>

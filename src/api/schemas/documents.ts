@@ -106,7 +106,7 @@ const Cc = z
     });
   })
   .meta({
-    description: `Who else receives the signed PDF over WhatsApp once the document is approved (at most ${LIMITS.ccMax}), each in their language; the same WhatsApp template as the approvers' signed copies. A number may appear once, and not as an approver of the same document (422 on cc.N.phone); an approver added later with a cc number gets one copy, as an approver. Replaced as a whole on update; [] removes them all. Multipart: one cc part holding the JSON array.`,
+    description: `Who else receives the signed PDF over WhatsApp once the document is approved (at most ${LIMITS.ccMax}), each in their language; the same WhatsApp template as the approvers' signed copies. A number may appear once, and not as an approver of the same document (422 on cc.N.phone; adding or changing an approver to a cc number is a 422 on phone); a number never gets two copies. Replaced as a whole on update; [] removes them all. Multipart: one cc part holding the JSON array.`,
   });
 
 const documentShape = {
