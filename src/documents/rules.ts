@@ -42,32 +42,13 @@ export function expiresAtFrom(now: Date, days: number): Date {
 }
 
 /**
- * `cc.N.phone` problems: a cc recipient whose number is also an approver's of the same document is refused (the
- * approver's own signed copy goes to that number; a second one would be noise, and a number never gets two).
+ * The cc recipients that are not approvers of the document: a number that is also an approver's is dropped, as the
+ * approver receives the signed copy anyway (issue 15 item 5: a number never gets two).
  */
-export function ccDetails(
-  cc: readonly { phone: string }[],
+export function ccWithoutApprovers<T extends { phone: string }>(
+  cc: readonly T[],
   approvers: readonly { phone: string }[],
-): ErrorDetails {
-  const details: ErrorDetails = {};
+): T[] {
   const approverPhones = new Set(approvers.map((a) => a.phone));
-  cc.forEach((c, i) => {
-    if (approverPhones.has(c.phone))
-      details[`cc.${i}.phone`] = [
-        `${c.phone} is an approver of this document, who receives the signed copy as an approver; remove it from cc`,
-      ];
-  });
-  return details;
-}
-
-/** An approver added or changed on a draft may not take a number of the document's cc (422 on `phone`). */
-export function refuseCcPhone(document: Pick<Document, 'cc'>, phone: string | undefined): void {
-  if (phone === undefined) return;
-  const i = document.cc.findIndex((c) => c.phone === phone);
-  if (i >= 0)
-    throw AppError.validation({
-      phone: [
-        `${phone} is cc.${i} of this document; remove it from cc first (an approver gets the signed copy anyway)`,
-      ],
-    });
+  return cc.filter((c) => !approverPhones.has(c.phone));
 }

@@ -4,7 +4,7 @@ import { documentsStore, type Document, type DocumentPatch } from '../db/stores/
 import { AppError } from '../errors.ts';
 import type { DocumentFile, DocumentUpdate } from './inputs.ts';
 import {
-  ccDetails,
+  ccWithoutApprovers,
   expiresAtFrom,
   placementDetails,
   placementProblem,
@@ -47,14 +47,14 @@ export async function updateDocument(
       }
     }
 
-    if (update.cc !== undefined || update.approvers !== undefined) {
-      // The document as it will stand: its cc and its approvers never share a number.
-      const details = ccDetails(
-        update.cc ?? current.cc,
-        update.approvers ?? (await approvers.listByDocument(current.id)),
-      );
-      if (Object.keys(details).length) throw AppError.validation(details);
-    }
+    // The document as it will stand: a cc number that is one of its approvers' is dropped.
+    const cc =
+      update.cc !== undefined || update.approvers !== undefined
+        ? ccWithoutApprovers(
+            update.cc ?? current.cc,
+            update.approvers ?? (await approvers.listByDocument(current.id)),
+          )
+        : undefined;
 
     const patch: DocumentPatch = {
       titleAr: update.titleAr,
@@ -62,7 +62,7 @@ export async function updateDocument(
       department: update.department,
       workflowType: update.workflowType,
       ...(update.reminders !== undefined ? { reminders: update.reminders } : {}),
-      ...(update.cc !== undefined ? { cc: update.cc } : {}),
+      ...(cc !== undefined ? { cc } : {}),
       ...(update.expiresInDays !== undefined ? { expiresAt: expiresAtFrom(now, update.expiresInDays) } : {}),
       ...(file
         ? {

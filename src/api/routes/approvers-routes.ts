@@ -4,7 +4,7 @@ import { approversStore } from '../../db/stores/approvers-store.ts';
 import { documentsStore } from '../../db/stores/documents-store.ts';
 import { addApprover, deleteApprover, listApprovers, updateApprover } from '../../documents/approvers.ts';
 import { LIMITS } from '../../domain/model.ts';
-import { refuseCcPhone, REFUSALS, requireDraft, statusRefusal } from '../../documents/rules.ts';
+import { REFUSALS, requireDraft, statusRefusal } from '../../documents/rules.ts';
 import { randomToken } from '../../auth/tokens.ts';
 import { isOpen } from '../../approval/rules.ts';
 import { serializeApprover } from '../../documents/serialize.ts';
@@ -89,7 +89,6 @@ export function createApproversRouter(
       if (!document) throw AppError.notFound('Document');
       requireDraft(document, REFUSALS.addApprover);
       const approver = parseBody(ApproverInputSchema, jsonBody(ctx));
-      refuseCcPhone(document, approver.phone);
       const created = await addApprover(db, { accountId, documentId, approver });
       ok(ctx, serializeApprover(created), 201);
     },
@@ -188,7 +187,6 @@ export function createApproversRouter(
       if (!document) throw AppError.notFound('Approver');
       requireDraft(document, REFUSALS.changeApprover);
       const update = parseBody(ApproverUpdateSchema, jsonBody(ctx));
-      refuseCcPhone(document, update.phone);
       ok(ctx, serializeApprover(await updateApprover(db, { accountId, id, update })));
     },
   );

@@ -8,7 +8,7 @@ import { createDocument } from '../../documents/create-document.ts';
 import { originalFileKey } from '../../documents/file-keys.ts';
 import type { DocumentFile } from '../../documents/inputs.ts';
 import { LIMITS } from '../../domain/model.ts';
-import { ccDetails, placementDetails, REFUSALS, requireDraft } from '../../documents/rules.ts';
+import { placementDetails, REFUSALS, requireDraft } from '../../documents/rules.ts';
 import { serializeDocument } from '../../documents/serialize.ts';
 import { deleteDocument, updateDocument } from '../../documents/update-document.ts';
 import { AppError, mergeDetails } from '../../errors.ts';
@@ -163,7 +163,6 @@ export function createDocumentsRouter(deps: DocumentsRouterDeps, openapi: OpenAp
           form.details,
           parsed.success ? {} : issuesToDetails(parsed.error.issues),
           parsed.success && form.file ? placementDetails(parsed.data.approvers, form.file.pageCount) : {},
-          parsed.success ? ccDetails(parsed.data.cc, parsed.data.approvers) : {},
         );
         if (!parsed.success || !form.file || Object.keys(details).length) throw AppError.validation(details);
         const { document, approvers } = await createDocument(db, {

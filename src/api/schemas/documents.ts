@@ -86,27 +86,17 @@ const CcRecipientInput = z
           : 'each cc recipient must be an object {phone, language, name}',
     },
   )
+  // The phone's preprocessing hides from the generated JSON Schema that it is required (as on approvers).
+  .meta({ required: ['phone'] })
   .transform((v): CcRecipient => ({ phone: v.phone, language: v.language ?? null, name: v.name ?? null }));
 
-/** A number given twice is refused at the second one. */
+/** A number given twice is kept once, as first given. */
 const Cc = z
   .array(CcRecipientInput, { error: 'cc must be a list of recipients {phone, language, name}' })
   .max(LIMITS.ccMax, { error: `cc lists at most ${LIMITS.ccMax} recipients` })
-  .superRefine((list, ctx) => {
-    const seen = new Map<string, number>();
-    list.forEach((c, i) => {
-      const first = seen.get(c.phone);
-      if (first !== undefined)
-        ctx.addIssue({
-          code: 'custom',
-          path: [i, 'phone'],
-          message: `${c.phone} is already cc.${first}; give each number once`,
-        });
-      else seen.set(c.phone, i);
-    });
-  })
+  .transform((list) => list.filter((c, i) => list.findIndex((o) => o.phone === c.phone) === i))
   .meta({
-    description: `Who else receives the signed PDF over WhatsApp once the document is approved (at most ${LIMITS.ccMax}), each in their language; the same WhatsApp template as the approvers' signed copies. A number may appear once, and not as an approver of the same document (422 on cc.N.phone; adding or changing an approver to a cc number is a 422 on phone); a number never gets two copies. Replaced as a whole on update; [] removes them all. Multipart: one cc part holding the JSON array.`,
+    description: `Who else receives the signed PDF over WhatsApp once the document is approved (at most ${LIMITS.ccMax}), each in their language; the same WhatsApp template as the approvers' signed copies. A number given twice is kept once (as first given), and one that is also an approver's of the document is dropped (the approver gets their own copy): the document shows cc as kept. A number never gets two copies. Replaced as a whole on update; [] removes them all. Multipart: one cc part holding the JSON array.`,
   });
 
 const documentShape = {
