@@ -243,6 +243,33 @@ const STRINGS = {
   flashEmbedSaved: { en: 'The allowed origins were saved.', ar: 'تم حفظ الأصول المسموح بها.' },
   errorEmbedOrigin: { en: '“{origin}” is not an https origin.', ar: '«{origin}» ليس أصل https صالحًا.' },
   errorEmbedTooMany: { en: 'At most {max} origins.', ar: '{max} أصول على الأكثر.' },
+  // Account defaults (issue 15 items 1 and 2)
+  defaultsHeading: { en: 'Defaults for new documents', ar: 'الإعدادات الافتراضية للمستندات الجديدة' },
+  defaultsHint: {
+    en: 'Documents sent without their own automatic reminders take these; approvers added without their own verification take this one. Leave the three reminder fields empty for the server default.',
+    ar: 'تأخذ المستندات المرسلة دون تذكيرات تلقائية خاصة بها هذه القيم، ويأخذ المعتمدون المضافون دون طريقة تحقق خاصة بهم هذه الطريقة. اترك حقول التذكير الثلاثة فارغة لاستخدام الإعداد الافتراضي للخادم.',
+  },
+  remindersLegend: { en: 'Automatic reminders', ar: 'التذكيرات التلقائية' },
+  remindFirstLabel: { en: 'First reminder after (hours)', ar: 'أول تذكير بعد (ساعات)' },
+  remindEveryLabel: { en: 'Then every (hours)', ar: 'ثم كل (ساعات)' },
+  remindMaxLabel: { en: 'At most (reminders; 0 for none)', ar: 'بحد أقصى (عدد التذكيرات؛ 0 لإيقافها)' },
+  verificationLabel: { en: 'Approver verification', ar: 'التحقق من المعتمِد' },
+  'verification.none': { en: 'None: the link is enough', ar: 'بدون تحقق: يكفي الرابط' },
+  'verification.whatsapp_otp': {
+    en: 'A one-time code sent over WhatsApp',
+    ar: 'رمز لمرة واحدة يُرسل عبر واتساب',
+  },
+  saveDefaults: { en: 'Save defaults', ar: 'حفظ الإعدادات الافتراضية' },
+  flashDefaultsSaved: { en: 'The defaults were saved.', ar: 'تم حفظ الإعدادات الافتراضية.' },
+  errorRemindersAll: {
+    en: 'Fill in all three reminder fields, or none of them.',
+    ar: 'املأ حقول التذكير الثلاثة كلها أو اتركها كلها فارغة.',
+  },
+  errorWholeNumber: {
+    en: 'Enter a whole number from {min} to {max}.',
+    ar: 'أدخل عددًا صحيحًا من {min} إلى {max}.',
+  },
+  errorVerification: { en: 'Choose a verification method.', ar: 'اختر طريقة تحقق.' },
   goToOverview: { en: 'Go to the overview', ar: 'الذهاب إلى النظرة العامة' },
   goToLogin: { en: 'Go to sign in', ar: 'الذهاب إلى تسجيل الدخول' },
 } as const satisfies Record<string, Record<Locale, string>>;

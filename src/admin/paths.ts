@@ -6,6 +6,7 @@ export const ADMIN_PATHS = {
   keys: '/admin/api',
   createKey: '/admin/api/keys',
   embedOrigins: '/admin/api/embed-origins',
+  defaults: '/admin/api/defaults',
   revokeKey: (id: string) => `/admin/api/keys/${encodeURIComponent(id)}/revoke`,
   document: (id: string) => `/admin/documents/${encodeURIComponent(id)}`,
   asset: (name: string, version: string) => `/admin/assets/${name}?v=${version}`,
@@ -16,7 +17,14 @@ export function isAdminPath(path: string): boolean {
 }
 
 /** Flash messages are codes in the query string, mapped to fixed texts: nothing a link can inject. */
-export const FLASH_CODES = ['signed_out', 'expired', 'revoked', 'already_revoked', 'embed_saved'] as const;
+export const FLASH_CODES = [
+  'signed_out',
+  'expired',
+  'revoked',
+  'already_revoked',
+  'embed_saved',
+  'defaults_saved',
+] as const;
 export type FlashCode = (typeof FLASH_CODES)[number];
 
 /** Where to go after signing in: only a dashboard page of this site (no open redirect). */

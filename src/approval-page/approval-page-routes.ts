@@ -201,8 +201,12 @@ export function createApprovalPageRouter(
   });
 
   router.get('/:token/document.pdf', async (ctx) => {
-    const { document } = await usablePageLink(deps.db, ctx.params.token);
+    ctx.set('Cache-Control', 'no-store');
+    const r = await usablePageLink(deps.db, ctx.params.token);
+    const { document } = r;
     addToLogContext({ document_id: document.id });
+    // A verified approver's document is theirs to read only once the code proved the number (403 before).
+    await pageVerification(deps.db, r, ctx.cookies.get(OTP_COOKIE));
     const stream = await deps.storage.get(document.fileKey);
     if (!stream) throw AppError.notFound('Document file');
     ctx.set('Cache-Control', 'no-store');

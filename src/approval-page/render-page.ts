@@ -70,7 +70,7 @@ export function renderApprovalPage(input: {
       </p>
       <p class="action">${t.yourAction}: <strong>${t.actions[action]}</strong></p>
     </section>
-    <section class="viewer" aria-label="PDF">
+    <section class="viewer" aria-label="PDF" ${input.needsCode ? 'hidden' : ''}>
       <p id="pdf-status">${t.loadingPdf}</p>
       <div id="pdf-pages"></div>
       <p><a href="${base}/document.pdf" target="_blank" rel="noopener">${t.openPdf}</a></p>

@@ -10,8 +10,10 @@ import { whatsAppMessagesStore } from '../db/stores/whatsapp-messages-store.ts';
 import { serializeApprover, serializeDocument } from '../documents/serialize.ts';
 import type { Logger } from '../logger.ts';
 import {
+  CC_GREETING,
   isWhatsAppSendError,
   languageFor,
+  type ApprovalNotice,
   sendNotice,
   type RecordRetry,
   type WhatsAppProvider,
@@ -505,9 +507,13 @@ function approvalActivities(deps: ApprovalActivityDeps): ApprovalActivities {
       let sent = 0;
       let failed = 0;
       let retryable: Error | undefined;
-      // An approver the account reaches itself (notify: false) gets no WhatsApp message, this one included.
-      for (const approver of approvers.filter((a) => a.notify)) {
-        const language = languageFor(approver.phone, approver.language);
+      const sendCopy = async (
+        notice: Pick<
+          ApprovalNotice,
+          'approverId' | 'phone' | 'language' | 'approverName' | 'idempotencyKey'
+        > &
+          Partial<Pick<ApprovalNotice, 'linkToken' | 'actionType'>>,
+      ) => {
         try {
           await sendNotice(
             {
@@ -521,15 +527,11 @@ function approvalActivities(deps: ApprovalActivityDeps): ApprovalActivities {
               kind: 'signed_copy',
               accountId: document.accountId,
               documentId: document.id,
-              approverId: approver.id,
-              phone: approver.phone,
-              language,
-              approverName: language === 'ar' ? approver.nameAr : approver.nameEn,
-              documentTitle: language === 'ar' ? document.titleAr : document.titleEn,
+              documentTitle: notice.language === 'ar' ? document.titleAr : document.titleEn,
               reference: document.reference,
-              linkToken: approver.linkToken ?? '',
-              actionType: approver.actionType,
-              idempotencyKey: `${idempotencyPrefix}:${approver.id}:signed_copy`,
+              linkToken: '',
+              actionType: 'approve_only',
+              ...notice,
               document: file,
             },
           );
@@ -537,12 +539,39 @@ function approvalActivities(deps: ApprovalActivityDeps): ApprovalActivities {
         } catch (err) {
           if (isWhatsAppSendError(err) && !err.retryable) {
             // Refused for good (recorded on the outbox row by sendNotice): the document is approved either way.
-            deps.logger.warn({ err, approverId: approver.id }, 'WhatsApp refused a signed copy');
+            deps.logger.warn({ err, approverId: notice.approverId }, 'WhatsApp refused a signed copy');
             failed++;
           } else {
             retryable ??= err instanceof Error ? err : new Error(String(err));
           }
         }
+      };
+      // An approver the account reaches itself (notify: false) gets no WhatsApp message, this one included.
+      for (const approver of approvers.filter((a) => a.notify)) {
+        const language = languageFor(approver.phone, approver.language);
+        await sendCopy({
+          approverId: approver.id,
+          phone: approver.phone,
+          language,
+          approverName: language === 'ar' ? approver.nameAr : approver.nameEn,
+          linkToken: approver.linkToken ?? '',
+          actionType: approver.actionType,
+          idempotencyKey: `${idempotencyPrefix}:${approver.id}:signed_copy`,
+        });
+      }
+      // The document's cc recipients (issue 15 item 5), keyed by their place in the list (fixed once sent). A
+      // number that is also an approver's (an approver changed after cc was set) is the approver's: no second copy.
+      const approverPhones = new Set(approvers.map((a) => a.phone));
+      for (const [i, cc] of document.cc.entries()) {
+        if (approverPhones.has(cc.phone)) continue;
+        const language = languageFor(cc.phone, cc.language);
+        await sendCopy({
+          approverId: null,
+          phone: cc.phone,
+          language,
+          approverName: cc.name ?? CC_GREETING[language],
+          idempotencyKey: `${idempotencyPrefix}:cc:${i}:signed_copy`,
+        });
       }
       // The others were tried first; the retry skips the copies already sent (same idempotency keys).
       if (retryable !== undefined) throw retryable;

@@ -3,6 +3,7 @@ import type { DocumentStatus } from '../domain/model.ts';
 import { accountsStore } from '../db/stores/accounts-store.ts';
 import { approversStore, type Approver } from '../db/stores/approvers-store.ts';
 import { documentsStore, type Document } from '../db/stores/documents-store.ts';
+import { whatsAppMessagesStore, type SentReminder } from '../db/stores/whatsapp-messages-store.ts';
 import type { FinalizeApprover, FinalizeDocumentInfo, FinalizeInput } from '../pdf/index.ts';
 import { readObject, type Storage } from '../storage/storage.ts';
 import { OPEN_STATUSES } from './rules.ts';
@@ -69,6 +70,7 @@ export async function loadFinalizeInput(
   const delegators = new Map((record.delegators ?? []).map((d) => [d.id, d]));
   const account = await accountsStore(db).findById(document.accountId);
   const seals = await approversStore(db).generatedSealIds(document.id);
+  const reminders = await whatsAppMessagesStore(db).sentRemindersByApprover(document.id);
   const read = async (key: string, what: string) => {
     const bytes = await readObject(storage, key);
     if (!bytes) throw new FinalizeStateError('file_missing', `${what} (${key}) is missing from storage`);
@@ -92,7 +94,7 @@ export async function loadFinalizeInput(
         ? await read(a.signatureKey, `The ${a.actionType} image of approver ${a.id}`)
         : undefined;
     finalizeApprovers.push({
-      ...toFinalizeApprover(a, image, seals.has(a.id)),
+      ...toFinalizeApprover(a, image, seals.has(a.id), reminders.get(a.id) ?? []),
       ...delegatedFrom(a, delegators),
     });
   }
@@ -131,6 +133,7 @@ function toFinalizeApprover(
   a: Approver,
   image: Buffer | undefined,
   generatedSeal: boolean,
+  reminders: SentReminder[],
 ): FinalizeApprover {
   const page = a.actionChannel === 'page';
   return {
@@ -148,6 +151,7 @@ function toFinalizeApprover(
     userAgent: page ? a.actionUserAgent : null,
     whatsappMessageId: page ? null : a.actionMessageId,
     verifiedBy: a.verifiedBy ?? (page ? 'none' : 'whatsapp_reply'),
+    reminders,
     signaturePng: a.actionType === 'sign' ? (image ?? null) : null,
     typedName: a.actionType === 'sign' ? a.typedName : null,
     stampPng: a.actionType === 'stamp' ? (image ?? null) : null,

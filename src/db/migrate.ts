@@ -19,6 +19,7 @@ import * as autoReminders from './migrations/018-auto-reminders.ts';
 import * as embedding from './migrations/020-embedding.ts';
 import * as whatsappIdentity from './migrations/021-whatsapp-identity.ts';
 import * as delegation from './migrations/022-delegation.ts';
+import * as ccRecipients from './migrations/024-cc-recipients.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -50,6 +51,7 @@ const migrations: Record<string, Migration> = {
   '020-embedding': embedding,
   '021-whatsapp-identity': whatsappIdentity,
   '022-delegation': delegation,
+  '024-cc-recipients': ccRecipients,
 };
 
 const source: Knex.MigrationSource<string> = {

@@ -3,7 +3,7 @@ import { approversStore, type Approver } from '../db/stores/approvers-store.ts';
 import { documentEventsStore } from '../db/stores/document-events-store.ts';
 import { documentsStore, type Document } from '../db/stores/documents-store.ts';
 import type { DocumentFile, DocumentInput } from './inputs.ts';
-import { expiresAtFrom } from './rules.ts';
+import { ccWithoutApprovers, expiresAtFrom } from './rules.ts';
 import { serializeDocument } from './serialize.ts';
 
 /**
@@ -35,6 +35,7 @@ export async function createDocument(
       pageCount: input.file.pageCount,
       reminders: input.fields.reminders,
       allowDelegation: input.fields.allowDelegation,
+      cc: ccWithoutApprovers(input.fields.cc, input.fields.approvers),
     });
     const approvers = await approversStore(trx).insertMany(document, input.fields.approvers);
     await documentEventsStore(trx).record({

@@ -1,4 +1,4 @@
-import type { ApproverFields, ReminderSettings, WorkflowType } from '../domain/model.ts';
+import type { ApproverFields, CcRecipient, ReminderSettings, WorkflowType } from '../domain/model.ts';
 
 /** An approver as a client gives it (validated); `orderIndex` undefined means "after the others". */
 export type ApproverInput = Omit<ApproverFields, 'orderIndex'> & { orderIndex: number | undefined };
@@ -17,6 +17,8 @@ export interface DocumentInput {
   reminders: ReminderSettings | null;
   /** Approvers may hand their step to someone else from the approval page (issue 15 item 3). */
   allowDelegation: boolean;
+  /** Who else receives the signed copy; never an approver's number. */
+  cc: CcRecipient[];
 }
 
 /** PUT /documents/{id}: only what is given changes; `approvers`, when given, replaces them all. */
@@ -30,6 +32,8 @@ export interface DocumentUpdate {
   /** Null clears the document's own setting (the account's default applies). */
   reminders?: ReminderSettings | null;
   allowDelegation?: boolean;
+  /** Replaces the whole list. */
+  cc?: CcRecipient[];
 }
 
 /** The original PDF, already in storage and checked. */

@@ -40,3 +40,15 @@ export function placementDetails(
 export function expiresAtFrom(now: Date, days: number): Date {
   return new Date(now.getTime() + days * 24 * 60 * 60 * 1000);
 }
+
+/**
+ * The cc recipients that are not approvers of the document: a number that is also an approver's is dropped, as the
+ * approver receives the signed copy anyway (issue 15 item 5: a number never gets two).
+ */
+export function ccWithoutApprovers<T extends { phone: string }>(
+  cc: readonly T[],
+  approvers: readonly { phone: string }[],
+): T[] {
+  const approverPhones = new Set(approvers.map((a) => a.phone));
+  return cc.filter((c) => !approverPhones.has(c.phone));
+}

@@ -68,9 +68,17 @@ export interface SerializedDocument {
   signature: DocumentSignature | null;
   reminders: ReminderSettings | null;
   allow_delegation: boolean;
+  /** Who else receives the signed copy once the document is approved. */
+  cc: SerializedCcRecipient[];
   created_at: string;
   updated_at: string;
   approvers: SerializedApprover[];
+}
+
+export interface SerializedCcRecipient {
+  phone: string;
+  language: Language | null;
+  name: string | null;
 }
 
 export interface SerializedFinalization {
@@ -146,6 +154,7 @@ export function serializeDocument(
     signature: doc.status === 'approved' ? doc.signature : null,
     reminders: doc.reminders,
     allow_delegation: doc.allowDelegation,
+    cc: doc.cc.map((c) => ({ phone: c.phone, language: c.language, name: c.name })),
     created_at: isoTime(doc.createdAt),
     updated_at: isoTime(doc.updatedAt),
     approvers: [...approvers]

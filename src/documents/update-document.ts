@@ -3,7 +3,14 @@ import { approversStore, type Approver } from '../db/stores/approvers-store.ts';
 import { documentsStore, type Document, type DocumentPatch } from '../db/stores/documents-store.ts';
 import { AppError } from '../errors.ts';
 import type { DocumentFile, DocumentUpdate } from './inputs.ts';
-import { expiresAtFrom, placementDetails, placementProblem, REFUSALS, requireDraft } from './rules.ts';
+import {
+  ccWithoutApprovers,
+  expiresAtFrom,
+  placementDetails,
+  placementProblem,
+  REFUSALS,
+  requireDraft,
+} from './rules.ts';
 
 /**
  * Changes a draft: the given fields, a new file, and (when given) the whole list of approvers. `expires_in_days`
@@ -40,6 +47,15 @@ export async function updateDocument(
       }
     }
 
+    // The document as it will stand: a cc number that is one of its approvers' is dropped.
+    const cc =
+      update.cc !== undefined || update.approvers !== undefined
+        ? ccWithoutApprovers(
+            update.cc ?? current.cc,
+            update.approvers ?? (await approvers.listByDocument(current.id)),
+          )
+        : undefined;
+
     const patch: DocumentPatch = {
       titleAr: update.titleAr,
       titleEn: update.titleEn,
@@ -47,6 +63,7 @@ export async function updateDocument(
       workflowType: update.workflowType,
       ...(update.reminders !== undefined ? { reminders: update.reminders } : {}),
       ...(update.allowDelegation !== undefined ? { allowDelegation: update.allowDelegation } : {}),
+      ...(cc !== undefined ? { cc } : {}),
       ...(update.expiresInDays !== undefined ? { expiresAt: expiresAtFrom(now, update.expiresInDays) } : {}),
       ...(file
         ? {

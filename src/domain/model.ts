@@ -81,7 +81,22 @@ export const LIMITS = {
   delegationReasonMax: 500,
   /** The static ceiling of `reminders.max` (REMIND_MAX_PER_APPROVER, the configured cap, is checked too). */
   remindersMaxCeiling: 100,
+  /** Recipients of the signed copy besides the approvers (`cc` on a document). */
+  ccMax: 10,
 } as const;
+
+/**
+ * Someone besides the approvers who receives the signed PDF over WhatsApp once the document is approved (issue 15
+ * item 5). Never an approver of the same document: that phone already gets the approver's own copy.
+ */
+export interface CcRecipient {
+  /** E.164 digits without the plus sign. */
+  phone: string;
+  /** Language of the message; null means automatic (Arabic for Saudi numbers, else English). */
+  language: Language | null;
+  /** The name the message greets; null: a generic greeting. */
+  name: string | null;
+}
 
 /**
  * A document's automatic reminders (issue 15, item 1): the first `first_after_hours` after an approver's

@@ -3,6 +3,7 @@ export * from './types.ts';
 export {
   buildTemplateMessage,
   buttonPayload,
+  CC_GREETING,
   languageFor,
   renderPreview,
   templateNameFor,

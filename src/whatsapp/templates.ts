@@ -217,6 +217,9 @@ export const TEMPLATE_TEXT: Record<NoticeKind, Record<Language, string>> = {
   },
 };
 
+/** {{1}} of a signed copy to a cc recipient given without a name: "Hello there, …" / "مرحباً بك، …". */
+export const CC_GREETING: Record<Language, string> = { en: 'there', ar: 'بك' };
+
 export const BUTTON_LABELS: Record<Language, { url: string } & Record<ButtonAction, string>> = {
   en: { url: 'Open document', approve: 'Approve', review: 'Mark reviewed', reject: 'Reject' },
   ar: { url: 'فتح المستند', approve: 'اعتماد', review: 'تمت المراجعة', reject: 'رفض' },

@@ -10,7 +10,8 @@ export interface ApprovalNotice {
   kind: NoticeKind;
   accountId: string;
   documentId: string;
-  approverId: string;
+  /** Null for a `signed_copy` to one of the document's `cc` recipients, who is no approver. */
+  approverId: string | null;
   /** E.164 digits without the plus, as stored on the approver. */
   phone: string;
   language: Language;

@@ -60,6 +60,7 @@ describe('the OpenAPI document states every status an operation answers', () => 
     expect(create.content['multipart/form-data']!.encoding).toEqual({
       file: { contentType: 'application/pdf' },
       approvers: { contentType: 'application/json' },
+      cc: { contentType: 'application/json' },
     });
   });
 

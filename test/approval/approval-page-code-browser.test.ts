@@ -89,6 +89,9 @@ describe('the code step of the approval page', () => {
       expect(await page.textContent('#code-title')).toBe(c.title);
       expect(await page.isVisible('#approve-form')).toBe(false);
       expect(await page.isVisible('details.reject')).toBe(false);
+      // Nor the document: its viewer stays hidden and empty (the PDF itself answers 403 until the code).
+      expect(await page.isVisible('section.viewer')).toBe(false);
+      expect(await page.locator('#pdf-pages canvas').count()).toBe(0);
 
       const before = otpCodes(c.phone).length;
       await page.click('#send-code');
@@ -106,6 +109,9 @@ describe('the code step of the approval page', () => {
       await page.click('#verify-code');
       await page.waitForSelector('#approve-form:not([hidden])');
       expect(await page.isVisible('#code-step')).toBe(false);
+      // Verified: the PDF is fetched and drawn now.
+      await page.waitForSelector('#pdf-pages canvas');
+      expect(await page.isVisible('section.viewer')).toBe(true);
 
       // The proof is a cookie the page's script cannot read.
       expect(await page.evaluate('document.cookie')).toBe('');

@@ -154,6 +154,18 @@ describe('an approver who must enter a WhatsApp code', () => {
       },
     );
     expect(forged.status).toBe(403);
+    // Nor is the document served before the code: neither the PDF nor its viewer on the page.
+    const pdf = await fetch(pageUrl(token, 'document.pdf'));
+    expect(pdf.status).toBe(403);
+    expect(pdf.headers.get('content-type')).toMatch(/application\/json/);
+    expect(((await pdf.json()) as Envelope).error!.message).toMatch(/code sent to their WhatsApp/);
+    const forgedPdf = await fetch(pageUrl(token, 'document.pdf'), {
+      headers: { cookie: `wathiq_verified=${'A'.repeat(43)}` },
+    });
+    expect(forgedPdf.status).toBe(403);
+    const page = await (await fetch(`${h.service.api.url}/a/${token}`)).text();
+    expect(page).toMatch(/<section class="viewer" aria-label="PDF" hidden>/);
+    expect(page).toContain('id="code-step"');
     const verifyFirst = await postCode(token, 'code/verify', { code: '123456' });
     expect(verifyFirst.res.status).toBe(409);
   });
@@ -229,6 +241,18 @@ describe('an approver who must enter a WhatsApp code', () => {
     // A code is used once.
     expect((await postCode(token, 'code/verify', { code: third })).res.status).toBe(409);
 
+    // Verified: the PDF is served, and the page shows its viewer.
+    const pdf = await fetch(pageUrl(token, 'document.pdf'), { headers: { cookie } });
+    expect(pdf.status).toBe(200);
+    expect(
+      Buffer.from(await pdf.arrayBuffer())
+        .subarray(0, 5)
+        .toString(),
+    ).toBe('%PDF-');
+    const page = await (await fetch(`${h.service.api.url}/a/${token}`, { headers: { cookie } })).text();
+    expect(page).toMatch(/<section class="viewer" aria-label="PDF"\s*>/);
+    expect(page).not.toContain('id="code-step"');
+
     const acted = await pagePost(h, token, 'complete', { typed_name: 'Signer' }, { cookie });
     expect(acted.status, await acted.text()).toBe(200);
   });
@@ -237,6 +261,8 @@ describe('an approver who must enter a WhatsApp code', () => {
     const b = await requestFor(h, PHONES.saudiB, doc.id);
     expect((await tapButton(h, { from: PHONES.saudiB, payload: quickRepliesOf(b)[0]! })).status).toBe(200);
     const c = await requestFor(h, PHONES.uk, doc.id);
+    // An approver without verification reads the PDF with the link alone.
+    expect((await fetch(pageUrl(linkTokenOf(c), 'document.pdf'))).status).toBe(200);
     expect((await pagePost(h, linkTokenOf(c), 'complete', {})).status).toBe(200);
     await eventually(async () => (await statusOf(h, doc.id)).status === 'approved', 90_000);
 

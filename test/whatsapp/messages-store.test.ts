@@ -106,7 +106,7 @@ describe('sendNotice with the cloud provider', () => {
       status: 'failed',
       statusError: { code: 131026, retryable: false },
     });
-    expect((await messages.latestStatusForApprover(n.approverId))?.status).toBe('failed');
+    expect((await messages.latestStatusForApprover(n.approverId!))?.status).toBe('failed');
   });
 });
 

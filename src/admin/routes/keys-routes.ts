@@ -9,12 +9,82 @@ import type { Translate } from '../i18n.ts';
 import { ADMIN_PATHS } from '../paths.ts';
 import { isUuid, renderPage, seeOther } from '../render.ts';
 import { requireSession } from '../sessions.ts';
-import { keysPage, type EmbedForm, type KeysView, type NewKeyForm } from '../views/keys-page.ts';
-import { accountsStore } from '../../db/stores/accounts-store.ts';
+import {
+  keysPage,
+  type DefaultsForm,
+  type EmbedForm,
+  type KeysView,
+  type NewKeyForm,
+} from '../views/keys-page.ts';
+import { accountsStore, type Account } from '../../db/stores/accounts-store.ts';
+import { LIMITS, VERIFICATIONS, type ReminderSettings, type Verification } from '../../domain/model.ts';
 import { checkEmbedOrigin, EMBED_ORIGINS_MAX } from '../../accounts/embed-origins.ts';
 import { pageContextOf } from '../views/page.ts';
 
 const EMPTY_FORM: NewKeyForm = { name: '', scopes: API_SCOPES, errors: {} };
+
+/** The defaults form as the account stands. */
+function defaultsOf(account: Account | undefined): DefaultsForm {
+  const r = account?.defaultReminders;
+  return {
+    firstAfterHours: r ? String(r.first_after_hours) : '',
+    everyHours: r ? String(r.every_hours) : '',
+    max: r ? String(r.max) : '',
+    verification: account?.defaultVerification ?? 'none',
+    errors: {},
+  };
+}
+
+const REMINDER_FIELDS = [
+  ['first_after_hours', 'firstAfterHours', 1, LIMITS.reminderHoursMax],
+  ['every_hours', 'everyHours', 1, LIMITS.reminderHoursMax],
+  ['max', 'max', 0, LIMITS.remindersMaxCeiling],
+] as const;
+
+/**
+ * Reads the defaults form with the API's rules (PUT /account/settings): the three reminder numbers all given
+ * (whole numbers in range) or all empty (the server default), and a known verification.
+ */
+function readDefaultsForm(
+  ctx: AdminContext,
+  t: Translate,
+): { form: DefaultsForm; reminders?: ReminderSettings | null; verification?: Verification } {
+  const field = (name: string) => {
+    const raw = formField(ctx, name);
+    return typeof raw === 'string' ? raw.trim().slice(0, 32) : '';
+  };
+  const form: DefaultsForm = {
+    firstAfterHours: field('first_after_hours'),
+    everyHours: field('every_hours'),
+    max: field('max'),
+    verification: field('default_verification'),
+    errors: {},
+  };
+  const given = REMINDER_FIELDS.filter(([, key]) => form[key] !== '');
+  let reminders: ReminderSettings | null | undefined = null;
+  if (given.length > 0 && given.length < REMINDER_FIELDS.length) {
+    form.errors.reminders = t('errorRemindersAll');
+    reminders = undefined;
+  } else if (given.length > 0) {
+    const values: Partial<Record<keyof ReminderSettings, number>> = {};
+    for (const [name, key, min, max] of REMINDER_FIELDS) {
+      const n = /^\d{1,6}$/.test(form[key]) ? Number(form[key]) : NaN;
+      if (!(n >= min && n <= max)) {
+        form.errors[name] = t('errorWholeNumber', { min, max });
+        reminders = undefined;
+      } else values[name] = n;
+    }
+    if (reminders !== undefined)
+      reminders = {
+        first_after_hours: values.first_after_hours!,
+        every_hours: values.every_hours!,
+        max: values.max!,
+      };
+  }
+  const verification = VERIFICATIONS.find((v) => v === form.verification);
+  if (!verification) form.errors.verification = t('errorVerification');
+  return { form, ...(reminders !== undefined && { reminders }), ...(verification && { verification }) };
+}
 
 /** Reads the create form; checkboxes arrive as one string or an array, unknown scopes are ignored. */
 function readKeyForm(ctx: AdminContext, t: Translate): NewKeyForm {
@@ -34,7 +104,7 @@ export function mountKeyRoutes(router: Router<AdminState>, deps: AdminDeps): voi
   const show = async (
     ctx: AdminContext,
     status: number,
-    extra: Pick<KeysView, 'form' | 'created'> & { embed?: EmbedForm },
+    extra: Pick<KeysView, 'form' | 'created'> & { embed?: EmbedForm; defaults?: DefaultsForm },
   ) => {
     const session = ctx.state.session!;
     const keys = await apiKeysStore(deps.db).listByAccount(session.accountId);
@@ -49,6 +119,7 @@ export function mountKeyRoutes(router: Router<AdminState>, deps: AdminDeps): voi
         keys,
         ...extra,
         embed,
+        defaults: extra.defaults ?? defaultsOf(account),
       }),
     );
   };
@@ -102,6 +173,19 @@ export function mountKeyRoutes(router: Router<AdminState>, deps: AdminDeps): voi
     if (error) return show(ctx, 422, { form: EMPTY_FORM, embed: { value, error } });
     await accountsStore(deps.db).setEmbedOrigins(ctx.state.session!.accountId, [...new Set(origins)]);
     seeOther(ctx, `${ADMIN_PATHS.keys}?m=embed_saved`);
+  });
+
+  router.get(ADMIN_PATHS.defaults, (ctx) => seeOther(ctx, ADMIN_PATHS.keys));
+
+  router.post(ADMIN_PATHS.defaults, requireSession(), csrfProtection(deps.config), async (ctx) => {
+    const read = readDefaultsForm(ctx, ctx.state.t);
+    if (Object.keys(read.form.errors).length > 0 || read.reminders === undefined || !read.verification)
+      return show(ctx, 422, { form: EMPTY_FORM, defaults: read.form });
+    await accountsStore(deps.db).updateSettings(ctx.state.session!.accountId, {
+      defaultReminders: read.reminders,
+      defaultVerification: read.verification,
+    });
+    seeOther(ctx, `${ADMIN_PATHS.keys}?m=defaults_saved`);
   });
 
   router.post('/admin/api/keys/:id/revoke', requireSession(), csrfProtection(deps.config), async (ctx) => {

@@ -2,7 +2,8 @@ import { API_SCOPES, type ApiScope } from '../../auth/api-key-format.ts';
 import type { Plan } from '../../config.ts';
 import type { ApiKey } from '../../db/stores/api-keys-store.ts';
 import { html, type SafeHtml } from '../../http/html.ts';
-import { formatNumber } from '../i18n.ts';
+import { VERIFICATIONS } from '../../domain/model.ts';
+import { formatNumber, type MessageKey } from '../i18n.ts';
 import { ADMIN_PATHS } from '../paths.ts';
 import { csrfInput, layout, time, type PageContext } from './page.ts';
 
@@ -18,8 +19,18 @@ export interface EmbedForm {
   error?: string;
 }
 
+/** The account defaults form (issue 15 items 1, 2): the fields as typed, and what is wrong with each. */
+export interface DefaultsForm {
+  firstAfterHours: string;
+  everyHours: string;
+  max: string;
+  verification: string;
+  errors: Partial<Record<'reminders' | 'first_after_hours' | 'every_hours' | 'max' | 'verification', string>>;
+}
+
 export interface KeysView {
   embed: EmbedForm;
+  defaults: DefaultsForm;
   plan: Plan;
   requestsPerMinute: number;
   keys: ApiKey[];
@@ -228,6 +239,67 @@ ${form.value}</textarea>
   </form>`;
 }
 
+function numberField(
+  page: PageContext,
+  id: string,
+  name: string,
+  label: MessageKey,
+  value: string,
+  error: string | undefined,
+): SafeHtml {
+  return html`<div class="field">
+    <label for="${id}">${page.t(label)}</label>
+    ${error && html`<p class="error-text" id="${id}-error">${error}</p>`}
+    <input
+      id="${id}"
+      name="${name}"
+      type="number"
+      inputmode="numeric"
+      min="0"
+      step="1"
+      dir="ltr"
+      value="${value}"
+      ${error ? html`aria-invalid="true" aria-describedby="${id}-error"` : ''}
+    />
+  </div>`;
+}
+
+function defaultsForm(page: PageContext, form: DefaultsForm, csrfToken: string): SafeHtml {
+  const { t } = page;
+  const { errors } = form;
+  return html`<form method="post" action="${ADMIN_PATHS.defaults}">
+    ${csrfInput(csrfToken)}
+    <p class="hint" id="defaults-hint">${t('defaultsHint')}</p>
+    <fieldset aria-describedby="defaults-hint" ${errors.reminders ? html`aria-invalid="true"` : ''}>
+      <legend>${t('remindersLegend')}</legend>
+      ${errors.reminders && html`<p class="error-text" role="alert">${errors.reminders}</p>`}
+      ${numberField(page, 'remind-first', 'first_after_hours', 'remindFirstLabel', form.firstAfterHours, errors.first_after_hours)}
+      ${numberField(page, 'remind-every', 'every_hours', 'remindEveryLabel', form.everyHours, errors.every_hours)}
+      ${numberField(page, 'remind-max', 'max', 'remindMaxLabel', form.max, errors.max)}
+    </fieldset>
+    <div class="field">
+      <label for="default-verification">${t('verificationLabel')}</label>
+      ${
+        errors.verification &&
+        html`<p class="error-text" id="default-verification-error">${errors.verification}</p>`
+      }
+      <select
+        id="default-verification"
+        name="default_verification"
+        ${errors.verification ? html`aria-invalid="true" aria-describedby="default-verification-error"` : ''}
+      >
+        ${VERIFICATIONS.map(
+          (v) =>
+            html`<option value="${v}" ${form.verification === v ? html`selected` : ''}>
+              ${t(`verification.${v}`)}
+            </option>`,
+        )}
+      </select>
+    </div>
+    <button type="submit" class="button button-primary">${t('saveDefaults')}</button>
+  </form>`;
+}
+
 export function keysPage(page: PageContext, view: KeysView) {
   const { t } = page;
   const csrfToken = page.account?.csrfToken ?? '';
@@ -256,6 +328,10 @@ export function keysPage(page: PageContext, view: KeysView) {
     <section class="card" aria-labelledby="embed-heading">
       <h2 id="embed-heading">${t('embedHeading')}</h2>
       ${embedForm(page, view.embed, csrfToken)}
+    </section>
+    <section class="card" aria-labelledby="defaults-heading">
+      <h2 id="defaults-heading">${t('defaultsHeading')}</h2>
+      ${defaultsForm(page, view.defaults, csrfToken)}
     </section>`;
   return layout(page, { title: t('keysTitle'), current: 'keys', body, switchPath: ADMIN_PATHS.keys });
 }

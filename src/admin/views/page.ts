@@ -56,6 +56,7 @@ const FLASH: Record<FlashCode, { key: MessageKey; tone: 'ok' | 'warn' }> = {
   revoked: { key: 'flashRevoked', tone: 'ok' },
   already_revoked: { key: 'flashAlreadyRevoked', tone: 'warn' },
   embed_saved: { key: 'flashEmbedSaved', tone: 'ok' },
+  defaults_saved: { key: 'flashDefaultsSaved', tone: 'ok' },
 };
 
 function flash(page: PageContext): SafeHtml {

@@ -73,6 +73,17 @@ export function formFieldsToObject(fields: readonly [string, string][]): {
           'the reminders part must hold a JSON object {first_after_hours, every_hours, max}',
         );
       }
+    } else if (name === 'cc') {
+      // One part holding the JSON array of recipients (as the approvers part holds its array).
+      if (Object.hasOwn(value, 'cc')) {
+        addDetail(errors, 'cc', 'give cc once: one part holding the JSON array');
+        continue;
+      }
+      try {
+        value.cc = JSON.parse(raw) as unknown;
+      } catch {
+        addDetail(errors, 'cc', 'the cc part must hold a JSON array of recipients {phone, language, name}');
+      }
     } else if (part) {
       const index = Number(part[1]);
       let entry = approvers.get(index);

@@ -210,6 +210,7 @@ export class OpenApiRegistry {
                 encoding: {
                   file: { contentType: 'application/pdf' },
                   approvers: { contentType: 'application/json' },
+                  cc: { contentType: 'application/json' },
                 },
               },
             }

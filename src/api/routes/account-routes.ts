@@ -13,7 +13,11 @@ import { envelope } from '../schemas/envelopes.ts';
 
 const TAGS = ['Account'];
 
-const settingsOf = (account: Account) => ({ embed_origins: account.embedOrigins });
+const settingsOf = (account: Account) => ({
+  embed_origins: account.embedOrigins,
+  default_reminders: account.defaultReminders,
+  default_verification: account.defaultVerification,
+});
 
 /** GET/PUT /account/settings: the settings of the key's own account (issue 15 item 6: embedding). */
 export function createAccountRouter(deps: { db: Knex }, openapi: OpenApiRegistry): Router<AppState> {
@@ -28,7 +32,8 @@ export function createAccountRouter(deps: { db: Knex }, openapi: OpenApiRegistry
       path: '/account/settings',
       operationId: 'getAccountSettings',
       summary: "The account's settings",
-      description: 'embed_origins: who may frame the approval page.',
+      description:
+        'embed_origins: who may frame the approval page. default_reminders and default_verification: what documents and approvers created without their own take.',
       tags: TAGS,
       auth: 'documents:read',
       responses: { 200: { description: 'The settings', schema: envelope(AccountSettingsResource) } },
@@ -50,7 +55,7 @@ export function createAccountRouter(deps: { db: Knex }, openapi: OpenApiRegistry
       operationId: 'updateAccountSettings',
       summary: "Change the account's settings",
       description:
-        'Only the given fields change. embed_origins replaces the list: https origins (scheme, host, optional port; https://*.example.com for subdomains), at most 10; 422 for anything else.',
+        'Only the given fields change. embed_origins replaces the list: https origins (scheme, host, optional port; https://*.example.com for subdomains), at most 10; 422 for anything else. default_reminders ({first_after_hours, every_hours, max}, or null to clear) applies to documents sent afterwards without their own reminders; default_verification (none or whatsapp_otp) to approvers added afterwards without their own verification.',
       tags: TAGS,
       auth: 'documents:write',
       body: { json: AccountSettingsUpdate, required: false },
@@ -60,11 +65,13 @@ export function createAccountRouter(deps: { db: Knex }, openapi: OpenApiRegistry
     async (ctx) => {
       const { accountId } = authOf(ctx);
       const update = parseBody(AccountSettingsUpdate, jsonBody(ctx));
-      const store = accountsStore(db);
-      const account =
-        update.embed_origins !== undefined
-          ? await store.setEmbedOrigins(accountId, [...new Set(update.embed_origins)])
-          : await store.findById(accountId);
+      const account = await accountsStore(db).updateSettings(accountId, {
+        ...(update.embed_origins !== undefined && { embedOrigins: [...new Set(update.embed_origins)] }),
+        ...(update.default_reminders !== undefined && { defaultReminders: update.default_reminders }),
+        ...(update.default_verification !== undefined && {
+          defaultVerification: update.default_verification,
+        }),
+      });
       if (!account) throw AppError.notFound('Account');
       ok(ctx, settingsOf(account));
     },

@@ -5,6 +5,14 @@ import {
   EMBED_ORIGIN_PATTERN,
   EMBED_ORIGINS_MAX,
 } from '../../accounts/embed-origins.ts';
+import { VERIFICATIONS } from '../../domain/model.ts';
+import { Reminders } from './documents.ts';
+import { oneOf } from './fields.ts';
+
+const DEFAULT_REMINDERS =
+  'The automatic reminders of documents sent without their own reminders; null: the server default (AUTO_REMIND_*, off unless configured). Taken when a document is sent.';
+const DEFAULT_VERIFICATION =
+  'The verification of approvers added without their own verification (none, or whatsapp_otp: a one-time code over WhatsApp before acting on the approval page). Taken when the approver is added.';
 
 const EmbedOrigin = z
   .string({ error: 'each embed origin must be a string' })
@@ -32,6 +40,12 @@ export const AccountSettingsUpdate = z.strictObject({
     .meta({
       description: `The origins allowed to frame the approval page (its Content-Security-Policy frame-ancestors); at most ${EMBED_ORIGINS_MAX}. [] (the default): no one may frame it.`,
     }),
+  default_reminders: Reminders.nullable()
+    .optional()
+    .meta({ description: `${DEFAULT_REMINDERS} null clears it.` }),
+  default_verification: oneOf('default_verification', VERIFICATIONS)
+    .optional()
+    .meta({ description: DEFAULT_VERIFICATION }),
 });
 
 export const AccountSettingsResource = z
@@ -39,5 +53,7 @@ export const AccountSettingsResource = z
     embed_origins: z
       .array(z.string())
       .meta({ description: 'Who may frame the approval page; [] for no one' }),
+    default_reminders: Reminders.nullable().meta({ description: DEFAULT_REMINDERS }),
+    default_verification: z.enum(VERIFICATIONS).meta({ description: DEFAULT_VERIFICATION }),
   })
   .meta({ id: 'AccountSettings' });

@@ -22,7 +22,7 @@ import {
   text,
 } from './fields.ts';
 
-const Phone = z
+export const Phone = z
   .preprocess(
     (v) => (typeof v === 'number' && Number.isSafeInteger(v) ? String(v) : v),
     z.string({

@@ -1,8 +1,14 @@
 import { z } from 'zod';
 import type { ApproverInput, DocumentInput, DocumentUpdate } from '../../documents/inputs.ts';
-import { DOCUMENT_STATUSES, LIMITS, WORKFLOW_TYPES } from '../../domain/model.ts';
+import {
+  DOCUMENT_STATUSES,
+  LANGUAGES,
+  LIMITS,
+  WORKFLOW_TYPES,
+  type CcRecipient,
+} from '../../domain/model.ts';
 import type { SerializedDocument } from '../../documents/serialize.ts';
-import { ApproverInputSchema, ApproverResource } from './approvers.ts';
+import { ApproverInputSchema, ApproverResource, Phone } from './approvers.ts';
 import { Timestamp } from './envelopes.ts';
 import { ALWAYS_ON_OBJECTS, boolean, integer, oneOf, requireBilingual, text } from './fields.ts';
 
@@ -59,6 +65,40 @@ export const Reminders = z
       'Automatic WhatsApp reminders to each notified approver who has not acted: the first first_after_hours after their notification, then every every_hours, at most max; plus one "expires tomorrow" reminder 24 hours before the deadline (when the approver was notified more than 24 hours before it). Stopped by the approver\'s action, a void, a rejection or expiry. Each counts against REMIND_MAX_PER_APPROVER with manual reminders; one beyond it is not sent.',
   });
 
+/** One recipient of the signed copy besides the approvers (issue 15 item 5). */
+const CcRecipientInput = z
+  .strictObject(
+    {
+      phone: Phone,
+      language: oneOf('language', LANGUAGES)
+        .nullable()
+        .optional()
+        .meta({ description: 'Language of the message; default Arabic for Saudi numbers, else English' }),
+      name: text('name')
+        .nullable()
+        .optional()
+        .meta({ description: 'The name the message greets (optional)' }),
+    },
+    {
+      error: (iss) =>
+        iss.code === 'unrecognized_keys'
+          ? 'a cc recipient takes only phone, language and name'
+          : 'each cc recipient must be an object {phone, language, name}',
+    },
+  )
+  // The phone's preprocessing hides from the generated JSON Schema that it is required (as on approvers).
+  .meta({ required: ['phone'] })
+  .transform((v): CcRecipient => ({ phone: v.phone, language: v.language ?? null, name: v.name ?? null }));
+
+/** A number given twice is kept once, as first given. */
+const Cc = z
+  .array(CcRecipientInput, { error: 'cc must be a list of recipients {phone, language, name}' })
+  .max(LIMITS.ccMax, { error: `cc lists at most ${LIMITS.ccMax} recipients` })
+  .transform((list) => list.filter((c, i) => list.findIndex((o) => o.phone === c.phone) === i))
+  .meta({
+    description: `Who else receives the signed PDF over WhatsApp once the document is approved (at most ${LIMITS.ccMax}), each in their language; the same WhatsApp template as the approvers' signed copies. A number given twice is kept once (as first given), and one that is also an approver's of the document is dropped (the approver gets their own copy): the document shows cc as kept. A number never gets two copies. Replaced as a whole on update; [] removes them all. Multipart: one cc part holding the JSON array.`,
+  });
+
 const documentShape = {
   title: text('title').optional().meta({ description: 'Shorthand: used for both title_ar and title_en' }),
   title_ar: text('title_ar').optional(),
@@ -80,6 +120,7 @@ const documentShape = {
     description:
       'Default false. true: an approver whose turn it is may hand their step to someone else from the approval page (name, WhatsApp number, reason); the delegate takes the same place in the order with the same action and verification, and is notified over WhatsApp (unless the approver has notify: false). Multipart: "true" or "false".',
   }),
+  cc: Cc.optional(),
 };
 
 /**
@@ -121,6 +162,7 @@ export const CreateDocumentSchema = CreateDocumentShape.superRefine(
     approvers: (v.approvers ?? []).map((a, i) => ({ ...a, orderIndex: a.orderIndex ?? i + 1 })),
     reminders: v.reminders ?? null,
     allowDelegation: v.allow_delegation ?? false,
+    cc: v.cc ?? [],
   }));
 
 /** Multipart part names travel in a header: no control characters. */
@@ -172,6 +214,7 @@ export const UpdateDocumentSchema = UpdateDocumentShape.superRefine((v, ctx) => 
   if (v.expires_in_days !== undefined) update.expiresInDays = v.expires_in_days;
   if (v.reminders !== undefined) update.reminders = v.reminders;
   if (v.allow_delegation !== undefined) update.allowDelegation = v.allow_delegation;
+  if (v.cc !== undefined) update.cc = v.cc;
   if (v.approvers !== undefined)
     update.approvers = v.approvers.map((a, i) => ({ ...a, orderIndex: a.orderIndex ?? i + 1 }));
   return update;
@@ -277,6 +320,23 @@ export const DocumentResource = z
     allow_delegation: z.boolean().meta({
       description: 'Approvers may hand their step to someone else from the approval page',
     }),
+    cc: z
+      .array(
+        z
+          .strictObject({
+            phone: z
+              .string()
+              .regex(/^[1-9]\d{6,14}$/)
+              .meta({ description: 'E.164 digits without +' }),
+            language: z
+              .enum(LANGUAGES)
+              .nullable()
+              .meta({ description: 'null: automatic (Arabic for Saudi numbers)' }),
+            name: z.string().nullable(),
+          })
+          .meta({ id: 'CcRecipient' }),
+      )
+      .meta({ description: 'Who else receives the signed copy over WhatsApp once the document is approved' }),
     created_at: Timestamp,
     updated_at: Timestamp,
     approvers: z.array(ApproverResource).meta({ description: 'Ordered by order_index' }),

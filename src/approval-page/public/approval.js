@@ -255,7 +255,10 @@ if ($('code-step')) {
     $('approve-form').hidden = false;
     document.querySelector('details.reject').hidden = false;
     if ($('delegate-step')) $('delegate-step').hidden = false;
+    // The PDF is served only once the code is verified: shown now.
+    document.querySelector('section.viewer').hidden = false;
+    void renderPdf();
   });
+} else {
+  void renderPdf();
 }
-
-void renderPdf();

@@ -1,4 +1,5 @@
 import type { Plan } from '../../config.ts';
+import type { ReminderSettings, Verification } from '../../domain/model.ts';
 import type { Db } from '../knex.ts';
 
 export interface Account {
@@ -8,7 +9,18 @@ export interface Account {
   plan: Plan;
   /** https origins allowed to frame the approval page (CSP frame-ancestors); empty: none. */
   embedOrigins: string[];
+  /** Automatic reminders of documents sent without their own (migration 018); null: AUTO_REMIND_* applies. */
+  defaultReminders: ReminderSettings | null;
+  /** The verification of approvers created without their own (migration 019). */
+  defaultVerification: Verification;
   createdAt: Date;
+}
+
+/** What PUT /account/settings and the dashboard change; undefined leaves a setting as it is. */
+export interface AccountSettingsPatch {
+  embedOrigins?: readonly string[];
+  defaultReminders?: ReminderSettings | null;
+  defaultVerification?: Verification;
 }
 
 interface AccountRow {
@@ -18,6 +30,8 @@ interface AccountRow {
   plan: Plan;
   password_hash: string;
   embed_origins: string[];
+  default_reminders: ReminderSettings | null;
+  default_verification: Verification;
   created_at: Date;
 }
 
@@ -27,6 +41,8 @@ const toAccount = (r: AccountRow): Account => ({
   email: r.email,
   plan: r.plan,
   embedOrigins: r.embed_origins ?? [],
+  defaultReminders: r.default_reminders ?? null,
+  defaultVerification: r.default_verification,
   createdAt: r.created_at,
 });
 
@@ -40,11 +56,19 @@ export function accountsStore(db: Db) {
     },
 
     async setEmbedOrigins(id: string, origins: readonly string[]): Promise<Account | undefined> {
-      const [row] = await db<AccountRow>('accounts')
-        .where({ id })
-        .update({ embed_origins: [...origins] })
-        .returning('*');
-      return row && toAccount(row);
+      return this.updateSettings(id, { embedOrigins: origins });
+    },
+
+    /** Changes the given settings in one statement; with none given, reads the account. */
+    async updateSettings(id: string, patch: AccountSettingsPatch): Promise<Account | undefined> {
+      const row: Partial<AccountRow> = {
+        ...(patch.embedOrigins !== undefined && { embed_origins: [...patch.embedOrigins] }),
+        ...(patch.defaultReminders !== undefined && { default_reminders: patch.defaultReminders }),
+        ...(patch.defaultVerification !== undefined && { default_verification: patch.defaultVerification }),
+      };
+      if (Object.keys(row).length === 0) return this.findById(id);
+      const [updated] = await db<AccountRow>('accounts').where({ id }).update(row).returning('*');
+      return updated && toAccount(updated);
     },
 
     async findById(id: string): Promise<Account | undefined> {

@@ -1,4 +1,4 @@
-import type { DocumentStatus, ReminderSettings, WorkflowType } from '../../domain/model.ts';
+import type { CcRecipient, DocumentStatus, ReminderSettings, WorkflowType } from '../../domain/model.ts';
 import type { Db } from '../knex.ts';
 import { toApprover, type Approver, type ApproverRow } from './approvers-store.ts';
 
@@ -34,6 +34,8 @@ export interface Document {
   reminders: ReminderSettings | null;
   /** Approvers may delegate their step from the approval page (migration 022). */
   allowDelegation: boolean;
+  /** Who else receives the signed copy (migration 024); [] for no one. */
+  cc: CcRecipient[];
   createdAt: Date;
   updatedAt: Date;
 }
@@ -80,6 +82,7 @@ export interface DocumentRow {
   signature?: DocumentSignature | null;
   reminders?: ReminderSettings | null;
   allow_delegation?: boolean;
+  cc?: CcRecipient[] | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -112,6 +115,7 @@ export const toDocument = (r: DocumentRow): Document => ({
   signature: r.signature ?? null,
   reminders: r.reminders ?? null,
   allowDelegation: r.allow_delegation ?? false,
+  cc: r.cc ?? [],
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
@@ -163,6 +167,7 @@ const COLUMNS: Record<keyof DocumentPatch, keyof DocumentRow> = {
   signature: 'signature',
   reminders: 'reminders',
   allowDelegation: 'allow_delegation',
+  cc: 'cc',
 };
 
 function toRowPatch(patch: DocumentPatch): Partial<DocumentRow> {
@@ -171,7 +176,7 @@ function toRowPatch(patch: DocumentPatch): Partial<DocumentRow> {
     if (value === undefined) continue;
     const column = COLUMNS[field as keyof DocumentPatch];
     if (!column) throw new Error(`documentsStore: unknown field ${field}`);
-    row[column] = value;
+    row[column] = field === 'cc' ? JSON.stringify(value) : value;
   }
   return row;
 }
@@ -192,7 +197,7 @@ export type NewDocument = Pick<
   | 'fileSize'
   | 'pageCount'
 > &
-  Partial<Pick<Document, 'reminders' | 'allowDelegation'>>;
+  Partial<Pick<Document, 'reminders' | 'allowDelegation' | 'cc'>>;
 
 /** `WQT-<year>-<6 digits>` (the sequence counts per account and calendar year). */
 export function formatReference(year: number, sequence: number): string {
@@ -239,6 +244,8 @@ export function documentsStore(db: Db) {
           page_count: input.pageCount,
           ...(input.reminders ? { reminders: input.reminders } : {}),
           ...(input.allowDelegation ? { allow_delegation: true } : {}),
+          // A JS array would be sent as a PostgreSQL array: jsonb takes the JSON text.
+          ...(input.cc?.length ? { cc: JSON.stringify(input.cc) as unknown as CcRecipient[] } : {}),
         })
         .returning('*');
       return toDocument(row!);

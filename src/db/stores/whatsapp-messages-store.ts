@@ -79,6 +79,12 @@ export interface ApproverDeliveryStatus {
   sentAt: Date;
 }
 
+/** A reminder WhatsApp accepted: when it was first attempted, and whether the sender or the schedule sent it. */
+export interface SentReminder {
+  at: Date;
+  kind: 'manual' | 'automatic' | 'expires_tomorrow';
+}
+
 export interface ReminderHistory {
   count: number;
   lastAt: Date | null;
@@ -393,6 +399,34 @@ export function whatsAppMessagesStore(db: Db) {
       if (options.accountId) void q.where({ account_id: options.accountId });
       if (options.phone) void q.where({ phone: options.phone });
       return (await q).map(toMessage);
+    },
+
+    /**
+     * The reminders WhatsApp accepted (they have a message id) for each approver of a document, oldest first, for
+     * the audit certificate. Which kind each was is in its idempotency key, made by the workflow:
+     * `…:reminder:auto:N` automatic, `…:reminder:expires-tomorrow` the one before the deadline, `…:reminder:N` the
+     * manual remind.
+     */
+    async sentRemindersByApprover(documentId: string): Promise<Map<string, SentReminder[]>> {
+      const rows = await db<MessageRow>('whatsapp_messages')
+        .where({ document_id: documentId, direction: 'out', kind: 'reminder' })
+        .whereNotNull('wamid')
+        .whereNotNull('approver_id')
+        .orderBy('id', 'asc')
+        .select('approver_id', 'idempotency_key', 'created_at');
+      const out = new Map<string, SentReminder[]>();
+      for (const r of rows) {
+        const key = r.idempotency_key ?? '';
+        const kind: SentReminder['kind'] = key.endsWith(':reminder:expires-tomorrow')
+          ? 'expires_tomorrow'
+          : /:reminder:auto:\d+$/.test(key)
+            ? 'automatic'
+            : 'manual';
+        const list = out.get(r.approver_id!) ?? [];
+        list.push({ at: r.created_at, kind });
+        out.set(r.approver_id!, list);
+      }
+      return out;
     },
 
     /** The status of the latest outbound message to each approver (optionally of some kinds only). */

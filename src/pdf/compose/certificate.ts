@@ -12,6 +12,7 @@ import {
   ltr,
   maskPhone,
   outcome,
+  REMINDER_KIND_LABEL,
   VERIFIED_BY_LABEL,
 } from './wording.ts';
 
@@ -216,6 +217,15 @@ function approverBlock(a: FinalizeApprover, index: number, total: number, unread
     { label: LABELS.result, values: [did.en, did.ar] },
     { label: LABELS.channel, values: [channel.en, channel.ar] },
     { label: LABELS.verifiedBy, values: [verified.en, verified.ar] },
+    {
+      label: LABELS.reminders,
+      values: a.reminders?.length
+        ? a.reminders.flatMap((r) => [
+            `${formatUtc(r.at)} — ${REMINDER_KIND_LABEL[r.kind].en}`,
+            REMINDER_KIND_LABEL[r.kind].ar,
+          ])
+        : [LABELS.noReminders.en, LABELS.noReminders.ar],
+    },
     { label: LABELS.timeUtc, values: [formatUtc(a.actedAt)] },
     { label: LABELS.timeRiyadh, values: [formatRiyadh(a.actedAt)] },
     { label: LABELS.timeHijri, values: hijri(a.actedAt) },

@@ -154,6 +154,15 @@ export const VERIFIED_BY_LABEL: Record<VerifiedBy, { en: string; ar: string }> =
   none: { en: 'None', ar: 'بدون تحقق' },
 };
 
+export const REMINDER_KIND_LABEL: Record<
+  'manual' | 'automatic' | 'expires_tomorrow',
+  { en: string; ar: string }
+> = {
+  manual: { en: 'manual reminder', ar: 'تذكير يدوي' },
+  automatic: { en: 'automatic reminder', ar: 'تذكير تلقائي' },
+  expires_tomorrow: { en: 'automatic "expires tomorrow" reminder', ar: 'تذكير تلقائي بانتهاء المهلة غدًا' },
+};
+
 export const LABELS = {
   certificateTitle: { en: 'Audit certificate', ar: 'شهادة التدقيق' },
   continued: { en: 'Audit certificate (continued)', ar: 'شهادة التدقيق (تابع)' },
@@ -176,6 +185,8 @@ export const LABELS = {
   result: { en: 'What they did', ar: 'ما قام به' },
   channel: { en: 'Channel', ar: 'القناة' },
   verifiedBy: { en: 'Verified by', ar: 'طريقة التحقق' },
+  reminders: { en: 'Reminders sent', ar: 'التذكيرات المرسلة' },
+  noReminders: { en: 'None', ar: 'لا يوجد' },
   timeUtc: { en: 'Time (UTC)', ar: 'الوقت (UTC)' },
   timeRiyadh: { en: 'Time (Riyadh)', ar: 'الوقت (الرياض)' },
   timeHijri: { en: 'Hijri date (Umm al-Qura)', ar: 'التاريخ الهجري (أم القرى)' },
