@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { createActivities } from './runtime/activities.ts';
 import { ensureArchiveRenewalSchedule } from './approval/archive-renewal-schedule.ts';
 import { ConfigError, loadConfig, signatureLevelWarning, type Config } from './config.ts';
@@ -16,7 +17,8 @@ import { createWorkerDeps, signerOptions } from './runtime/worker-deps.ts';
 import { createTemporalClient } from './temporal/client.ts';
 import { installTemporalRuntime } from './temporal/runtime.ts';
 import { ensureSearchAttributes } from './temporal/search-attributes-setup.ts';
-import { connectWorker, createWorker } from './temporal/worker.ts';
+import { connectWorker, createWorker, workflowsPath } from './temporal/worker.ts';
+import { cachedWorkflowBundle } from './temporal/workflow-bundle-cache.ts';
 import { temporalConnectionOptions, type TemporalConnectionOptions } from './temporal/connection-options.ts';
 import exitHook from 'async-exit-hook';
 
@@ -137,8 +139,19 @@ async function runWorker(
     // A certificate that cannot sign would fail every approved document for good: refuse to start instead.
     await createSigner(signerOptions(config));
   }
-  const connection = await connectWorker(connectionOptions);
+  // The bundle from DATA_DIR/cache while no file it was made from has changed: bundling is most of a warm start.
+  const [connection, bundle] = await Promise.all([
+    connectWorker(connectionOptions),
+    cachedWorkflowBundle({
+      workflowsPath: workflowsPath(),
+      ...(tracing && { workflowInterceptorModules: tracing.workflowInterceptorModules }),
+      dir: path.join(config.dataDir, 'cache'),
+      logger,
+    }),
+  ]);
+  logger.debug({ cached: bundle.cached }, 'workflow bundle ready');
   const worker = await createWorker({
+    workflowBundle: { code: bundle.code },
     connection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
