@@ -51,7 +51,7 @@ const SIZES = (process.env.BENCH_DOCUMENTS ?? '3000')
 const CONNECTIONS = 50;
 const POST_REQUESTS = 500;
 
-type ChildMessage = { ready: { api: string; naive: string } } | { rss: number };
+type ChildMessage = { ready: { api: string; naive: string } } | { rss: number; cpuMicros: number };
 
 const DOCUMENT_PATH = /^\/documents\/([0-9a-f-]{36})$/;
 
@@ -150,7 +150,10 @@ async function serve(): Promise<void> {
   );
   const naive = await startNaiveServer(process.env.BENCH_DATABASE_URL!);
   process.on('message', (message) => {
-    if (message === 'rss') process.send!({ rss: process.memoryUsage().rss } satisfies ChildMessage);
+    if (message === 'rss') {
+      const { user, system } = process.cpuUsage();
+      process.send!({ rss: process.memoryUsage().rss, cpuMicros: user + system } satisfies ChildMessage);
+    }
   });
   process.on('disconnect', () => process.exit(0));
   process.send!({
@@ -226,11 +229,13 @@ function report(
   rows: Row[],
   cases: { name: string; baseline?: string; target?: { ratio: number; p99Ms?: number } }[],
 ): void {
-  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(38) : c.padStart(10))).join('');
+  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(38) : c.padStart(11))).join('');
   process.stdout.write(
     `\nWathiq API benchmark: ${size.toLocaleString('en')} stored documents, ${CONNECTIONS} connections, ${SECONDS} s per GET run, ${POST_REQUESTS} POSTs, ${os.cpus().length} CPUs\n\n`,
   );
-  process.stdout.write(line(['', 'req/s', 'p50 ms', 'p99 ms', 'RSS MB', 'vs naive', 'failures']) + '\n');
+  process.stdout.write(
+    line(['', 'req/s', 'p50 ms', 'p99 ms', 'RSS MB', 'CPU ms/req', 'vs naive', 'failures']) + '\n',
+  );
   const named = new Map(rows.map((r) => [r.name, r]));
   for (const r of rows) {
     const baseline = named.get(cases.find((c) => c.name === r.name)?.baseline ?? '');
@@ -241,6 +246,7 @@ function report(
         r.p50.toFixed(1),
         r.p99.toFixed(1),
         r.rssMb.toFixed(0),
+        r.cpuMsPerRequest.toFixed(3),
         baseline ? `${(r.rps / baseline.rps).toFixed(3)}×` : '',
         String(r.failures),
       ]) + '\n',
@@ -266,6 +272,8 @@ interface Row {
   p50: number;
   p99: number;
   rssMb: number;
+  /** The server process's CPU time (user and system) per request answered: what the machine's load leaves alone. */
+  cpuMsPerRequest: number;
   failures: number;
 }
 
@@ -326,14 +334,16 @@ async function main(): Promise<void> {
     ): Promise<Row> => {
       const base = { connections: CONNECTIONS, ...options };
       await autocannon({ ...base, duration: 2, amount: undefined }); // warm-up
+      const before = (await ask(child!, 'rss')) as { cpuMicros: number };
       const result = await autocannon({ duration: SECONDS, ...base });
-      const { rss } = (await ask(child!, 'rss')) as { rss: number };
+      const { rss, cpuMicros } = (await ask(child!, 'rss')) as { rss: number; cpuMicros: number };
       return {
         name,
         rps: result.requests.average,
         p50: result.latency.p50,
         p99: result.latency.p99,
         rssMb: rss / 1024 / 1024,
+        cpuMsPerRequest: (cpuMicros - before.cpuMicros) / 1000 / Math.max(1, result.requests.total),
         failures: result.non2xx + result.errors + result.timeouts,
       };
     };

@@ -18,6 +18,7 @@ import * as approverVerification from './migrations/019-approver-verification.ts
 import * as autoReminders from './migrations/018-auto-reminders.ts';
 import * as embedding from './migrations/020-embedding.ts';
 import * as whatsappIdentity from './migrations/021-whatsapp-identity.ts';
+import * as documentCounts from './migrations/025-document-counts.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -48,6 +49,7 @@ const migrations: Record<string, Migration> = {
   '019-approver-verification': approverVerification,
   '020-embedding': embedding,
   '021-whatsapp-identity': whatsappIdentity,
+  '025-document-counts': documentCounts,
 };
 
 const source: Knex.MigrationSource<string> = {
