@@ -169,38 +169,40 @@ function ask(child: ChildProcess, message: string): Promise<ChildMessage> {
 }
 
 /**
- * Brings the account from `from` to `total` documents (two approvers each, all drafts) with set-based inserts; the
- * documents added are the newest.
+ * Brings the account to `total` stored documents (two approvers each, all drafts) with set-based inserts.
  */
-async function seedTo(
-  db: ReturnType<typeof createDb>,
-  accountId: string,
-  from: number,
-  total: number,
-): Promise<void> {
+async function seedTo(db: ReturnType<typeof createDb>, accountId: string, total: number): Promise<void> {
   const year = new Date().getUTCFullYear();
-  for (let start = from; start < total; start += 50_000) {
-    const end = Math.min(total, start + 50_000);
+  // Whatever is stored already (POST /documents adds some) counts; references go on from the account's counter.
+  const [stored] = await db('documents').where({ account_id: accountId }).count<{ n: string }[]>({ n: '*' });
+  const counter = await db('reference_counters')
+    .where({ account_id: accountId, year })
+    .first<{ last_sequence: number } | undefined>('last_sequence');
+  const first = (counter?.last_sequence ?? 0) + 1;
+  const last = first + Math.max(0, total - Number(stored?.n ?? 0)) - 1;
+  for (let start = first; start <= last; start += 50_000) {
+    const end = Math.min(last, start + 50_000 - 1);
     await db.raw(
       `WITH d AS (
          INSERT INTO documents (id, account_id, reference, title_ar, title_en, department, status, expires_at, file_key,
                                 file_name, file_sha256, file_size, page_count, created_at, updated_at)
          SELECT gen_random_uuid(), :account, 'WQT-' || :year || '-' || lpad(i::text, 6, '0'), 'عقد رقم ' || i,
                 'Contract ' || i, 'hr', 'draft', now() + interval '7 days', 'bench/' || i || '.pdf', 'contract.pdf',
-                repeat('0', 64), 1024, 2, now() - make_interval(secs => :total - i), now()
-           FROM generate_series(:start::int + 1, :end::int) AS i
+                repeat('0', 64), 1024, 2, now() - make_interval(secs => :horizon - i), now()
+           FROM generate_series(:start::int, :end::int) AS i
          RETURNING id)
        INSERT INTO approvers (document_id, account_id, name_ar, name_en, phone, order_index)
        SELECT d.id, :account, 'موافق ' || o, 'Approver ' || o, CASE o WHEN 1 THEN '966501234567' ELSE '966551234567' END, o
          FROM d CROSS JOIN generate_series(1, 2) AS o`,
-      { account: accountId, year, start, end, total: 10_000_000 },
+      { account: accountId, year, start, end, horizon: 10_000_000 },
     );
   }
-  await db.raw(
-    `INSERT INTO reference_counters (account_id, year, last_sequence) VALUES (?, ?, ?)
-     ON CONFLICT (account_id, year) DO UPDATE SET last_sequence = excluded.last_sequence`,
-    [accountId, year, total],
-  );
+  if (last >= first)
+    await db.raw(
+      `INSERT INTO reference_counters (account_id, year, last_sequence) VALUES (?, ?, ?)
+       ON CONFLICT (account_id, year) DO UPDATE SET last_sequence = excluded.last_sequence`,
+      [accountId, year, last],
+    );
   await db.raw('VACUUM ANALYZE documents');
   await db.raw('VACUUM ANALYZE approvers');
 }
@@ -409,10 +411,8 @@ async function main(): Promise<void> {
     );
 
     const results = new Map<number, Row[]>();
-    let stored = 0;
     for (const [s, size] of SIZES.entries()) {
-      await seedTo(db, account.id, stored, size);
-      stored = size;
+      await seedTo(db, account.id, size);
       ids = (await db('documents').where({ account_id: account.id }).pluck('id')) as string[];
       const rows: Row[] = [];
       for (const c of cases) {
