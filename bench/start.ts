@@ -105,7 +105,8 @@ async function main(): Promise<void> {
       .slice(1)
       .map((s) => s.healthySeconds)
       .sort((a, b) => a - b);
-    const median = warm[Math.floor((warm.length - 1) / 2)]!;
+    const middle = warm.length / 2;
+    const median = warm.length % 2 ? warm[Math.floor(middle)]! : (warm[middle - 1]! + warm[middle]!) / 2;
     const cold = starts[0]!.healthySeconds;
     process.stdout.write(
       `\nnpm start to healthy on ${os.cpus().length} CPUs: cold ${cold.toFixed(2)} s, warm ${median.toFixed(2)} s (median of ${warm.length})\n` +
