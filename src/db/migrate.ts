@@ -20,6 +20,7 @@ import * as embedding from './migrations/020-embedding.ts';
 import * as whatsappIdentity from './migrations/021-whatsapp-identity.ts';
 import * as delegation from './migrations/022-delegation.ts';
 import * as ccRecipients from './migrations/024-cc-recipients.ts';
+import * as documentCounts from './migrations/025-document-counts.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -52,6 +53,7 @@ const migrations: Record<string, Migration> = {
   '021-whatsapp-identity': whatsappIdentity,
   '022-delegation': delegation,
   '024-cc-recipients': ccRecipients,
+  '025-document-counts': documentCounts,
 };
 
 const source: Knex.MigrationSource<string> = {

@@ -20,38 +20,44 @@ export async function provideInfrastructure(config: Config, logger: Logger): Pro
   const stop = async () => {
     for (const s of stops.reverse()) await s().catch((err: unknown) => logger.warn({ err }, 'stop failed'));
   };
+  // PostgreSQL and the Temporal dev server start side by side: neither needs the other, and each takes seconds.
+  const postgres = async (): Promise<string> => {
+    if (config.database.url) return config.database.url;
+    // Loaded only when used: a deployment with DATABASE_URL and TEMPORAL_ADDRESS never touches them.
+    const { startEmbeddedPostgres } = await import('./embedded-postgres.ts');
+    const pg = await startEmbeddedPostgres({
+      dir: path.join(config.dataDir, 'postgres', 'pgdata'),
+      port: config.database.embeddedPort,
+      logger,
+      database: 'wathiq',
+    });
+    stops.push(() => pg.stop());
+    started.postgres = `postgres://127.0.0.1:${config.database.embeddedPort}/wathiq (embedded, data in ${path.join(config.dataDir, 'postgres')})`;
+    return pg.url('wathiq');
+  };
+  const temporalServer = async (): Promise<string> => {
+    if (config.temporal.address) return config.temporal.address;
+    const { startTemporalDevServer } = await import('./temporal-dev-server.ts');
+    const temporal = await startTemporalDevServer({
+      cliPath: config.temporal.cliPath,
+      port: config.temporal.devPort,
+      uiPort: config.temporal.uiPort,
+      namespace: config.temporal.namespace,
+      dbFile: path.join(config.dataDir, 'temporal', 'temporal.db'),
+      logger,
+    });
+    stops.push(() => temporal.stop());
+    started.temporal = `${temporal.address} (dev server, state in ${path.join(config.dataDir, 'temporal')})`;
+    if (temporal.uiUrl) started['temporal ui'] = temporal.uiUrl;
+    return temporal.address;
+  };
   try {
-    let databaseUrl = config.database.url;
-    if (!databaseUrl) {
-      // Loaded only when used: a deployment with DATABASE_URL and TEMPORAL_ADDRESS never touches them.
-      const { startEmbeddedPostgres } = await import('./embedded-postgres.ts');
-      const pg = await startEmbeddedPostgres({
-        dir: path.join(config.dataDir, 'postgres', 'pgdata'),
-        port: config.database.embeddedPort,
-        logger,
-        database: 'wathiq',
-      });
-      stops.push(() => pg.stop());
-      databaseUrl = pg.url('wathiq');
-      started.postgres = `postgres://127.0.0.1:${config.database.embeddedPort}/wathiq (embedded, data in ${path.join(config.dataDir, 'postgres')})`;
-    }
-
-    let temporalAddress = config.temporal.address;
-    if (!temporalAddress) {
-      const { startTemporalDevServer } = await import('./temporal-dev-server.ts');
-      const temporal = await startTemporalDevServer({
-        cliPath: config.temporal.cliPath,
-        port: config.temporal.devPort,
-        uiPort: config.temporal.uiPort,
-        namespace: config.temporal.namespace,
-        dbFile: path.join(config.dataDir, 'temporal', 'temporal.db'),
-        logger,
-      });
-      stops.push(() => temporal.stop());
-      temporalAddress = temporal.address;
-      started.temporal = `${temporal.address} (dev server, state in ${path.join(config.dataDir, 'temporal')})`;
-      if (temporal.uiUrl) started['temporal ui'] = temporal.uiUrl;
-    }
+    // Both settle before a failure is thrown, so whatever did start is stopped below.
+    const [db, temporal] = await Promise.allSettled([postgres(), temporalServer()]);
+    if (db.status === 'rejected') throw db.reason;
+    if (temporal.status === 'rejected') throw temporal.reason;
+    const databaseUrl = db.value;
+    const temporalAddress = temporal.value;
     return { databaseUrl, temporalAddress, started, stop };
   } catch (err) {
     await stop();

@@ -11,6 +11,8 @@ import type { ProcessMetrics } from './metrics.ts';
 import { createWorkerDeps, signerOptions } from './worker-deps.ts';
 
 export { installTemporalRuntime } from '../temporal/runtime.ts';
+export { workflowsPath } from '../temporal/worker.ts';
+export { cachedWorkflowBundle } from '../temporal/workflow-bundle-cache.ts';
 
 /**
  * The worker role of a process (`npm start`, `start:worker`): loaded by src/main.ts only where a worker runs, so
@@ -24,6 +26,7 @@ export async function runWorker(
   stops: (() => Promise<void>)[],
   metrics: ProcessMetrics | undefined,
   tracing: Tracing | undefined,
+  workflowBundle: Promise<{ code: string; cached: boolean }>,
 ): Promise<string> {
   const levelWarning = signatureLevelWarning(config);
   if (levelWarning) logger.warn({ signatureLevel: config.signing.signatureLevel }, levelWarning);
@@ -31,8 +34,10 @@ export async function runWorker(
     // A certificate that cannot sign would fail every approved document for good: refuse to start instead.
     await createSigner(signerOptions(config));
   }
-  const connection = await connectWorker(connectionOptions);
+  const [connection, bundle] = await Promise.all([connectWorker(connectionOptions), workflowBundle]);
+  logger.debug({ cached: bundle.cached }, 'workflow bundle ready');
   const worker = await createWorker({
+    workflowBundle: { code: bundle.code },
     connection,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,

@@ -2,8 +2,7 @@ import { randomUUID } from 'node:crypto';
 import Router from '@koa/router';
 import type { Config } from '../../config.ts';
 import type { Knex } from '../../db/knex.ts';
-import { approversStore } from '../../db/stores/approvers-store.ts';
-import { documentsStore, type Document } from '../../db/stores/documents-store.ts';
+import { documentsStore } from '../../db/stores/documents-store.ts';
 import { createDocument } from '../../documents/create-document.ts';
 import { originalFileKey } from '../../documents/file-keys.ts';
 import type { DocumentFile } from '../../documents/inputs.ts';
@@ -36,7 +35,7 @@ import {
 import { envelope, pageEnvelope } from '../schemas/envelopes.ts';
 import { issuesToDetails } from '../../domain/validation.ts';
 import { parseBody } from '../../http/validation.ts';
-import { verificationUrl, verificationsStore } from '../../db/stores/verifications-store.ts';
+import { verificationUrl } from '../../db/stores/verifications-store.ts';
 
 export interface DocumentsRouterDeps {
   db: Knex;
@@ -55,15 +54,6 @@ export function createDocumentsRouter(deps: DocumentsRouterDeps, openapi: OpenAp
 
   // Uploaded PDFs are inspected in worker threads, at most PDF_MAX_CONCURRENT_INSPECTIONS at once.
   const pdf = createPdfInspector(deps.config.pdf, deps.logger);
-
-  /** The verification page of each approved document that has one (see serializeDocument). */
-  const verificationUrls = async (documents: readonly Document[]): Promise<Map<string, string>> => {
-    const approved = documents.filter((d) => d.status === 'approved').map((d) => d.id);
-    const tokens = await verificationsStore(db).tokensOf(approved);
-    return new Map(
-      [...tokens].map(([id, token]) => [id, verificationUrl(deps.config.http.publicBaseUrl, token)]),
-    );
-  };
 
   const discard = async (key: string | undefined) => {
     if (!key) return;
@@ -108,18 +98,20 @@ export function createDocumentsRouter(deps: DocumentsRouterDeps, openapi: OpenAp
       const query = parseBody(ListDocumentsQuery, ctx.query);
       const page = query.page ?? 1;
       const perPage = query.per_page ?? LIMITS.perPageDefault;
-      const { documents, total } = await documentsStore(db).list(accountId, {
+      const { documents, approvers, verificationTokens, total } = await documentsStore(db).list(accountId, {
         status: query.status,
         limit: perPage,
         offset: (page - 1) * perPage,
       });
-      const approvers = await approversStore(db).listByDocuments(documents.map((d) => d.id));
-      const verify = await verificationUrls(documents);
+      const base = deps.config.http.publicBaseUrl;
       okPage(
         ctx,
-        documents.map((d) =>
-          serializeDocument(d, approvers.get(d.id) ?? [], { verificationUrl: verify.get(d.id) }),
-        ),
+        documents.map((d) => {
+          const token = d.status === 'approved' ? verificationTokens.get(d.id) : undefined;
+          return serializeDocument(d, approvers.get(d.id) ?? [], {
+            verificationUrl: token && verificationUrl(base, token),
+          });
+        }),
         { current_page: page, per_page: perPage, total, last_page: Math.max(1, Math.ceil(total / perPage)) },
       );
     },
@@ -205,11 +197,14 @@ export function createDocumentsRouter(deps: DocumentsRouterDeps, openapi: OpenAp
       const { accountId } = authOf(ctx);
       const found = await documentsStore(db).findWithApprovers(accountId, pathId(ctx, 'id', 'Document'));
       if (!found) throw AppError.notFound('Document');
-      const verify = await verificationUrls([found.document]);
+      const { document, approvers, verificationToken: token } = found;
       ok(
         ctx,
-        serializeDocument(found.document, found.approvers, {
-          verificationUrl: verify.get(found.document.id),
+        serializeDocument(document, approvers, {
+          verificationUrl:
+            document.status === 'approved' && token
+              ? verificationUrl(deps.config.http.publicBaseUrl, token)
+              : undefined,
         }),
       );
     },

@@ -1,5 +1,6 @@
 import type { CcRecipient, DocumentStatus, ReminderSettings, WorkflowType } from '../../domain/model.ts';
 import type { Db } from '../knex.ts';
+import { preparedRows } from '../prepared.ts';
 import { toApprover, type Approver, type ApproverRow } from './approvers-store.ts';
 
 export interface Document {
@@ -137,6 +138,68 @@ const fromApproverJson = (j: ApproverJson): Approver =>
     acted_at: j.acted_at === null ? null : new Date(j.acted_at),
   });
 
+/** Every column of `documents` the Document reads, named: prepared statements never select `*`. */
+const DOCUMENT_COLUMNS = [
+  'id',
+  'account_id',
+  'reference',
+  'title_ar',
+  'title_en',
+  'department',
+  'workflow_type',
+  'status',
+  'expires_at',
+  'file_key',
+  'file_name',
+  'file_sha256',
+  'file_size',
+  'page_count',
+  'final_file_key',
+  'final_token',
+  'final_sha256',
+  'workflow_id',
+  'rejection_reason',
+  'sent_at',
+  'completed_at',
+  'finalization_state',
+  'finalization_error',
+  'finalization_failed_at',
+  'signature',
+  'reminders',
+  'created_at',
+  'updated_at',
+] as const satisfies readonly (keyof DocumentRow)[];
+
+/** A document row with its approvers (JSON, in order) and its verification token (migration 014), if any. */
+const WITH_APPROVERS = `${DOCUMENT_COLUMNS.map((c) => `d.${c}`).join(', ')},
+  coalesce((SELECT json_agg(a ORDER BY a.order_index, a.created_at, a.id) FROM approvers a WHERE a.document_id = d.id),
+    '[]') AS approvers_json,
+  (SELECT v.token FROM document_verifications v WHERE v.document_id = d.id) AS verification_token`;
+
+const BY_ID = `SELECT ${WITH_APPROVERS} FROM documents d WHERE d.id = $1 AND d.account_id = $2`;
+
+/** The page joined to the total, so an empty page still brings its total (one row, its document columns null). */
+const page = (statusFilter: string, limit: string, offset: string) => `
+  SELECT c.total, p.* FROM
+    (SELECT coalesce(sum(n), 0)::bigint AS total FROM document_counts WHERE account_id = $1${statusFilter}) c
+    LEFT JOIN LATERAL (
+      SELECT ${WITH_APPROVERS} FROM documents d WHERE d.account_id = $1${statusFilter.replace('status', 'd.status')}
+      ORDER BY d.created_at DESC, d.id DESC LIMIT ${limit} OFFSET ${offset}) p ON true`;
+const PAGE = page('', '$2', '$3');
+const PAGE_BY_STATUS = page(' AND status = $2', '$3', '$4');
+
+type WithApproversRow = DocumentRow & { approvers_json: ApproverJson[]; verification_token: string | null };
+type ListRow = (WithApproversRow | { [K in keyof WithApproversRow]: null }) & { total: number | string };
+
+function fromWithApproversRow(row: WithApproversRow): {
+  document: Document;
+  approvers: Approver[];
+  verificationToken: string | null;
+} {
+  const { approvers_json: approvers, verification_token: verificationToken, ...document } = row;
+  return { document: toDocument(document), approvers: approvers.map(fromApproverJson), verificationToken };
+}
+
 /** Everything but the identity and the bookkeeping columns can change. */
 export type DocumentPatch = Partial<
   Omit<Document, 'id' | 'accountId' | 'reference' | 'createdAt' | 'updatedAt'>
@@ -257,25 +320,18 @@ export function documentsStore(db: Db) {
     },
 
     /**
-     * The document and its approvers (in order) in one round trip: the approvers ride along as JSON, so the read
-     * the API serves most costs a single query.
+     * The document and its approvers (in order) in one round trip, and its verification token when it has one: the
+     * approvers ride along as JSON, so the read the API serves most costs a single (prepared) query.
      */
     async findWithApprovers(
       accountId: string,
       id: string,
-    ): Promise<{ document: Document; approvers: Approver[] } | undefined> {
-      const row = await db('documents as d')
-        .where({ 'd.id': id, 'd.account_id': accountId })
-        .first<(DocumentRow & { approvers_json: ApproverJson[] }) | undefined>(
-          'd.*',
-          db.raw(
-            `coalesce((select json_agg(a order by a.order_index, a.created_at, a.id) from approvers a
-               where a.document_id = d.id), '[]') as approvers_json`,
-          ),
-        );
-      if (!row) return undefined;
-      const { approvers_json: approvers, ...document } = row;
-      return { document: toDocument(document), approvers: approvers.map(fromApproverJson) };
+    ): Promise<{ document: Document; approvers: Approver[]; verificationToken: string | null } | undefined> {
+      const [row] = await preparedRows<WithApproversRow>(db, 'wathiq_document_with_approvers', BY_ID, [
+        id,
+        accountId,
+      ]);
+      return row && fromWithApproversRow(row);
     },
 
     /** The row, locked until the transaction ends: status checks and the changes they allow happen atomically. */
@@ -305,28 +361,43 @@ export function documentsStore(db: Db) {
     },
 
     /**
-     * Newest first; `total` counts every match for the page metadata. The page (an index range with a limit) and
-     * the count (an index-only scan) run side by side.
+     * Newest first (then by id), each with its approvers and verification token, and `total`, every match for the
+     * page metadata, in one prepared query. The page is an index range with a limit (migration 025's indexes end
+     * in the order's columns) and `total` comes from the counters migration 025 keeps, so neither grows with the
+     * account. An `offset` past the end gives no documents and the total.
      */
     async list(
       accountId: string,
       options: { status?: DocumentStatus; limit: number; offset: number },
-    ): Promise<{ documents: Document[]; total: number }> {
-      const scoped = () => {
-        const q = db<DocumentRow>('documents').where({ account_id: accountId });
-        return options.status ? q.andWhere({ status: options.status }) : q;
-      };
-      const [rows, counted] = await Promise.all([
-        scoped()
-          .orderBy([
-            { column: 'created_at', order: 'desc' },
-            { column: 'id', order: 'desc' },
+    ): Promise<{
+      documents: Document[];
+      approvers: Map<string, Approver[]>;
+      verificationTokens: Map<string, string>;
+      total: number;
+    }> {
+      const rows = options.status
+        ? await preparedRows<ListRow>(db, 'wathiq_documents_page_by_status', PAGE_BY_STATUS, [
+            accountId,
+            options.status,
+            options.limit,
+            options.offset,
           ])
-          .limit(options.limit)
-          .offset(options.offset),
-        scoped().count<{ count: number | string }[]>({ count: '*' }),
-      ]);
-      return { documents: rows.map(toDocument), total: Number(counted[0]?.count ?? 0) };
+        : await preparedRows<ListRow>(db, 'wathiq_documents_page', PAGE, [
+            accountId,
+            options.limit,
+            options.offset,
+          ]);
+      const documents: Document[] = [];
+      const approvers = new Map<string, Approver[]>();
+      const verificationTokens = new Map<string, string>();
+      for (const row of rows) {
+        if (row.id === null) continue; // the total's row of an empty page
+        const found = fromWithApproversRow(row);
+        documents.push(found.document);
+        approvers.set(found.document.id, found.approvers);
+        if (found.verificationToken) verificationTokens.set(found.document.id, found.verificationToken);
+      }
+      return { documents, approvers, verificationTokens, total: Number(rows[0]?.total ?? 0) };
     },
 
     /** Applies `patch` and bumps `updated_at`; undefined when the account has no such document. */
