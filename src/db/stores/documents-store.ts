@@ -166,9 +166,16 @@ const DOCUMENT_COLUMNS = [
   'finalization_failed_at',
   'signature',
   'reminders',
+  'allow_delegation',
+  'cc',
   'created_at',
   'updated_at',
 ] as const satisfies readonly (keyof DocumentRow)[];
+/** Every column of DocumentRow is in the list: a column added to the row and forgotten here does not compile. */
+const everyColumnListed: Exclude<keyof DocumentRow, (typeof DOCUMENT_COLUMNS)[number]> extends never
+  ? true
+  : never = true;
+void everyColumnListed;
 
 /** A document row with its approvers (JSON, in order) and its verification token (migration 014), if any. */
 const WITH_APPROVERS = `${DOCUMENT_COLUMNS.map((c) => `d.${c}`).join(', ')},
