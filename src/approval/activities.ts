@@ -513,6 +513,21 @@ function approvalActivities(deps: ApprovalActivityDeps): ApprovalActivities {
       });
     },
 
+    async finalizeAndSendSignedCopies(input: SignedCopiesInput) {
+      await api.finalizeApprovedDocument({ documentId: input.documentId });
+      try {
+        // Heartbeating as the finalization does: the activity's heartbeat time-out still applies.
+        return { copies: await whileHeartbeating(() => api.sendSignedCopies(input)), retryCopies: false };
+      } catch (err) {
+        const retryCopies = !(err instanceof ApplicationFailure && err.nonRetryable);
+        deps.logger.warn(
+          { err, documentId: input.documentId, retryCopies },
+          'the signed copies did not go out with the finalization',
+        );
+        return { copies: null, retryCopies };
+      }
+    },
+
     async sendAutomaticReminder(input: NotifyApproverInput) {
       const maxPerApprover = deps.reminderLimits?.maxPerApprover ?? 5;
       // The manual remind's lock (remindWithinLimits): one reminder to an approver at a time, counted under it.
