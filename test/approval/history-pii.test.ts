@@ -311,10 +311,12 @@ async function whatsAppFailuresRemindVoid(): Promise<() => Promise<void>> {
     },
   );
   await sent(doc);
-  await eventually(
-    async () => (await statusOf(h, doc.id)).approvers[0]?.notification?.status === 'failed',
-    60_000,
-  );
+  // The failed message is recorded before the workflow marks the approver notified (a separate write): a remind
+  // is accepted once both are visible.
+  await eventually(async () => {
+    const approver = (await statusOf(h, doc.id)).approvers[0];
+    return approver?.notification?.status === 'failed' && approver.status === 'notified';
+  }, 60_000);
   return async () => {
     const reminded = await h.service.request(`/approvers/${doc.approvers[0]!.id}/remind`, {
       method: 'POST',
