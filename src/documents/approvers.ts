@@ -30,10 +30,11 @@ export async function addApprover(
     requireDraft(document, REFUSALS.addApprover);
     const store = approversStore(trx);
     const existing = await store.listByDocument(document.id);
+    // A state the request cannot change (the same body is valid on another draft): 409, not 422.
     if (existing.length >= LIMITS.approversMax) {
-      throw AppError.validation({
-        approvers: [`A document can have at most ${LIMITS.approversMax} approvers; this one has them all`],
-      });
+      throw AppError.conflict(
+        `A document can have at most ${LIMITS.approversMax} approvers and this one has them all; remove one first`,
+      );
     }
     const { approver } = input;
     // Without order_index: a position of its own after the others (a new group of one). With one that another
