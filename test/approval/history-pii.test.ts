@@ -318,10 +318,14 @@ async function whatsAppFailuresRemindVoid(): Promise<() => Promise<void>> {
     return approver?.notification?.status === 'failed' && approver.status === 'notified';
   }, 60_000);
   return async () => {
-    const reminded = await h.service.request(`/approvers/${doc.approvers[0]!.id}/remind`, {
-      method: 'POST',
-      account: h.account,
-    });
+    // As soon as the read model says notified the workflow may not have taken the result yet: 409 until it has.
+    const reminded = await eventually(async () => {
+      const res = await h.service.request(`/approvers/${doc.approvers[0]!.id}/remind`, {
+        method: 'POST',
+        account: h.account,
+      });
+      return res.status === 409 ? false : res;
+    }, 60_000);
     expect(reminded.status, await reminded.clone().text()).toBe(200);
     const voided = await h.service.request(`/documents/${doc.id}/void`, {
       method: 'POST',

@@ -126,7 +126,8 @@ describe('the Temporal server killed and restarted mid-flow', () => {
       code: 503,
       details: { temporal: ['down'] },
     });
-    const voided = await driver.request(`/documents/${docs[1]!.id}/void`, { method: 'POST' });
+    // The third document is held mid-flow (its approvers wait), so it is surely open: the void needs Temporal.
+    const voided = await driver.request(`/documents/${docs[2]!.id}/void`, { method: 'POST' });
     const voidBody = (await voided.json()) as Envelope;
     expect(voided.status, JSON.stringify(voidBody)).toBe(503);
     expect(voidBody).toMatchObject({ success: false, error: { code: 503 } });
