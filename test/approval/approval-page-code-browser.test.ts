@@ -7,7 +7,7 @@ import {
   createDocument,
   eventually,
   linkTokenOf,
-  messagesTo,
+  otpCodesTo,
   requestFor,
   PHONES,
   send,
@@ -37,18 +37,7 @@ afterAll(async () => {
   await h?.close();
 });
 
-const otpCodes = (phone: string): string[] =>
-  messagesTo(h, phone)
-    .map(
-      (r) =>
-        (
-          r.body as {
-            template: { name: string; components: { type: string; parameters: { text?: string }[] }[] };
-          }
-        ).template,
-    )
-    .filter((t) => t.name === 'wathiq_otp')
-    .map((t) => t.components.find((c) => c.type === 'body')!.parameters[0]!.text!);
+const otpCodes = (phone: string): string[] => otpCodesTo(h, phone);
 
 describe('the code step of the approval page', () => {
   it.each([

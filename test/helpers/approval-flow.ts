@@ -120,6 +120,20 @@ export async function statusOf(h: FlowHarness, documentId: string): Promise<Docu
 export const messagesTo = (h: FlowHarness, phone: string): RecordedRequest[] =>
   h.graph.requests.filter((r) => r.authorized && (r.body as { to?: string } | undefined)?.to === phone);
 
+/** The one-time codes sent to `phone` (WhatsApp authentication template `wathiq_otp`), oldest first. */
+export const otpCodesTo = (h: FlowHarness, phone: string): string[] =>
+  messagesTo(h, phone)
+    .map(
+      (r) =>
+        (
+          r.body as {
+            template: { name: string; components: { type: string; parameters: { text?: string }[] }[] };
+          }
+        ).template,
+    )
+    .filter((t) => t.name === 'wathiq_otp')
+    .map((t) => t.components.find((c) => c.type === 'body')!.parameters[0]!.text!);
+
 /** Waits for the `n`-th message (1-based) to `phone` after `since` earlier ones. */
 export const nthMessageTo = (
   h: FlowHarness,
