@@ -54,13 +54,38 @@ export async function remindApprover(
   let wamid: string | null;
   try {
     ({ wamid } = await remindWithinLimits(deps.db, approver.id, deps.config.reminders, () =>
-      deps.approvals.remind(document.id, approver.id),
+      onceTheWorkflowHasCaughtUp(() => deps.approvals.remind(document.id, approver.id)),
     ));
   } catch (err) {
     if (err instanceof ApprovalRefused) throw AppError.conflict(`Cannot remind: ${err.message}`);
     throw err;
   }
   return { approver_id: approver.id, reminded_at: isoTime(new Date()), whatsapp_message_id: wamid };
+}
+
+/** How long a reminder waits for the workflow to take a notification the read model already shows. */
+export const CATCH_UP_MS = 5_000;
+
+/**
+ * The notification activity writes `notified` to the read model just before it returns; the workflow marks the
+ * approver notified when it takes that result, a workflow task later. A reminder asked for in between is refused
+ * as `not_notified` although the approver has their message. That window is the service's, not the caller's:
+ * the reminder is asked again (50 ms, doubling) for up to CATCH_UP_MS, and only then refused.
+ */
+export async function onceTheWorkflowHasCaughtUp<T>(
+  remind: () => Promise<T>,
+  catchUpMs = CATCH_UP_MS,
+): Promise<T> {
+  const giveUpAt = Date.now() + catchUpMs;
+  for (let wait = 50; ; wait = Math.min(wait * 2, 1_000)) {
+    try {
+      return await remind();
+    } catch (err) {
+      if (!(err instanceof ApprovalRefused) || err.refusal !== 'not_notified' || Date.now() + wait > giveUpAt)
+        throw err;
+    }
+    await new Promise((resolve) => setTimeout(resolve, wait));
+  }
 }
 
 export interface ReminderLimits {
