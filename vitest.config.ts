@@ -23,6 +23,9 @@ export default defineConfig({
           exclude: [...configDefaults.exclude, UNIT],
           // A real PostgreSQL and a real Temporal server, started once for the whole run.
           globalSetup: ['test/setup/global-setup.ts'],
+          // A whole flow (notifications, actions, finalization and signing) through Temporal on two shared cores
+          // took up to 30 s in CI: the time-out only stops a hung test, it measures nothing (speed is bench/'s).
+          testTimeout: 120_000,
         },
       },
     ],

@@ -235,7 +235,7 @@ export function pagePost(
 /** Polls until `check` returns a value (workflow steps after an update happen asynchronously). */
 export async function eventually<T>(
   check: () => T | undefined | false | Promise<T | undefined | false>,
-  timeoutMs = 15_000,
+  timeoutMs = 30_000,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
