@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { Knex } from '../db/knex.ts';
+import { archiveTimestampsStore, type DueArchiveTimestamp } from '../db/stores/archive-timestamps-store.ts';
 import { finalFileKey } from '../documents/final-file.ts';
 import type { Logger } from '../logger.ts';
+import type { ArchiveRenewalMetrics } from '../metrics/metrics.ts';
 import type { RevocationOptions } from '../pdf/ltv/revocation.ts';
 import { renewArchiveTimestamp } from '../pdf/ltv/renew.ts';
 import type { Storage } from '../storage/storage.ts';
@@ -22,25 +24,15 @@ export interface ArchiveRenewalDeps {
   logger: Logger;
   tsaUrl?: string;
   revocation: RevocationOptions;
+  /** wathiq_archive_renewals_total; absent where metrics are off. */
+  metrics?: ArchiveRenewalMetrics;
 }
 
 export type { ArchiveRenewalInput, ArchiveRenewalResult };
 
-interface DueRow {
-  document_id: string;
-  expires_at: Date;
-  account_id: string;
-  reference: string;
-  final_file_key: string;
-  final_sha256: string;
-}
-
 /** Records that a document's final file is B-LTA and when its archive time-stamp's certificate expires. */
 export async function recordArchiveTimestamp(db: Knex, documentId: string, expiresAt: Date): Promise<void> {
-  await db('archive_timestamps')
-    .insert({ document_id: documentId, expires_at: expiresAt })
-    .onConflict('document_id')
-    .merge({ expires_at: expiresAt, updated_at: db.fn.now() });
+  await archiveTimestampsStore(db).record(documentId, expiresAt);
 }
 
 const sha256 = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
@@ -51,45 +43,30 @@ export function createArchiveRenewer(
 ): (input: ArchiveRenewalInput) => Promise<ArchiveRenewalResult> {
   return async ({ marginDays, batchSize }) => {
     if (!deps.tsaUrl) return { renewed: 0, failed: 0 }; // no time-stamp authority: nothing can be renewed
-    const due = await deps
-      .db('archive_timestamps as a')
-      .join('documents as d', 'd.id', 'a.document_id')
-      .whereNotNull('d.final_sha256')
-      .whereNotNull('d.final_file_key')
-      .where('a.expires_at', '<', new Date(Date.now() + marginDays * 24 * 3600_000))
-      .orderBy('a.expires_at')
-      .limit(batchSize)
-      .select<DueRow[]>(
-        'a.document_id',
-        'a.expires_at',
-        'd.account_id',
-        'd.reference',
-        'd.final_file_key',
-        'd.final_sha256',
-      );
+    const store = archiveTimestampsStore(deps.db);
+    const due = await store.due(new Date(Date.now() + marginDays * 24 * 3600_000), batchSize);
     let renewed = 0;
     let failed = 0;
     for (const row of due) {
       try {
         await renewOne(deps, row);
         renewed += 1;
+        deps.metrics?.renewal('renewed');
       } catch (err) {
         failed += 1;
+        deps.metrics?.renewal('failed');
         deps.logger.error(
           { documentId: row.document_id, reference: row.reference, err },
           'archive time-stamp renewal failed; the next run tries again',
         );
-        await deps
-          .db('archive_timestamps')
-          .where({ document_id: row.document_id })
-          .update({ last_error: (err as Error).message.slice(0, 1000), updated_at: deps.db.fn.now() });
+        await store.failed(row.document_id, (err as Error).message);
       }
     }
     return { renewed, failed };
   };
 }
 
-async function renewOne(deps: ArchiveRenewalDeps, row: DueRow): Promise<void> {
+async function renewOne(deps: ArchiveRenewalDeps, row: DueArchiveTimestamp): Promise<void> {
   const stream = await deps.storage.get(row.final_file_key);
   if (!stream) throw new Error(`final file ${row.final_file_key} is missing`);
   const current = Buffer.concat(await stream.toArray());
@@ -104,22 +81,11 @@ async function renewOne(deps: ArchiveRenewalDeps, row: DueRow): Promise<void> {
   const stored = await deps.storage.put(key, Readable.from([pdf]), { contentType: 'application/pdf' });
   const newSha = sha256(pdf);
   if (stored.sha256 !== newSha) throw new Error(`storage kept other bytes than were written under ${key}`);
-  const switched = await deps.db.transaction(async (trx) => {
-    const n = await trx('documents')
-      .where({ id: row.document_id, final_sha256: row.final_sha256, final_file_key: row.final_file_key })
-      .update({ final_file_key: key, final_sha256: newSha, updated_at: trx.fn.now() });
-    if (n === 0) return false;
-    await trx('archive_timestamps')
-      .where({ document_id: row.document_id })
-      .update({
-        expires_at: expiresAt,
-        renewals: trx.raw('renewals + 1'),
-        renewed_at: trx.fn.now(),
-        last_error: null,
-        updated_at: trx.fn.now(),
-      });
-    return true;
-  });
+  const switched = await archiveTimestampsStore(deps.db).renewed(
+    row.document_id,
+    { key: row.final_file_key, sha256: row.final_sha256 },
+    { key, sha256: newSha, expiresAt },
+  );
   if (!switched) {
     await deps.storage.delete(key); // another run renewed it first
     return;

@@ -79,11 +79,19 @@ export interface FinalizationMetrics {
   failed(reason: FinalizationFailureReason, retryable: boolean): void;
 }
 
+export const ARCHIVE_RENEWAL_RESULTS = ['renewed', 'failed'] as const;
+
+export interface ArchiveRenewalMetrics {
+  /** One final file's archive time-stamp renewed, or its renewal failed (the next scheduled run tries again). */
+  renewal(result: (typeof ARCHIVE_RENEWAL_RESULTS)[number]): void;
+}
+
 /** What the worker's activities count. */
 export interface WorkerMetrics {
   whatsapp: WhatsAppMetrics;
   webhooks: WebhookMetrics;
   finalization: FinalizationMetrics;
+  archive: ArchiveRenewalMetrics;
 }
 
 /** A fresh registry with Node's process metrics (CPU, memory, event loop, GC) on it. */
@@ -162,8 +170,15 @@ export function createWorkerMetrics(
     labelNames: ['reason', 'retryable'] as const,
     registers: [registry],
   });
+  const archiveRenewals = new Counter({
+    name: 'wathiq_archive_renewals_total',
+    help: 'Archive time-stamp renewals of final files (PAdES B-LTA), by result; a failed one is retried by the next scheduled run',
+    labelNames: ['result'] as const,
+    registers: [registry],
+  });
 
   // Every series of a bounded label set exists from the start at 0, so rates and alerts see the first event.
+  for (const result of ARCHIVE_RENEWAL_RESULTS) archiveRenewals.labels({ result }).inc(0);
   for (const template of new Set(options.templates)) {
     for (const outcome of ['accepted', 'failed'] as const) sends.labels({ template, outcome }).inc(0);
     sendDuration.zero({ template });
@@ -199,6 +214,11 @@ export function createWorkerMetrics(
       },
       failed(reason, retryable) {
         finalizationFailures.labels({ reason, retryable: String(retryable) }).inc();
+      },
+    },
+    archive: {
+      renewal(result) {
+        archiveRenewals.labels({ result }).inc();
       },
     },
   };

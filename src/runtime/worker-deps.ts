@@ -74,6 +74,7 @@ export function createWorkerDeps(
       logger,
       tsaUrl: config.signing.tsaUrl,
       revocation: config.signing.revocation,
+      ...(metrics && { metrics: metrics.archive }),
     }),
     whatsapp: {
       provider: metrics ? meteredProvider(provider, metrics.whatsapp, config.whatsapp.templates) : provider,

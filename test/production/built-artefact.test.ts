@@ -277,6 +277,13 @@ describe('the app built as the Dockerfile builds it, run as api and worker with 
     expect(sent('wathiq_approval_request_approve')).toBeGreaterThanOrEqual(1);
     expect(sumOf(workerSamples, 'wathiq_whatsapp_sends_total', { outcome: 'failed' })).toBe(0);
     expect(sumOf(workerSamples, 'wathiq_finalization_duration_seconds_count')).toBe(1);
+    // Archive renewals are counted from the start (none ran yet), so an alert on failures sees the first one.
+    expect(
+      workerSamples
+        .filter((s) => s.name === 'wathiq_archive_renewals_total')
+        .map((s) => `${s.labels.result}=${s.value}`)
+        .sort(),
+    ).toEqual(['failed=0', 'renewed=0']);
     // The Temporal SDK's own worker metrics, appended to the same endpoint.
     expect(
       workerSamples.some((s) => s.name.startsWith('temporal_workflow_task_') && s.value > 0),
