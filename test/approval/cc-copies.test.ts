@@ -183,6 +183,37 @@ describe('cc recipients', () => {
     ]);
     expect((await api<{ cc: unknown }>(`/documents/${id}`, 'PUT', { cc: [] })).body.data!.cc).toEqual([]);
   });
+
+  it('are taken as cc[N][field] parts too, as the approvers are; an error names the part', async () => {
+    const form = async (parts: [string, string][]) => {
+      const body = new FormData();
+      body.append('title', 'Copies by parts');
+      body.append('approvers', JSON.stringify(APPROVERS));
+      for (const [name, value] of parts) body.append(name, value);
+      body.append(
+        'file',
+        new Blob([Buffer.from(await makePdf(1, 'Copies'))], { type: 'application/pdf' }),
+        'c.pdf',
+      );
+      return h.service.request('/documents', { method: 'POST', account: h.account, body });
+    };
+    const res = await form([
+      ['cc[0][phone]', '+966 56 123 4569'],
+      ['cc[0][name]', 'ليلى'],
+      ['cc[1][phone]', '00 44 7911 123457'],
+      ['cc[1][language]', 'en'],
+    ]);
+    const created = (await res.json()) as Envelope<{ cc: unknown }>;
+    expect(res.status, JSON.stringify(created)).toBe(201);
+    expect(created.data!.cc).toEqual([
+      { phone: CC_SAUDI, language: null, name: 'ليلى' },
+      { phone: CC_UK, language: 'en', name: null },
+    ]);
+
+    const refused = await form([['cc[0][phone]', '12']]);
+    expect(refused.status).toBe(422);
+    expect(Object.keys(((await refused.json()) as Envelope).error!.details)).toContain('cc.0.phone');
+  });
 });
 
 interface HeaderDocument {

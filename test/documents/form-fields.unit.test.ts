@@ -80,3 +80,68 @@ describe('formFieldsToObject', () => {
     });
   });
 });
+
+describe('formFieldsToObject: cc recipients', () => {
+  it('nests cc[N][field] parts in index order, as approvers', () => {
+    expect(
+      formFieldsToObject([
+        ['cc[1][phone]', '966551234567'],
+        ['cc[0][phone]', '966501234567'],
+        ['cc[0][language]', 'ar'],
+        ['cc[1][name]', 'Finance'],
+      ]),
+    ).toEqual({
+      value: {
+        cc: [
+          { phone: '966501234567', language: 'ar' },
+          { phone: '966551234567', name: 'Finance' },
+        ],
+      },
+      errors: {},
+    });
+  });
+
+  it('takes cc as one JSON part; refuses both forms, two JSON parts, gaps, misspellings and more than 10', () => {
+    const cc = [{ phone: '966501234567' }];
+    expect(formFieldsToObject([['cc', JSON.stringify(cc)]])).toEqual({ value: { cc }, errors: {} });
+    expect(
+      formFieldsToObject([
+        ['cc', '[]'],
+        ['cc[0][phone]', '966501234567'],
+      ]).errors,
+    ).toEqual({ cc: ['give the cc recipients either as one JSON part or as cc[N][field] parts, not both'] });
+    expect(
+      formFieldsToObject([
+        ['cc', '[]'],
+        ['cc', '[]'],
+      ]).errors,
+    ).toEqual({ cc: ['give the cc recipients once: one part holding the JSON array'] });
+    expect(formFieldsToObject([['cc', '[{"phone": ']]).errors).toEqual({
+      cc: [
+        'the cc part must hold a JSON array of recipients {phone, language, name} (or send cc[N][field] parts instead)',
+      ],
+    });
+    expect(formFieldsToObject([['cc[1][phone]', '966501234567']]).errors).toEqual({
+      cc: ['cc must be numbered from cc[0] without gaps'],
+    });
+    expect(formFieldsToObject([['cc.0.phone', '966501234567']]).errors).toEqual({
+      'cc.0.phone': ['cc recipients are sent as cc[N][field], e.g. cc[0][phone]'],
+    });
+    const eleven: [string, string][] = Array.from({ length: 11 }, (_, i) => [
+      `cc[${i}][phone]`,
+      `96650000000${i}`,
+    ]);
+    expect(formFieldsToObject(eleven).errors).toEqual({
+      cc: ['A document can have at most 10 cc recipients'],
+    });
+    // A field that only starts with the letters is no cc part.
+    expect(formFieldsToObject([['ccx', 'y']]).value).toEqual({ ccx: 'y' });
+  });
+
+  it('keeps a prototype key among cc fields an ordinary (own) field', () => {
+    const { value } = formFieldsToObject([['cc[0][__proto__]', 'x']]);
+    const [entry] = value.cc as Record<string, unknown>[];
+    expect(Object.getPrototypeOf(entry)).toBeNull();
+    expect(Object.hasOwn(entry!, '__proto__')).toBe(true);
+  });
+});

@@ -168,7 +168,7 @@ export const CreateDocumentSchema = CreateDocumentShape.superRefine(
 /** Multipart part names travel in a header: no control characters. */
 const PART_NAME = { pattern: '^[^\\u0000-\\u001f\\u007f]*$' };
 const APPROVER_PARTS =
-  'approvers is one part holding the JSON array (Content-Type application/json); approvers[N][field] parts (N from 0, no gaps, e.g. approvers[0][name], approvers[0][phone]) are the equivalent for plain HTML forms and curl -F.';
+  'approvers is one part holding the JSON array (Content-Type application/json); approvers[N][field] parts (N from 0, no gaps, e.g. approvers[0][name], approvers[0][phone]) are the equivalent for plain HTML forms and curl -F. cc likewise: one JSON part, or cc[N][field] parts.';
 
 /**
  * The form fields as the OpenAPI document states them: a part left empty counts as not given (HTML forms send
