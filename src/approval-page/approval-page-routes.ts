@@ -348,7 +348,7 @@ export function createApprovalPageRouter(
         userAgent: evidence.userAgent ?? null,
         verifiedBy: evidence.verifiedBy ?? 'none',
       },
-      { phoneTaken: t.phoneTaken },
+      t,
     );
     ok(ctx, { status: view.status, completed: view.completed, total: view.total, delegated: true });
   });
