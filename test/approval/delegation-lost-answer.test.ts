@@ -164,6 +164,33 @@ describe('a delegation whose answer was lost', () => {
     await eventually(async () => (await delegatesOf(doc.id)).length === 1, 30_000);
     expect(await delegatesOf(doc.id)).toEqual([PHONES.saudiC]);
   }, 120_000);
+
+  it('that the workflow has but has not answered: 409 to a different delegation, then taken, then 410', async () => {
+    const doc = await parallelDocument();
+    const first = linkTokenOf(await requestFor(h, PHONES.saudiA, doc.id));
+    // No worker: Temporal takes the update in, and the workflow answers nothing until a worker is back.
+    await h.service.stopWorker();
+    try {
+      const lost = await delegate(h.service.api.url, first, 'Deputy One', `+${PHONES.saudiC}`);
+      expect(lost.status, JSON.stringify(lost.body)).toBe(503);
+      expect(lost.body.error!.message).toMatch(UNCONFIRMED);
+      const other = await delegate(h.service.api.url, first, 'Deputy Two', `+${DEPUTY_TWO}`);
+      expect(other.status, JSON.stringify(other.body)).toBe(409);
+      expect(other.body.error!.message).toBe(
+        'Your delegation to Deputy One is still being recorded. Reload the page in a moment to see whether it was taken.',
+      );
+      expect((await rowsOf(doc.id)).map((r) => `${r.phone}:${r.state}`)).toEqual([
+        `${PHONES.saudiC}:submitted`,
+      ]);
+    } finally {
+      await h.service.startWorker();
+    }
+    // The workflow takes the first delegation after all; the approver's link is spent.
+    await eventually(async () => (await rowsOf(doc.id))[0]?.state === 'accepted', 60_000);
+    expect(await delegatesOf(doc.id)).toEqual([PHONES.saudiC]);
+    const late = await delegate(h.service.api.url, first, 'Deputy Two', `+${DEPUTY_TWO}`);
+    expect(late.status).toBe(410);
+  }, 180_000);
 });
 
 const DEPUTY_TWO = '966507654321';
