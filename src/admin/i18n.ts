@@ -206,6 +206,19 @@ const STRINGS = {
   'approver.rejected': { en: 'Rejected', ar: 'رفض' },
   'approver.delegated': { en: 'Delegated', ar: 'فوّض' },
   delegatedTo: { en: 'delegated to {name}', ar: 'فوّض إلى {name}' },
+  ccHeading: { en: 'Copies (cc)', ar: 'نسخ لعلم (cc)' },
+  ccIntro: {
+    en: 'These numbers receive the signed PDF on WhatsApp when the document is approved.',
+    ar: 'تصل إلى هذه الأرقام نسخة من ملف PDF الموقّع عبر واتساب عند اعتماد المستند.',
+  },
+  noCc: {
+    en: 'No copies: only the approvers receive the signed PDF.',
+    ar: 'لا نسخ: يتلقى المعتمدون وحدهم ملف PDF الموقّع.',
+  },
+  colLanguage: { en: 'Language', ar: 'اللغة' },
+  'ccLanguage.ar': { en: 'Arabic', ar: 'العربية' },
+  'ccLanguage.en': { en: 'English', ar: 'الإنجليزية' },
+  'ccLanguage.auto': { en: 'Automatic (by number)', ar: 'تلقائية (حسب الرقم)' },
 
   // Error pages
   'errorTitle.400': { en: 'Bad request', ar: 'طلب غير صالح' },

@@ -39,6 +39,7 @@ import { AppError } from '../errors.ts';
 import { addToLogContext } from '../logger.ts';
 import { languageFor } from '../whatsapp/index.ts';
 import { readImageField } from './images.ts';
+import { isLinkPreview } from './link-preview.ts';
 import { renderApprovalPage, renderClosedPage } from './render-page.ts';
 import type { Language } from '../domain/model.ts';
 import { STRINGS } from './strings.ts';
@@ -174,10 +175,12 @@ export function createApprovalPageRouter(
       ctx.body = renderClosedPage(lang, message);
       return;
     }
-    // Viewing never fails the page: an event left undispatched goes out with the webhook outbox sweep.
-    await recordView(r!).catch((err: unknown) =>
-      deps.logger.warn({ err, documentId: r!.document.id }, 'approver.viewed not recorded or dispatched'),
-    );
+    // Viewing never fails the page: an event left undispatched goes out with the webhook outbox sweep. A link
+    // preview's fetch (a chat app drawing the link's card, a HEAD request) is not a view (link-preview.ts).
+    if (!isLinkPreview(ctx.method, ctx.get('user-agent')))
+      await recordView(r!).catch((err: unknown) =>
+        deps.logger.warn({ err, documentId: r!.document.id }, 'approver.viewed not recorded or dispatched'),
+      );
     // The delegation step: when the document allows it and it is this approver's turn.
     const canDelegate =
       r!.document.allowDelegation &&
@@ -348,7 +351,7 @@ export function createApprovalPageRouter(
         userAgent: evidence.userAgent ?? null,
         verifiedBy: evidence.verifiedBy ?? 'none',
       },
-      { phoneTaken: t.phoneTaken },
+      t,
     );
     ok(ctx, { status: view.status, completed: view.completed, total: view.total, delegated: true });
   });

@@ -88,6 +88,11 @@ const en = {
     badPhone: 'Enter a valid WhatsApp number with its country code, such as 966501234567.',
     phoneTaken: 'This number is already an approver of this document; choose someone else.',
     notAllowed: 'This document does not allow delegation.',
+    alreadyDelegated: (name: string) => `Your step has already been delegated to ${name}.`,
+    stillPending: (name: string) =>
+      `Your delegation to ${name} is still being recorded. Reload the page in a moment to see whether it was taken.`,
+    unconfirmed:
+      'Your delegation was saved, but the approval service did not confirm it. Send it again in a moment to learn whether it was taken.',
   },
   closed: {
     already_acted: 'You have already acted on this document.',
@@ -175,6 +180,10 @@ const ar: typeof en = {
     badPhone: 'أدخل رقم واتساب صحيحًا مع رمز الدولة، مثل 966501234567.',
     phoneTaken: 'هذا الرقم معتمِد في هذا المستند بالفعل؛ اختر شخصًا آخر.',
     notAllowed: 'لا يسمح هذا المستند بالتفويض.',
+    alreadyDelegated: (name: string) => `سبق أن فُوّضت خطوتك إلى ${name}.`,
+    stillPending: (name: string) =>
+      `ما زال تفويضك إلى ${name} قيد التسجيل. أعد تحميل الصفحة بعد لحظات لتعرف هل قُبل.`,
+    unconfirmed: 'حُفظ تفويضك، لكن خدمة الاعتماد لم تؤكده. أرسله مرة أخرى بعد لحظات لتعرف هل قُبل.',
   },
   closed: {
     already_acted: 'لقد اتخذت إجراءً على هذا المستند مسبقًا.',

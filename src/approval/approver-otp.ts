@@ -11,7 +11,7 @@ import type { OtpSender } from '../whatsapp/otp-message.ts';
  * One-time codes of verified approvers (issue 15 item 2; migration 019, table `approver_otp_codes`). An approver
  * has at most one code: 6 random digits, kept as an scrypt hash with its own salt, valid OTP_TTL_MINUTES, locked
  * after OTP_MAX_ATTEMPTS wrong tries, and a new one replaces it (at most one per OTP_RESEND_SECONDS and
- * OTP_MAX_SENDS_PER_HOUR an hour). A right code is used up and gives the page a session proof: a random token
+ * OTP_MAX_SENDS_PER_HOUR an hour; a send WhatsApp did not take, answered 502, counts against neither). A right code is used up and gives the page a session proof: a random token
  * whose SHA-256 is stored here, valid OTP_SESSION_MINUTES, which the page sends back as an HttpOnly cookie.
  * Neither the code nor the proof ever reaches the workflow.
  */
@@ -62,7 +62,7 @@ export async function sendApproverCode(
   const salt = randomBytes(16).toString('hex');
   const codeHash = await hashCode(code, salt);
   const expiresAt = new Date(now.getTime() + otp.ttlMs);
-  await deps.db.transaction(async (trx) => {
+  const counted = await deps.db.transaction(async (trx) => {
     const row = await lockRow(trx, approver.id);
     const sinceLast = row.last_sent_at ? now.getTime() - row.last_sent_at.getTime() : Infinity;
     if (sinceLast < otp.resendMs) {
@@ -97,6 +97,12 @@ export async function sendApproverCode(
         window_started_at: windowStart,
         sends_in_window: sends + 1,
       });
+    // What the resend limits read before this send: put back if WhatsApp does not take the message.
+    return {
+      last_sent_at: row.last_sent_at,
+      window_started_at: row.window_started_at,
+      sends_in_window: row.sends_in_window,
+    };
   });
   try {
     await deps.sender.send({
@@ -105,6 +111,10 @@ export async function sendApproverCode(
       code,
     });
   } catch {
+    // Not sent (WhatsApp answered an error, or did not answer): the attempt does not count against the resend
+    // limits. The new code stays valid (a message that timed out may still arrive) unless another send replaced
+    // it meanwhile, in which case that send's counting stands.
+    await deps.db<OtpRow>(TABLE).where({ approver_id: approver.id, code_hash: codeHash }).update(counted);
     throw new AppError('bad_gateway', 'The code could not be sent over WhatsApp; try again shortly');
   }
   return { expiresAt };

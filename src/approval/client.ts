@@ -1,8 +1,11 @@
 import {
+  isGrpcDeadlineError,
+  isGrpcServiceError,
   ServiceError,
   WorkflowExecutionAlreadyStartedError,
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
+  WorkflowUpdateRPCTimeoutOrCancelledError,
   type Client,
 } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
@@ -52,6 +55,14 @@ function refusalOf(err: unknown): Refusal | 'workflow_closed' | undefined {
   return undefined;
 }
 
+/**
+ * What became of a delegation whose answer the page did not hear, as Temporal tells it by the update's id (the
+ * delegation row's id): `accepted` (the workflow took it), `refused` (its handler failed after taking it),
+ * `not_taken` (Temporal does not know the update: it never arrived, or the validator refused it, which leaves no
+ * trace; also when the workflow is gone) or `pending` (the workflow has it and has not answered yet).
+ */
+export type DelegationOutcome = 'accepted' | 'refused' | 'not_taken' | 'pending';
+
 /** Temporal could not be reached (gRPC UNAVAILABLE, or no connection could be made). */
 function unreachable(err: unknown): boolean {
   if (!(err instanceof ServiceError)) return false;
@@ -59,6 +70,21 @@ function unreachable(err: unknown): boolean {
   return code === GRPC_UNAVAILABLE || /unavailable|connect/i.test(err.message);
 }
 const GRPC_UNAVAILABLE = 14;
+
+/**
+ * Whether `err`, from an update, means its answer was lost rather than given: no answer in time (503), or
+ * Temporal unreachable (a gRPC UNAVAILABLE or deadline somewhere in its causes). The workflow may have taken it.
+ */
+export function answerLost(err: unknown): boolean {
+  if (err instanceof AppError) return err.code === 'unavailable';
+  for (let e = err, n = 0; e && n < 8; e = (e as { cause?: unknown }).cause, n++) {
+    if (unreachable(e)) return true;
+    if (isGrpcServiceError(e) && (Number(e.code) === GRPC_UNAVAILABLE || isGrpcDeadlineError(e))) return true;
+    // grpc-js's own, when no connection could be made: "Failed to connect before the deadline".
+    if (e instanceof Error && /failed to connect|ECONNREFUSED/i.test(e.message)) return true;
+  }
+  return false;
+}
 
 export class ApprovalRefused extends Error {
   constructor(readonly refusal: Refusal | 'workflow_closed') {
@@ -89,6 +115,9 @@ export function createApprovalClient(deps: ApprovalClientDeps) {
   const handle = (documentId: string) => deps.client.workflow.getHandle(approvalWorkflowId(documentId));
 
   return {
+    /** How long a caller waits for the workflow's answer (a request older than this has had its answer). */
+    answerTimeoutMs: timeout,
+
     /**
      * Starts the workflow with exactly these approvers, and returns once Temporal has it: a plain start that waits
      * on no activity, so a caller may hold the document's row lock meanwhile (the workflow's first activity,
@@ -149,9 +178,40 @@ export function createApprovalClient(deps: ApprovalClientDeps) {
       return withAnswer(() => handle(documentId).executeUpdate(actUpdate, { args: [input] }));
     },
 
-    /** A delegation whose row is stored (ids only: nothing personal goes to the workflow). */
+    /**
+     * A delegation whose row is stored (ids only: nothing personal goes to the workflow). The update's id is the
+     * row's id: asked again, Temporal answers once for both, and `delegationOutcome` can find it.
+     */
     delegate(documentId: string, input: DelegateInput): Promise<ApprovalView> {
-      return withAnswer(() => handle(documentId).executeUpdate(delegateUpdate, { args: [input] }));
+      return withAnswer(() =>
+        handle(documentId).executeUpdate(delegateUpdate, { args: [input], updateId: input.delegationId }),
+      );
+    },
+
+    /**
+     * The outcome of the delegation update `delegationId`, without sending it again: waits at most `waitMs` for an
+     * update the workflow has but has not finished. Temporal unreachable is a 503 (AppError 'unavailable').
+     */
+    async delegationOutcome(
+      documentId: string,
+      delegationId: string,
+      waitMs = Math.min(timeout, 5_000),
+    ): Promise<DelegationOutcome> {
+      try {
+        await deps.client.withDeadline(Date.now() + waitMs, () =>
+          handle(documentId).getUpdateHandle<ApprovalView>(delegationId).result(),
+        );
+        return 'accepted';
+      } catch (err) {
+        if (err instanceof WorkflowUpdateFailedError) return 'refused';
+        // NOT_FOUND: no such update (or no such workflow run any more).
+        if (err instanceof WorkflowNotFoundError) return 'not_taken';
+        // The workflow has it and did not answer within waitMs.
+        if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return 'pending';
+        if (answerLost(err))
+          throw new AppError('unavailable', 'The approval service is unavailable; try again shortly');
+        throw err;
+      }
     },
 
     void(documentId: string): Promise<ApprovalView> {

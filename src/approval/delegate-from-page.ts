@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from '../db/knex.ts';
 import { approversStore } from '../db/stores/approvers-store.ts';
-import { delegationsStore } from '../db/stores/delegations-store.ts';
+import { delegationsStore, type Delegation } from '../db/stores/delegations-store.ts';
 import { documentsStore } from '../db/stores/documents-store.ts';
 import type { VerifiedBy } from '../domain/model.ts';
 import { AppError } from '../errors.ts';
 import type { PageLink } from './act-from-page.ts';
-import { ApprovalRefused, type ApprovalClient } from './client.ts';
+import { answerLost, ApprovalRefused, type ApprovalClient } from './client.ts';
 import type { ApprovalView } from './definitions.ts';
 
 export interface DelegationRequest {
@@ -24,23 +24,50 @@ export interface DelegationEvidence {
   verifiedBy: VerifiedBy;
 }
 
+/** The page's words for the answers only this function gives (in the approver's language). */
+export interface DelegationMessages {
+  phoneTaken: string;
+  /** The workflow has an earlier delegation of this step (to `name`) and took it. */
+  alreadyDelegated: (name: string) => string;
+  /** The workflow has an earlier delegation of this step (to `name`) and has not answered yet. */
+  stillPending: (name: string) => string;
+  /** The delegation is stored but the workflow's answer was lost: sending it again tells whether it was taken. */
+  unconfirmed: string;
+}
+
+/**
+ * A request younger than this may still be on its way to Temporal (its caller waits up to the answer time-out):
+ * when Temporal does not know its update yet, another approver's request does not treat it as lost.
+ */
+const IN_FLIGHT_MARGIN_MS = 10_000;
+
 /**
  * The approver hands their step to someone else from the approval page (issue 15 item 3). Refused with 409 when
  * the document does not allow delegation, with 422 (`phone`, in `messages.phoneTaken`) when the number is already
  * an approver of the document or a delegate being added. The delegation is stored first (name, phone, reason,
- * evidence) and the workflow is asked to take it with ids only; if it refuses, the row is removed and the refusal
- * becomes 409 (not their turn), 404 (not an approver) or 410 (already acted or delegated, document closed).
+ * evidence) and the workflow is asked to take it with ids only (the update's id is the row's id); if it refuses,
+ * the row is removed and the refusal becomes 409 (not their turn), 404 (not an approver) or 410 (already acted or
+ * delegated, document closed).
+ *
+ * When the answer is lost (a time-out, Temporal unreachable) the row stays `submitted`, as an action's evidence
+ * does (act-from-page.ts), and the approver hears 503 (`messages.unconfirmed`): the workflow may still take it,
+ * and recordDelegation marks it `accepted` if it does. Such a row is settled by the next delegation request on the
+ * document that it concerns (see `settleLeftovers`): asked by Temporal for the update's outcome, it becomes
+ * `accepted` (the workflow's), is deleted (refused) or becomes `not_taken` (never taken), so its phone number does
+ * not block the document for good, and the approver who sends the same delegation again gets its real answer.
  */
 export async function delegateFromPage(
   deps: { db: Knex; approvals: ApprovalClient },
   link: PageLink,
   request: DelegationRequest,
   evidence: DelegationEvidence,
-  messages: { phoneTaken: string },
+  messages: DelegationMessages,
 ): Promise<ApprovalView & { delegateId: string }> {
   const { approver, document } = link;
   if (!document.allowDelegation)
     throw new AppError('conflict', 'This document does not allow delegation (allow_delegation is false)');
+  const again = await settleLeftovers(deps, link, request, messages);
+  if (again) return ask(deps, link, again, messages);
   const delegateId = randomUUID();
   const delegation = await deps.db.transaction(async (trx) => {
     // The document's row lock: two delegations to one number cannot both pass the check.
@@ -63,16 +90,31 @@ export async function delegateFromPage(
       verifiedBy: evidence.verifiedBy,
     });
   });
+  return ask(deps, link, delegation, messages);
+}
+
+/** Asks the workflow to take a stored delegation, and words its answer. */
+async function ask(
+  deps: { db: Knex; approvals: ApprovalClient },
+  link: PageLink,
+  delegation: Pick<Delegation, 'id' | 'delegateId'>,
+  messages: DelegationMessages,
+): Promise<ApprovalView & { delegateId: string }> {
+  const { approver, document } = link;
   try {
     const view = await deps.approvals.delegate(document.id, {
       approverId: approver.id,
-      delegateId,
+      delegateId: delegation.delegateId,
       delegationId: delegation.id,
     });
-    return { ...view, delegateId };
+    return { ...view, delegateId: delegation.delegateId };
   } catch (err) {
-    // A lost answer (time-out) leaves the row: the workflow may still take it, and recordDelegation reads it.
-    if (!(err instanceof ApprovalRefused)) throw err;
+    if (!(err instanceof ApprovalRefused)) {
+      // A lost answer leaves the row: the workflow may still take it, and recordDelegation reads it.
+      if (answerLost(err))
+        throw new AppError('unavailable', messages.unconfirmed, {}, { 'Retry-After': '5' });
+      throw err;
+    }
     await delegationsStore(deps.db).discard(delegation.id);
     if (
       err.refusal === 'not_your_turn' ||
@@ -83,4 +125,39 @@ export async function delegateFromPage(
     if (err.refusal === 'unknown_approver') throw AppError.notFound('Approver');
     throw new AppError('gone', err.message);
   }
+}
+
+/**
+ * Settles the rows still `submitted` that stand in this request's way: the approver's own (an earlier request of
+ * theirs whose answer was lost) and anyone's for the same phone number. Returns the approver's own row for this
+ * same number, to be sent again under its own id (Temporal answers once for both); throws when the workflow has an
+ * earlier delegation of this step (410 taken, 409 not answered yet); otherwise deletes what was refused, marks
+ * `not_taken` what Temporal never took, and leaves rows that may still be on their way.
+ */
+async function settleLeftovers(
+  deps: { db: Knex; approvals: ApprovalClient },
+  link: PageLink,
+  request: DelegationRequest,
+  messages: DelegationMessages,
+): Promise<Delegation | undefined> {
+  const { approver, document } = link;
+  const store = delegationsStore(deps.db);
+  const inFlightSince = Date.now() - deps.approvals.answerTimeoutMs - IN_FLIGHT_MARGIN_MS;
+  for (const row of await store.submitted(document.id)) {
+    const own = row.fromApproverId === approver.id;
+    if (own && row.phone === request.phone) return row;
+    if (!own && row.phone !== request.phone) continue;
+    const outcome = await deps.approvals.delegationOutcome(document.id, row.id);
+    if (outcome === 'refused') await store.discard(row.id);
+    else if (outcome === 'not_taken') {
+      // Another approver's request may not have reached Temporal yet; this approver's own cannot matter any more
+      // (the workflow takes one delegation of a step: should the old one arrive, this one is refused).
+      if (own || row.createdAt.getTime() < inFlightSince) await store.markNotTaken(row.id);
+    } else if (own) {
+      if (outcome === 'accepted') throw new AppError('gone', messages.alreadyDelegated(row.name));
+      throw new AppError('conflict', messages.stillPending(row.name));
+    }
+    // Someone else's delegation to this number, taken or being taken: the phone check refuses this one.
+  }
+  return undefined;
 }

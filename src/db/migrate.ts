@@ -21,6 +21,7 @@ import * as whatsappIdentity from './migrations/021-whatsapp-identity.ts';
 import * as delegation from './migrations/022-delegation.ts';
 import * as ccRecipients from './migrations/024-cc-recipients.ts';
 import * as documentCounts from './migrations/025-document-counts.ts';
+import * as delegationOutcome from './migrations/026-delegation-outcome.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -54,6 +55,7 @@ const migrations: Record<string, Migration> = {
   '022-delegation': delegation,
   '024-cc-recipients': ccRecipients,
   '025-document-counts': documentCounts,
+  '026-delegation-outcome': delegationOutcome,
 };
 
 const source: Knex.MigrationSource<string> = {

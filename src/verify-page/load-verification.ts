@@ -1,6 +1,7 @@
 import type { Db } from '../db/knex.ts';
 import { accountsStore } from '../db/stores/accounts-store.ts';
 import { approversStore } from '../db/stores/approvers-store.ts';
+import type { Approver } from '../db/stores/approvers-store.ts';
 import { documentsStore, type Document } from '../db/stores/documents-store.ts';
 import { verificationsStore } from '../db/stores/verifications-store.ts';
 import type { ActionType } from '../domain/model.ts';
@@ -26,6 +27,18 @@ export interface VerifiedApprover {
   outcome: { en: string; ar: string };
   channel: 'whatsapp' | 'page';
   actedAt: Date;
+  /**
+   * A delegate (issue 15 item 3): the delegations that led to them, first one first, as the certificate prints
+   * them in their block: who handed the step to whom (names; the giver's phone masked), when and why.
+   */
+  delegations: VerifiedDelegation[];
+}
+
+export interface VerifiedDelegation {
+  from: { nameAr: string; nameEn: string; phone: string };
+  to: { nameAr: string; nameEn: string };
+  at: Date;
+  reason: string | null;
 }
 
 /**
@@ -69,9 +82,8 @@ export async function loadVerification(
   const documentId = await verificationsStore(db).findDocumentId(token);
   const document = documentId ? await documentsStore(db).findByIdUnscoped(documentId) : undefined;
   if (!document || document.status !== 'approved' || !document.finalSha256) return undefined;
-  const approvers = (await approversStore(db).listByDocument(document.id)).filter(
-    (a) => a.status === 'completed' && a.actedAt,
-  );
+  const all = await approversStore(db).listByDocument(document.id);
+  const approvers = all.filter((a) => a.status === 'completed' && a.actedAt);
   const account = await accountsStore(db).findById(document.accountId);
   const signedAt = new Date(Math.max(...approvers.map((a) => a.actedAt!.getTime())));
   return {
@@ -102,8 +114,34 @@ export async function loadVerification(
         }),
         channel: a.actionChannel === 'whatsapp' ? 'whatsapp' : 'page',
         actedAt: a.actedAt!,
+        delegations: delegationsTo(a, all),
       })),
   };
+}
+
+/**
+ * The chain of delegations that made `a` an approver, first one first (a delegate may delegate in turn): each link
+ * names who delegated and to whom, as the certificate does (src/approval/finalize-input.ts).
+ */
+function delegationsTo(a: Approver, all: readonly Approver[]): VerifiedDelegation[] {
+  const byId = new Map(all.map((x) => [x.id, x]));
+  const chain: VerifiedDelegation[] = [];
+  const seen = new Set<string>();
+  let to: Approver = a;
+  for (let id = a.delegatedFromId; id && !seen.has(id);) {
+    seen.add(id);
+    const from = byId.get(id);
+    if (!from?.actedAt || from.status !== 'delegated') break;
+    chain.unshift({
+      from: { nameAr: from.nameAr, nameEn: from.nameEn, phone: maskPhone(from.phone) },
+      to: { nameAr: to.nameAr, nameEn: to.nameEn },
+      at: from.actedAt,
+      reason: from.delegationReason,
+    });
+    to = from;
+    id = from.delegatedFromId;
+  }
+  return chain;
 }
 
 /** What a file is, by its SHA-256 (lowercase hex). */

@@ -56,6 +56,18 @@ export function renderVerificationPage(input: {
             'time',
           )}
           ${row(t.hijri, html`<bdi>${hijri(a.actedAt)}</bdi>`)}
+          ${a.delegations.map((d) =>
+            row(
+              t.delegation,
+              html`<span class="delegation"
+                  ><bdi>${pick(d.from.nameAr, d.from.nameEn)}</bdi> (<bdi dir="ltr">${d.from.phone}</bdi>)
+                  ${t.delegatedTo} <bdi>${pick(d.to.nameAr, d.to.nameEn)}</bdi>:
+                  <bdi>${d.reason && d.reason.trim() !== '' ? d.reason : t.noReason}</bdi></span
+                ><br /><span class="meta"
+                  >${t.delegatedAt}: <bdi dir="ltr">${formatRiyadh(d.at)}</bdi></span
+                >`,
+            ),
+          )}
         </dl>
       </li>`,
   );

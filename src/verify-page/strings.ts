@@ -29,6 +29,10 @@ const en = {
     string
   >,
   channels: { whatsapp: 'WhatsApp button', page: 'Approval page' },
+  delegation: 'Delegation',
+  delegatedTo: 'delegated to',
+  delegatedAt: 'Delegated at',
+  noReason: 'no reason given',
   checkTitle: 'Is my PDF this signed document?',
   checkHelp:
     'Drop a PDF here, or choose one. Your browser computes its SHA-256 fingerprint and compares it with the signed file’s; the file does not leave your device.',
@@ -75,6 +79,10 @@ const ar: typeof en = {
   hijri: 'التاريخ الهجري (أم القرى)',
   actions: { sign: 'توقيع', stamp: 'ختم', approve_only: 'موافقة', review_only: 'مراجعة' },
   channels: { whatsapp: 'زر واتساب', page: 'صفحة الموافقة' },
+  delegation: 'التفويض',
+  delegatedTo: 'فوّض إلى',
+  delegatedAt: 'وقت التفويض',
+  noReason: 'لم يُذكر سبب',
   checkTitle: 'هل ملف PDF الذي لديّ هو هذا المستند الموقّع؟',
   checkHelp:
     'أفلت ملف PDF هنا أو اختره. يحسب متصفحك بصمة SHA-256 للملف ويقارنها ببصمة الملف الموقّع، ولا يغادر الملف جهازك.',

@@ -30,7 +30,7 @@ export const EVENT_DESCRIPTIONS: Readonly<Record<WebhookEvent, string>> = {
   'approver.notified':
     "An approver's turn came and they were notified: the WhatsApp request was accepted by WhatsApp, or refused for good (data.approver.status notified; see the approval status for the notification), or not sent because the approver has notify: false. Once per approver.",
   'approver.viewed':
-    'An approver opened their approval page (once per approver per document: the first view).',
+    'An approver opened their approval page (once per approver per document: the first view). A link preview (a HEAD request, or a chat app or site fetching the link to draw its card: WhatsApp, Facebook, Twitter, Slack, Telegram, …) is not a view.',
   'approver.delegated':
     'An approver handed their step to someone else from the approval page (the document has allow_delegation): data.approver is who delegated (status delegated, delegated_to_id, delegation_reason), data.delegate the new approver who takes the same place in the order (delegated_from_id). Once per approver.',
   'approver.rejected':

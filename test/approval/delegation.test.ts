@@ -244,6 +244,21 @@ describe('an approver delegates their step', () => {
       expect(text).toContain(s);
     expect(text).toContain('Approver 2 of 2'); // the one who delegated has no block of their own
 
+    // The public verification page tells the delegation as the certificate does, in both languages.
+    const got = await h.service.request(`/documents/${doc.id}`, { account: h.account });
+    const verification = ((await got.json()) as { data: { verification_url: string } }).data.verification_url;
+    const verifyPage = async (lang: string) => {
+      const res = await fetch(`${h.service.api.url}/v/${verification.split('/').pop()!}?lang=${lang}`);
+      expect(res.status).toBe(200);
+      return (await res.text()).replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ');
+    };
+    expect(await verifyPage('en')).toMatch(
+      /Delegation Orsolya Delegator \( \+966 \S+4567 \) delegated to Thessaly Ornquist : On leave until the 30th; Thessaly signs for the finance team Delegated at: \d/,
+    );
+    expect(await verifyPage('ar')).toMatch(
+      /التفويض Orsolya Delegator \( \+966 \S+4567 \) فوّض إلى Thessaly Ornquist : On leave until the 30th; Thessaly signs for the finance team وقت التفويض: \d/,
+    );
+
     // The event, delivered with both ids.
     const delivered = await eventually(() =>
       receiver.requests

@@ -1,4 +1,5 @@
 import type { ApproverSummary, DocumentDetail } from '../../db/stores/admin-overview-store.ts';
+import type { CcRecipient } from '../../domain/model.ts';
 import { html, type SafeHtml } from '../../http/html.ts';
 import { labelFor } from '../i18n.ts';
 import { ADMIN_PATHS } from '../paths.ts';
@@ -58,7 +59,38 @@ function approversTable(page: PageContext, approvers: ApproverSummary[]): SafeHt
   </div>`;
 }
 
-/** One document, read-only: its facts and its approvers' progress. */
+/** The document's cc recipients (issue 15 item 5): who gets the signed PDF besides the approvers. */
+function ccTable(page: PageContext, cc: CcRecipient[]): SafeHtml {
+  const { t } = page;
+  if (!cc.length) return html`<p id="cc-none">${t('noCc')}</p>`;
+  return html`<p>${t('ccIntro')}</p>
+    <div class="table-wrap">
+      <table id="cc-recipients">
+        <caption class="visually-hidden">
+          ${t('ccHeading')}
+        </caption>
+        <thead>
+          <tr>
+            <th scope="col">${t('colPhone')}</th>
+            <th scope="col">${t('colName')}</th>
+            <th scope="col">${t('colLanguage')}</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${cc.map(
+            (c) =>
+              html`<tr>
+                <td><span dir="ltr">+${c.phone}</span></td>
+                <td dir="auto">${c.name ?? t('dash')}</td>
+                <td>${t(c.language ? `ccLanguage.${c.language}` : 'ccLanguage.auto')}</td>
+              </tr>`,
+          )}
+        </tbody>
+      </table>
+    </div>`;
+}
+
+/** One document, read-only: its facts, its approvers' progress and who gets a copy (cc). */
 export function documentPage(page: PageContext, doc: DocumentDetail, approvers: ApproverSummary[]) {
   const { t } = page;
   const title = t('documentTitle', { reference: doc.reference });
@@ -97,6 +129,10 @@ export function documentPage(page: PageContext, doc: DocumentDetail, approvers: 
     <section class="card" aria-labelledby="approvers-heading">
       <h2 id="approvers-heading">${t('approversHeading')}</h2>
       ${approversTable(page, approvers)}
+    </section>
+    <section class="card" aria-labelledby="cc-heading">
+      <h2 id="cc-heading">${t('ccHeading')}</h2>
+      ${ccTable(page, doc.cc)}
     </section>`;
   return layout(page, { title, current: 'home', body });
 }

@@ -1,8 +1,10 @@
+import type { CcRecipient } from '../../domain/model.ts';
 import type { Db } from '../knex.ts';
 
 /**
  * Read-only queries behind the dashboard's overview. The tables belong to the documents and webhooks modules;
- * this store reads only columns of the initial schema and never writes, so those modules stay free to evolve.
+ * this store reads only the columns its pages show (of the initial schema, and `delegated_to_id` and `cc` of
+ * migrations 022 and 024) and never writes, so those modules stay free to evolve.
  * Every query is scoped by account.
  */
 
@@ -24,6 +26,8 @@ export interface DocumentDetail extends DocumentSummary {
   sentAt: Date | null;
   completedAt: Date | null;
   rejectionReason: string | null;
+  /** Who receives a copy of the signed PDF besides the approvers (migration 024), in the order given. */
+  cc: CcRecipient[];
 }
 
 export interface ApproverSummary {
@@ -71,6 +75,7 @@ interface DocumentRow {
   sent_at: Date | null;
   completed_at: Date | null;
   rejection_reason: string | null;
+  cc: CcRecipient[] | null;
 }
 
 interface ApproverRow {
@@ -158,6 +163,7 @@ export function adminOverviewStore(db: Db) {
           sentAt: row.sent_at,
           completedAt: row.completed_at,
           rejectionReason: row.rejection_reason,
+          cc: row.cc ?? [],
         }
       );
     },
