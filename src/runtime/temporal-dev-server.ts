@@ -5,6 +5,7 @@ import { Connection } from '@temporalio/client';
 import type { Logger } from '../logger.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from '../temporal/search-attributes.ts';
 import { locateOrBuildTemporalCli } from './temporal-cli.ts';
+import { markStartup } from './startup-timings.ts';
 
 type TestingModule = typeof import('@temporalio/testing'); // eslint-disable-line @typescript-eslint/consistent-type-imports -- loaded only when needed
 
@@ -77,6 +78,7 @@ export async function startTemporalDevServer(
     ...searchAttributeFlags(),
   ];
   const child = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  markStartup('temporal spawned');
   child.stdout?.on('data', (d: Buffer) =>
     options.logger.debug({ temporal: d.toString().trim() }, 'temporal'),
   );
