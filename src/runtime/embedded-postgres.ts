@@ -76,6 +76,8 @@ export async function startEmbeddedPostgres(options: {
   port: number;
   logger: Logger;
   database?: string;
+  /** Called once the server process is running (its first output), before it is ready. */
+  onSpawned?: () => void;
 }): Promise<EmbeddedPostgresHandle> {
   await mkdir(options.dir, { recursive: true });
   const isRoot = userInfo().uid === 0;
@@ -95,7 +97,10 @@ export async function startEmbeddedPostgres(options: {
       '-c',
       'max_connections=300',
     ],
-    onLog: (m) => options.logger.debug({ postgres: m.trim() }, 'postgres'),
+    onLog: (m) => {
+      options.onSpawned?.();
+      options.logger.debug({ postgres: m.trim() }, 'postgres');
+    },
     onError: (m) => options.logger.warn({ postgres: String(m) }, 'postgres'),
   });
 

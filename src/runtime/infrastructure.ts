@@ -15,7 +15,18 @@ export interface Infrastructure {
  * PostgreSQL and Temporal for this process tree: the configured ones when DATABASE_URL / TEMPORAL_ADDRESS are
  * set, otherwise an embedded PostgreSQL and a Temporal dev server keeping their state under DATA_DIR.
  */
-export async function provideInfrastructure(config: Config, logger: Logger): Promise<Infrastructure> {
+export async function provideInfrastructure(
+  config: Config,
+  logger: Logger,
+  /** Called once the embedded servers' processes run (they boot for seconds more), or at once when there are none. */
+  onSpawned: () => void = () => undefined,
+): Promise<Infrastructure> {
+  let toSpawn = (config.database.url ? 0 : 1) + (config.temporal.address ? 0 : 1);
+  const spawned = () => {
+    toSpawn -= 1;
+    if (toSpawn === 0) onSpawned();
+  };
+  if (toSpawn === 0) onSpawned();
   const stops: (() => Promise<void>)[] = [];
   const started: Record<string, string> = {};
   const stop = async () => {
@@ -31,6 +42,7 @@ export async function provideInfrastructure(config: Config, logger: Logger): Pro
       port: config.database.embeddedPort,
       logger,
       database: 'wathiq',
+      onSpawned: once(spawned),
     });
     stops.push(() => pg.stop());
     markStartup('postgres ready');
@@ -47,6 +59,7 @@ export async function provideInfrastructure(config: Config, logger: Logger): Pro
       namespace: config.temporal.namespace,
       dbFile: path.join(config.dataDir, 'temporal', 'temporal.db'),
       logger,
+      onSpawned: once(spawned),
     });
     stops.push(() => temporal.stop());
     markStartup('temporal ready');
@@ -66,4 +79,13 @@ export async function provideInfrastructure(config: Config, logger: Logger): Pro
     await stop();
     throw err;
   }
+}
+
+function once(f: () => void): () => void {
+  let called = false;
+  return () => {
+    if (called) return;
+    called = true;
+    f();
+  };
 }
