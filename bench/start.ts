@@ -22,26 +22,40 @@ const TARGET_SECONDS = 5;
 const GIVE_UP_MS = 180_000;
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
+interface Step {
+  /** Seconds from spawning `npm start`. */
+  wall: number;
+  /** CPU seconds the Wathiq process (not npm, PostgreSQL or Temporal) had used by then. */
+  cpu?: number;
+}
+
 interface Start {
   healthySeconds: number;
   bannerSeconds: number;
-  /** From spawning `npm start` to each step src/main.ts marked (its `startup timings` line), in seconds. */
-  steps: Record<string, number>;
+  /** Each step src/main.ts marked (its `startup timings` line), and the first 200 of /health, in time order. */
+  steps: Record<string, Step>;
 }
 
 /** The `startup timings` line main.ts logs once up: its steps moved from the node process's clock to the spawn's. */
-function stepsOf(output: string, spawnedAt: number): Record<string, number> {
+function stepsOf(output: string, spawnedAt: number): Record<string, Step> {
   for (const line of output.split('\n')) {
     if (!line.includes('"startup timings"')) continue;
     try {
-      const { startup_ms, time_origin } = JSON.parse(line) as {
+      const timings = JSON.parse(line) as {
         startup_ms: Record<string, number>;
+        startup_cpu_ms: Record<string, number>;
         time_origin: number;
       };
       return {
-        'node process began': (time_origin - spawnedAt) / 1000,
+        'node process began': { wall: (timings.time_origin - spawnedAt) / 1000 },
         ...Object.fromEntries(
-          Object.entries(startup_ms).map(([step, ms]) => [step, (time_origin + ms - spawnedAt) / 1000]),
+          Object.entries(timings.startup_ms).map(([step, ms]) => [
+            step,
+            {
+              wall: (timings.time_origin + ms - spawnedAt) / 1000,
+              cpu: (timings.startup_cpu_ms[step] ?? Number.NaN) / 1000,
+            },
+          ]),
         ),
       };
     } catch {
@@ -50,6 +64,12 @@ function stepsOf(output: string, spawnedAt: number): Record<string, number> {
   }
   return {};
 }
+
+const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length / 2;
+  return sorted.length % 2 ? sorted[Math.floor(middle)]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+};
 
 async function startOnce(dataDir: string): Promise<Start> {
   const port = await freePort();
@@ -113,9 +133,10 @@ async function startOnce(dataDir: string): Promise<Start> {
       healthySeconds,
       bannerSeconds: bannerSeconds ?? Number.NaN,
       steps: Object.fromEntries(
-        Object.entries({ ...stepsOf(output, spawnedAt), 'GET /health 200': healthySeconds }).sort(
-          ([, a], [, b]) => a - b,
-        ),
+        Object.entries({
+          ...stepsOf(output, spawnedAt),
+          'GET /health 200': { wall: healthySeconds },
+        }).sort(([, a], [, b]) => a.wall - b.wall),
       ),
     };
   } finally {
@@ -143,20 +164,21 @@ async function main(): Promise<void> {
       process.stdout.write(
         `start ${i + 1} (${i === 0 ? 'cold' : 'warm'}): healthy after ${s.healthySeconds.toFixed(2)} s, banner after ${s.bannerSeconds.toFixed(2)} s\n` +
           Object.entries(s.steps)
-            .map(([step, seconds]) => `    ${seconds.toFixed(2).padStart(6)} s  ${step}\n`)
+            .map(
+              ([step, { wall, cpu }]) =>
+                `    ${wall.toFixed(2).padStart(6)} s  ${cpu === undefined ? '         ' : `(${cpu.toFixed(2)} cpu)`}  ${step}\n`,
+            )
             .join(''),
       );
     }
-    const warm = starts
-      .slice(1)
-      .map((s) => s.healthySeconds)
-      .sort((a, b) => a - b);
-    const middle = warm.length / 2;
-    const median = warm.length % 2 ? warm[Math.floor(middle)]! : (warm[middle - 1]! + warm[middle]!) / 2;
+    const warm = median(starts.slice(1).map((s) => s.healthySeconds));
     const cold = starts[0]!.healthySeconds;
+    // The Wathiq process's own CPU time until its API listened: what a start costs, whatever the machine's load.
+    const warmCpu = median(starts.slice(1).map((s) => s.steps['api listening']?.cpu ?? Number.NaN));
     process.stdout.write(
-      `\nnpm start to healthy on ${os.cpus().length} CPUs: cold ${cold.toFixed(2)} s, warm ${median.toFixed(2)} s (median of ${warm.length})\n` +
-        `Target: warm ≤ ${TARGET_SECONDS} s — ${median <= TARGET_SECONDS ? 'met' : 'MISSED'} (${(median / TARGET_SECONDS).toFixed(2)}× the target)\n` +
+      `\nnpm start to healthy on ${os.cpus().length} CPUs: cold ${cold.toFixed(2)} s, warm ${warm.toFixed(2)} s (median of ${starts.length - 1})\n` +
+        `Warm: the Wathiq process used ${warmCpu.toFixed(2)} s of CPU until its API listened (median)\n` +
+        `Target: warm ≤ ${TARGET_SECONDS} s — ${warm <= TARGET_SECONDS ? 'met' : 'MISSED'} (${(warm / TARGET_SECONDS).toFixed(2)}× the target)\n` +
         `Load average (1, 5, 15 min): ${loadBefore} before the run, ${load()} after\n`,
     );
   } finally {
