@@ -34,6 +34,8 @@ const outDir = path.join(
 );
 const FINGERPRINT_FILE = '.fingerprint';
 
+const readFingerprint = () => readFile(path.join(outDir, FINGERPRINT_FILE), 'utf8').catch(() => undefined);
+
 /** Every file under src/, sorted, as paths relative to src/. */
 async function sourceFiles() {
   const entries = await readdir(src, { recursive: true, withFileTypes: true });
@@ -97,6 +99,11 @@ async function compile(esbuild, files, fingerprint) {
         }),
     );
     await writeFile(path.join(staging, FINGERPRINT_FILE), fingerprint);
+    // Another start may have put the same copy in place meanwhile: then it stays, untouched under that start.
+    if ((await readFingerprint()) === fingerprint) {
+      await rm(staging, { recursive: true, force: true });
+      return;
+    }
     // The old copy goes aside and the new one takes its place; a start reading meanwhile finds no fingerprint and
     // compiles for itself.
     const old = `${outDir}.old-${randomUUID()}`;
@@ -117,8 +124,7 @@ async function compiledMain() {
   const esbuild = createRequire(require.resolve('tsx'))('esbuild');
   const files = await sourceFiles();
   const fingerprint = await fingerprintOf(files, esbuild.version);
-  const current = await readFile(path.join(outDir, FINGERPRINT_FILE), 'utf8').catch(() => undefined);
-  if (current !== fingerprint) {
+  if ((await readFingerprint()) !== fingerprint) {
     await mkdir(path.dirname(outDir), { recursive: true });
     await compile(esbuild, files, fingerprint);
   }
