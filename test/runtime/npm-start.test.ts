@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,7 +12,8 @@ import { freePort } from '../setup/free-port.ts';
  * Temporal dev server (their data in DATA_DIR) before the worker and the API, all from one process. It is started
  * the way package.json's start script says, twice on the same DATA_DIR: the first start initialises PostgreSQL,
  * applies the migrations and bundles the workflow code, the second finds all of that done. Each is stopped by a
- * signal and must stop its PostgreSQL and its Temporal server before it exits 0.
+ * signal and must stop its PostgreSQL and its Temporal server before it exits 0; so must a third, signalled while
+ * it starts.
  */
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -33,7 +35,8 @@ async function startCommand(): Promise<string[]> {
   return [process.execPath, ...argv.slice(1)];
 }
 
-async function npmStart(dataDir: string) {
+/** Starts it without waiting. */
+async function launch(dataDir: string) {
   const port = await freePort();
   const temporalPort = await freePort();
   const [command, ...args] = await startCommand();
@@ -61,14 +64,20 @@ async function npmStart(dataDir: string) {
   const exited = new Promise<number | string>((resolve) =>
     child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')),
   );
-  const deadline = Date.now() + 240_000;
-  while (!out.includes('"startup timings"') && child.exitCode === null && Date.now() < deadline)
-    await new Promise((r) => setTimeout(r, 100));
-  if (!out.includes('"startup timings"')) {
-    child.kill('SIGKILL');
-    throw new Error(`npm start did not come up:\n${out.slice(-4000)}`);
-  }
   return { child, exited, output: () => out, port, temporalAddress: `127.0.0.1:${temporalPort}` };
+}
+
+/** Starts it and waits until everything is up (its `startup timings` line follows the banner). */
+async function npmStart(dataDir: string) {
+  const app = await launch(dataDir);
+  const deadline = Date.now() + 240_000;
+  while (!app.output().includes('"startup timings"') && app.child.exitCode === null && Date.now() < deadline)
+    await new Promise((r) => setTimeout(r, 100));
+  if (!app.output().includes('"startup timings"')) {
+    app.child.kill('SIGKILL');
+    throw new Error(`npm start did not come up:\n${app.output().slice(-4000)}`);
+  }
+  return app;
 }
 
 describe('npm start', () => {
@@ -107,5 +116,21 @@ describe('npm start', () => {
       expect(alive(postmaster), `${start} start: PostgreSQL stopped`).toBe(false);
       expect(await temporalAnswers(app.temporalAddress), `${start} start: Temporal stopped`).toBe(false);
     }
+
+    // A signal while it starts (PostgreSQL is running, the rest still loading or booting): what has started is
+    // stopped all the same, PostgreSQL and Temporal included, and the process exits 0.
+    const app = await launch(dataDir);
+    const pidFile = path.join(pgData, 'postmaster.pid');
+    const deadline = Date.now() + 120_000;
+    while (!existsSync(pidFile) && app.child.exitCode === null && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
+    const postmaster = await postmasterPid(pgData);
+    app.child.kill('SIGTERM');
+    expect(await app.exited, `a signal during the start: exit code\n${app.output()}`).toBe(0);
+    expect(app.output()).toContain('"stopped"');
+    expect(alive(postmaster), 'a signal during the start: PostgreSQL stopped').toBe(false);
+    expect(await temporalAnswers(app.temporalAddress), 'a signal during the start: Temporal stopped').toBe(
+      false,
+    );
   }, 600_000);
 });
