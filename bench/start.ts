@@ -7,8 +7,14 @@
  * folders exist, the migrations are applied, the cached bundle is reused). BENCH_STARTS (default 3) sets how many
  * starts in all; the warm figure is the median of the warm ones. Target: warm ≤ 5 s.
  *
- * Each start also prints how long the banner took (everything up, the worker polling), which is at least the
- * time to healthy.
+ * Each start also prints how long the banner took (everything up, the worker polling: the API answers /health
+ * before the worker is up), each step src/main.ts logged (`startup timings`) with the CPU time the Wathiq process
+ * had used by then, and the run prints the warm median of that CPU time until the API listened (what a start costs
+ * whatever the machine's load) and the load average before and after.
+ *
+ * `npm start` runs src/ compiled by scripts/start.mjs into node_modules/.cache/wathiq, outside DATA_DIR: the cold
+ * start here is a fresh DATA_DIR, not a fresh compile (compiling all of src/ again, after any change to it, adds
+ * about a second of esbuild to that one start).
  */
 import { spawn } from 'node:child_process';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
