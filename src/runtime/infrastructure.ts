@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
+import { markStartup } from './startup-timings.ts';
 
 export interface Infrastructure {
   databaseUrl: string;
@@ -14,7 +15,18 @@ export interface Infrastructure {
  * PostgreSQL and Temporal for this process tree: the configured ones when DATABASE_URL / TEMPORAL_ADDRESS are
  * set, otherwise an embedded PostgreSQL and a Temporal dev server keeping their state under DATA_DIR.
  */
-export async function provideInfrastructure(config: Config, logger: Logger): Promise<Infrastructure> {
+export async function provideInfrastructure(
+  config: Config,
+  logger: Logger,
+  /** Called once the embedded servers' processes run (they boot for seconds more), or at once when there are none. */
+  onSpawned: () => void = () => undefined,
+): Promise<Infrastructure> {
+  let toSpawn = (config.database.url ? 0 : 1) + (config.temporal.address ? 0 : 1);
+  const spawned = () => {
+    toSpawn -= 1;
+    if (toSpawn === 0) onSpawned();
+  };
+  if (toSpawn === 0) onSpawned();
   const stops: (() => Promise<void>)[] = [];
   const started: Record<string, string> = {};
   const stop = async () => {
@@ -30,8 +42,10 @@ export async function provideInfrastructure(config: Config, logger: Logger): Pro
       port: config.database.embeddedPort,
       logger,
       database: 'wathiq',
+      onSpawned: once(spawned),
     });
     stops.push(() => pg.stop());
+    markStartup('postgres ready');
     started.postgres = `postgres://127.0.0.1:${config.database.embeddedPort}/wathiq (embedded, data in ${path.join(config.dataDir, 'postgres')})`;
     return pg.url('wathiq');
   };
@@ -45,8 +59,10 @@ export async function provideInfrastructure(config: Config, logger: Logger): Pro
       namespace: config.temporal.namespace,
       dbFile: path.join(config.dataDir, 'temporal', 'temporal.db'),
       logger,
+      onSpawned: once(spawned),
     });
     stops.push(() => temporal.stop());
+    markStartup('temporal ready');
     started.temporal = `${temporal.address} (dev server, state in ${path.join(config.dataDir, 'temporal')})`;
     if (temporal.uiUrl) started['temporal ui'] = temporal.uiUrl;
     return temporal.address;
@@ -63,4 +79,13 @@ export async function provideInfrastructure(config: Config, logger: Logger): Pro
     await stop();
     throw err;
   }
+}
+
+function once(f: () => void): () => void {
+  let called = false;
+  return () => {
+    if (called) return;
+    called = true;
+    f();
+  };
 }

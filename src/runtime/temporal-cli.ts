@@ -37,10 +37,14 @@ export function findTemporalCli(explicit?: string): string | undefined {
       throw new Error(`TEMPORAL_CLI_PATH points to ${explicit}, which does not exist`);
     return explicit;
   }
-  const candidates = [onPath('temporal'), path.join(cliCacheDir(), 'temporal')];
+  const found = [onPath('temporal'), path.join(cliCacheDir(), 'temporal')].find(
+    (c): c is string => !!c && existsSync(c),
+  );
+  if (found) return found;
+  // Asked only when the cheaper places miss: `go env` blocks this process while it runs (each start otherwise).
   const goBin = goBinDir();
-  if (goBin) candidates.push(path.join(goBin, 'temporal'));
-  return candidates.find((c): c is string => !!c && existsSync(c));
+  const inGoBin = goBin && path.join(goBin, 'temporal');
+  return inGoBin && existsSync(inGoBin) ? inGoBin : undefined;
 }
 
 /** Builds the CLI with `go install` into the cache (a few minutes, once per machine). */

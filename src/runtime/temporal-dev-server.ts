@@ -1,10 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir } from 'node:fs/promises';
+import { connect } from 'node:net';
 import path from 'node:path';
-import { Connection } from '@temporalio/client';
 import type { Logger } from '../logger.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from '../temporal/search-attributes.ts';
 import { locateOrBuildTemporalCli } from './temporal-cli.ts';
+import { markStartup } from './startup-timings.ts';
 
 type TestingModule = typeof import('@temporalio/testing'); // eslint-disable-line @typescript-eslint/consistent-type-imports -- loaded only when needed
 
@@ -22,13 +23,36 @@ export interface TemporalDevServerOptions {
   /** SQLite file for workflow state, kept across restarts; in memory when absent (benchmarks). */
   dbFile?: string;
   logger: Logger;
+  /** Called once the server process is spawned, before it answers. */
+  onSpawned?: () => void;
 }
 
 const searchAttributeFlags = () =>
   SEARCH_ATTRIBUTE_KEYS.flatMap((k) => ['--search-attribute', `${k.name}=Keyword`]);
 
-async function waitForFrontend(address: string, child: ChildProcess, timeoutMs: number): Promise<void> {
+/** True once something accepts connections on the port (the server opens it a second or so after it starts). */
+const portOpen = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+
+async function waitForFrontend(
+  address: string,
+  port: number,
+  child: ChildProcess,
+  timeoutMs: number,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
+  // The gRPC client takes a while to load: not before the port is open. Meanwhile this process does other work
+  // (spawning PostgreSQL), and the server boots.
+  while (Date.now() < deadline && child.exitCode === null && !(await portOpen(port)))
+    await new Promise((r) => setTimeout(r, 50));
+  const { Connection } = await import('@temporalio/client');
   let lastError: unknown;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`Temporal dev server exited with code ${child.exitCode}`);
@@ -42,7 +66,7 @@ async function waitForFrontend(address: string, child: ChildProcess, timeoutMs: 
       }
     } catch (err) {
       lastError = err;
-      await new Promise((r) => setTimeout(r, 250));
+      await new Promise((r) => setTimeout(r, 100));
     }
   }
   throw new Error(`Temporal dev server did not answer on ${address}: ${String(lastError)}`);
@@ -77,6 +101,8 @@ export async function startTemporalDevServer(
     ...searchAttributeFlags(),
   ];
   const child = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  markStartup('temporal spawned');
+  options.onSpawned?.();
   child.stdout?.on('data', (d: Buffer) =>
     options.logger.debug({ temporal: d.toString().trim() }, 'temporal'),
   );
@@ -88,7 +114,7 @@ export async function startTemporalDevServer(
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);
   try {
-    await waitForFrontend(address, child, 60_000);
+    await waitForFrontend(address, options.port, child, 60_000);
   } catch (err) {
     child.kill('SIGKILL');
     throw err;

@@ -9,6 +9,7 @@ import type { Tracing } from '../tracing/sdk.ts';
 import { createActivities } from './activities.ts';
 import type { ProcessMetrics } from './metrics.ts';
 import { createWorkerDeps, signerOptions } from './worker-deps.ts';
+import { markStartup } from './startup-timings.ts';
 
 export { installTemporalRuntime } from '../temporal/runtime.ts';
 export { workflowsPath } from '../temporal/worker.ts';
@@ -36,6 +37,7 @@ export async function runWorker(
   }
   const [connection, bundle] = await Promise.all([connectWorker(connectionOptions), workflowBundle]);
   logger.debug({ cached: bundle.cached }, 'workflow bundle ready');
+  markStartup('worker connected, bundle ready');
   const worker = await createWorker({
     workflowBundle: { code: bundle.code },
     connection,

@@ -9,7 +9,7 @@ import {
   type Placement,
 } from '../../domain/model.ts';
 import { normalizePhone, PHONE_MESSAGES } from '../../documents/phone.ts';
-import { MAX_PDF_PAGES } from '../../pdf/inspect-pdf.ts';
+import { MAX_PDF_PAGES } from '../../pdf/limits.ts';
 import type { SerializedApprover } from '../../documents/serialize.ts';
 import { Timestamp } from './envelopes.ts';
 import {

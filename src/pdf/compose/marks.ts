@@ -5,15 +5,7 @@ import { type PageCanvas, type Rgb, num } from './canvas.ts';
 import { decodePng, embedDecodedPng } from './png.ts';
 import { ltr } from './wording.ts';
 
-export class FinalizeInputError extends Error {
-  constructor(
-    readonly code: 'invalid_placement' | 'missing_mark',
-    message: string,
-  ) {
-    super(message);
-    this.name = 'FinalizeInputError';
-  }
-}
+export { FinalizeInputError } from '../finalize-errors.ts';
 
 export interface EmbeddedImage {
   ref: PDFRef;

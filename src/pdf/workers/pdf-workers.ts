@@ -4,8 +4,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import type { Logger } from '../../logger.ts';
-import { FinalizeInputError } from '../compose/marks.ts';
-import { type ComposeTask, type ComposedFinal, FinalizeError, signFinal } from '../finalize-document.ts';
+import type { ComposeTask, ComposedFinal } from '../finalize-document.ts';
+import { FinalizeError, FinalizeInputError } from '../finalize-errors.ts';
 import type { PdfInspection } from '../inspect-pdf.ts';
 import { LIMIT_REASONS, type PdfLimits, PdfTooComplexError, type WorkerLimits } from '../limits.ts';
 import type { FinalizeInput, FinalizeResult } from '../types.ts';
@@ -230,6 +230,8 @@ export function createPdfFinalizer(limits: PdfLimits, logger?: Pick<Logger, 'err
         signer: { certificate: signer.certificate, chain: signer.chain, subject: signer.subject },
         limits: limits.decode,
       });
+      // Loaded on first use: the API, which inspects uploads with this module too, never signs.
+      const { signFinal } = await import('../finalize-document.ts');
       return signFinal(composed, input);
     },
   };

@@ -1,0 +1,136 @@
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { alive, postmasterPid, temporalAnswers } from '../helpers/processes.ts';
+import { freePort } from '../setup/free-port.ts';
+
+/**
+ * `npm start` as a developer runs it: no DATABASE_URL or TEMPORAL_ADDRESS, so it starts an embedded PostgreSQL and a
+ * Temporal dev server (their data in DATA_DIR) before the worker and the API, all from one process. It is started
+ * the way package.json's start script says, twice on the same DATA_DIR: the first start initialises PostgreSQL,
+ * applies the migrations and bundles the workflow code, the second finds all of that done. Each is stopped by a
+ * signal and must stop its PostgreSQL and its Temporal server before it exits 0; so must a third, signalled while
+ * it starts.
+ */
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+let scratch: string;
+beforeAll(async () => {
+  scratch = await mkdtemp(path.join(os.tmpdir(), 'wathiq-npm-start-'));
+  await chmod(scratch, 0o755); // as root, PostgreSQL runs as its own user and must reach its folder
+});
+afterAll(() => rm(scratch, { recursive: true, force: true }));
+
+/** package.json's start script, as argv: `node --import tsx src/main.ts`, run without npm in between. */
+async function startCommand(): Promise<string[]> {
+  const pkg = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as {
+    scripts: Record<string, string>;
+  };
+  const argv = pkg.scripts.start!.split(' ');
+  expect(argv[0], 'the start script runs node').toBe('node');
+  return [process.execPath, ...argv.slice(1)];
+}
+
+/** Starts it without waiting. */
+async function launch(dataDir: string) {
+  const port = await freePort();
+  const temporalPort = await freePort();
+  const [command, ...args] = await startCommand();
+  const child = spawn(command!, args, {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      NODE_ENV: 'development',
+      LOG_LEVEL: 'info',
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      PUBLIC_BASE_URL: `http://localhost:${port}`,
+      EMBEDDED_POSTGRES_PORT: String(await freePort()),
+      TEMPORAL_DEV_PORT: String(temporalPort),
+      TEMPORAL_UI_PORT: String(await freePort()),
+      METRICS_PORT: 'off',
+      DATABASE_URL: '',
+      TEMPORAL_ADDRESS: '',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<number | string>((resolve) =>
+    child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')),
+  );
+  return { child, exited, output: () => out, port, temporalAddress: `127.0.0.1:${temporalPort}` };
+}
+
+/** Starts it and waits until everything is up (its `startup timings` line follows the banner). */
+async function npmStart(dataDir: string) {
+  const app = await launch(dataDir);
+  const deadline = Date.now() + 240_000;
+  while (!app.output().includes('"startup timings"') && app.child.exitCode === null && Date.now() < deadline)
+    await new Promise((r) => setTimeout(r, 100));
+  if (!app.output().includes('"startup timings"')) {
+    app.child.kill('SIGKILL');
+    throw new Error(`npm start did not come up:\n${app.output().slice(-4000)}`);
+  }
+  return app;
+}
+
+describe('npm start', () => {
+  it('starts everything embedded, answers /health, and stops in order on a signal; again on the same data', async () => {
+    const dataDir = path.join(scratch, 'data');
+    const pgData = path.join(dataDir, 'postgres', 'pgdata');
+
+    for (const [start, signal] of [
+      ['cold', 'SIGINT'],
+      ['warm', 'SIGTERM'],
+    ] as const) {
+      const app = await npmStart(dataDir);
+      const banner = app.output().slice(app.output().indexOf('Wathiq is running'));
+      for (const part of ['postgres', 'temporal', 'worker', 'api'])
+        expect(banner, `${start} start: the banner names ${part}`).toMatch(new RegExp(`^  ${part} `, 'm'));
+      // Migrations are applied on the first start only.
+      expect(app.output().includes('"migrations applied"'), `${start} start: migrations applied`).toBe(
+        start === 'cold',
+      );
+
+      const health = await fetch(`http://127.0.0.1:${app.port}/api/v1/health`);
+      expect(health.status).toBe(200);
+      const body = (await health.json()) as { data: { checks: Record<string, { status: string }> } };
+      expect(body.data.checks.postgres?.status).toBe('up');
+      expect(body.data.checks.temporal?.status).toBe('up');
+
+      const postmaster = await postmasterPid(pgData);
+      expect(alive(postmaster)).toBe(true);
+      expect(await temporalAnswers(app.temporalAddress)).toBe(true);
+
+      // Only the node process gets the signal: it must stop its own PostgreSQL and Temporal server.
+      app.child.kill(signal);
+      expect(await app.exited, `${start} start: exit code after ${signal}`).toBe(0);
+      const log = app.output();
+      expect(log.indexOf('"stopped"')).toBeGreaterThan(log.indexOf('"shutting down"'));
+      expect(alive(postmaster), `${start} start: PostgreSQL stopped`).toBe(false);
+      expect(await temporalAnswers(app.temporalAddress), `${start} start: Temporal stopped`).toBe(false);
+    }
+
+    // A signal while it starts (PostgreSQL is running, the rest still loading or booting): what has started is
+    // stopped all the same, PostgreSQL and Temporal included, and the process exits 0.
+    const app = await launch(dataDir);
+    const pidFile = path.join(pgData, 'postmaster.pid');
+    const deadline = Date.now() + 120_000;
+    while (!existsSync(pidFile) && app.child.exitCode === null && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
+    const postmaster = await postmasterPid(pgData);
+    app.child.kill('SIGTERM');
+    expect(await app.exited, `a signal during the start: exit code\n${app.output()}`).toBe(0);
+    expect(app.output()).toContain('"stopped"');
+    expect(alive(postmaster), 'a signal during the start: PostgreSQL stopped').toBe(false);
+    expect(await temporalAnswers(app.temporalAddress), 'a signal during the start: Temporal stopped').toBe(
+      false,
+    );
+  }, 600_000);
+});
