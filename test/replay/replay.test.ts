@@ -14,10 +14,21 @@ const HISTORIES = path.resolve(import.meta.dirname, '../histories');
 /**
  * One directory per version of the workflow code that recorded them: test/histories itself holds the runs of the
  * code before issue 12 (v1), test/histories/v2 those of the code with the issue 12 patches (record-histories.test.ts),
- * test/histories/v3 those whose actions carry the id of their evidence row instead of the evidence (issue 13).
+ * test/histories/v3 those whose actions carry the id of their evidence row instead of the evidence (issue 13),
+ * test/histories/v4 those of the leaner workflow of issue 16 (patch `approval-lean-v1`: local activities for the
+ * read-model writes, finalization and signed copies in one activity).
  * A recorded history is never re-recorded: each set proves that runs of its code replay through today's code.
  */
-const SETS = ['', 'v2', 'v3'];
+const SETS = ['', 'v2', 'v3', 'v4'];
+/** The v4 set (test/replay/record-histories.test.ts, VERSION v4). */
+const V4 = [
+  'v4/attention-retried-expired',
+  'v4/expired',
+  'v4/finalization-retried-approved',
+  'v4/parallel-approved',
+  'v4/rejected',
+  'v4/voided',
+];
 const EXPECTED = [
   'expired',
   'parallel-approved',
@@ -39,6 +50,7 @@ const EXPECTED = [
   'v3/rejected',
   'v3/sequential-approved',
   'v3/signing-groups-approved',
+  ...V4,
 ];
 
 const recorded = () => recordedHistories(HISTORIES, SETS);
@@ -49,7 +61,24 @@ describe('replaying recorded approval histories', () => {
     expect(await recorded()).toEqual(EXPECTED);
   });
 
-  it('the v2 set was recorded by the patched code, the old set by the code before the patches', async () => {
+  /** The patches each set's code took, in the order it took them (v4: the signed copies once approved). */
+  const expectedPatches = (name: string): string[] => {
+    if (!/^v\d\//.test(name)) return [];
+    const v4 = name.startsWith('v4/');
+    // Recorded after signed copies (issue 15 item 5): their approved documents took that patch too.
+    const grouped = name.startsWith('v3/signing-groups');
+    const delegated = name.startsWith('v3/delegated');
+    return [
+      PATCHES.recovery,
+      ...(name.includes('auto-reminders') ? [PATCHES.autoReminders] : []),
+      ...(grouped ? [PATCHES.signingGroups] : []),
+      ...(delegated ? [PATCHES.delegation] : []),
+      ...(v4 ? [PATCHES.lean] : []),
+      ...((v4 || grouped || delegated) && name.endsWith('-approved') ? [PATCHES.signedCopies] : []),
+    ];
+  };
+
+  it('each set took the patches of the code that recorded it, the old set none', async () => {
     for (const name of await recorded()) {
       const { events } = JSON.parse(await readFile(path.join(HISTORIES, `${name}.json`), 'utf8')) as {
         events: {
@@ -64,18 +93,7 @@ describe('replaying recorded approval histories', () => {
           ).payloads[0]!.data;
           return (JSON.parse(Buffer.from(data, 'base64').toString('utf8')) as { id: string }).id;
         });
-      expect(patches, name).toEqual(
-        name.startsWith('v3/auto-reminders')
-          ? [PATCHES.recovery, PATCHES.autoReminders]
-          : name.startsWith('v3/signing-groups')
-            ? [PATCHES.recovery, PATCHES.signingGroups, PATCHES.signedCopies]
-            : name.startsWith('v3/delegated')
-              ? // Recorded after signed copies (issue 15 item 5): the approved document took that patch too.
-                [PATCHES.recovery, PATCHES.delegation, PATCHES.signedCopies]
-              : /^v[23]\//.test(name)
-                ? [PATCHES.recovery]
-                : [],
-      );
+      expect(patches, name).toEqual(expectedPatches(name));
     }
   });
 
@@ -101,12 +119,61 @@ describe('replaying recorded approval histories', () => {
       if (!/approved|rejected/.test(name)) continue;
       expect(acts.length, name).toBeGreaterThan(0);
       for (const act of acts) {
-        if (name.startsWith('v3/')) {
+        if (/^v[34]\//.test(name)) {
           expect(typeof act.evidenceId, name).toBe('string');
           expect(act, name).not.toHaveProperty('evidence');
         } else expect(typeof (act.evidence as { at?: unknown } | undefined)?.at, name).toBe('string');
       }
     }
+  });
+
+  it('v4 (issue 16) makes its read-model writes local activities and finalizes with the signed copies in one activity', async () => {
+    const historyOf = async (name: string) =>
+      (
+        JSON.parse(await readFile(path.join(HISTORIES, `${name}.json`), 'utf8')) as {
+          events: {
+            eventType: string;
+            activityTaskScheduledEventAttributes?: { activityType: { name: string } };
+            markerRecordedEventAttributes?: { markerName: string };
+          }[];
+        }
+      ).events;
+    const WRITES = [
+      'markDocumentSent',
+      'recordApproverAction',
+      'markDocumentVoided',
+      'markDocumentExpired',
+      'markFinalizationFailed',
+      'recordNotificationFailure',
+    ];
+    for (const name of V4) {
+      const events = await historyOf(name);
+      const scheduled = events.flatMap(
+        (e) => e.activityTaskScheduledEventAttributes?.activityType.name ?? [],
+      );
+      // Only a write whose local attempts failed (the fault of attention-retried-expired) is an activity task.
+      expect(
+        scheduled.filter((a) => WRITES.includes(a)),
+        name,
+      ).toEqual(name.includes('attention') ? ['markDocumentExpired'] : []);
+      expect(scheduled, name).not.toContain('finalizeApprovedDocument');
+      if (name.endsWith('-approved')) expect(scheduled, name).toContain('finalizeAndSendSignedCopies');
+      // markDocumentSent at least, as a local activity
+      expect(
+        events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').length,
+        name,
+      ).toBeGreaterThanOrEqual(2);
+    }
+    // The same run (two approvers at once and a reminder, recorded by the same test) before and after.
+    const count = (events: { eventType: string }[], type: string) =>
+      events.filter((e) => e.eventType === `EVENT_TYPE_${type}`).length;
+    const [v3, v4] = await Promise.all([
+      historyOf('v3/parallel-approved'),
+      historyOf('v4/parallel-approved'),
+    ]);
+    expect(count(v4, 'WORKFLOW_TASK_STARTED')).toBeLessThan(count(v3, 'WORKFLOW_TASK_STARTED'));
+    expect(count(v4, 'ACTIVITY_TASK_SCHEDULED')).toBeLessThan(count(v3, 'ACTIVITY_TASK_SCHEDULED'));
+    expect(v4.length).toBeLessThan(v3.length);
   });
 
   it('the current workflow code replays every one of them', async () => {

@@ -82,6 +82,10 @@ import {
  *   workflow whose input carries `allowDelegation`, which none before it does, accepts one): the approver becomes
  *   `delegated`, the `recordDelegation` activity creates the delegate's row, then the delegate is notified in the
  *   same place in the order. A history without a `delegate` update never reaches it and replays unchanged.
+ * - `approval-lean-v1` (issue 16), taken once at the start by a workflow that took `approval-recovery-v1`: less
+ *   Temporal work per document — the read-model writes are local activities (on the write policy), the status
+ *   search attribute is upserted only when it changes, and finalization sends the signed copies in the same
+ *   activity (`finalizeAndSendSignedCopies`; `sendSignedCopies` alone only when those failed retryably).
  */
 export const PATCHES = {
   recovery: 'approval-recovery-v1',
@@ -90,6 +94,7 @@ export const PATCHES = {
   autoReminders: 'approval-auto-reminders-v1',
   signingGroups: 'approval-signing-groups-v1',
   delegation: 'approval-delegation-v1',
+  lean: 'approval-lean-v1',
 } as const;
 
 /** The policies before issue 12 (retried without end); kept for workflows started by that code. */
@@ -122,6 +127,48 @@ export const FINALIZE_POLICY = {
   heartbeatTimeout: '30 seconds',
   retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '10 minutes' },
 } as const satisfies ActivityOptions;
+
+/** The read-model writes `approval-lean-v1` runs as local activities first. */
+const LEAN_WRITES = [
+  'markDocumentSent',
+  'recordApproverAction',
+  'markDocumentVoided',
+  'markDocumentExpired',
+  'markFinalizationFailed',
+  'recordNotificationFailure',
+] as const;
+
+/**
+ * From `approval-lean-v1`: the read-model writes (PostgreSQL transactions, no outside call) as local activities —
+ * a marker in the workflow task that asked, instead of an activity task and a workflow task of its own. A write
+ * whose local attempts all fail (a few, seconds apart) is handed to the ordinary activity on the write policy, so
+ * one that fails for good still parks the workflow as before (`durably`).
+ */
+function leanWrites(p: ApprovalPolicies): ReturnType<typeof proxyActivities<ApprovalActivities>> {
+  const locally = proxyLocalActivities<ApprovalActivities>({
+    startToCloseTimeout: '1 minute',
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 3 },
+  });
+  const remote = proxyActivities<ApprovalActivities>({ ...WRITE_POLICY, scheduleToCloseTimeout: p.writeMs });
+  const writes = new Map<string, (input: unknown) => Promise<void>>();
+  for (const name of LEAN_WRITES) {
+    const local = locally[name] as (input: unknown) => Promise<void>;
+    const fallback = remote[name] as (input: unknown) => Promise<void>;
+    writes.set(name, async (input: unknown) => {
+      try {
+        return await local(input);
+      } catch (err) {
+        if (isCancellation(err)) throw err;
+        return fallback(input);
+      }
+    });
+  }
+  // Any other activity through this proxy is the ordinary one.
+  return new Proxy(remote, {
+    get: (target, name, receiver) =>
+      (typeof name === 'string' && writes.get(name)) || (Reflect.get(target, name, receiver) as unknown),
+  });
+}
 
 function refuse(refusal: Refusal): never {
   throw ApplicationFailure.create({ type: refusal, message: REFUSAL_MESSAGES[refusal], nonRetryable: true });
@@ -160,6 +207,8 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
   let notices = legacyActivities;
 
   let attention: Attention | null = null;
+  /** From `approval-lean-v1`: the finalization's own activity sent the signed copies (or they were refused). */
+  let copiesSettled = false;
   let retries = 0; // counts operator retries of a parked write
   const view = (): ApprovalView => ({
     status: state.status,
@@ -169,8 +218,16 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
     finalizationFailure: state.finalizationFailure ?? null,
     attention,
   });
-  const publishStatus = () =>
+  /** From `approval-lean-v1`: the status last published (the start's), so an unchanged one is not upserted. */
+  let lean = false;
+  let publishedStatus: unknown;
+  const publishStatus = () => {
+    if (lean) {
+      if (state.status === publishedStatus) return;
+      publishedStatus = state.status;
+    }
     upsertSearchAttributes([{ key: DocumentStatusKey, value: state.status }] as never);
+  };
   const publishAttention = (value: string | null) =>
     upsertSearchAttributes([{ key: ApprovalAttentionKey, value }] as never);
 
@@ -356,9 +413,13 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
   // Only a workflow started with reminders asks (so histories without them replay unchanged).
   const autoReminders =
     recovery && input.reminders !== undefined && patched(PATCHES.autoReminders) ? input.reminders : undefined;
+  lean = recovery && patched(PATCHES.lean);
+  if (lean) publishedStatus = workflowInfo().typedSearchAttributes.get(DocumentStatusKey);
   if (recovery) {
     const p = await loadPolicies();
-    activities = proxyActivities<ApprovalActivities>({ ...WRITE_POLICY, scheduleToCloseTimeout: p.writeMs });
+    activities = lean
+      ? leanWrites(p)
+      : proxyActivities<ApprovalActivities>({ ...WRITE_POLICY, scheduleToCloseTimeout: p.writeMs });
     notices = proxyActivities<ApprovalActivities>({ ...NOTIFY_POLICY, scheduleToCloseTimeout: p.notifyMs });
   }
 
@@ -524,7 +585,8 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
       publishStatus();
     }
   }
-  if (state.status === 'approved' && patched(PATCHES.signedCopies)) await sendSignedCopies();
+  if (state.status === 'approved' && patched(PATCHES.signedCopies) && !copiesSettled)
+    await sendSignedCopies();
   if (state.status === 'voided') {
     const told = notifiedApprovers(state).map((a) => a.id);
     if (recovery) {
@@ -594,7 +656,15 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
       : proxyActivities<ApprovalActivities>({ ...WRITE_POLICY, scheduleToCloseTimeout: p.writeMs });
     for (;;) {
       try {
-        await finalization.finalizeApprovedDocument({ documentId: input.documentId });
+        if (lean) {
+          const result = await finalization.finalizeAndSendSignedCopies({
+            documentId: input.documentId,
+            idempotencyPrefix: workflowId,
+          });
+          copiesSettled = !result.retryCopies;
+          if (result.copies && result.copies.failed > 0)
+            log.warn('WhatsApp refused some signed copies', { ...result.copies });
+        } else await finalization.finalizeApprovedDocument({ documentId: input.documentId });
         state = markApproved(state);
         publishStatus();
         if (failedOnce) publishAttention(null);
