@@ -86,6 +86,12 @@ import {
  *   Temporal work per document — the read-model writes are local activities (on the write policy), the status
  *   search attribute is upserted only when it changes, and finalization sends the signed copies in the same
  *   activity (`finalizeAndSendSignedCopies`; `sendSignedCopies` alone only when those failed retryably).
+ * - `approval-lean-v2` (issue 16), taken once at the start instead of `approval-lean-v1` (which is then never
+ *   asked), by a workflow that took `approval-recovery-v1`: everything of `approval-lean-v1`, except that a write
+ *   that closes the document from an update (a rejection's `recordApproverAction`, `markDocumentVoided`) is an
+ *   ordinary activity again — so the workflow task that accepts the update never also completes the workflow
+ *   (see `closingWrites`) — and the approval requests are local activities too (`leanNotices`): an attempt in
+ *   the workflow task that asked, then the ordinary `notifyApprover` on the notify policy when it fails.
  */
 export const PATCHES = {
   recovery: 'approval-recovery-v1',
@@ -95,6 +101,7 @@ export const PATCHES = {
   signingGroups: 'approval-signing-groups-v1',
   delegation: 'approval-delegation-v1',
   lean: 'approval-lean-v1',
+  leanV2: 'approval-lean-v2',
 } as const;
 
 /** The policies before issue 12 (retried without end); kept for workflows started by that code. */
@@ -170,6 +177,37 @@ function leanWrites(p: ApprovalPolicies): ReturnType<typeof proxyActivities<Appr
   });
 }
 
+/**
+ * From `approval-lean-v2`: an approval request as a local activity — one attempt of at most
+ * LEAN_NOTICE_TIMEOUT in the workflow task that asked (so that task, and an update it answers, waits for it no
+ * longer than that) — then, when it fails, the ordinary `notifyApprover` on the notify policy, which retries it
+ * (same idempotency key: a notice WhatsApp accepted is never sent twice; see sendNotice). The workflow learns the
+ * result without an activity task and the workflow task that follows one.
+ */
+const LEAN_NOTICE_TIMEOUT = '10 seconds';
+function leanNotices(p: ApprovalPolicies): ReturnType<typeof proxyActivities<ApprovalActivities>> {
+  const locally = proxyLocalActivities<ApprovalActivities>({
+    startToCloseTimeout: LEAN_NOTICE_TIMEOUT,
+    retry: { maximumAttempts: 1 },
+  });
+  const remote = proxyActivities<ApprovalActivities>({
+    ...NOTIFY_POLICY,
+    scheduleToCloseTimeout: p.notifyMs,
+  });
+  const notifyApprover: ApprovalActivities['notifyApprover'] = async (input) => {
+    try {
+      return await locally.notifyApprover(input);
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      return remote.notifyApprover(input);
+    }
+  };
+  return new Proxy(remote, {
+    get: (target, name, receiver) =>
+      name === 'notifyApprover' ? notifyApprover : (Reflect.get(target, name, receiver) as unknown),
+  });
+}
+
 function refuse(refusal: Refusal): never {
   throw ApplicationFailure.create({ type: refusal, message: REFUSAL_MESSAGES[refusal], nonRetryable: true });
 }
@@ -220,6 +258,16 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
   });
   /** From `approval-lean-v1`: the status last published (the start's), so an unchanged one is not upserted. */
   let lean = false;
+  /**
+   * From `approval-lean-v2`: the writes an update handler runs when it closes the document (a rejection, a void),
+   * as ordinary activities. A local activity would run inside the workflow task that accepts the update, and the
+   * workflow then completes in that same task; when any event arrives meanwhile (say the cancelled approval
+   * request's activity finishing), Temporal refuses the completion (UNHANDLED_COMMAND) and aborts the update it
+   * had not yet seen accepted ("unexpected workflow task failure", FAILED_PRECONDITION to the caller) — after the
+   * local activity had already written the action to the read model. With an activity task between them, the
+   * acceptance is recorded in a task of its own before the workflow can complete.
+   */
+  let closingWrites = legacyActivities;
   let publishedStatus: unknown;
   const publishStatus = () => {
     if (lean) {
@@ -283,7 +331,8 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
         evidenceId === undefined
           ? { documentId: input.documentId, approverId, kind, evidence }
           : { documentId: input.documentId, approverId, kind, evidenceId };
-      await write(() => durably('recordApproverAction', () => activities.recordApproverAction(action)));
+      const writes = kind === 'reject' ? closingWrites : activities;
+      await write(() => durably('recordApproverAction', () => writes.recordApproverAction(action)));
       return view();
     },
     {
@@ -349,7 +398,7 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
       publishStatus();
       await write(() =>
         durably('markDocumentVoided', () =>
-          activities.markDocumentVoided({ documentId: input.documentId, at }),
+          closingWrites.markDocumentVoided({ documentId: input.documentId, at }),
         ),
       );
       return view();
@@ -413,15 +462,23 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
   // Only a workflow started with reminders asks (so histories without them replay unchanged).
   const autoReminders =
     recovery && input.reminders !== undefined && patched(PATCHES.autoReminders) ? input.reminders : undefined;
-  lean = recovery && patched(PATCHES.lean);
+  // A new workflow takes approval-lean-v2 and never asks for v1; a history recorded with v1 replays through it.
+  const leanV2 = recovery && patched(PATCHES.leanV2);
+  lean = leanV2 || (recovery && patched(PATCHES.lean));
   if (lean) publishedStatus = workflowInfo().typedSearchAttributes.get(DocumentStatusKey);
+  /** The approval requests: local activities first from approval-lean-v2 (`notices` stays for reminders). */
+  let requests = notices;
   if (recovery) {
     const p = await loadPolicies();
-    activities = lean
-      ? leanWrites(p)
-      : proxyActivities<ApprovalActivities>({ ...WRITE_POLICY, scheduleToCloseTimeout: p.writeMs });
+    const ordinaryWrites = proxyActivities<ApprovalActivities>({
+      ...WRITE_POLICY,
+      scheduleToCloseTimeout: p.writeMs,
+    });
+    activities = lean ? leanWrites(p) : ordinaryWrites;
+    closingWrites = leanV2 ? ordinaryWrites : activities;
     notices = proxyActivities<ApprovalActivities>({ ...NOTIFY_POLICY, scheduleToCloseTimeout: p.notifyMs });
-  }
+    requests = leanV2 ? leanNotices(p) : notices;
+  } else closingWrites = activities;
 
   /** Before issue 12: one batch of notices at a time, awaited (the deadline waited for them). */
   const notifyAll = (approverIds: string[], kind: WorkflowNoticeKind) =>
@@ -503,7 +560,7 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
       void noticeScope
         .run(async () => {
           try {
-            await notices.notifyApprover({
+            await requests.notifyApprover({
               documentId: input.documentId,
               approverId,
               kind: 'approval_request',
