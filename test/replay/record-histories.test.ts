@@ -34,10 +34,12 @@ import { failWrites } from '../helpers/write-faults.ts';
  *
  * v4 (issue 16, patch `approval-lean-v1`): read-model writes as local activities, finalization and signed copies
  * in one activity.
+ * v5 (issue 16, patch `approval-lean-v2`): as v4, with approval requests as local activities too, and the writes
+ * that close the document from an update (a rejection, a void) ordinary activities again.
  *
  * RECORD_HISTORIES=1 records every missing name; RECORD_HISTORIES=name,name only those (still never overwriting).
  */
-const VERSION = 'v4';
+const VERSION = 'v5';
 const DIR = path.resolve(import.meta.dirname, '../histories', VERSION);
 const wanted = (process.env.RECORD_HISTORIES ?? '').split(',').map((s) => s.trim());
 const NAMES = [
