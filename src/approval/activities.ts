@@ -165,6 +165,40 @@ async function actionEvidence(db: Db, input: RecordActionInput): Promise<StoredE
   return stored;
 }
 
+/** Signed copies are tried in the finalization's activity only with at least this long left of its time-outs. */
+const COPIES_MIN_BUDGET_MS = 30_000;
+
+/** What is left of the running activity's time-outs, less a margin of a quarter; unlimited outside an activity. */
+function copiesBudgetMs(): number {
+  let info: Context['info'];
+  try {
+    info = Context.current().info;
+  } catch {
+    return Number.POSITIVE_INFINITY;
+  }
+  const now = Date.now();
+  const ends = [
+    info.scheduleToCloseTimeoutMs ? info.scheduledTimestampMs + info.scheduleToCloseTimeoutMs : Infinity,
+    info.startToCloseTimeoutMs
+      ? info.currentAttemptScheduledTimestampMs + info.startToCloseTimeoutMs
+      : Infinity,
+  ];
+  return (Math.min(...ends) - now) * 0.75;
+}
+
+/** `work`, or a rejection once `ms` have passed (the work itself goes on; its sends are idempotent). */
+function withinMs<T>(work: Promise<T>, ms: number): Promise<T> {
+  if (!Number.isFinite(ms)) return work;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`the signed copies took longer than ${Math.round(ms)} ms`)),
+      ms,
+    );
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}
+
 /**
  * The approval workflow's side effects. Each one is idempotent: its writes are guarded by the state they move
  * from, and its events are keyed, so a retry (or a replay after a crash) changes nothing the second time.
@@ -591,6 +625,26 @@ function approvalActivities(deps: ApprovalActivityDeps): ApprovalActivities {
         // The event carries the permanent download URL of the signed file (data.document.download_url).
         if (approved) await record(trx, 'document.approved', key, approved, undefined, final?.document);
       });
+    },
+
+    async finalizeAndSendSignedCopies(input: SignedCopiesInput) {
+      await api.finalizeApprovedDocument({ documentId: input.documentId });
+      // The copies never make the finalization time out: they get what is left of this activity's time-outs
+      // (less a margin), and what does not fit goes to sendSignedCopies on its own policy.
+      const budget = copiesBudgetMs();
+      if (budget < COPIES_MIN_BUDGET_MS) return { copies: null, retryCopies: true };
+      try {
+        // Heartbeating as the finalization does: the activity's heartbeat time-out still applies.
+        const copies = await whileHeartbeating(() => withinMs(api.sendSignedCopies(input), budget));
+        return { copies, retryCopies: false };
+      } catch (err) {
+        const retryCopies = !(err instanceof ApplicationFailure && err.nonRetryable);
+        deps.logger.warn(
+          { err, documentId: input.documentId, retryCopies },
+          'the signed copies did not go out with the finalization',
+        );
+        return { copies: null, retryCopies };
+      }
     },
 
     async sendAutomaticReminder(input: NotifyApproverInput) {

@@ -166,6 +166,16 @@ export interface SignedCopiesResult {
   failed: number;
 }
 
+/**
+ * What `finalizeAndSendSignedCopies` (patch `approval-lean-v1`) did with the signed copies after finalizing:
+ * `copies` when it sent them; otherwise `retryCopies` says whether the workflow should still send them with
+ * `sendSignedCopies` on its own policy (a retryable failure) or not (refused for good; logged). Counts only.
+ */
+export interface FinalizeWithCopiesResult {
+  copies: SignedCopiesResult | null;
+  retryCopies: boolean;
+}
+
 export interface NotifyApproverInput {
   documentId: string;
   approverId: string;
@@ -255,4 +265,10 @@ export interface ApprovalActivities {
    * counted; a retryable failure fails the attempt after the others were tried. Counts only: history holds no PII.
    */
   sendSignedCopies(input: SignedCopiesInput): Promise<SignedCopiesResult>;
+  /**
+   * Issue 16 (patch `approval-lean-v1`): one activity where two followed each other — finalizeApprovedDocument,
+   * then sendSignedCopies once. A finalization failure fails it as before; a signed-copies failure never does
+   * (it is reported in the result, and the workflow retries the copies alone when it was retryable).
+   */
+  finalizeAndSendSignedCopies(input: SignedCopiesInput): Promise<FinalizeWithCopiesResult>;
 }

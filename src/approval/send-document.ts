@@ -1,4 +1,5 @@
 import { approversStore } from '../db/stores/approvers-store.ts';
+import { documentEventsStore } from '../db/stores/document-events-store.ts';
 import { documentsStore } from '../db/stores/documents-store.ts';
 import { LIMITS, type ReminderSettings } from '../domain/model.ts';
 import { isoTime } from '../domain/time.ts';
@@ -22,7 +23,7 @@ import { documentView } from './document-view.ts';
  * The start waits on no activity (markDocumentSent takes this same lock, so waiting on it here would deadlock);
  * when the start fails, nothing was started and the transaction rolls back: the document stays a draft and can
  * be sent again. After the commit the answer waits for the workflow to record the send (the `document.sent`
- * event), as before.
+ * event in the read model), as before.
  */
 export async function sendDocument(
   deps: ApprovalDeps,
@@ -67,11 +68,26 @@ export async function sendDocument(
     });
     return sent!; // the row lock held since the read: still a draft
   });
-  await deps.approvals.sent(document.id).catch((err: unknown) => {
-    // Sent and committed: a slow or refused `sent` answer changes nothing the client can act on (a retry would
-    // be 409), so the answer is the pending document either way.
-    if (!(err instanceof ApprovalRefused || (err instanceof AppError && err.code === 'unavailable')))
-      throw err;
-  });
+  // Sent and committed: a slow `document.sent` changes nothing the client can act on (a retry would be 409), so
+  // the answer is the pending document either way.
+  await sendRecorded(deps, document.id);
   return documentView(deps.db, document);
+}
+
+/** How long the answer to a send waits for the workflow to record it (as long as any answer from a workflow). */
+const SENT_WAIT_MS = 20_000;
+
+/**
+ * Waits until the workflow's first write (markDocumentSent) has recorded `document.sent` in the read model, or
+ * SENT_WAIT_MS. Issue 16: read from PostgreSQL (one indexed lookup, at growing intervals) rather than asked of the
+ * workflow with the `sent` update, which cost a workflow task and its history events per document.
+ */
+async function sendRecorded(deps: ApprovalDeps, documentId: string): Promise<boolean> {
+  const events = documentEventsStore(deps.db);
+  const until = Date.now() + SENT_WAIT_MS;
+  for (let pause = 5; ; pause = Math.min(pause * 2, 250)) {
+    if (await events.findByDedupeKey(`document.sent:${documentId}`)) return true;
+    if (Date.now() + pause > until) return false;
+    await new Promise((resolve) => setTimeout(resolve, pause));
+  }
 }

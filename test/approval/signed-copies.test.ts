@@ -87,4 +87,42 @@ describe('signed copies', () => {
     expect(rows).toHaveLength(2);
     expect(rows.every((r: { wamid: string | null }) => typeof r.wamid === 'string')).toBe(true);
   }, 300_000);
+
+  it('issue 16: the copies go out in the finalization’s activity; when WhatsApp fails them for the moment, they are sent again on their own, once each', async () => {
+    const doc = await createDocument(h, {
+      workflowType: 'parallel',
+      approvers: [
+        { name: 'Sara', phone: PHONES.saudiA, action_type: 'approve_only' },
+        { name: 'Tom', phone: PHONES.uk, action_type: 'approve_only' },
+      ],
+    });
+    expect((await send(h, doc.id)).status).toBe(200);
+    const sara = await requestFor(h, PHONES.saudiA, doc.id, 60_000);
+    const tom = await requestFor(h, PHONES.uk, doc.id, 60_000);
+    expect((await tapButton(h, { from: PHONES.saudiA, payload: quickRepliesOf(sara)[0]! })).status).toBe(200);
+    // Every request to WhatsApp after Tom's approval is a signed copy: the first one fails (a retryable 500).
+    h.graph.script({ kind: 'raw', status: 500, body: 'outage' });
+    expect((await tapButton(h, { from: PHONES.uk, payload: quickRepliesOf(tom)[0]! })).status).toBe(200);
+    const handle = h.service.temporal.client.workflow.getHandle(`document-${doc.id}`);
+    await handle.result();
+    expect((await statusOf(h, doc.id)).status).toBe('approved');
+
+    const rows = await h.service.database
+      .db('whatsapp_messages')
+      .where({ document_id: doc.id, direction: 'out', kind: 'signed_copy' });
+    expect(rows).toHaveLength(2);
+    expect(rows.every((r: { wamid: string | null }) => typeof r.wamid === 'string')).toBe(true);
+    const approved = await h.service.database
+      .db('document_events')
+      .where({ document_id: doc.id, event: 'document.approved' });
+    expect(approved).toHaveLength(1);
+    // One activity finalized and tried the copies; the copies alone were then sent by sendSignedCopies.
+    const scheduled = ((await handle.fetchHistory()).events ?? [])
+      .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
+      .filter((name): name is string => typeof name === 'string');
+    expect(scheduled.filter((n) => /finaliz|SignedCopies/i.test(n))).toEqual([
+      'finalizeAndSendSignedCopies',
+      'sendSignedCopies',
+    ]);
+  }, 300_000);
 });

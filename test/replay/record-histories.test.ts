@@ -32,9 +32,14 @@ import { failWrites } from '../helpers/write-faults.ts';
  * 13: actions carry the id of their evidence row) under test/histories/<VERSION>/ and skips every name already
  * there. When the workflow changes on purpose again, bump VERSION and record the new set beside the old ones.
  *
+ * v4 (issue 16, patch `approval-lean-v1`): read-model writes as local activities, finalization and signed copies
+ * in one activity.
+ * v5 (issue 16, patch `approval-lean-v2`): as v4, with approval requests as local activities too, and the writes
+ * that close the document from an update (a rejection, a void) ordinary activities again.
+ *
  * RECORD_HISTORIES=1 records every missing name; RECORD_HISTORIES=name,name only those (still never overwriting).
  */
-const VERSION = 'v3';
+const VERSION = 'v5';
 const DIR = path.resolve(import.meta.dirname, '../histories', VERSION);
 const wanted = (process.env.RECORD_HISTORIES ?? '').split(',').map((s) => s.trim());
 const NAMES = [

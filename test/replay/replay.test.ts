@@ -14,10 +14,38 @@ const HISTORIES = path.resolve(import.meta.dirname, '../histories');
 /**
  * One directory per version of the workflow code that recorded them: test/histories itself holds the runs of the
  * code before issue 12 (v1), test/histories/v2 those of the code with the issue 12 patches (record-histories.test.ts),
- * test/histories/v3 those whose actions carry the id of their evidence row instead of the evidence (issue 13).
+ * test/histories/v3 those whose actions carry the id of their evidence row instead of the evidence (issue 13),
+ * test/histories/v4 those of the leaner workflow of issue 16 (patch `approval-lean-v1`: local activities for the
+ * read-model writes, finalization and signed copies in one activity), test/histories/v5 those of patch
+ * `approval-lean-v2` (approval requests as local activities too; a write that closes the document from an update an
+ * ordinary activity again).
  * A recorded history is never re-recorded: each set proves that runs of its code replay through today's code.
  */
-const SETS = ['', 'v2', 'v3'];
+const SETS = ['', 'v2', 'v3', 'v4', 'v5'];
+/** The v4 set (test/replay/record-histories.test.ts, VERSION v4). */
+const V4 = [
+  'v4/attention-retried-expired',
+  'v4/expired',
+  'v4/finalization-retried-approved',
+  'v4/parallel-approved',
+  'v4/rejected',
+  'v4/voided',
+];
+/** The v5 set (test/replay/record-histories.test.ts, VERSION v5). */
+const V5 = [
+  'v5/attention-retried-expired',
+  'v5/auto-reminders-voided',
+  'v5/delegated-approved',
+  'v5/expired',
+  'v5/finalization-failed-voided',
+  'v5/finalization-retried-approved',
+  'v5/notification-failed-expired',
+  'v5/parallel-approved',
+  'v5/rejected',
+  'v5/sequential-approved',
+  'v5/signing-groups-approved',
+  'v5/voided',
+];
 const EXPECTED = [
   'expired',
   'parallel-approved',
@@ -39,6 +67,8 @@ const EXPECTED = [
   'v3/rejected',
   'v3/sequential-approved',
   'v3/signing-groups-approved',
+  ...V4,
+  ...V5,
 ];
 
 const recorded = () => recordedHistories(HISTORIES, SETS);
@@ -49,7 +79,26 @@ describe('replaying recorded approval histories', () => {
     expect(await recorded()).toEqual(EXPECTED);
   });
 
-  it('the v2 set was recorded by the patched code, the old set by the code before the patches', async () => {
+  /** The patches each set's code took, in the order it took them (v4: the signed copies once approved). */
+  const expectedPatches = (name: string): string[] => {
+    if (!/^v\d\//.test(name)) return [];
+    const v4 = name.startsWith('v4/');
+    const v5 = name.startsWith('v5/');
+    // Recorded after signed copies (issue 15 item 5): their approved documents took that patch too.
+    const grouped = /^v[35]\/signing-groups/.test(name);
+    const delegated = /^v[35]\/delegated/.test(name);
+    return [
+      PATCHES.recovery,
+      ...(name.includes('auto-reminders') ? [PATCHES.autoReminders] : []),
+      ...(grouped ? [PATCHES.signingGroups] : []),
+      ...(v5 ? [PATCHES.leanV2] : []),
+      ...(delegated ? [PATCHES.delegation] : []),
+      ...(v4 ? [PATCHES.lean] : []),
+      ...((v4 || v5 || grouped || delegated) && name.endsWith('-approved') ? [PATCHES.signedCopies] : []),
+    ];
+  };
+
+  it('each set took the patches of the code that recorded it, the old set none', async () => {
     for (const name of await recorded()) {
       const { events } = JSON.parse(await readFile(path.join(HISTORIES, `${name}.json`), 'utf8')) as {
         events: {
@@ -64,18 +113,7 @@ describe('replaying recorded approval histories', () => {
           ).payloads[0]!.data;
           return (JSON.parse(Buffer.from(data, 'base64').toString('utf8')) as { id: string }).id;
         });
-      expect(patches, name).toEqual(
-        name.startsWith('v3/auto-reminders')
-          ? [PATCHES.recovery, PATCHES.autoReminders]
-          : name.startsWith('v3/signing-groups')
-            ? [PATCHES.recovery, PATCHES.signingGroups, PATCHES.signedCopies]
-            : name.startsWith('v3/delegated')
-              ? // Recorded after signed copies (issue 15 item 5): the approved document took that patch too.
-                [PATCHES.recovery, PATCHES.delegation, PATCHES.signedCopies]
-              : /^v[23]\//.test(name)
-                ? [PATCHES.recovery]
-                : [],
-      );
+      expect(patches, name).toEqual(expectedPatches(name));
     }
   });
 
@@ -101,11 +139,106 @@ describe('replaying recorded approval histories', () => {
       if (!/approved|rejected/.test(name)) continue;
       expect(acts.length, name).toBeGreaterThan(0);
       for (const act of acts) {
-        if (name.startsWith('v3/')) {
+        if (/^v[345]\//.test(name)) {
           expect(typeof act.evidenceId, name).toBe('string');
           expect(act, name).not.toHaveProperty('evidence');
         } else expect(typeof (act.evidence as { at?: unknown } | undefined)?.at, name).toBe('string');
       }
+    }
+  });
+
+  it('v4 (issue 16) makes its read-model writes local activities and finalizes with the signed copies in one activity', async () => {
+    const historyOf = async (name: string) =>
+      (
+        JSON.parse(await readFile(path.join(HISTORIES, `${name}.json`), 'utf8')) as {
+          events: {
+            eventType: string;
+            activityTaskScheduledEventAttributes?: { activityType: { name: string } };
+            markerRecordedEventAttributes?: { markerName: string };
+          }[];
+        }
+      ).events;
+    const WRITES = [
+      'markDocumentSent',
+      'recordApproverAction',
+      'markDocumentVoided',
+      'markDocumentExpired',
+      'markFinalizationFailed',
+      'recordNotificationFailure',
+    ];
+    for (const name of V4) {
+      const events = await historyOf(name);
+      const scheduled = events.flatMap(
+        (e) => e.activityTaskScheduledEventAttributes?.activityType.name ?? [],
+      );
+      // Only a write whose local attempts failed (the fault of attention-retried-expired) is an activity task.
+      expect(
+        scheduled.filter((a) => WRITES.includes(a)),
+        name,
+      ).toEqual(name.includes('attention') ? ['markDocumentExpired'] : []);
+      expect(scheduled, name).not.toContain('finalizeApprovedDocument');
+      if (name.endsWith('-approved')) expect(scheduled, name).toContain('finalizeAndSendSignedCopies');
+      // markDocumentSent at least, as a local activity
+      expect(
+        events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').length,
+        name,
+      ).toBeGreaterThanOrEqual(2);
+    }
+    // The same run (two approvers at once and a reminder, recorded by the same test) before and after.
+    const count = (events: { eventType: string }[], type: string) =>
+      events.filter((e) => e.eventType === `EVENT_TYPE_${type}`).length;
+    const [v3, v4] = await Promise.all([
+      historyOf('v3/parallel-approved'),
+      historyOf('v4/parallel-approved'),
+    ]);
+    expect(count(v4, 'WORKFLOW_TASK_STARTED')).toBeLessThan(count(v3, 'WORKFLOW_TASK_STARTED'));
+    expect(count(v4, 'ACTIVITY_TASK_SCHEDULED')).toBeLessThan(count(v3, 'ACTIVITY_TASK_SCHEDULED'));
+    expect(v4.length).toBeLessThan(v3.length);
+  });
+
+  it('v5 (issue 16, approval-lean-v2) asks for approval requests as local activities, closes from an update through an ordinary activity, and does less than v4', async () => {
+    const historyOf = async (name: string) =>
+      (
+        JSON.parse(await readFile(path.join(HISTORIES, `${name}.json`), 'utf8')) as {
+          events: {
+            eventType: string;
+            activityTaskScheduledEventAttributes?: { activityType: { name: string } };
+          }[];
+        }
+      ).events;
+    const scheduledIn = (events: Awaited<ReturnType<typeof historyOf>>) =>
+      events.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType.name ?? []);
+    // Where WhatsApp answers and nobody reminds or voids, no activity task but the finalization (and a delegation).
+    // (sendSignedCopies too here: the recorder's 10 s finalization time-out leaves the copies less than the 30 s
+    // they need inside finalizeAndSendSignedCopies, so they go on their own.)
+    for (const name of ['v5/sequential-approved', 'v5/signing-groups-approved', 'v5/delegated-approved']) {
+      const scheduled = scheduledIn(await historyOf(name)).filter((n) => n !== 'sendSignedCopies');
+      expect(scheduled, name).toEqual(
+        name.includes('delegated')
+          ? ['recordDelegation', 'finalizeAndSendSignedCopies']
+          : ['finalizeAndSendSignedCopies'],
+      );
+    }
+    // The write that closes the document from an update is an ordinary activity: its acceptance is recorded in a
+    // workflow task of its own, before the one that completes the workflow.
+    expect(scheduledIn(await historyOf('v5/rejected'))).toEqual(['recordApproverAction']);
+    expect(scheduledIn(await historyOf('v5/voided'))).toContain('markDocumentVoided');
+    // A request whose local attempt fails is handed to the ordinary activity (the notify policy retries it).
+    expect(scheduledIn(await historyOf('v5/notification-failed-expired'))).toContain('notifyApprover');
+    const count = (events: { eventType: string }[], type: string) =>
+      events.filter((e) => e.eventType === `EVENT_TYPE_${type}`).length;
+    // The same runs (recorded by the same scenarios) before issue 16: v3, or v2 where v3 has none.
+    for (const name of [
+      'v3/sequential-approved',
+      'v3/parallel-approved',
+      'v3/rejected',
+      'v2/voided',
+      'v2/expired',
+    ]) {
+      const [v3, v5] = await Promise.all([historyOf(name), historyOf(name.replace(/^v\d/, 'v5'))]);
+      expect(count(v5, 'WORKFLOW_TASK_STARTED'), name).toBeLessThan(count(v3, 'WORKFLOW_TASK_STARTED'));
+      expect(count(v5, 'ACTIVITY_TASK_SCHEDULED'), name).toBeLessThan(count(v3, 'ACTIVITY_TASK_SCHEDULED'));
+      expect(v5.length, name).toBeLessThan(v3.length);
     }
   });
 

@@ -82,6 +82,16 @@ import {
  *   workflow whose input carries `allowDelegation`, which none before it does, accepts one): the approver becomes
  *   `delegated`, the `recordDelegation` activity creates the delegate's row, then the delegate is notified in the
  *   same place in the order. A history without a `delegate` update never reaches it and replays unchanged.
+ * - `approval-lean-v1` (issue 16), taken once at the start by a workflow that took `approval-recovery-v1`: less
+ *   Temporal work per document — the read-model writes are local activities (on the write policy), the status
+ *   search attribute is upserted only when it changes, and finalization sends the signed copies in the same
+ *   activity (`finalizeAndSendSignedCopies`; `sendSignedCopies` alone only when those failed retryably).
+ * - `approval-lean-v2` (issue 16), taken once at the start instead of `approval-lean-v1` (which is then never
+ *   asked), by a workflow that took `approval-recovery-v1`: everything of `approval-lean-v1`, except that a write
+ *   that closes the document from an update (a rejection's `recordApproverAction`, `markDocumentVoided`) is an
+ *   ordinary activity again — so the workflow task that accepts the update never also completes the workflow
+ *   (see `closingWrites`) — and the approval requests are local activities too (`leanNotices`): an attempt in
+ *   the workflow task that asked, then the ordinary `notifyApprover` on the notify policy when it fails.
  */
 export const PATCHES = {
   recovery: 'approval-recovery-v1',
@@ -90,6 +100,8 @@ export const PATCHES = {
   autoReminders: 'approval-auto-reminders-v1',
   signingGroups: 'approval-signing-groups-v1',
   delegation: 'approval-delegation-v1',
+  lean: 'approval-lean-v1',
+  leanV2: 'approval-lean-v2',
 } as const;
 
 /** The policies before issue 12 (retried without end); kept for workflows started by that code. */
@@ -122,6 +134,79 @@ export const FINALIZE_POLICY = {
   heartbeatTimeout: '30 seconds',
   retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '10 minutes' },
 } as const satisfies ActivityOptions;
+
+/** The read-model writes `approval-lean-v1` runs as local activities first. */
+const LEAN_WRITES = [
+  'markDocumentSent',
+  'recordApproverAction',
+  'markDocumentVoided',
+  'markDocumentExpired',
+  'markFinalizationFailed',
+  'recordNotificationFailure',
+] as const;
+
+/**
+ * From `approval-lean-v1`: the read-model writes (PostgreSQL transactions, no outside call) as local activities —
+ * a marker in the workflow task that asked, instead of an activity task and a workflow task of its own. A write
+ * whose local attempts all fail (a few, seconds apart) is handed to the ordinary activity on the write policy, so
+ * one that fails for good still parks the workflow as before (`durably`).
+ */
+function leanWrites(p: ApprovalPolicies): ReturnType<typeof proxyActivities<ApprovalActivities>> {
+  const locally = proxyLocalActivities<ApprovalActivities>({
+    startToCloseTimeout: '1 minute',
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 3 },
+  });
+  const remote = proxyActivities<ApprovalActivities>({ ...WRITE_POLICY, scheduleToCloseTimeout: p.writeMs });
+  const writes = new Map<string, (input: unknown) => Promise<void>>();
+  for (const name of LEAN_WRITES) {
+    const local = locally[name] as (input: unknown) => Promise<void>;
+    const fallback = remote[name] as (input: unknown) => Promise<void>;
+    writes.set(name, async (input: unknown) => {
+      try {
+        return await local(input);
+      } catch (err) {
+        if (isCancellation(err)) throw err;
+        return fallback(input);
+      }
+    });
+  }
+  // Any other activity through this proxy is the ordinary one.
+  return new Proxy(remote, {
+    get: (target, name, receiver) =>
+      (typeof name === 'string' && writes.get(name)) || (Reflect.get(target, name, receiver) as unknown),
+  });
+}
+
+/**
+ * From `approval-lean-v2`: an approval request as a local activity — one attempt of at most
+ * LEAN_NOTICE_TIMEOUT in the workflow task that asked (so that task, and an update it answers, waits for it no
+ * longer than that) — then, when it fails, the ordinary `notifyApprover` on the notify policy, which retries it
+ * (same idempotency key: a notice WhatsApp accepted is never sent twice; see sendNotice). The workflow learns the
+ * result without an activity task and the workflow task that follows one.
+ */
+const LEAN_NOTICE_TIMEOUT = '10 seconds';
+function leanNotices(p: ApprovalPolicies): ReturnType<typeof proxyActivities<ApprovalActivities>> {
+  const locally = proxyLocalActivities<ApprovalActivities>({
+    startToCloseTimeout: LEAN_NOTICE_TIMEOUT,
+    retry: { maximumAttempts: 1 },
+  });
+  const remote = proxyActivities<ApprovalActivities>({
+    ...NOTIFY_POLICY,
+    scheduleToCloseTimeout: p.notifyMs,
+  });
+  const notifyApprover: ApprovalActivities['notifyApprover'] = async (input) => {
+    try {
+      return await locally.notifyApprover(input);
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      return remote.notifyApprover(input);
+    }
+  };
+  return new Proxy(remote, {
+    get: (target, name, receiver) =>
+      name === 'notifyApprover' ? notifyApprover : (Reflect.get(target, name, receiver) as unknown),
+  });
+}
 
 function refuse(refusal: Refusal): never {
   throw ApplicationFailure.create({ type: refusal, message: REFUSAL_MESSAGES[refusal], nonRetryable: true });
@@ -160,6 +245,8 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
   let notices = legacyActivities;
 
   let attention: Attention | null = null;
+  /** From `approval-lean-v1`: the finalization's own activity sent the signed copies (or they were refused). */
+  let copiesSettled = false;
   let retries = 0; // counts operator retries of a parked write
   const view = (): ApprovalView => ({
     status: state.status,
@@ -169,8 +256,26 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
     finalizationFailure: state.finalizationFailure ?? null,
     attention,
   });
-  const publishStatus = () =>
+  /** From `approval-lean-v1`: the status last published (the start's), so an unchanged one is not upserted. */
+  let lean = false;
+  /**
+   * From `approval-lean-v2`: the writes an update handler runs when it closes the document (a rejection, a void),
+   * as ordinary activities. A local activity would run inside the workflow task that accepts the update, and the
+   * workflow then completes in that same task; when any event arrives meanwhile (say the cancelled approval
+   * request's activity finishing), Temporal refuses the completion (UNHANDLED_COMMAND) and aborts the update it
+   * had not yet seen accepted ("unexpected workflow task failure", FAILED_PRECONDITION to the caller) — after the
+   * local activity had already written the action to the read model. With an activity task between them, the
+   * acceptance is recorded in a task of its own before the workflow can complete.
+   */
+  let closingWrites = legacyActivities;
+  let publishedStatus: unknown;
+  const publishStatus = () => {
+    if (lean) {
+      if (state.status === publishedStatus) return;
+      publishedStatus = state.status;
+    }
     upsertSearchAttributes([{ key: DocumentStatusKey, value: state.status }] as never);
+  };
   const publishAttention = (value: string | null) =>
     upsertSearchAttributes([{ key: ApprovalAttentionKey, value }] as never);
 
@@ -226,7 +331,8 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
         evidenceId === undefined
           ? { documentId: input.documentId, approverId, kind, evidence }
           : { documentId: input.documentId, approverId, kind, evidenceId };
-      await write(() => durably('recordApproverAction', () => activities.recordApproverAction(action)));
+      const writes = kind === 'reject' ? closingWrites : activities;
+      await write(() => durably('recordApproverAction', () => writes.recordApproverAction(action)));
       return view();
     },
     {
@@ -292,7 +398,7 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
       publishStatus();
       await write(() =>
         durably('markDocumentVoided', () =>
-          activities.markDocumentVoided({ documentId: input.documentId, at }),
+          closingWrites.markDocumentVoided({ documentId: input.documentId, at }),
         ),
       );
       return view();
@@ -356,11 +462,23 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
   // Only a workflow started with reminders asks (so histories without them replay unchanged).
   const autoReminders =
     recovery && input.reminders !== undefined && patched(PATCHES.autoReminders) ? input.reminders : undefined;
+  // A new workflow takes approval-lean-v2 and never asks for v1; a history recorded with v1 replays through it.
+  const leanV2 = recovery && patched(PATCHES.leanV2);
+  lean = leanV2 || (recovery && patched(PATCHES.lean));
+  if (lean) publishedStatus = workflowInfo().typedSearchAttributes.get(DocumentStatusKey);
+  /** The approval requests: local activities first from approval-lean-v2 (`notices` stays for reminders). */
+  let requests = notices;
   if (recovery) {
     const p = await loadPolicies();
-    activities = proxyActivities<ApprovalActivities>({ ...WRITE_POLICY, scheduleToCloseTimeout: p.writeMs });
+    const ordinaryWrites = proxyActivities<ApprovalActivities>({
+      ...WRITE_POLICY,
+      scheduleToCloseTimeout: p.writeMs,
+    });
+    activities = lean ? leanWrites(p) : ordinaryWrites;
+    closingWrites = leanV2 ? ordinaryWrites : activities;
     notices = proxyActivities<ApprovalActivities>({ ...NOTIFY_POLICY, scheduleToCloseTimeout: p.notifyMs });
-  }
+    requests = leanV2 ? leanNotices(p) : notices;
+  } else closingWrites = activities;
 
   /** Before issue 12: one batch of notices at a time, awaited (the deadline waited for them). */
   const notifyAll = (approverIds: string[], kind: WorkflowNoticeKind) =>
@@ -442,7 +560,7 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
       void noticeScope
         .run(async () => {
           try {
-            await notices.notifyApprover({
+            await requests.notifyApprover({
               documentId: input.documentId,
               approverId,
               kind: 'approval_request',
@@ -524,7 +642,8 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
       publishStatus();
     }
   }
-  if (state.status === 'approved' && patched(PATCHES.signedCopies)) await sendSignedCopies();
+  if (state.status === 'approved' && patched(PATCHES.signedCopies) && !copiesSettled)
+    await sendSignedCopies();
   if (state.status === 'voided') {
     const told = notifiedApprovers(state).map((a) => a.id);
     if (recovery) {
@@ -594,7 +713,15 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
       : proxyActivities<ApprovalActivities>({ ...WRITE_POLICY, scheduleToCloseTimeout: p.writeMs });
     for (;;) {
       try {
-        await finalization.finalizeApprovedDocument({ documentId: input.documentId });
+        if (lean) {
+          const result = await finalization.finalizeAndSendSignedCopies({
+            documentId: input.documentId,
+            idempotencyPrefix: workflowId,
+          });
+          copiesSettled = !result.retryCopies;
+          if (result.copies && result.copies.failed > 0)
+            log.warn('WhatsApp refused some signed copies', { ...result.copies });
+        } else await finalization.finalizeApprovedDocument({ documentId: input.documentId });
         state = markApproved(state);
         publishStatus();
         if (failedOnce) publishAttention(null);
