@@ -21,7 +21,6 @@ import {
   remindUpdate,
   REFUSAL_MESSAGES,
   retryFinalizationUpdate,
-  sentUpdate,
   voidUpdate,
   type ActInput,
   type ApprovalView,
@@ -167,11 +166,6 @@ export function createApprovalClient(deps: ApprovalClientDeps) {
           throw new AppError('unavailable', 'The approval service is unavailable; try again shortly');
         throw err;
       }
-    },
-
-    /** Waits until the workflow has recorded the send (the `sent` update: markDocumentSent has run). */
-    sent(documentId: string): Promise<ApprovalView> {
-      return withAnswer(() => handle(documentId).executeUpdate(sentUpdate));
     },
 
     act(documentId: string, input: ActInput): Promise<ApprovalView> {

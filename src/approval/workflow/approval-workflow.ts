@@ -314,6 +314,8 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
   };
 
   setHandler(approvalStatusQuery, view);
+  // No longer asked by this code's API (a send's answer reads document.sent from PostgreSQL); kept for an API of
+  // an earlier deploy that still asks it during a rolling upgrade.
   setHandler(sentUpdate, async () => {
     await condition(() => sentRecorded);
     return view();
