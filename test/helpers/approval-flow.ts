@@ -97,6 +97,25 @@ export async function send(h: FlowHarness, documentId: string): Promise<Response
   return h.service.request(`/documents/${documentId}/send`, { method: 'POST', account: h.account });
 }
 
+/**
+ * A manual reminder as a client that honours `Retry-After` sends it: while an automatic reminder to the same
+ * approver is still going out, the remind answers 429 "being sent right now" (one reminder to an approver at a
+ * time), and the call is made again once the wait it names has passed (three tries at most). Any other answer is
+ * returned as it came.
+ */
+export async function remindAsAClientWould(h: FlowHarness, approverId: string): Promise<Response> {
+  for (let attempt = 1; ; attempt++) {
+    const res = await h.service.request(`/approvers/${approverId}/remind`, {
+      method: 'POST',
+      account: h.account,
+    });
+    if (res.status !== 429 || attempt === 3) return res;
+    const body = await res.clone().text();
+    if (!body.includes('being sent right now')) return res;
+    await new Promise((r) => setTimeout(r, 1000 * Number(res.headers.get('retry-after') ?? '1')));
+  }
+}
+
 export interface DocumentStatusView {
   status: string;
   progress: { completed: number; total: number };
