@@ -71,6 +71,9 @@ const ROUND_TRIPS = Number(args['round-trips']);
 const UPLOAD_SLOTS = 4;
 
 /** utime + stime of a process and its children-by-name, in clock ticks, from /proc. */
+/** How many of the most frequent PostgreSQL statements each size lists. */
+const STATEMENTS_SHOWN = 8;
+
 async function cpuTicks(pids: number[]): Promise<number> {
   let total = 0;
   for (const pid of pids) {
@@ -168,6 +171,8 @@ async function main() {
     port: pgPort,
     logger,
     database: 'wathiq',
+    // Counts the statements the run sends (printed per document, with the most frequent).
+    settings: { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track': 'top' },
   });
   onFailure.push(() => pg.stop());
   const temporalPort = await freePort();
@@ -200,9 +205,14 @@ async function main() {
   const config = loadConfig(workerEnv);
   const db = createDb(pg.url('wathiq'), { poolMax: 30 });
   await migrateLatest(db);
+  await db.raw('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
   const client = createTemporalClient({ address: temporal.address, namespace: 'default' });
   // The worker runs as its own process, as deployed (`npm run start:worker`), so it has a core of its own.
-  const workerProcess = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'worker'], {
+  // BENCH_CPU_PROF=<dir> writes a V8 CPU profile of the worker there (when it exits at the end of the run).
+  const profile = process.env.BENCH_CPU_PROF
+    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
+    : [];
+  const workerProcess = spawn(process.execPath, [...profile, '--import', 'tsx', 'src/main.ts', 'worker'], {
     env: { ...process.env, ...workerEnv },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -333,8 +343,14 @@ async function main() {
 
   const temporalPids = await pidsMatching(/temporal server start-dev/);
   const workerPids = [workerProcess.pid!];
-  const pgPids = await pidsMatching(new RegExp(`postgres.*${path.join(dir, 'pg')}|postgres:`));
-  const ticks = () => Promise.all([cpuTicks(temporalPids), cpuTicks(pgPids), cpuTicks(workerPids)]);
+  // PostgreSQL's processes are listed again at each reading: the pools open backends during the run.
+  const pgTicks = async () => {
+    const pids = await pidsMatching(new RegExp(`postgres.*${path.join(dir, 'pg')}|postgres:`));
+    return new Map(await Promise.all(pids.map(async (pid) => [pid, await cpuTicks([pid])] as const)));
+  };
+  const pgTicksSince = (before: Map<number, number>, after: Map<number, number>) =>
+    [...after].reduce((sum, [pid, t]) => sum + t - (before.get(pid) ?? 0), 0);
+  const ticks = () => Promise.all([cpuTicks(temporalPids), pgTicks(), cpuTicks(workerPids)]);
   const hz = 100; // USER_HZ on Linux
   const yes = (met: boolean) => (met ? 'met' : 'NOT met');
 
@@ -349,6 +365,7 @@ async function main() {
     const roundTripRate = await roundTrips(ROUND_TRIPS, `n${N}`);
     const messagesBefore = graph.requests.length;
     const [t0, p0, w0] = await ticks();
+    await db.raw('SELECT pg_stat_statements_reset()');
     const cpu0 = process.cpuUsage();
     const started = performance.now();
     const ids: string[] = [];
@@ -385,6 +402,11 @@ async function main() {
     const seconds = (performance.now() - started) / 1000;
     const [t1, p1, w1] = await ticks();
     const cpu1 = process.cpuUsage(cpu0);
+    const statements = await db.raw<{ rows: { calls: string; query: string }[] }>(
+      `SELECT calls, regexp_replace(query, '\\s+', ' ', 'g') AS query FROM pg_stat_statements
+        WHERE query NOT LIKE '%pg_stat_statements%' ORDER BY calls DESC`,
+    );
+    const statementCount = statements.rows.reduce((n, r) => n + Number(r.calls), 0);
 
     const rows = await db.raw<{ rows: { ms: number }[] }>(
       `
@@ -432,9 +454,15 @@ async function main() {
       `    last action → approved: p50 ${percentile(latencies, 50).toFixed(0)} ms, p99 ${percentile(latencies, 99).toFixed(0)} ms (${latencies.length} documents)`,
     );
     console.log(
-      `    CPU over ${seconds.toFixed(1)} s: Temporal server ${share(t1 - t0)}, worker ${share(w1 - w0)}, PostgreSQL ${share(p1 - p0)}, API + benchmark driver ${(((cpu1.user + cpu1.system) / 1e6 / seconds) * 100).toFixed(0)}% of one core; ${((t1 - t0 + w1 - w0) / hz / N).toFixed(3)} Temporal + worker core-seconds per document`,
+      `    CPU over ${seconds.toFixed(1)} s: Temporal server ${share(t1 - t0)}, worker ${share(w1 - w0)}, PostgreSQL ${share(pgTicksSince(p0, p1))}, API + benchmark driver ${(((cpu1.user + cpu1.system) / 1e6 / seconds) * 100).toFixed(0)}% of one core; ${((t1 - t0 + w1 - w0) / hz / N).toFixed(3)} Temporal + worker core-seconds per document`,
     );
     console.log(`    WhatsApp messages sent: ${graph.requests.length - messagesBefore}`);
+    console.log(
+      `    PostgreSQL statements: ${(statementCount / N).toFixed(1)} per document (all processes), the most frequent:`,
+    );
+    for (const r of statements.rows.slice(0, STATEMENTS_SHOWN)) {
+      console.log(`      ${(Number(r.calls) / N).toFixed(2).padStart(7)}  ${r.query.slice(0, 110)}`);
+    }
   }
   if (rates.length > 1) {
     const smallest = rates[0]!;

@@ -78,6 +78,8 @@ export async function startEmbeddedPostgres(options: {
   database?: string;
   /** Called once the server process is spawned, before it is ready. */
   onSpawned?: () => void;
+  /** More server settings (`-c name=value`), e.g. a benchmark's `shared_preload_libraries`. */
+  settings?: Record<string, string>;
 }): Promise<EmbeddedPostgresHandle> {
   await mkdir(options.dir, { recursive: true });
   const isRoot = userInfo().uid === 0;
@@ -96,6 +98,7 @@ export async function startEmbeddedPostgres(options: {
       `unix_socket_directories=`,
       '-c',
       'max_connections=300',
+      ...Object.entries(options.settings ?? {}).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
     ],
     onLog: (m) => options.logger.debug({ postgres: m.trim() }, 'postgres'),
     onError: (m) => options.logger.warn({ postgres: String(m) }, 'postgres'),
