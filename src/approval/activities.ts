@@ -211,6 +211,9 @@ export function createApprovalActivities(deps: ApprovalActivityDeps): ApprovalAc
 function approvalActivities(deps: ApprovalActivityDeps): ApprovalActivities {
   const { db } = deps;
 
+  /** The events each `inTransaction` transaction recorded, by dedupe key: what it hands to delivery once committed. */
+  const recordedIn = new WeakMap<Knex.Transaction, Map<string, DocumentEvent>>();
+
   /**
    * Runs `work` in a transaction, then hands the events named by `dedupeKeys` to delivery once committed —
    * whether this attempt recorded them or an earlier one did, so a retry after a failed hand-over still
@@ -220,10 +223,15 @@ function approvalActivities(deps: ApprovalActivityDeps): ApprovalActivities {
     dedupeKeys: string[],
     work: (trx: Knex.Transaction) => Promise<unknown>,
   ): Promise<void> {
-    await db.transaction(work);
+    const recorded = new Map<string, DocumentEvent>();
+    await db.transaction(async (trx) => {
+      recordedIn.set(trx, recorded);
+      await work(trx);
+    });
     if (!deps.onEvent) return;
     for (const key of dedupeKeys) {
-      const event = await documentEventsStore(db).findByDedupeKey(key);
+      // Recorded (or found recorded) by this attempt: no need to read it back.
+      const event = recorded.get(key) ?? (await documentEventsStore(db).findByDedupeKey(key));
       if (event) await deps.onEvent(event);
     }
   }
@@ -238,7 +246,7 @@ function approvalActivities(deps: ApprovalActivityDeps): ApprovalActivities {
   ): Promise<DocumentEvent> {
     const approvers = await approversStore(trx).listByDocument(document.id);
     const current = approver ? approvers.find((a) => a.id === approver.id) : undefined;
-    return documentEventsStore(trx).record({
+    const recorded = await documentEventsStore(trx).record({
       accountId: document.accountId,
       documentId: document.id,
       approverId: approver?.id ?? null,
@@ -246,6 +254,8 @@ function approvalActivities(deps: ApprovalActivityDeps): ApprovalActivities {
       data: eventData(document, approvers, current, documentExtra),
       dedupeKey,
     });
+    recordedIn.get(trx)?.set(dedupeKey, recorded);
+    return recorded;
   }
 
   /**
@@ -262,8 +272,8 @@ function approvalActivities(deps: ApprovalActivityDeps): ApprovalActivities {
       const { document, approver } = await loadForWorkflow(trx, documentId, approverId);
       if (approver!.status !== 'waiting') return undefined;
       await approversStore(trx).markNotified(approverId, notification);
-      const notified = await approversStore(trx).findByIdUnscoped(approverId);
-      return record(trx, 'approver.notified', key, document, notified);
+      // record() reads the approvers again, so the event carries this approver as notified.
+      return record(trx, 'approver.notified', key, document, approver);
     });
     // Handed to delivery without waiting: the activity returns as soon as the approver reads notified, so the
     // workflow learns it at once (a reminder asked for right after sees them notified). An event whose hand-over

@@ -175,9 +175,10 @@ function statusErrorOf(update: StatusUpdate): DeliveryError | null {
 }
 
 export function whatsAppMessagesStore(db: Db) {
-  async function applyRecordedStatuses(wamid: string): Promise<void> {
+  /** Returns the rows it moved. */
+  async function applyRecordedStatuses(wamid: string): Promise<MessageRow[]> {
     // A status can arrive before the send call returned the id; fold in whatever is already recorded.
-    await db.raw(
+    const { rows } = await db.raw<{ rows: MessageRow[] }>(
       `UPDATE whatsapp_messages m
           SET status = s.status, status_at = s.status_at,
               status_error = CASE WHEN s.status = 'failed' THEN s.error ELSE m.status_error END
@@ -187,9 +188,11 @@ export function whatsAppMessagesStore(db: Db) {
                         AS error
                  FROM whatsapp_message_statuses WHERE wamid = ?
                 ORDER BY ${rank('status')} DESC LIMIT 1) s
-        WHERE m.wamid = ? AND m.direction = 'out' AND ${rank('m.status')} < ${rank('s.status')}`,
+        WHERE m.wamid = ? AND m.direction = 'out' AND ${rank('m.status')} < ${rank('s.status')}
+        RETURNING m.*`,
       [wamid, wamid],
     );
+    return rows;
   }
 
   const store = {
@@ -252,7 +255,7 @@ export function whatsAppMessagesStore(db: Db) {
      * outbound message (a provider that repeats ids): both are kept.
      */
     async recordOutbound(input: OutboundInput & { wamid: string }): Promise<WhatsAppMessage> {
-      await db.raw(
+      const written = await db.raw<{ rows: MessageRow[] }>(
         `INSERT INTO whatsapp_messages
            (wamid, direction, account_id, document_id, approver_id, phone, kind, payload, status, status_at,
             idempotency_key)
@@ -260,7 +263,8 @@ export function whatsAppMessagesStore(db: Db) {
          ON CONFLICT (idempotency_key) DO UPDATE
            SET wamid = EXCLUDED.wamid, payload = EXCLUDED.payload, status = 'accepted', status_at = now(),
                status_error = NULL
-           WHERE whatsapp_messages.wamid IS NULL`,
+           WHERE whatsapp_messages.wamid IS NULL
+         RETURNING *`,
         [
           input.wamid,
           input.accountId ?? null,
@@ -272,11 +276,12 @@ export function whatsAppMessagesStore(db: Db) {
           input.idempotencyKey,
         ],
       );
-      const row = await db<MessageRow>('whatsapp_messages')
-        .where({ idempotency_key: input.idempotencyKey })
-        .first();
-      if (row?.wamid) await applyRecordedStatuses(row.wamid);
-      return (await store.findByIdempotencyKey(input.idempotencyKey))!;
+      // No row back: the key already held an id, and that earlier message is the answer.
+      const row =
+        written.rows[0] ??
+        (await db<MessageRow>('whatsapp_messages').where({ idempotency_key: input.idempotencyKey }).first())!;
+      const moved = row.wamid ? await applyRecordedStatuses(row.wamid) : [];
+      return toMessage(moved.find((m) => m.idempotency_key === input.idempotencyKey) ?? row);
     },
 
     /**
