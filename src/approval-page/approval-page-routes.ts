@@ -11,12 +11,13 @@ import {
   OTP_COOKIE,
   pageVerification,
   usablePageLink,
+  type LinkProblem,
   type PageLink,
 } from '../approval/act-from-page.ts';
 import { hasVerifiedSession, sendApproverCode, verifyApproverCode } from '../approval/approver-otp.ts';
 import { createOtpSender, type OtpSender } from '../whatsapp/otp-message.ts';
 import type { ApprovalClient } from '../approval/client.ts';
-import type { ActionEvidence, ActionKind } from '../approval/definitions.ts';
+import type { ActionEvidence, ActionKind, Refusal } from '../approval/definitions.ts';
 import { delegateFromPage } from '../approval/delegate-from-page.ts';
 import { currentApprovers, hasActed } from '../approval/rules.ts';
 import { normalizePhone } from '../documents/phone.ts';
@@ -42,7 +43,7 @@ import { readImageField } from './images.ts';
 import { isLinkPreview } from './link-preview.ts';
 import { renderApprovalPage, renderClosedPage } from './render-page.ts';
 import type { Language } from '../domain/model.ts';
-import { STRINGS } from './strings.ts';
+import { STRINGS, type PageStrings } from './strings.ts';
 
 const MAX_BODY = 4 * 1024 * 1024;
 const require = createRequire(import.meta.url);
@@ -160,19 +161,8 @@ export function createApprovalPageRouter(
     const problem = linkProblem(r);
     ctx.type = 'text/html';
     if (problem) {
-      const t = STRINGS[lang];
-      const message =
-        problem.status === 404
-          ? t.errors.gone
-          : problem.status === 409
-            ? t.closed.not_your_turn
-            : r!.approver.status === 'delegated'
-              ? t.closed.delegated
-              : hasActed(r!.approver.status)
-                ? t.closed.already_acted
-                : `${t.closed.document_closed} (${r!.document.status}).`;
       ctx.status = problem.status;
-      ctx.body = renderClosedPage(lang, message);
+      ctx.body = renderClosedPage(lang, problemText(STRINGS[lang], problem, r));
       return;
     }
     // Viewing never fails the page: an event left undispatched goes out with the webhook outbox sweep. A link
@@ -324,9 +314,14 @@ export function createApprovalPageRouter(
    * whatsapp_otp (403). Validation messages are in the page's language.
    */
   router.post('/:token/delegate', async (ctx) => {
-    const r = await usablePageLink(deps.db, ctx.params.token);
+    // Every refusal of this step is worded in the page's language: the page shows it as it comes.
+    const found = await findPageLink(deps.db, ctx.params.token);
+    const strings = STRINGS[language(ctx, found?.approver)];
+    const problem = linkProblem(found);
+    if (problem) throw new AppError(problem.code, problemText(strings, problem, found));
+    const r = found!;
     addToLogContext({ document_id: r.document.id });
-    const t = STRINGS[language(ctx, r.approver)].delegate;
+    const t = strings.delegate;
     if (!r.document.allowDelegation) throw new AppError('conflict', t.notAllowed);
     const evidence = await verifiedEvidence(ctx, r);
     const body = parseBody(DelegateBody, parseJson(await readRawBody(ctx.req, MAX_BODY)));
@@ -351,10 +346,34 @@ export function createApprovalPageRouter(
         userAgent: evidence.userAgent ?? null,
         verifiedBy: evidence.verifiedBy ?? 'none',
       },
-      t,
+      { ...t, refused: (refusal) => refusalText(strings, refusal) },
     );
     ok(ctx, { status: view.status, completed: view.completed, total: view.total, delegated: true });
   });
 
   return router;
+}
+
+/** A workflow's refusal of a page action, in the page's language (REFUSAL_MESSAGES are the API's English). */
+function refusalText(strings: PageStrings, refusal: Refusal | 'workflow_closed'): string {
+  switch (refusal) {
+    case 'not_your_turn':
+    case 'not_notified':
+      return strings.closed.not_your_turn;
+    case 'already_acted':
+      return strings.closed.already_acted;
+    case 'delegation_not_allowed':
+      return strings.delegate.notAllowed;
+    default:
+      return `${strings.closed.document_closed}.`;
+  }
+}
+
+/** Why a link cannot be used now, in the page's language (linkProblem's own messages are the API's English). */
+function problemText(strings: PageStrings, problem: LinkProblem, link: PageLink | undefined): string {
+  if (problem.status === 404 || !link) return strings.errors.gone;
+  if (problem.status === 409) return strings.closed.not_your_turn;
+  if (link.approver.status === 'delegated') return strings.closed.delegated;
+  if (hasActed(link.approver.status)) return strings.closed.already_acted;
+  return `${strings.closed.document_closed} (${link.document.status}).`;
 }

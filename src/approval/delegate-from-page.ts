@@ -7,7 +7,7 @@ import type { VerifiedBy } from '../domain/model.ts';
 import { AppError } from '../errors.ts';
 import type { PageLink } from './act-from-page.ts';
 import { answerLost, ApprovalRefused, type ApprovalClient } from './client.ts';
-import type { ApprovalView } from './definitions.ts';
+import type { ApprovalView, Refusal } from './definitions.ts';
 
 export interface DelegationRequest {
   /** The delegate's name as the approver typed it (validated: one line, at most 255 characters). */
@@ -33,6 +33,8 @@ export interface DelegationMessages {
   stillPending: (name: string) => string;
   /** The delegation is stored but the workflow's answer was lost: sending it again tells whether it was taken. */
   unconfirmed: string;
+  /** The workflow's refusal, in the approver's language (the page shows it as it is). */
+  refused: (refusal: Refusal | 'workflow_closed') => string;
 }
 
 /**
@@ -121,9 +123,9 @@ async function ask(
       err.refusal === 'not_notified' ||
       err.refusal === 'delegation_not_allowed'
     )
-      throw new AppError('conflict', err.message);
+      throw new AppError('conflict', messages.refused(err.refusal));
     if (err.refusal === 'unknown_approver') throw AppError.notFound('Approver');
-    throw new AppError('gone', err.message);
+    throw new AppError('gone', messages.refused(err.refusal));
   }
 }
 

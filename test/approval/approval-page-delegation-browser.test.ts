@@ -152,4 +152,31 @@ describe('the delegation step of the approval page', () => {
     await page.waitForSelector('#approve-form');
     expect(await page.locator('#delegate-step').count()).toBe(0);
   }, 60_000);
+
+  it('a page left open says why the server refused, in its language: the step was delegated elsewhere', async () => {
+    const doc = await createDocument(h, {
+      workflowType: 'sequential',
+      approvers: [{ name: 'Two Tabs', phone: PHONES.saudiC, action_type: 'approve_only' }],
+      fields: { allow_delegation: 'true' },
+    });
+    await send(h, doc.id);
+    const token = linkTokenOf(await requestFor(h, PHONES.saudiC, doc.id));
+    await page.goto(`${h.service.api.url}/a/${token}?lang=ar`);
+    await page.click('#delegate-step summary');
+    // Meanwhile the approver delegates from another tab.
+    const elsewhere = await fetch(`${h.service.api.url}/a/${token}/delegate`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Other Tab', phone: `+${PHONES.saudiB}`, reason: 'من نافذة أخرى' }),
+    });
+    expect(elsewhere.status).toBe(200);
+    await page.fill('#delegate-name', 'سلمان الحربي');
+    await page.fill('#delegate-phone', `+${PHONES.saudiA}`);
+    await page.fill('#delegate-reason', 'في إجازة');
+    await page.click('#submit-delegate');
+    // The server's own words (410: delegated), not the page's generic "no longer available".
+    await expect
+      .poll(() => page.textContent('#delegate-error'))
+      .toBe('لقد فوّضت خطوتك في هذا المستند إلى شخص آخر.');
+  }, 60_000);
 });

@@ -186,8 +186,12 @@ describe('an approver delegates their step', () => {
     const ok = await pagePostRaw(token, 'delegate', body, cookie);
     expect(ok.status, JSON.stringify(ok.body)).toBe(200);
     expect(ok.body.data).toMatchObject({ delegated: true, completed: 0, total: 2 });
-    // The link is spent.
-    expect((await pagePostRaw(token, 'delegate', body, cookie)).status).toBe(410);
+    // The link is spent, and the page is told so in its language.
+    const spent = await pagePostRaw(token, 'delegate', body, cookie);
+    expect(spent.status).toBe(410);
+    expect(spent.body.error!.message).toBe('You delegated your step on this document to someone else.');
+    const spentAr = await pagePostRaw(token, 'delegate', body, cookie, 'ar');
+    expect(spentAr.body.error!.message).toBe('لقد فوّضت خطوتك في هذا المستند إلى شخص آخر.');
     expect((await pagePostRaw(token, 'complete', {}, cookie)).status).toBe(410);
 
     const rows = await approverRows(doc.id);
@@ -324,6 +328,10 @@ describe('an approver delegates their step', () => {
       reason: REASON,
     });
     expect(early.status).toBe(409);
+    // The workflow's refusal (not notified yet), worded for the page rather than in the API's English.
+    expect(early.body.error!.message).toBe(
+      'It is not your turn yet. You will get a WhatsApp message when it is.',
+    );
     // Nothing of the refused delegations stays behind.
     const left = await h.service.database
       .db('approver_delegations')

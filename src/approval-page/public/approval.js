@@ -206,7 +206,10 @@ $('delegate-form')?.addEventListener('submit', async (e) => {
     delegateError('');
     return finish(data.delegate.done.replace('{name}', name));
   }
-  delegateError(explain(result));
+  // The server words every refusal of this step in the page's language (who it is delegated to, a delegation
+  // still being recorded, not their turn): shown as it comes, rather than the generic conflict or gone text.
+  const refusal = [404, 409, 410].includes(result.status) ? result.payload?.error?.message : undefined;
+  delegateError(refusal || explain(result));
 });
 
 // Verified approvers (issue 15 item 2): a 6-digit code sent over WhatsApp comes first; a right one sets an
