@@ -15,6 +15,7 @@
  * sizes: BENCH_DOCUMENTS=3000,300000 measures at 3,000 stored documents, adds documents up to 300,000, measures
  * again and prints each API rate at the largest size against the smallest (target: within 20 %).
  * Rate limiting is replaced by an unlimited limiter in the child: the point is the API's own cost.
+ * BENCH_POOL (default 20) sets the PostgreSQL connections of the API and of the naive handler alike.
  * BENCH_CPU_PROF=<dir> writes a V8 CPU profile of the server child there; BENCH_ONLY=2,4 runs only those cases
  * (1-based: 1 naive by id, 2 by id, 3 naive list, 4 list, 5 POST) and their baselines.
  */
@@ -49,6 +50,8 @@ const SIZES = (process.env.BENCH_DOCUMENTS ?? '3000')
   .map(Number)
   .sort((a, b) => a - b);
 const CONNECTIONS = 50;
+/** PostgreSQL connections of the API and of the naive handler alike (BENCH_POOL; default 20). */
+const POOL = Number(process.env.BENCH_POOL ?? 20);
 const POST_REQUESTS = 500;
 
 type ChildMessage = { ready: { api: string; naive: string } } | { rss: number; cpuMicros: number };
@@ -65,7 +68,7 @@ const DOCUMENT_PATH = /^\/documents\/([0-9a-f-]{36})$/;
  * Rows go out as PostgreSQL returns them, with no validation, logging, metrics or renaming.
  */
 async function startNaiveServer(databaseUrl: string): Promise<string> {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: 20 });
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: POOL });
   const authenticated = async (authorization: string | undefined) => {
     const token = /^Bearer (\S+)$/.exec(authorization ?? '')?.[1] ?? '';
     const colon = token.indexOf(':');
@@ -125,7 +128,7 @@ async function serve(): Promise<void> {
     DATABASE_URL: process.env.BENCH_DATABASE_URL,
     DATA_DIR: process.env.BENCH_DATA_DIR,
     TEMPORAL_ADDRESS: process.env.BENCH_TEMPORAL_ADDRESS,
-    DATABASE_POOL_MAX: '20',
+    DATABASE_POOL_MAX: String(POOL),
   });
   const logger = createLogger(config);
   const db = createDb(config.database.url!, { poolMax: config.database.poolMax });
