@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiKeysStore } from '../../src/db/stores/api-keys-store.ts';
+import { eventually } from '../helpers/approval-flow.ts';
 import { startTestService, type TestAccount, type TestService } from '../helpers/test-service.ts';
 
 let service: TestService;
@@ -27,8 +28,12 @@ describe('authentication', () => {
   it('accepts Bearer KEY:SECRET and records last use', async () => {
     const res = await service.request('/documents/00000000-0000-4000-8000-000000000000', { account });
     expect(res.status).toBe(404); // authenticated: the route answered, not the auth layer
-    const [key] = await apiKeysStore(service.database.db).listByAccount(account.accountId);
-    expect(key?.lastUsedAt).toBeInstanceOf(Date);
+    // The use is recorded without holding up the request (authenticate.ts): it lands a moment after the answer.
+    const key = await eventually(async () => {
+      const [k] = await apiKeysStore(service.database.db).listByAccount(account.accountId);
+      return k?.lastUsedAt ? k : undefined;
+    }, 10_000);
+    expect(key.lastUsedAt).toBeInstanceOf(Date);
   });
 
   it.each([
