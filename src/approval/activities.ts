@@ -109,10 +109,14 @@ export const DEFAULT_APPROVAL_POLICIES: ApprovalPolicies = {
   writeMs: 3_600_000,
 };
 
+/** The documents each transaction has locked `FOR UPDATE` (loadForWorkflow): their events need no lock of their own. */
+const lockedDocuments = new WeakMap<Db, Set<string>>();
+
 async function loadForWorkflow(db: Db, documentId: string, approverId?: string) {
   const document = await documentsStore(db).findByIdUnscoped(documentId, { forUpdate: true });
   if (!document)
     throw ApplicationFailure.nonRetryable(`Document ${documentId} does not exist`, 'document_missing');
+  if (db.isTransaction) lockedDocuments.set(db, (lockedDocuments.get(db) ?? new Set()).add(documentId));
   const approvers = await approversStore(db).listByDocument(documentId);
   const approver = approverId ? approvers.find((a) => a.id === approverId) : undefined;
   if (approverId && !approver) {
@@ -246,14 +250,17 @@ function approvalActivities(deps: ApprovalActivityDeps): ApprovalActivities {
   ): Promise<DocumentEvent> {
     const approvers = await approversStore(trx).listByDocument(document.id);
     const current = approver ? approvers.find((a) => a.id === approver.id) : undefined;
-    const recorded = await documentEventsStore(trx).record({
-      accountId: document.accountId,
-      documentId: document.id,
-      approverId: approver?.id ?? null,
-      event,
-      data: eventData(document, approvers, current, documentExtra),
-      dedupeKey,
-    });
+    const recorded = await documentEventsStore(trx).record(
+      {
+        accountId: document.accountId,
+        documentId: document.id,
+        approverId: approver?.id ?? null,
+        event,
+        data: eventData(document, approvers, current, documentExtra),
+        dedupeKey,
+      },
+      { documentLocked: lockedDocuments.get(trx)?.has(document.id) ?? false },
+    );
     recordedIn.get(trx)?.set(dedupeKey, recorded);
     return recorded;
   }

@@ -59,11 +59,16 @@ export function documentEventsStore(db: Db) {
      * The stored event (with its id) whether this call inserted it or an earlier one did. A new event takes the
      * next `sequence` of its document: the insert holds the document's row lock (most callers hold it already),
      * so concurrent recorders of one document take turns and the numbers have no gaps, and an event refused as
-     * a repeat (its dedupe key exists) takes no number.
+     * a repeat (its dedupe key exists) takes no number. `documentLocked`: the caller's transaction already holds
+     * the document's row `FOR UPDATE` (which excludes other recorders just as well), so it is not locked again.
      */
-    async record(input: NewDocumentEvent): Promise<DocumentEvent> {
+    async record(
+      input: NewDocumentEvent,
+      options: { documentLocked?: boolean } = {},
+    ): Promise<DocumentEvent> {
       const insert = async (trx: Knex.Transaction): Promise<DocumentEventRow | undefined> => {
-        await trx.raw('SELECT 1 FROM documents WHERE id = ? FOR NO KEY UPDATE', [input.documentId]);
+        if (!options.documentLocked || !db.isTransaction)
+          await trx.raw('SELECT 1 FROM documents WHERE id = ? FOR NO KEY UPDATE', [input.documentId]);
         const { rows } = await trx.raw<{ rows: DocumentEventRow[] }>(
           `INSERT INTO document_events (account_id, document_id, approver_id, event, data, dedupe_key, sequence)
            SELECT ?, ?, ?, ?, ?::jsonb, ?, COALESCE(MAX(sequence), 0) + 1
