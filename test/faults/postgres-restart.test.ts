@@ -139,7 +139,7 @@ describe('PostgreSQL restarted while the API serves', () => {
     await eventually(async () => (await fetch(`${base}/api/v1/health`)).status === 200, 60_000);
     expect((await driver.request(`/documents/${docs[0]!.id}/status`)).status).toBe(200);
 
-    await waitAllApproved(db, driver.documents, 180_000);
+    await waitAllApproved(db, driver.documents, 180_000, driver);
     await driver.stop();
     expect(api.child.exitCode).toBeNull();
     expect(worker.child.exitCode).toBeNull();

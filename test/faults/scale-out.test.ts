@@ -105,7 +105,7 @@ describe('two APIs and two workers on one PostgreSQL and one Temporal server', (
         }
       }),
     );
-    await waitAllApproved(database.db, driver.documents, 300_000);
+    await waitAllApproved(database.db, driver.documents, 300_000, driver);
     await driver.stop();
     console.info(`answers seen by the approvers and the client: ${JSON.stringify([...driver.answers])}`);
 

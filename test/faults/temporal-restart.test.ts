@@ -146,7 +146,7 @@ describe('the Temporal server killed and restarted mid-flow', () => {
     expect(failed().sort()).toEqual(['button 503', 'page 503']);
 
     await temporal.restart();
-    await waitAllApproved(database.db, driver.documents, 180_000);
+    await waitAllApproved(database.db, driver.documents, 180_000, driver);
     await driver.stop();
 
     // Neither role was restarted.

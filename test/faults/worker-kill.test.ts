@@ -139,7 +139,7 @@ describe('the worker killed with SIGKILL during finalization', () => {
 
     worker = await startRole('worker', env, { name: 'worker 2' });
     // The killed attempt is given up after the finalization's heartbeat time-out (30 s), then retried here.
-    await waitAllApproved(database.db, driver.documents, 180_000);
+    await waitAllApproved(database.db, driver.documents, 180_000, driver);
     await driver.stop();
 
     expect(driver.failures).toEqual([]);

@@ -259,19 +259,56 @@ export async function waitAllApproved(
   db: Knex,
   documents: readonly DrivenDocument[],
   timeoutMs: number,
+  driver?: Pick<LifecycleDriver, 'failures' | 'answers'>,
 ): Promise<void> {
   const ids = documents.map((d) => d.id);
   await eventually(async () => {
     const rows = await db('documents').whereIn('id', ids).select<{ status: string }[]>('status');
     return rows.length === ids.length && rows.every((r) => r.status === 'approved');
   }, timeoutMs).catch(async (err: unknown) => {
-    const rows = await db('documents')
-      .whereIn('id', ids)
-      .select<{ reference: string; status: string }[]>('reference', 'status');
-    throw new Error(
-      `${(err as Error).message}; not approved: ${JSON.stringify(rows.filter((r) => r.status !== 'approved'))}`,
-    );
+    const seen = driver
+      ? `; the driver's failures: ${JSON.stringify(driver.failures)}, answers: ${JSON.stringify([...driver.answers])}`
+      : '';
+    throw new Error(`${(err as Error).message}; not approved: ${await whyNotApproved(db, ids)}${seen}`);
   });
+}
+
+/**
+ * What a stuck document's read model says, for the failure message: its status and finalization, each approver's
+ * state and notification, the action evidence submitted for it, and the events recorded, in order.
+ */
+async function whyNotApproved(db: Knex, ids: readonly string[]): Promise<string> {
+  const stuck = await db('documents')
+    .whereIn('id', ids)
+    .whereNot({ status: 'approved' })
+    .select<{ id: string; reference: string; status: string; finalization_state: string | null }[]>(
+      'id',
+      'reference',
+      'status',
+      'finalization_state',
+      'finalization_error',
+      'workflow_type',
+    );
+  const details = await Promise.all(
+    stuck.map(async (d) => ({
+      ...d,
+      approvers: await db('approvers')
+        .where({ document_id: d.id })
+        .orderBy(['order_index', 'created_at'])
+        .select('id', 'order_index', 'action_type', 'status', 'notification_status', 'acted_at'),
+      evidence: await db('approver_action_evidence')
+        .where({ document_id: d.id })
+        .select('approver_id', 'kind', 'state', 'created_at'),
+      events: (
+        await db('document_events').where({ document_id: d.id }).orderBy('sequence').select('event')
+      ).map((e: { event: string }) => e.event),
+      messages: await db('whatsapp_messages')
+        .where({ document_id: d.id })
+        .orderBy('id')
+        .select('approver_id', 'direction', 'kind', 'status', 'created_at'),
+    })),
+  );
+  return JSON.stringify(details);
 }
 
 /** Each approver got exactly one approval request: counted per recipient and template at the fake Graph API. */
