@@ -108,6 +108,12 @@ export function createApprovalClient(deps: ApprovalClientDeps) {
       if (/deadline|DEADLINE_EXCEEDED|timed? ?out/i.test(String((err as Error)?.message ?? err))) {
         throw new AppError('unavailable', 'The approval service did not answer in time; try again shortly');
       }
+      // The update call itself failed at Temporal (say the workflow task that held it failed, and the server
+      // aborted the update: FAILED_PRECONDITION). The workflow did not answer: the action may not have been taken,
+      // and asking again is safe (a taken one is refused as already acted). A 503, so Meta and browsers retry.
+      if (err instanceof ServiceError) {
+        throw new AppError('unavailable', 'The approval service could not take this just now; try again shortly');
+      }
       throw err;
     }
   };
