@@ -112,7 +112,10 @@ export function createApprovalClient(deps: ApprovalClientDeps) {
       // aborted the update: FAILED_PRECONDITION). The workflow did not answer: the action may not have been taken,
       // and asking again is safe (a taken one is refused as already acted). A 503, so Meta and browsers retry.
       if (err instanceof ServiceError) {
-        throw new AppError('unavailable', 'The approval service could not take this just now; try again shortly');
+        throw new AppError(
+          'unavailable',
+          'The approval service could not take this just now; try again shortly',
+        );
       }
       throw err;
     }
