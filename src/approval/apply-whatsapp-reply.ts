@@ -1,9 +1,14 @@
 import type { Knex } from '../db/knex.ts';
 import { actionEvidenceStore } from '../db/stores/action-evidence-store.ts';
-import { approversStore } from '../db/stores/approvers-store.ts';
+import { approversStore, type Approver } from '../db/stores/approvers-store.ts';
 import { whatsAppMessagesStore } from '../db/stores/whatsapp-messages-store.ts';
 import type { Logger } from '../logger.ts';
-import { parseButtonPayload, type InboundReply, type ParsedNotification } from '../whatsapp/index.ts';
+import {
+  parseButtonPayload,
+  type ButtonPayload,
+  type InboundReply,
+  type ParsedNotification,
+} from '../whatsapp/index.ts';
 import { ApprovalRefused, type ApprovalClient } from './client.ts';
 
 export interface InboundDeps {
@@ -42,9 +47,10 @@ async function identify(
 
 /**
  * Applies one WhatsApp notification: delivery statuses become evidence on our messages, and button replies become
- * approver actions. A message id is handled once (replays are ignored), a reply that is not from the approver's
- * WhatsApp account (phone, `wa_id` or business-scoped user id: see `identify`) is ignored, and a transient failure
- * forgets the id again so Meta's retry is handled.
+ * approver actions. A message id is handled to the end once: a delivery of an id already handled is a replay and
+ * ignored, while an id whose handling failed half-way (even with PostgreSQL gone, when nothing can be written) is
+ * handled again on Meta's retry. A reply that is not from the approver's WhatsApp account (phone, `wa_id` or
+ * business-scoped user id: see `identify`) is ignored.
  */
 export async function handleWhatsAppNotification(
   deps: InboundDeps,
@@ -65,7 +71,7 @@ export async function handleWhatsAppNotification(
   for (const reply of n.replies) {
     const button = parseButtonPayload(reply.payload);
     const approver = button ? await approversStore(deps.db).findByLinkToken(button.token) : undefined;
-    const fresh = await messages.recordInbound({
+    const toHandle = await messages.recordInbound({
       wamid: reply.wamid,
       // The column holds a number; a reply without one (a username user) keeps its ids in the payload.
       phone: reply.from ?? reply.waId ?? '',
@@ -81,61 +87,59 @@ export async function handleWhatsAppNotification(
       documentId: approver?.documentId ?? null,
       approverId: approver?.id ?? null,
     });
-    const outcome = (result: InboundOutcome['result'], detail?: string) =>
-      outcomes.push({ wamid: reply.wamid, result, ...(detail ? { detail } : {}) });
-    if (!fresh) {
-      outcome('replayed');
+    if (!toHandle) {
+      outcomes.push({ wamid: reply.wamid, result: 'replayed' });
       continue;
     }
-    if (!button) {
-      outcome('not_a_button');
-      continue;
-    }
-    if (!approver) {
-      outcome('unknown_token');
-      continue;
-    }
-    const matchedBy = await identify(deps.db, approver, reply);
-    if (!matchedBy) {
-      deps.logger.warn(
-        { approverId: approver.id, from: reply.from ?? null },
-        'WhatsApp reply from an account that is not the approver’s',
-      );
-      outcome('wrong_phone');
-      continue;
-    }
-    // First seen: the ids Meta sent with a reply that is the approver's, for a later reply without the number.
-    await approversStore(deps.db).rememberWhatsAppIdentity(approver.id, {
-      ...(reply.waId !== undefined && { waId: reply.waId }),
-      ...(reply.userId !== undefined && { userId: reply.userId }),
-    });
-    const completes = { approve: 'approve_only', review: 'review_only', reject: undefined }[button.action];
-    if (completes && completes !== approver.actionType) {
-      // Signing and stamping happen on the approval page; a stray or forged button cannot complete them.
-      outcome('wrong_button', `${button.action} for a ${approver.actionType} approver`);
-      continue;
-    }
-    // The evidence is stored first and passed by id, as from the page (see actFromPage).
-    const kind = button.action === 'reject' ? 'reject' : 'complete';
-    let evidenceId: string | undefined;
-    try {
-      evidenceId = await actionEvidenceStore(deps.db).submit({
-        documentId: approver.documentId,
-        approverId: approver.id,
-        kind,
-        evidence: { at: reply.timestamp.toISOString(), channel: 'whatsapp', messageId: reply.wamid },
-      });
-      await deps.approvals.act(approver.documentId, { approverId: approver.id, kind, evidenceId });
-      outcome('accepted');
-    } catch (err) {
-      if (err instanceof ApprovalRefused) {
-        if (evidenceId) await actionEvidenceStore(deps.db).discard(evidenceId);
-        outcome('refused', err.refusal);
-        continue;
-      }
-      await messages.forgetInbound(reply.wamid);
-      throw err;
-    }
+    // A failure before this line leaves the message unhandled, to be handled again when Meta delivers it again;
+    // an action taken twice that way is refused the second time (the approver has acted).
+    const { result, detail } = await applyReply(deps, reply, button, approver);
+    await messages.markInboundHandled(reply.wamid);
+    outcomes.push({ wamid: reply.wamid, result, ...(detail ? { detail } : {}) });
   }
   return outcomes;
+}
+
+async function applyReply(
+  deps: InboundDeps,
+  reply: InboundReply,
+  button: ButtonPayload | undefined,
+  approver: Approver | undefined,
+): Promise<Omit<InboundOutcome, 'wamid'>> {
+  if (!button) return { result: 'not_a_button' };
+  if (!approver) return { result: 'unknown_token' };
+  const matchedBy = await identify(deps.db, approver, reply);
+  if (!matchedBy) {
+    deps.logger.warn(
+      { approverId: approver.id, from: reply.from ?? null },
+      'WhatsApp reply from an account that is not the approver’s',
+    );
+    return { result: 'wrong_phone' };
+  }
+  // First seen: the ids Meta sent with a reply that is the approver's, for a later reply without the number.
+  await approversStore(deps.db).rememberWhatsAppIdentity(approver.id, {
+    ...(reply.waId !== undefined && { waId: reply.waId }),
+    ...(reply.userId !== undefined && { userId: reply.userId }),
+  });
+  const completes = { approve: 'approve_only', review: 'review_only', reject: undefined }[button.action];
+  if (completes && completes !== approver.actionType) {
+    // Signing and stamping happen on the approval page; a stray or forged button cannot complete them.
+    return { result: 'wrong_button', detail: `${button.action} for a ${approver.actionType} approver` };
+  }
+  // The evidence is stored first and passed by id, as from the page (see actFromPage).
+  const kind = button.action === 'reject' ? 'reject' : 'complete';
+  const evidenceId = await actionEvidenceStore(deps.db).submit({
+    documentId: approver.documentId,
+    approverId: approver.id,
+    kind,
+    evidence: { at: reply.timestamp.toISOString(), channel: 'whatsapp', messageId: reply.wamid },
+  });
+  try {
+    await deps.approvals.act(approver.documentId, { approverId: approver.id, kind, evidenceId });
+    return { result: 'accepted' };
+  } catch (err) {
+    if (!(err instanceof ApprovalRefused)) throw err;
+    await actionEvidenceStore(deps.db).discard(evidenceId);
+    return { result: 'refused', detail: err.refusal };
+  }
 }

@@ -22,6 +22,7 @@ import * as delegation from './migrations/022-delegation.ts';
 import * as ccRecipients from './migrations/024-cc-recipients.ts';
 import * as documentCounts from './migrations/025-document-counts.ts';
 import * as delegationOutcome from './migrations/026-delegation-outcome.ts';
+import * as inboundHandled from './migrations/027-inbound-handled.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -56,6 +57,7 @@ const migrations: Record<string, Migration> = {
   '024-cc-recipients': ccRecipients,
   '025-document-counts': documentCounts,
   '026-delegation-outcome': delegationOutcome,
+  '027-inbound-handled': inboundHandled,
 };
 
 const source: Knex.MigrationSource<string> = {

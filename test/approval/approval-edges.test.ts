@@ -1,4 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDb, type Knex } from '../../src/db/knex.ts';
+import { startApiServer, type RunningApi } from '../../src/runtime/api-server.ts';
 import {
   interactiveReplyNotification,
   newWamid,
@@ -151,6 +154,83 @@ describe('inbound WhatsApp', () => {
     const failed = (await statusOf(h, doc.id)).approvers[0]!.notification;
     expect(failed?.status).toBe('failed');
     expect(JSON.stringify(failed?.error)).toContain('131026');
+  });
+});
+
+describe('a reply whose handling failed half-way', () => {
+  /**
+   * The CI run that found it: PostgreSQL went away between recording a reply's message id and taking its action,
+   * so the id could not be forgotten either, and Meta's retry was taken for a replay: the approver's tap was lost
+   * and the document waited for ever. Here the failure is real and happens at the same place: a second API on the
+   * same database, signed in as a role that may record the message but write nothing after it (no action
+   * evidence, no deleting messages).
+   */
+  let cut: { api: RunningApi; db: Knex } | undefined;
+  const role = `half_way_${randomBytes(4).toString('hex')}`;
+  beforeAll(async () => {
+    const admin = h.service.database.db;
+    await admin.raw(`CREATE ROLE ${role} LOGIN PASSWORD 'half-way'`);
+    await admin.raw(`GRANT USAGE ON SCHEMA public TO ${role}`);
+    await admin.raw(`GRANT SELECT, UPDATE ON approvers TO ${role}`);
+    await admin.raw(`GRANT SELECT, INSERT, UPDATE ON whatsapp_messages TO ${role}`);
+    await admin.raw(`GRANT USAGE ON SEQUENCE whatsapp_messages_id_seq TO ${role}`);
+    const url = new URL(h.service.database.url);
+    url.username = role;
+    url.password = 'half-way';
+    const db = createDb(url.toString(), { poolMax: 2 });
+    cut = { api: await startApiServer({ ...h.service.deps, db }, '127.0.0.1', 0), db };
+  });
+  afterAll(async () => {
+    await cut?.api.stop();
+    await cut?.db.destroy();
+    await h.service.database.db.raw(`DROP OWNED BY ${role}`);
+    await h.service.database.db.raw(`DROP ROLE ${role}`);
+  });
+
+  it('is handled when Meta delivers it again, once, and a later delivery is a replay', async () => {
+    const { doc } = await sentDocument('parallel', [{ phone: PHONES.saudiB, action_type: 'approve_only' }]);
+    const approve = quickRepliesOf(await requestFor(h, PHONES.saudiB, doc.id))[0]!;
+    const wamid = newWamid();
+    const reply = interactiveReplyNotification({ from: PHONES.saudiB, id: approve, wamid });
+    const inbound = () =>
+      h.service.database
+        .db('whatsapp_messages')
+        .where({ wamid, direction: 'in' })
+        .select<{ handled_at: Date | null }[]>('handled_at');
+
+    const failed = await postSignedNotification(
+      `${cut!.api.url}/api/v1/webhooks/whatsapp`,
+      reply,
+      h.appSecret,
+    );
+    expect(failed.status).toBe(500);
+    expect(((await failed.json()) as { success: boolean }).success).toBe(false);
+    // Recorded, not handled: nothing else was written.
+    expect(await inbound()).toMatchObject([{ handled_at: null }]);
+    expect(await h.service.database.db('approver_action_evidence').where({ document_id: doc.id })).toEqual(
+      [],
+    );
+    expect((await statusOf(h, doc.id)).progress.completed).toBe(0);
+
+    // Meta's retry reaches a healthy API: the action is taken.
+    const retried = await postSignedNotification(
+      `${h.service.baseUrl}/webhooks/whatsapp`,
+      reply,
+      h.appSecret,
+    );
+    expect(retried.status).toBe(200);
+    await eventually(async () => (await statusOf(h, doc.id)).progress.completed === 1, 30_000);
+    expect(await events(doc.id, 'approver.completed')).toBe(1);
+    expect(await inbound()).toEqual([{ handled_at: expect.any(Date) as Date }]);
+
+    // Handled: another delivery of the same id changes nothing.
+    const again = await postSignedNotification(`${h.service.baseUrl}/webhooks/whatsapp`, reply, h.appSecret);
+    expect(again.status).toBe(200);
+    expect(await events(doc.id, 'approver.completed')).toBe(1);
+    expect(
+      await h.service.database.db('approver_action_evidence').where({ document_id: doc.id }),
+    ).toHaveLength(1);
+    expect(await inbound()).toHaveLength(1);
   });
 });
 

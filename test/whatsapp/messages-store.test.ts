@@ -170,14 +170,31 @@ describe('whatsapp messages store', () => {
     expect(await messages.findByWamid(first.wamid!)).toMatchObject({ id: first.id });
   });
 
-  it('records an inbound message id once: the replay dedupe', async () => {
+  it('an inbound message id is a replay once handled: until then each delivery is handled again', async () => {
     const wamid = newWamid();
     const input = { wamid, phone: '966500000000', kind: 'button_reply', payload: { payload: 'approve:x' } };
     expect(await messages.recordInbound(input)).toBe(true);
+    // The first delivery's handling did not finish (it failed, or is still under way): Meta's retry is handled.
+    expect(await messages.recordInbound({ ...input, approverId: seed.approvers[0]!.id })).toBe(true);
+    await messages.markInboundHandled(wamid);
     expect(await messages.recordInbound(input)).toBe(false);
     expect(await messages.recordInbound({ ...input, approverId: seed.approvers[0]!.id })).toBe(false);
-    await messages.forgetInbound(wamid);
-    expect(await messages.recordInbound(input)).toBe(true);
+    // One row, as first recorded, and marked once.
+    const inbound = () =>
+      database
+        .db('whatsapp_messages')
+        .where({ wamid, direction: 'in' })
+        .select<{ approver_id: string | null; phone: string; handled_at: Date | null }[]>(
+          'approver_id',
+          'phone',
+          'handled_at',
+        );
+    const rows = await inbound();
+    expect(rows).toEqual([
+      { approver_id: null, phone: '966500000000', handled_at: expect.any(Date) as Date },
+    ]);
+    await messages.markInboundHandled(wamid);
+    expect(await inbound()).toEqual(rows);
     // Inbound rows are not part of the outbox.
     expect((await messages.listOutbox({ phone: '966500000000' })).map((m) => m.wamid)).not.toContain(wamid);
   });

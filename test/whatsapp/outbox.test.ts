@@ -227,7 +227,13 @@ describe('a provider that repeats a message id', () => {
     await sendNotice(deps(), noticeFor());
     const inbound = { wamid: shared, phone: seed.approvers[0]!.phone, kind: 'button_reply', payload: {} };
     expect(await messages.recordInbound(inbound)).toBe(true);
+    await messages.markInboundHandled(shared);
     expect(await messages.recordInbound(inbound)).toBe(false);
+    // The outbound row with the same id is untouched by the inbound one's handling.
+    expect(await database.db('whatsapp_messages').where({ wamid: shared }).orderBy('id')).toMatchObject([
+      { direction: 'out', handled_at: null },
+      { direction: 'in', handled_at: expect.any(Date) as Date },
+    ]);
   });
 });
 

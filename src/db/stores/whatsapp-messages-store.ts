@@ -357,9 +357,10 @@ export function whatsAppMessagesStore(db: Db) {
     },
 
     /**
-     * Records an inbound message id once; true when it is new. This is the replay dedupe: Meta re-delivers a
-     * notification until it gets a 200, so the same id can come back. If handling the message then fails,
-     * call `forgetInbound` before answering an error, so Meta's next delivery is handled.
+     * Records an inbound message id; true when it is to be handled: new, or recorded by a delivery whose handling
+     * did not finish (`markInboundHandled` never ran: it failed half-way, or is still running). This is the replay
+     * dedupe: Meta re-delivers a notification until it gets a 200, so the same id can come back, and only a
+     * message handled to the end is a replay. The first delivery's row (phone, payload, ids) is kept.
      */
     async recordInbound(input: {
       wamid: string;
@@ -373,7 +374,8 @@ export function whatsAppMessagesStore(db: Db) {
       const result = await db.raw<{ rows: { id: number }[] }>(
         `INSERT INTO whatsapp_messages (wamid, direction, account_id, document_id, approver_id, phone, kind, payload)
          VALUES (?, 'in', ?, ?, ?, ?, ?, ?::jsonb)
-         ON CONFLICT (wamid) WHERE direction = 'in' DO NOTHING
+         ON CONFLICT (wamid) WHERE direction = 'in'
+           DO UPDATE SET wamid = EXCLUDED.wamid WHERE whatsapp_messages.handled_at IS NULL
          RETURNING id`,
         [
           input.wamid,
@@ -388,8 +390,12 @@ export function whatsAppMessagesStore(db: Db) {
       return result.rows.length > 0;
     },
 
-    async forgetInbound(wamid: string): Promise<void> {
-      await db('whatsapp_messages').where({ wamid, direction: 'in' }).delete();
+    /** The inbound message's outcome is known and stored: a later delivery of its id is a replay. */
+    async markInboundHandled(wamid: string): Promise<void> {
+      await db('whatsapp_messages')
+        .where({ wamid, direction: 'in' })
+        .whereNull('handled_at')
+        .update({ handled_at: db.fn.now() });
     },
 
     /** Outbound messages, newest first: the development inbox. */
