@@ -36,10 +36,12 @@ import { failWrites } from '../helpers/write-faults.ts';
  * in one activity.
  * v5 (issue 16, patch `approval-lean-v2`): as v4, with approval requests as local activities too, and the writes
  * that close the document from an update (a rejection, a void) ordinary activities again.
+ * v6 (issue 16, patch `approval-lean-v3`): as v5, with an accepted action or delegation touching nothing outside
+ * the workflow (no read-model write, no approval request) before its acceptance is in the history.
  *
  * RECORD_HISTORIES=1 records every missing name; RECORD_HISTORIES=name,name only those (still never overwriting).
  */
-const VERSION = 'v5';
+const VERSION = 'v6';
 const DIR = path.resolve(import.meta.dirname, '../histories', VERSION);
 const wanted = (process.env.RECORD_HISTORIES ?? '').split(',').map((s) => s.trim());
 const NAMES = [

@@ -18,10 +18,11 @@ const HISTORIES = path.resolve(import.meta.dirname, '../histories');
  * test/histories/v4 those of the leaner workflow of issue 16 (patch `approval-lean-v1`: local activities for the
  * read-model writes, finalization and signed copies in one activity), test/histories/v5 those of patch
  * `approval-lean-v2` (approval requests as local activities too; a write that closes the document from an update an
- * ordinary activity again).
+ * ordinary activity again), test/histories/v6 those of patch `approval-lean-v3` (an accepted action or delegation
+ * touches nothing outside the workflow before its acceptance is in the history).
  * A recorded history is never re-recorded: each set proves that runs of its code replay through today's code.
  */
-const SETS = ['', 'v2', 'v3', 'v4', 'v5'];
+const SETS = ['', 'v2', 'v3', 'v4', 'v5', 'v6'];
 /** The v4 set (test/replay/record-histories.test.ts, VERSION v4). */
 const V4 = [
   'v4/attention-retried-expired',
@@ -46,6 +47,8 @@ const V5 = [
   'v5/signing-groups-approved',
   'v5/voided',
 ];
+/** The v6 set (test/replay/record-histories.test.ts, VERSION v6): the same scenarios as v5. */
+const V6 = V5.map((name) => name.replace(/^v5/, 'v6'));
 const EXPECTED = [
   'expired',
   'parallel-approved',
@@ -69,6 +72,7 @@ const EXPECTED = [
   'v3/signing-groups-approved',
   ...V4,
   ...V5,
+  ...V6,
 ];
 
 const recorded = () => recordedHistories(HISTORIES, SETS);
@@ -84,17 +88,21 @@ describe('replaying recorded approval histories', () => {
     if (!/^v\d\//.test(name)) return [];
     const v4 = name.startsWith('v4/');
     const v5 = name.startsWith('v5/');
+    const v6 = name.startsWith('v6/');
     // Recorded after signed copies (issue 15 item 5): their approved documents took that patch too.
-    const grouped = /^v[35]\/signing-groups/.test(name);
-    const delegated = /^v[35]\/delegated/.test(name);
+    const grouped = /^v[356]\/signing-groups/.test(name);
+    const delegated = /^v[356]\/delegated/.test(name);
     return [
       PATCHES.recovery,
       ...(name.includes('auto-reminders') ? [PATCHES.autoReminders] : []),
       ...(grouped ? [PATCHES.signingGroups] : []),
       ...(v5 ? [PATCHES.leanV2] : []),
+      ...(v6 ? [PATCHES.leanV3] : []),
       ...(delegated ? [PATCHES.delegation] : []),
       ...(v4 ? [PATCHES.lean] : []),
-      ...((v4 || v5 || grouped || delegated) && name.endsWith('-approved') ? [PATCHES.signedCopies] : []),
+      ...((v4 || v5 || v6 || grouped || delegated) && name.endsWith('-approved')
+        ? [PATCHES.signedCopies]
+        : []),
     ];
   };
 
@@ -139,7 +147,7 @@ describe('replaying recorded approval histories', () => {
       if (!/approved|rejected/.test(name)) continue;
       expect(acts.length, name).toBeGreaterThan(0);
       for (const act of acts) {
-        if (/^v[345]\//.test(name)) {
+        if (/^v[3-6]\//.test(name)) {
           expect(typeof act.evidenceId, name).toBe('string');
           expect(act, name).not.toHaveProperty('evidence');
         } else expect(typeof (act.evidence as { at?: unknown } | undefined)?.at, name).toBe('string');
@@ -239,6 +247,67 @@ describe('replaying recorded approval histories', () => {
       expect(count(v5, 'WORKFLOW_TASK_STARTED'), name).toBeLessThan(count(v3, 'WORKFLOW_TASK_STARTED'));
       expect(count(v5, 'ACTIVITY_TASK_SCHEDULED'), name).toBeLessThan(count(v3, 'ACTIVITY_TASK_SCHEDULED'));
       expect(v5.length, name).toBeLessThan(v3.length);
+    }
+  });
+
+  it('v6 (approval-lean-v3): the workflow task that accepts an action or a delegation touches nothing outside the workflow; v5 did', async () => {
+    interface Event {
+      eventType: string;
+      markerRecordedEventAttributes?: { markerName: string };
+      activityTaskScheduledEventAttributes?: { activityType: { name: string } };
+      workflowExecutionUpdateAcceptedEventAttributes?: {
+        acceptedRequest: { input: { name: string; args?: { payloads?: { data: string }[] } } };
+      };
+    }
+    /** What the completion of each workflow task that accepted an act (not a rejection) or a delegate recorded. */
+    const accepting = async (name: string) => {
+      const { events } = JSON.parse(await readFile(path.join(HISTORIES, `${name}.json`), 'utf8')) as {
+        events: Event[];
+      };
+      const tasks: Event[][] = [];
+      for (const e of events) {
+        if (e.eventType === 'EVENT_TYPE_WORKFLOW_TASK_COMPLETED') tasks.push([]);
+        else tasks.at(-1)?.push(e);
+      }
+      const acceptsEffectful = (e: Event) => {
+        const input = e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest.input;
+        if (input?.name === 'delegate') return true;
+        if (input?.name !== 'act') return false;
+        const arg = JSON.parse(Buffer.from(input.args!.payloads![0]!.data, 'base64').toString('utf8')) as {
+          kind: string;
+        };
+        return arg.kind !== 'reject';
+      };
+      return tasks.filter((task) => task.some(acceptsEffectful));
+    };
+    const effects = (task: Event[]) =>
+      task.flatMap((e) =>
+        e.markerRecordedEventAttributes?.markerName === 'core_local_activity'
+          ? ['local activity']
+          : e.activityTaskScheduledEventAttributes
+            ? [e.activityTaskScheduledEventAttributes.activityType.name]
+            : [],
+      );
+    for (const name of V6) {
+      const tasks = await accepting(name);
+      if (/sequential|parallel|signing-groups|delegated/.test(name))
+        expect(tasks.length, name).toBeGreaterThan(0);
+      for (const task of tasks) {
+        expect(effects(task), name).toEqual([]);
+        // The timer the handler waits on before its write.
+        expect(
+          task.map((e) => e.eventType),
+          name,
+        ).toContain('EVENT_TYPE_TIMER_STARTED');
+      }
+    }
+    // The same scenarios under approval-lean-v2 wrote (and asked the next approver) in the accepting task.
+    for (const name of ['v5/sequential-approved', 'v5/delegated-approved']) {
+      const tasks = await accepting(name);
+      expect(
+        tasks.some((task) => effects(task).includes('local activity')),
+        name,
+      ).toBe(true);
     }
   });
 

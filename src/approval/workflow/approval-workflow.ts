@@ -92,6 +92,15 @@ import {
  *   ordinary activity again — so the workflow task that accepts the update never also completes the workflow
  *   (see `closingWrites`) — and the approval requests are local activities too (`leanNotices`): an attempt in
  *   the workflow task that asked, then the ordinary `notifyApprover` on the notify policy when it fails.
+ * - `approval-lean-v3` (issue 16, found by CI under load), taken once at the start instead of `approval-lean-v2`
+ *   (which is then never asked), by a workflow that took `approval-recovery-v1`: everything of `approval-lean-v2`,
+ *   except that an accepted `act` (but a rejection, whose write is an ordinary activity already) or `delegate` has
+ *   no effect outside the workflow until its acceptance is in the history: the handler waits for a 1 ms timer
+ *   first (`acceptanceRecorded`), and no approval request starts meanwhile. Under `approval-lean-v2` the write and
+ *   the next approver's request ran as local activities inside the workflow task that accepted the update; when
+ *   that task failed (a worker killed, a task timed out on a starved core), Temporal aborted the update, but the
+ *   read model already showed the approver done and the next one had been asked: the approver's link was gone
+ *   (410) and the workflow waited for them for ever.
  */
 export const PATCHES = {
   recovery: 'approval-recovery-v1',
@@ -102,6 +111,7 @@ export const PATCHES = {
   delegation: 'approval-delegation-v1',
   lean: 'approval-lean-v1',
   leanV2: 'approval-lean-v2',
+  leanV3: 'approval-lean-v3',
 } as const;
 
 /** The policies before issue 12 (retried without end); kept for workflows started by that code. */
@@ -268,6 +278,24 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
    * acceptance is recorded in a task of its own before the workflow can complete.
    */
   let closingWrites = legacyActivities;
+  /** From `approval-lean-v3`: updates accepted whose acceptance is not yet known to be in the history. */
+  let barrier = false;
+  let unconfirmed = 0;
+  /**
+   * Waits until the update being handled is accepted in the history: a timer started in the workflow task that
+   * accepts it can only fire once that task's completion (the acceptance with it) is recorded. Should the task fail
+   * instead, the update is aborted with it and this handler never ran, as far as the history knows: it must not
+   * have touched anything outside the workflow before this returns.
+   */
+  const acceptanceRecorded = async () => {
+    if (!barrier) return;
+    unconfirmed++;
+    try {
+      await sleep(1);
+    } finally {
+      unconfirmed--;
+    }
+  };
   let publishedStatus: unknown;
   const publishStatus = () => {
     if (lean) {
@@ -333,8 +361,13 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
         evidenceId === undefined
           ? { documentId: input.documentId, approverId, kind, evidence }
           : { documentId: input.documentId, approverId, kind, evidenceId };
-      const writes = kind === 'reject' ? closingWrites : activities;
-      await write(() => durably('recordApproverAction', () => writes.recordApproverAction(action)));
+      // A rejection's write is an ordinary activity (closingWrites): it runs once the acceptance is recorded.
+      const closing = kind === 'reject';
+      const writes = closing ? closingWrites : activities;
+      await write(async () => {
+        if (!closing) await acceptanceRecorded();
+        await durably('recordApproverAction', () => writes.recordApproverAction(action));
+      });
       return view();
     },
     {
@@ -361,16 +394,17 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
       held.add(delegateId);
       state = decision.next;
       try {
-        await write(() =>
-          durably('recordDelegation', () =>
+        await write(async () => {
+          await acceptanceRecorded();
+          await durably('recordDelegation', () =>
             activities.recordDelegation({
               documentId: input.documentId,
               approverId,
               delegateId,
               delegationId,
             }),
-          ),
-        );
+          );
+        });
       } finally {
         held.delete(delegateId);
       }
@@ -464,8 +498,10 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
   // Only a workflow started with reminders asks (so histories without them replay unchanged).
   const autoReminders =
     recovery && input.reminders !== undefined && patched(PATCHES.autoReminders) ? input.reminders : undefined;
-  // A new workflow takes approval-lean-v2 and never asks for v1; a history recorded with v1 replays through it.
-  const leanV2 = recovery && patched(PATCHES.leanV2);
+  // A new workflow takes approval-lean-v3 and never asks for v2 or v1; a history recorded with one of those
+  // replays through it (each one's marker is asked only where the newer ones are absent).
+  barrier = recovery && patched(PATCHES.leanV3);
+  const leanV2 = barrier || (recovery && patched(PATCHES.leanV2));
   lean = leanV2 || (recovery && patched(PATCHES.lean));
   if (lean) publishedStatus = workflowInfo().typedSearchAttributes.get(DocumentStatusKey);
   /** The approval requests: local activities first from approval-lean-v2 (`notices` stays for reminders). */
@@ -591,8 +627,9 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
         })
         .finally(() => notifying.delete(approverId));
     };
+    // Nobody is asked while an accepted update's acceptance may still be lost (approval-lean-v3).
     const undispatched = () =>
-      dueForNotification(state).filter((a) => !notifying.has(a.id) && !held.has(a.id));
+      unconfirmed > 0 ? [] : dueForNotification(state).filter((a) => !notifying.has(a.id) && !held.has(a.id));
     for (;;) {
       for (const a of undispatched()) startNotice(a.id);
       if (!acceptsActions(state)) break;
