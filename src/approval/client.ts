@@ -105,7 +105,12 @@ export function createApprovalClient(deps: ApprovalClientDeps) {
       const refusal = refusalOf(err);
       if (refusal) throw new ApprovalRefused(refusal);
       if (err instanceof WorkflowExecutionAlreadyStartedError) throw err;
-      if (/deadline|DEADLINE_EXCEEDED|timed? ?out/i.test(String((err as Error)?.message ?? err))) {
+      // No answer in time: the client's deadline, or the call cancelled on its way (gRPC CANCELLED, "Call
+      // cancelled", which the client reports as the same error). The workflow may still take it.
+      if (
+        err instanceof WorkflowUpdateRPCTimeoutOrCancelledError ||
+        /deadline|DEADLINE_EXCEEDED|timed? ?out/i.test(String((err as Error)?.message ?? err))
+      ) {
         throw new AppError('unavailable', 'The approval service did not answer in time; try again shortly');
       }
       // The update call itself failed at Temporal (say the workflow task that held it failed, and the server

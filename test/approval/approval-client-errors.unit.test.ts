@@ -1,5 +1,10 @@
 import { status as grpcStatus, Metadata } from '@grpc/grpc-js';
-import { ServiceError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import {
+  ServiceError,
+  WorkflowUpdateFailedError,
+  WorkflowUpdateRPCTimeoutOrCancelledError,
+  type Client,
+} from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { answerLost, ApprovalRefused, createApprovalClient } from '../../src/approval/client.ts';
@@ -38,6 +43,20 @@ describe('the approval client on a failed update call', () => {
     expect(err).toBeInstanceOf(AppError);
     expect(err).toMatchObject({ code: 'unavailable', status: 503 });
     // Callers that keep what they stored on a lost answer (the delegation row) see it as one.
+    expect(answerLost(err)).toBe(true);
+  });
+
+  it('an update call cancelled on its way (gRPC CANCELLED, "Call cancelled") is a 503 whose answer was lost', async () => {
+    const cancelled = new WorkflowUpdateRPCTimeoutOrCancelledError('Call cancelled', {
+      cause: Object.assign(new Error('1 CANCELLED: Call cancelled'), {
+        code: grpcStatus.CANCELLED,
+        details: 'Call cancelled',
+        metadata: new Metadata(),
+      }),
+    });
+    const err = await act(cancelled).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AppError);
+    expect(err).toMatchObject({ code: 'unavailable', status: 503 });
     expect(answerLost(err)).toBe(true);
   });
 
