@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,6 +17,17 @@ import { freePort } from '../setup/free-port.ts';
  */
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
+
+/** A process's state letter and parent from /proc (Z: exited, not yet reaped), or why it cannot be read. */
+function processState(pid: number): string {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const [state, parent] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return `state ${state}, parent ${parent}`;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
 
 let scratch: string;
 beforeAll(async () => {
@@ -128,7 +139,11 @@ describe('npm start', () => {
     app.child.kill('SIGTERM');
     expect(await app.exited, `a signal during the start: exit code\n${app.output()}`).toBe(0);
     expect(app.output()).toContain('"stopped"');
-    expect(alive(postmaster), 'a signal during the start: PostgreSQL stopped').toBe(false);
+    // Explained should it fail (seen once in CI, not reproduced since): the postmaster's state and the log.
+    expect(
+      alive(postmaster),
+      `a signal during the start: PostgreSQL stopped (postmaster ${postmaster}: ${processState(postmaster)})\n${app.output()}`,
+    ).toBe(false);
     expect(await temporalAnswers(app.temporalAddress), 'a signal during the start: Temporal stopped').toBe(
       false,
     );
