@@ -79,7 +79,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await driver?.stop();
+  await driver?.stop({ abandon: true });
   await Promise.all([api?.kill('SIGTERM'), worker?.kill('SIGTERM')]);
   await db?.destroy();
   await postgres?.stop();

@@ -83,7 +83,7 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(async () => {
-  await driver?.stop();
+  await driver?.stop({ abandon: true });
   await Promise.all(roles.map((r) => r.kill('SIGTERM')));
   await Promise.all([graph?.close(), receiver?.close()]);
   await database?.drop();

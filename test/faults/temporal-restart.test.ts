@@ -81,7 +81,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await driver?.stop();
+  await driver?.stop({ abandon: true });
   await Promise.all([api?.kill('SIGTERM'), worker?.kill('SIGTERM')]);
   await temporal?.stop();
   await Promise.all([graph?.close(), receiver?.close()]);
@@ -143,7 +143,10 @@ describe('the Temporal server killed and restarted mid-flow', () => {
     ).catch((err: unknown) => {
       throw new Error(`${(err as Error).message}: ${JSON.stringify([...driver.answers])}`);
     });
-    expect(failed().sort()).toEqual(['button 503', 'page 503']);
+    // Only 503s, first tries and the retries that followed them alike.
+    expect(new Set(failed().map((k) => k.replace(/ \(retry\)$/, '')))).toEqual(
+      new Set(['button 503', 'page 503']),
+    );
 
     await temporal.restart();
     await waitAllApproved(database.db, driver.documents, 180_000, driver);

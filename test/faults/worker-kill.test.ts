@@ -110,7 +110,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await driver?.stop();
+  await driver?.stop({ abandon: true });
   await Promise.all([api?.kill('SIGTERM'), worker?.kill('SIGTERM')]);
   await Promise.all([graph?.close(), receiver?.close(), gate?.close(), tsa?.close()]);
   await database?.drop();

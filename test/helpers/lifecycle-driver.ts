@@ -61,8 +61,11 @@ export interface LifecycleDriver {
   /** While paused, arriving messages are queued and acted on after `resume`. */
   pause(): void;
   resume(): void;
-  /** Stops playing and waits for actions in flight. */
-  stop(): Promise<void>;
+  /**
+   * Stops playing and waits for actions in flight. `abandon` (an afterAll after a failure, a dependency perhaps
+   * still down): an action being retried gives up after its current try instead of retrying for minutes.
+   */
+  stop(options?: { abandon?: boolean }): Promise<void>;
   /** Actions that failed for good (not a 503 or a refused connection, which are retried). */
   failures: string[];
   /** Answers the player saw while acting, by status (503s while a dependency was down, for instance). */
@@ -99,6 +102,8 @@ export async function createDriver(options: DriverOptions): Promise<LifecycleDri
   const failures: string[] = [];
   const answers = new Map<string, number>();
   const count = (what: string) => answers.set(what, (answers.get(what) ?? 0) + 1);
+  /** Set by stop({ abandon: true }): an action still being retried gives up after its current try. */
+  let stopped = false;
 
   const request = (pathname: string, init: RequestInit & { api?: string } = {}) => {
     const { api, headers, ...rest } = init;
@@ -126,12 +131,12 @@ export async function createDriver(options: DriverOptions): Promise<LifecycleDri
         const res = await call();
         count(`${what} ${res.status}${retried ? ' (retry)' : ''}`);
         if (retried && res.status === alreadyDone) return new Response('{}', { status: 200 });
-        if (!transient(res.status) || Date.now() > deadline) return res;
+        if (!transient(res.status) || Date.now() > deadline || stopped) return res;
         retried = true;
         await res.arrayBuffer();
       } catch (err) {
         count(`${what} ${(err as Error).message}`);
-        if (Date.now() > deadline) throw err;
+        if (Date.now() > deadline || stopped) throw err;
         retried = true;
       }
       await new Promise((r) => setTimeout(r, 250));
@@ -246,8 +251,9 @@ export async function createDriver(options: DriverOptions): Promise<LifecycleDri
     resume() {
       paused = false;
     },
-    async stop() {
+    async stop(stopOptions = {}) {
       playing = false;
+      if (stopOptions.abandon) stopped = true;
       await loop;
       await Promise.all(inFlight);
     },

@@ -133,7 +133,7 @@ beforeAll(async () => {
 }, 600_000);
 
 afterAll(async () => {
-  await driver?.stop();
+  await driver?.stop({ abandon: true });
   await Promise.all(roles.map((r) => r.kill('SIGTERM')));
   await graph?.close();
   await database?.drop();
