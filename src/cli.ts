@@ -123,6 +123,7 @@ async function main(argv: string[]): Promise<number> {
         const approvals = createApprovalClient({
           client: temporal.client,
           taskQueue: config.temporal.taskQueue,
+          answerTimeoutMs: config.approvalAnswerTimeoutMs,
         });
         const result = await withDatabase(config, (db) =>
           retryFinalization({ db, approvals }, positionals[0]!),

@@ -150,6 +150,8 @@ const schema = z.object({
   APPROVAL_NOTIFY_RETRY_SECONDS: z.coerce.number().int().min(1).max(604_800).default(21_600),
   APPROVAL_FINALIZE_RETRY_SECONDS: z.coerce.number().int().min(1).max(604_800).default(14_400),
   APPROVAL_WRITE_RETRY_SECONDS: z.coerce.number().int().min(1).max(604_800).default(3_600),
+  // How long the API waits for an approval workflow's answer to an update (an action, a void) before a 503
+  APPROVAL_ANSWER_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(300).default(20),
 
   SIGNING_P12_PATH: optionalString,
   SIGNING_P12_PASSWORD: z.string().optional(),
@@ -273,6 +275,8 @@ export interface Config {
   };
   /** How long the approval workflow retries each kind of activity (schedule-to-close) before its defined outcome. */
   approvalPolicies: { notifyMs: number; finalizeMs: number; writeMs: number };
+  /** How long the API waits for an approval workflow's answer before answering 503 (the answer is then lost). */
+  approvalAnswerTimeoutMs: number;
   /**
    * Dashboard sign-in: after `freeFailures` failures of one email (or one address), each further attempt
    * waits baseMs, 2×baseMs, 4×baseMs … up to maxMs; failures are forgotten after `windowMs` without one.
@@ -517,6 +521,7 @@ export function loadConfig(
       finalizeMs: e.APPROVAL_FINALIZE_RETRY_SECONDS * 1000,
       writeMs: e.APPROVAL_WRITE_RETRY_SECONDS * 1000,
     },
+    approvalAnswerTimeoutMs: e.APPROVAL_ANSWER_TIMEOUT_SECONDS * 1000,
     reminders: {
       cooldownMs: Math.round(e.REMIND_COOLDOWN_MINUTES * 60_000),
       maxPerApprover: e.REMIND_MAX_PER_APPROVER,

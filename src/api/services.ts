@@ -16,6 +16,7 @@ export function createApiServices(deps: Pick<ApiDeps, 'db' | 'config' | 'tempora
       client: deps.temporal.client,
       taskQueue: deps.config.temporal.taskQueue,
       autoReminders: deps.config.autoReminders,
+      answerTimeoutMs: deps.config.approvalAnswerTimeoutMs,
     }),
     webhooks: createWebhookDispatcher({
       db: deps.db,

@@ -58,7 +58,8 @@ const rowsOf = (documentId: string) =>
 const UNCONFIRMED = /saved, but the approval service did not confirm it/;
 
 beforeAll(async () => {
-  h = await startFlowHarness();
+  // Both APIs give up on the workflow's answer after 3 s (APPROVAL_ANSWER_TIMEOUT_SECONDS), not the default 20 s.
+  h = await startFlowHarness({ env: { APPROVAL_ANSWER_TIMEOUT_SECONDS: '3' } });
   const temporal = createTemporalClient({
     address: `127.0.0.1:${await freePort()}`,
     namespace: h.service.config.temporal.namespace,

@@ -63,6 +63,8 @@ describe('loadConfig', () => {
       windowMs: 15 * 60_000,
     });
     expect(config.purge).toEqual({ intervalMs: 60 * 60_000, batchSize: 1000, maxBatches: 100 });
+    expect(config.approvalAnswerTimeoutMs).toBe(20_000);
+    expect(loadConfig({ APPROVAL_ANSWER_TIMEOUT_SECONDS: '3' }).approvalAnswerTimeoutMs).toBe(3000);
   });
 
   it.each([
@@ -73,6 +75,9 @@ describe('loadConfig', () => {
     ['LOGIN_DELAY_MAX_SECONDS', '3601'],
     ['PURGE_INTERVAL_MINUTES', '0'],
     ['PURGE_BATCH_SIZE', '100001'],
+    ['APPROVAL_ANSWER_TIMEOUT_SECONDS', '0'],
+    ['APPROVAL_ANSWER_TIMEOUT_SECONDS', '301'],
+    ['APPROVAL_ANSWER_TIMEOUT_SECONDS', '2.5'],
     // A wait longer than the failure window would be forgotten before it ends.
     ['LOGIN_FAILURE_WINDOW_MINUTES', '0.5'],
   ])('refuses %s=%s and names the variable', (name, value) => {
