@@ -287,7 +287,9 @@ describe('a send whose workflow cannot start', () => {
     });
     // A second API on the same database whose Temporal address is a closed port: the start itself fails.
     const temporal = createTemporalClient({ address: `127.0.0.1:${await freePort()}`, namespace: 'default' });
-    const api = await startApiServer({ ...h.service.deps, temporal }, '127.0.0.1', 0);
+    // It gives up after 2 s (APPROVAL_ANSWER_TIMEOUT_SECONDS) rather than the default 20 s.
+    const config = { ...h.service.deps.config, approvalAnswerTimeoutMs: 2000 };
+    const api = await startApiServer({ ...h.service.deps, config, temporal }, '127.0.0.1', 0);
     try {
       const res = await fetch(`${api.url}/api/v1/documents/${doc.id}/send`, {
         method: 'POST',
