@@ -315,11 +315,10 @@ export function createApprovalPageRouter(
    */
   router.post('/:token/delegate', async (ctx) => {
     // Every refusal of this step is worded in the page's language: the page shows it as it comes.
-    const found = await findPageLink(deps.db, ctx.params.token);
-    const strings = STRINGS[language(ctx, found?.approver)];
-    const problem = linkProblem(found);
-    if (problem) throw new AppError(problem.code, problemText(strings, problem, found));
-    const r = found!;
+    const r = await usablePageLink(deps.db, ctx.params.token, (problem, link) =>
+      problemText(STRINGS[language(ctx, link?.approver)], problem, link),
+    );
+    const strings = STRINGS[language(ctx, r.approver)];
     addToLogContext({ document_id: r.document.id });
     const t = strings.delegate;
     if (!r.document.allowDelegation) throw new AppError('conflict', t.notAllowed);

@@ -55,11 +55,18 @@ export function linkProblem(link: PageLink | undefined): LinkProblem | undefined
   return undefined;
 }
 
-/** The link a token names, when it can be used now; otherwise the 404 or 410 of `linkProblem`. */
-export async function usablePageLink(db: Knex, token: string | undefined): Promise<PageLink> {
+/**
+ * The link a token names, when it can be used now; otherwise the 404, 409 or 410 of `linkProblem`, worded by
+ * `word` when given (the approval page's language) or as `linkProblem` words it.
+ */
+export async function usablePageLink(
+  db: Knex,
+  token: string | undefined,
+  word?: (problem: LinkProblem, link: PageLink | undefined) => string,
+): Promise<PageLink> {
   const link = await findPageLink(db, token);
   const problem = linkProblem(link);
-  if (problem) throw new AppError(problem.code, problem.message);
+  if (problem) throw new AppError(problem.code, word ? word(problem, link) : problem.message);
   return link!;
 }
 

@@ -109,14 +109,10 @@ export const DEFAULT_APPROVAL_POLICIES: ApprovalPolicies = {
   writeMs: 3_600_000,
 };
 
-/** The documents each transaction has locked `FOR UPDATE` (loadForWorkflow): their events need no lock of their own. */
-const lockedDocuments = new WeakMap<Db, Set<string>>();
-
 async function loadForWorkflow(db: Db, documentId: string, approverId?: string) {
   const document = await documentsStore(db).findByIdUnscoped(documentId, { forUpdate: true });
   if (!document)
     throw ApplicationFailure.nonRetryable(`Document ${documentId} does not exist`, 'document_missing');
-  if (db.isTransaction) lockedDocuments.set(db, (lockedDocuments.get(db) ?? new Set()).add(documentId));
   const approvers = await approversStore(db).listByDocument(documentId);
   const approver = approverId ? approvers.find((a) => a.id === approverId) : undefined;
   if (approverId && !approver) {
@@ -259,7 +255,9 @@ function approvalActivities(deps: ApprovalActivityDeps): ApprovalActivities {
         data: eventData(document, approvers, current, documentExtra),
         dedupeKey,
       },
-      { documentLocked: lockedDocuments.get(trx)?.has(document.id) ?? false },
+      // Every caller's transaction holds the document's row already: it read it FOR UPDATE (loadForWorkflow,
+      // finalization) or changed it (`transition`, an UPDATE, locks the row until commit).
+      { documentLocked: true },
     );
     recordedIn.get(trx)?.set(dedupeKey, recorded);
     return recorded;

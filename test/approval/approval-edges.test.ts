@@ -224,6 +224,7 @@ describe('a reply whose handling failed half-way', () => {
     expect(await inbound()).toEqual([{ handled_at: expect.any(Date) as Date }]);
 
     // Handled: another delivery of the same id changes nothing.
+    // (The race of two deliveries of one id at once is the next test.)
     const again = await postSignedNotification(`${h.service.baseUrl}/webhooks/whatsapp`, reply, h.appSecret);
     expect(again.status).toBe(200);
     expect(await events(doc.id, 'approver.completed')).toBe(1);
@@ -231,6 +232,36 @@ describe('a reply whose handling failed half-way', () => {
       await h.service.database.db('approver_action_evidence').where({ document_id: doc.id }),
     ).toHaveLength(1);
     expect(await inbound()).toHaveLength(1);
+  });
+
+  it('two deliveries of one message id at once, neither yet handled: one action, one evidence row', async () => {
+    const { doc } = await sentDocument('parallel', [
+      { phone: PHONES.saudiC, action_type: 'approve_only' },
+      { phone: PHONES.uk, action_type: 'review_only' },
+    ]);
+    const approve = quickRepliesOf(await requestFor(h, PHONES.saudiC, doc.id))[0]!;
+    const wamid = newWamid();
+    const reply = interactiveReplyNotification({ from: PHONES.saudiC, id: approve, wamid });
+    const deliveries = await Promise.all(
+      Array.from({ length: 4 }, () =>
+        postSignedNotification(`${h.service.baseUrl}/webhooks/whatsapp`, reply, h.appSecret),
+      ),
+    );
+    expect(deliveries.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    expect(await events(doc.id, 'approver.completed')).toBe(1);
+    // Each delivery that raced the first stored evidence of its own, refused and removed again.
+    const evidence = await h.service.database
+      .db('approver_action_evidence')
+      .where({ document_id: doc.id })
+      .select<{ state: string }[]>('state');
+    expect(evidence).toEqual([{ state: 'accepted' }]);
+    expect(
+      await h.service.database
+        .db('whatsapp_messages')
+        .where({ wamid, direction: 'in' })
+        .select<{ handled_at: Date | null }[]>('handled_at'),
+    ).toEqual([{ handled_at: expect.any(Date) as Date }]);
+    expect((await statusOf(h, doc.id)).progress.completed).toBe(1);
   });
 });
 
