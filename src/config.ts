@@ -150,7 +150,7 @@ const schema = z.object({
   APPROVAL_NOTIFY_RETRY_SECONDS: z.coerce.number().int().min(1).max(604_800).default(21_600),
   APPROVAL_FINALIZE_RETRY_SECONDS: z.coerce.number().int().min(1).max(604_800).default(14_400),
   APPROVAL_WRITE_RETRY_SECONDS: z.coerce.number().int().min(1).max(604_800).default(3_600),
-  // How long the API waits for an approval workflow's answer to an update (an action, a void) before a 503
+  // How long the API waits for Temporal's answer to a send, an action, a delegation, a void or a remind before a 503
   APPROVAL_ANSWER_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(300).default(20),
 
   SIGNING_P12_PATH: optionalString,
