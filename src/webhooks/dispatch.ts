@@ -134,6 +134,10 @@ export function createWebhookDispatcher(deps: WebhookDispatcherDeps) {
 
   async function dispatchEvent(event: DocumentEvent): Promise<DispatchSummary> {
     await ensureSweeper();
+    // Recorded with no webhook subscribed, or dispatched already: nothing to hand over. An earlier event of its
+    // document still waiting (its process died) goes with the document's next event that has a subscriber, or
+    // with the outbox sweep.
+    if (!event.awaitsDispatch) return { events: 0, deliveries: 0 };
     const outbox = webhookDispatchStore(db);
     const waiting = await outbox.undispatchedUpTo(event);
     const summary: DispatchSummary = { events: 0, deliveries: 0 };

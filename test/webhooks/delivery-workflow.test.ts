@@ -323,6 +323,52 @@ describe('dispatch', () => {
     });
   });
 
+  it('stores an event no active webhook subscribes to as dispatched, and hands it to nobody', async () => {
+    const ctx = await setup({}, ['document.sent']);
+    const dispatchedAt = async (id: number) =>
+      (
+        await service.database
+          .db('document_events')
+          .where({ id })
+          .first<{ webhooks_dispatched_at: Date | null }>('webhooks_dispatched_at')
+      )?.webhooks_dispatched_at ?? null;
+
+    // Not subscribed: settled at insert, and dispatching it starts nothing.
+    const unsubscribed = await recordEvent(service.database.db, ctx.document, ctx.approvers, 'approver.completed');
+    expect(unsubscribed.awaitsDispatch).toBe(false);
+    expect(await dispatchedAt(unsubscribed.id)).toBeInstanceOf(Date);
+    expect(await dispatcher.dispatchEvent(unsubscribed)).toEqual({ events: 0, deliveries: 0 });
+    expect(await dispatcher.dispatchStranded({ olderThanMs: 0 })).toBe(0);
+
+    // Subscribed but the webhook is disabled: the same.
+    const disable = await service.request(`/webhooks/${ctx.hook.id}`, {
+      method: 'PUT',
+      account,
+      body: JSON.stringify({ active: false }),
+    });
+    expect(disable.status).toBe(200);
+    const whileDisabled = await recordEvent(service.database.db, ctx.document, ctx.approvers, 'document.sent');
+    expect(whileDisabled.awaitsDispatch).toBe(false);
+    expect(await deliveriesOf(service.database.db, ctx.hook.id)).toEqual([]);
+
+    // Enabled again: the next subscribed event waits for its dispatch, and is delivered once.
+    const enable = await service.request(`/webhooks/${ctx.hook.id}`, {
+      method: 'PUT',
+      account,
+      body: JSON.stringify({ active: true }),
+    });
+    expect(enable.status).toBe(200);
+    const subscribed = await recordEvent(service.database.db, ctx.document, ctx.approvers, 'document.sent');
+    expect(subscribed.awaitsDispatch).toBe(true);
+    expect(await dispatchedAt(subscribed.id)).toBeNull();
+    expect(await dispatcher.dispatchEvent(subscribed)).toEqual({ events: 1, deliveries: 1 });
+    expect(await dispatchedAt(subscribed.id)).toBeInstanceOf(Date);
+    const [delivery, ...others] = await deliveriesOf(service.database.db, ctx.hook.id);
+    expect(others).toEqual([]);
+    expect((await settled(service.database.db, delivery!.id)).delivery.status).toBe('succeeded');
+    expect(ctx.r.requests.map((q) => bodyOf(q).event)).toEqual(['document.sent']);
+  });
+
   it('never delivers twice: repeated and concurrent dispatches, and a redispatch after success', async () => {
     const ctx = await setup();
     const event = await recordEvent(service.database.db, ctx.document, ctx.approvers, 'document.sent');

@@ -11,6 +11,11 @@ export interface DocumentEvent {
   data: Record<string, unknown>;
   dedupeKey: string;
   createdAt: Date;
+  /**
+   * Whether the event still has to be handed to webhook delivery. False once dispatched, and from the start when
+   * no active webhook of the account subscribed to it at the moment it was recorded (nothing to hand over).
+   */
+  awaitsDispatch: boolean;
 }
 
 interface DocumentEventRow {
@@ -23,6 +28,7 @@ interface DocumentEventRow {
   data: Record<string, unknown>;
   dedupe_key: string;
   created_at: Date;
+  webhooks_dispatched_at: Date | null;
 }
 
 const toEvent = (r: DocumentEventRow): DocumentEvent => ({
@@ -35,6 +41,7 @@ const toEvent = (r: DocumentEventRow): DocumentEvent => ({
   data: r.data,
   dedupeKey: r.dedupe_key,
   createdAt: r.created_at,
+  awaitsDispatch: r.webhooks_dispatched_at === null,
 });
 
 export interface NewDocumentEvent {
@@ -61,6 +68,10 @@ export function documentEventsStore(db: Db) {
      * so concurrent recorders of one document take turns and the numbers have no gaps, and an event refused as
      * a repeat (its dedupe key exists) takes no number. `documentLocked`: the caller's transaction already holds
      * the document's row `FOR UPDATE` (which excludes other recorders just as well), so it is not locked again.
+     *
+     * An event no active webhook of the account subscribes to is stored as dispatched (`awaitsDispatch` false):
+     * there is nothing to hand over, so the dispatcher, the outbox sweep and their three statements skip it. A
+     * webhook created (or subscribed) later receives the events recorded after that, not the ones before.
      */
     async record(
       input: NewDocumentEvent,
@@ -70,8 +81,12 @@ export function documentEventsStore(db: Db) {
         if (!options.documentLocked || !db.isTransaction)
           await trx.raw('SELECT 1 FROM documents WHERE id = ? FOR NO KEY UPDATE', [input.documentId]);
         const { rows } = await trx.raw<{ rows: DocumentEventRow[] }>(
-          `INSERT INTO document_events (account_id, document_id, approver_id, event, data, dedupe_key, sequence)
-           SELECT ?, ?, ?, ?, ?::jsonb, ?, COALESCE(MAX(sequence), 0) + 1
+          `INSERT INTO document_events
+                  (account_id, document_id, approver_id, event, data, dedupe_key, sequence, webhooks_dispatched_at)
+           SELECT ?, ?, ?, ?, ?::jsonb, ?, COALESCE(MAX(sequence), 0) + 1,
+                  CASE WHEN EXISTS (SELECT 1 FROM webhooks w
+                                     WHERE w.account_id = ? AND w.active AND ? = ANY(w.events))
+                       THEN NULL ELSE now() END
              FROM document_events WHERE document_id = ?
            ON CONFLICT (dedupe_key) DO NOTHING
            RETURNING *`,
@@ -82,6 +97,8 @@ export function documentEventsStore(db: Db) {
             input.event,
             JSON.stringify(input.data),
             input.dedupeKey,
+            input.accountId,
+            input.event,
             input.documentId,
           ],
         );
