@@ -334,7 +334,12 @@ describe('dispatch', () => {
       )?.webhooks_dispatched_at ?? null;
 
     // Not subscribed: settled at insert, and dispatching it starts nothing.
-    const unsubscribed = await recordEvent(service.database.db, ctx.document, ctx.approvers, 'approver.completed');
+    const unsubscribed = await recordEvent(
+      service.database.db,
+      ctx.document,
+      ctx.approvers,
+      'approver.completed',
+    );
     expect(unsubscribed.awaitsDispatch).toBe(false);
     expect(await dispatchedAt(unsubscribed.id)).toBeInstanceOf(Date);
     expect(await dispatcher.dispatchEvent(unsubscribed)).toEqual({ events: 0, deliveries: 0 });
@@ -347,7 +352,12 @@ describe('dispatch', () => {
       body: JSON.stringify({ active: false }),
     });
     expect(disable.status).toBe(200);
-    const whileDisabled = await recordEvent(service.database.db, ctx.document, ctx.approvers, 'document.sent');
+    const whileDisabled = await recordEvent(
+      service.database.db,
+      ctx.document,
+      ctx.approvers,
+      'document.sent',
+    );
     expect(whileDisabled.awaitsDispatch).toBe(false);
     expect(await deliveriesOf(service.database.db, ctx.hook.id)).toEqual([]);
 
