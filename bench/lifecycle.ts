@@ -15,7 +15,8 @@
  * - the Temporal work per document, counted from the real histories of the run's workflows (fetched through the
  *   client): workflow tasks, activity tasks, local activities, timers, history events — against the numbers of
  *   the code before issue 16 (RECORDED_BASELINE below), target at most half;
- * - p50/p99 from the last action to `approved`, the CPU share of the Temporal server, the worker, PostgreSQL and
+ * - p50/p99 of the answer to an approver's action (the page's POST, the WhatsApp webhook) and from the last action to
+ *   `approved`, the CPU share of the Temporal server, the worker, PostgreSQL and
  *   this process; and the `GET /health` rate (API → PostgreSQL + Temporal) for reference.
  *
  * With several sizes it also prints the rate at the largest against the smallest: target within 20 %.
@@ -288,6 +289,8 @@ async function main() {
   const phone = () => `96650${String(1_000_000 + seq++).slice(-7)}`;
   const approversOf = new Map<string, { action: string }>();
 
+  /** How long each approver waited for the answer to their action (page or button), in ms, per size. */
+  let answers: number[] = [];
   const act = async (r: RecordedRequest) => {
     const to = (r.body as { to: string }).to;
     const approver = approversOf.get(to);
@@ -306,6 +309,7 @@ async function main() {
     const buttons = template.components.filter((c) => c.type === 'button');
     if (approver.action === 'sign') {
       const token = buttons.find((b) => b.sub_type === 'url')!.parameters[0]!.text!;
+      const asked = performance.now();
       const { res, retried } = await again503(() =>
         fetch(`${api.url}/a/${token}/complete`, {
           method: 'POST',
@@ -316,14 +320,17 @@ async function main() {
       // A retry after a 503 may find the first attempt taken after all (409: already acted).
       if (res.status !== 200 && !(retried && res.status === 409))
         throw new Error(`page ${res.status} ${await res.text()}`);
+      answers.push(performance.now() - asked);
     } else {
       const payload = buttons.find((b) => b.sub_type === 'quick_reply')!.parameters[0]!.payload!;
       const { body, headers } = signedNotification(buttonReplyNotification({ from: to, payload }), appSecret);
       // Meta delivers a webhook again when it is not answered 200; so does this driver after a 503.
+      const asked = performance.now();
       const { res } = await again503(() =>
         fetch(`${base}/webhooks/whatsapp`, { method: 'POST', headers, body }),
       );
       if (res.status !== 200) throw new Error(`webhook ${res.status}`);
+      answers.push(performance.now() - asked);
     }
   };
   // Play every message as it arrives at the fake Graph API.
@@ -364,6 +371,7 @@ async function main() {
     const health = await healthRate();
     const roundTripRate = await roundTrips(ROUND_TRIPS, `n${N}`);
     const messagesBefore = graph.requests.length;
+    answers = [];
     const [t0, p0, w0] = await ticks();
     await db.raw('SELECT pg_stat_statements_reset()');
     const cpu0 = process.cpuUsage();
@@ -450,6 +458,10 @@ async function main() {
         `      ${WORK_LABELS[k].padEnd(17)} ${per(k).toFixed(2).padStart(7)}  (baseline ${base0.toFixed(2)}, ${(per(k) / base0).toFixed(2)}×)${target}`,
       );
     }
+    const answered = [...answers].sort((a, b) => a - b);
+    console.log(
+      `    an approver's action (approval page or WhatsApp button) answered: p50 ${percentile(answered, 50).toFixed(0)} ms, p99 ${percentile(answered, 99).toFixed(0)} ms (${answered.length} actions)`,
+    );
     console.log(
       `    last action → approved: p50 ${percentile(latencies, 50).toFixed(0)} ms, p99 ${percentile(latencies, 99).toFixed(0)} ms (${latencies.length} documents)`,
     );
