@@ -38,10 +38,12 @@ import { failWrites } from '../helpers/write-faults.ts';
  * that close the document from an update (a rejection, a void) ordinary activities again.
  * v6 (issue 16, patch `approval-lean-v3`): as v5, with an accepted action or delegation touching nothing outside
  * the workflow (no read-model write, no approval request) before its acceptance is in the history.
+ * v7 (issue 16, patch `approval-lean-v4`): as v6, with that write an ordinary activity scheduled by the task that
+ * accepts the update (no 1 ms timer, which Temporal fires after a second), and nobody asked until it has settled.
  *
  * RECORD_HISTORIES=1 records every missing name; RECORD_HISTORIES=name,name only those (still never overwriting).
  */
-const VERSION = 'v6';
+const VERSION = 'v7';
 const DIR = path.resolve(import.meta.dirname, '../histories', VERSION);
 const wanted = (process.env.RECORD_HISTORIES ?? '').split(',').map((s) => s.trim());
 const NAMES = [

@@ -19,10 +19,11 @@ const HISTORIES = path.resolve(import.meta.dirname, '../histories');
  * read-model writes, finalization and signed copies in one activity), test/histories/v5 those of patch
  * `approval-lean-v2` (approval requests as local activities too; a write that closes the document from an update an
  * ordinary activity again), test/histories/v6 those of patch `approval-lean-v3` (an accepted action or delegation
- * touches nothing outside the workflow before its acceptance is in the history).
+ * touches nothing outside the workflow before its acceptance is in the history), test/histories/v7 those of patch
+ * `approval-lean-v4` (that write an ordinary activity scheduled by the task that accepts the update, no timer).
  * A recorded history is never re-recorded: each set proves that runs of its code replay through today's code.
  */
-const SETS = ['', 'v2', 'v3', 'v4', 'v5', 'v6'];
+const SETS = ['', 'v2', 'v3', 'v4', 'v5', 'v6', 'v7'];
 /** The v4 set (test/replay/record-histories.test.ts, VERSION v4). */
 const V4 = [
   'v4/attention-retried-expired',
@@ -49,6 +50,8 @@ const V5 = [
 ];
 /** The v6 set (test/replay/record-histories.test.ts, VERSION v6): the same scenarios as v5. */
 const V6 = V5.map((name) => name.replace(/^v5/, 'v6'));
+/** The v7 set (VERSION v7): the same scenarios again. */
+const V7 = V5.map((name) => name.replace(/^v5/, 'v7'));
 const EXPECTED = [
   'expired',
   'parallel-approved',
@@ -73,6 +76,7 @@ const EXPECTED = [
   ...V4,
   ...V5,
   ...V6,
+  ...V7,
 ];
 
 const recorded = () => recordedHistories(HISTORIES, SETS);
@@ -89,18 +93,20 @@ describe('replaying recorded approval histories', () => {
     const v4 = name.startsWith('v4/');
     const v5 = name.startsWith('v5/');
     const v6 = name.startsWith('v6/');
+    const v7 = name.startsWith('v7/');
     // Recorded after signed copies (issue 15 item 5): their approved documents took that patch too.
-    const grouped = /^v[356]\/signing-groups/.test(name);
-    const delegated = /^v[356]\/delegated/.test(name);
+    const grouped = /^v[3567]\/signing-groups/.test(name);
+    const delegated = /^v[3567]\/delegated/.test(name);
     return [
       PATCHES.recovery,
       ...(name.includes('auto-reminders') ? [PATCHES.autoReminders] : []),
       ...(grouped ? [PATCHES.signingGroups] : []),
       ...(v5 ? [PATCHES.leanV2] : []),
       ...(v6 ? [PATCHES.leanV3] : []),
+      ...(v7 ? [PATCHES.leanV4] : []),
       ...(delegated ? [PATCHES.delegation] : []),
       ...(v4 ? [PATCHES.lean] : []),
-      ...((v4 || v5 || v6 || grouped || delegated) && name.endsWith('-approved')
+      ...((v4 || v5 || v6 || v7 || grouped || delegated) && name.endsWith('-approved')
         ? [PATCHES.signedCopies]
         : []),
     ];
@@ -147,7 +153,7 @@ describe('replaying recorded approval histories', () => {
       if (!/approved|rejected/.test(name)) continue;
       expect(acts.length, name).toBeGreaterThan(0);
       for (const act of acts) {
-        if (/^v[3-6]\//.test(name)) {
+        if (/^v[3-9]\//.test(name)) {
           expect(typeof act.evidenceId, name).toBe('string');
           expect(act, name).not.toHaveProperty('evidence');
         } else expect(typeof (act.evidence as { at?: unknown } | undefined)?.at, name).toBe('string');
@@ -250,44 +256,47 @@ describe('replaying recorded approval histories', () => {
     }
   });
 
-  it('v6 (approval-lean-v3): the workflow task that accepts an action or a delegation touches nothing outside the workflow; v5 did', async () => {
-    interface Event {
-      eventType: string;
-      markerRecordedEventAttributes?: { markerName: string };
-      activityTaskScheduledEventAttributes?: { activityType: { name: string } };
-      workflowExecutionUpdateAcceptedEventAttributes?: {
-        acceptedRequest: { input: { name: string; args?: { payloads?: { data: string }[] } } };
-      };
-    }
-    /** What the completion of each workflow task that accepted an act (not a rejection) or a delegate recorded. */
-    const accepting = async (name: string) => {
-      const { events } = JSON.parse(await readFile(path.join(HISTORIES, `${name}.json`), 'utf8')) as {
-        events: Event[];
-      };
-      const tasks: Event[][] = [];
-      for (const e of events) {
-        if (e.eventType === 'EVENT_TYPE_WORKFLOW_TASK_COMPLETED') tasks.push([]);
-        else tasks.at(-1)?.push(e);
-      }
-      const acceptsEffectful = (e: Event) => {
-        const input = e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest.input;
-        if (input?.name === 'delegate') return true;
-        if (input?.name !== 'act') return false;
-        const arg = JSON.parse(Buffer.from(input.args!.payloads![0]!.data, 'base64').toString('utf8')) as {
-          kind: string;
-        };
-        return arg.kind !== 'reject';
-      };
-      return tasks.filter((task) => task.some(acceptsEffectful));
+  /** What a history's events carry that the checks below read. */
+  interface Event {
+    eventType: string;
+    markerRecordedEventAttributes?: { markerName: string };
+    activityTaskScheduledEventAttributes?: { activityType: { name: string } };
+    workflowExecutionUpdateAcceptedEventAttributes?: {
+      acceptedRequest: { input: { name: string; args?: { payloads?: { data: string }[] } } };
     };
-    const effects = (task: Event[]) =>
-      task.flatMap((e) =>
-        e.markerRecordedEventAttributes?.markerName === 'core_local_activity'
-          ? ['local activity']
-          : e.activityTaskScheduledEventAttributes
-            ? [e.activityTaskScheduledEventAttributes.activityType.name]
-            : [],
-      );
+  }
+  /** The acceptance of an act (not a rejection, whose write was always an ordinary activity) or a delegate. */
+  const acceptsEffectful = (e: Event) => {
+    const input = e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest.input;
+    if (input?.name === 'delegate') return true;
+    if (input?.name !== 'act') return false;
+    const arg = JSON.parse(Buffer.from(input.args!.payloads![0]!.data, 'base64').toString('utf8')) as {
+      kind: string;
+    };
+    return arg.kind !== 'reject';
+  };
+  /** What the completion of each workflow task that accepted an act (not a rejection) or a delegate recorded. */
+  const accepting = async (name: string) => {
+    const { events } = JSON.parse(await readFile(path.join(HISTORIES, `${name}.json`), 'utf8')) as {
+      events: Event[];
+    };
+    const tasks: Event[][] = [];
+    for (const e of events) {
+      if (e.eventType === 'EVENT_TYPE_WORKFLOW_TASK_COMPLETED') tasks.push([]);
+      else tasks.at(-1)?.push(e);
+    }
+    return tasks.filter((task) => task.some(acceptsEffectful));
+  };
+  const effects = (task: Event[]) =>
+    task.flatMap((e) =>
+      e.markerRecordedEventAttributes?.markerName === 'core_local_activity'
+        ? ['local activity']
+        : e.activityTaskScheduledEventAttributes
+          ? [e.activityTaskScheduledEventAttributes.activityType.name]
+          : [],
+    );
+
+  it('v6 (approval-lean-v3): the workflow task that accepts an action or a delegation touches nothing outside the workflow; v5 did', async () => {
     for (const name of V6) {
       const tasks = await accepting(name);
       if (/sequential|parallel|signing-groups|delegated/.test(name))
@@ -308,6 +317,30 @@ describe('replaying recorded approval histories', () => {
         tasks.some((task) => effects(task).includes('local activity')),
         name,
       ).toBe(true);
+    }
+  });
+
+  it('v7 (approval-lean-v4): the workflow task that accepts an action or a delegation only schedules its write, as an ordinary activity; no timer', async () => {
+    for (const name of V7) {
+      const tasks = await accepting(name);
+      if (/sequential|parallel|signing-groups|delegated/.test(name))
+        expect(tasks.length, name).toBeGreaterThan(0);
+      for (const task of tasks) {
+        const accepted = task
+          .filter(acceptsEffectful)
+          .map((e) =>
+            e.workflowExecutionUpdateAcceptedEventAttributes!.acceptedRequest.input.name === 'act'
+              ? 'recordApproverAction'
+              : 'recordDelegation',
+          );
+        // One write per update it accepted (a parallel document's approvers may act in the same task), and
+        // nothing else: no local activity (no read-model write, no approval request), no timer.
+        expect(effects(task).sort(), name).toEqual(accepted.sort());
+        expect(
+          task.map((e) => e.eventType),
+          name,
+        ).not.toContain('EVENT_TYPE_TIMER_STARTED');
+      }
     }
   });
 

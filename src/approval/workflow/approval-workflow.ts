@@ -101,6 +101,14 @@ import {
  *   that task failed (a worker killed, a task timed out on a starved core), Temporal aborted the update, but the
  *   read model already showed the approver done and the next one had been asked: the approver's link was gone
  *   (410) and the workflow waited for them for ever.
+ * - `approval-lean-v4` (issue 16), taken once at the start instead of `approval-lean-v3` (which is then never
+ *   asked), by a workflow that took `approval-recovery-v1`: everything of `approval-lean-v3`, except how an accepted
+ *   `act` or `delegate` waits for its acceptance. Its write (`recordApproverAction`, `recordDelegation`) is an
+ *   ordinary activity, scheduled by the workflow task that accepts the update, so the acceptance and the schedule
+ *   are recorded together and the write runs after both; no approval request starts until the write has settled.
+ *   The 1 ms timer of `approval-lean-v3` fired after about a second, not a millisecond: Temporal's history service
+ *   moves a timer due sooner than `history.timerProcessorMaxTimeShift` (1 s by default) to about that far ahead,
+ *   so every action's answer waited a second for it. An activity task is dispatched at once.
  */
 export const PATCHES = {
   recovery: 'approval-recovery-v1',
@@ -112,6 +120,7 @@ export const PATCHES = {
   lean: 'approval-lean-v1',
   leanV2: 'approval-lean-v2',
   leanV3: 'approval-lean-v3',
+  leanV4: 'approval-lean-v4',
 } as const;
 
 /** The policies before issue 12 (retried without end); kept for workflows started by that code. */
@@ -281,6 +290,8 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
   /** From `approval-lean-v3`: updates accepted whose acceptance is not yet known to be in the history. */
   let barrier = false;
   let unconfirmed = 0;
+  /** From `approval-lean-v4`: an accepted action's write is the ordinary activity, not a timer and a local one. */
+  let ordinaryActs = false;
   /**
    * Waits until the update being handled is accepted in the history: a timer started in the workflow task that
    * accepts it can only fire once that task's completion (the acceptance with it) is recorded. Should the task fail
@@ -292,6 +303,24 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
     unconfirmed++;
     try {
       await sleep(1);
+    } finally {
+      unconfirmed--;
+    }
+  };
+  /**
+   * Runs the write of an accepted `act` or `delegate`, no earlier than its acceptance is in the history:
+   * from `approval-lean-v4` the write is an ordinary activity (`writes` is then `closingWrites`), scheduled by
+   * the task that accepts the update, and nobody is asked until it has settled; under `approval-lean-v3`, after
+   * `acceptanceRecorded`.
+   */
+  const afterAcceptance = async (run: () => Promise<void>) => {
+    if (!ordinaryActs) {
+      await acceptanceRecorded();
+      return run();
+    }
+    unconfirmed++;
+    try {
+      await run();
     } finally {
       unconfirmed--;
     }
@@ -363,11 +392,9 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
           : { documentId: input.documentId, approverId, kind, evidenceId };
       // A rejection's write is an ordinary activity (closingWrites): it runs once the acceptance is recorded.
       const closing = kind === 'reject';
-      const writes = closing ? closingWrites : activities;
-      await write(async () => {
-        if (!closing) await acceptanceRecorded();
-        await durably('recordApproverAction', () => writes.recordApproverAction(action));
-      });
+      const writes = closing || ordinaryActs ? closingWrites : activities;
+      const record = () => durably('recordApproverAction', () => writes.recordApproverAction(action));
+      await write(() => (closing ? record() : afterAcceptance(record)));
       return view();
     },
     {
@@ -394,17 +421,18 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
       held.add(delegateId);
       state = decision.next;
       try {
-        await write(async () => {
-          await acceptanceRecorded();
-          await durably('recordDelegation', () =>
-            activities.recordDelegation({
-              documentId: input.documentId,
-              approverId,
-              delegateId,
-              delegationId,
-            }),
-          );
-        });
+        await write(() =>
+          afterAcceptance(() =>
+            durably('recordDelegation', () =>
+              activities.recordDelegation({
+                documentId: input.documentId,
+                approverId,
+                delegateId,
+                delegationId,
+              }),
+            ),
+          ),
+        );
       } finally {
         held.delete(delegateId);
       }
@@ -498,10 +526,11 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
   // Only a workflow started with reminders asks (so histories without them replay unchanged).
   const autoReminders =
     recovery && input.reminders !== undefined && patched(PATCHES.autoReminders) ? input.reminders : undefined;
-  // A new workflow takes approval-lean-v3 and never asks for v2 or v1; a history recorded with one of those
+  // A new workflow takes approval-lean-v4 and never asks for v3, v2 or v1; a history recorded with one of those
   // replays through it (each one's marker is asked only where the newer ones are absent).
-  barrier = recovery && patched(PATCHES.leanV3);
-  const leanV2 = barrier || (recovery && patched(PATCHES.leanV2));
+  ordinaryActs = recovery && patched(PATCHES.leanV4);
+  barrier = !ordinaryActs && recovery && patched(PATCHES.leanV3);
+  const leanV2 = ordinaryActs || barrier || (recovery && patched(PATCHES.leanV2));
   lean = leanV2 || (recovery && patched(PATCHES.lean));
   if (lean) publishedStatus = workflowInfo().typedSearchAttributes.get(DocumentStatusKey);
   /** The approval requests: local activities first from approval-lean-v2 (`notices` stays for reminders). */
@@ -627,7 +656,8 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
         })
         .finally(() => notifying.delete(approverId));
     };
-    // Nobody is asked while an accepted update's acceptance may still be lost (approval-lean-v3).
+    // Nobody is asked while an accepted update's acceptance may still be lost (approval-lean-v3), or while its
+    // write has not settled (approval-lean-v4).
     const undispatched = () =>
       unconfirmed > 0 ? [] : dueForNotification(state).filter((a) => !notifying.has(a.id) && !held.has(a.id));
     for (;;) {
