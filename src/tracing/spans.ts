@@ -1,4 +1,12 @@
-import { SpanKind, SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api';
+import {
+  context,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Span,
+} from '@opentelemetry/api';
 
 /**
  * Spans of our own code, written against the OpenTelemetry API only. Until a process starts tracing
@@ -30,6 +38,15 @@ export function clientSpan<T>(
       span.end();
     }
   });
+}
+
+/**
+ * Runs `work` in no trace: for something a request only sets going, that outlives it and belongs to no request
+ * (the webhook outbox sweep, started by whichever dispatch of a process comes first). Its spans start a trace of
+ * their own instead of hanging, unfinished, in the trace of the request that happened to be first.
+ */
+export function outsideTrace<T>(work: () => T): T {
+  return context.with(ROOT_CONTEXT, work);
 }
 
 /** The outcome of an HTTP call on its span: the status code, and an error type when it failed. */

@@ -6,6 +6,7 @@ import { webhookDispatchStore } from '../db/stores/webhook-dispatch-store.ts';
 import { webhooksStore } from '../db/stores/webhooks-store.ts';
 import { AppError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
+import { outsideTrace } from '../tracing/spans.ts';
 import {
   DEFAULT_OUTBOX_SWEEP,
   WEBHOOK_DELIVERY_ROUND_WORKFLOW_TYPE,
@@ -82,27 +83,24 @@ export function createWebhookDispatcher(deps: WebhookDispatcherDeps) {
     }
   }
 
-  // The first dispatch of this process makes sure the outbox sweep runs; a failure is tried again next time.
+  // The first dispatch of this process makes sure the outbox sweep runs (in a trace of its own, not the
+  // dispatching request's); a failure is tried again next time.
   let sweeper: Promise<void> | undefined;
   const ensureSweeper = () =>
-    (sweeper ??= deps
-      .temporal()
-      .workflow.start<typeof webhookOutboxSweepWorkflow>(WEBHOOK_OUTBOX_SWEEP_WORKFLOW_TYPE, {
+    (sweeper ??= outsideTrace(() =>
+      deps.temporal().workflow.start<typeof webhookOutboxSweepWorkflow>(WEBHOOK_OUTBOX_SWEEP_WORKFLOW_TYPE, {
         workflowId: webhookOutboxSweepWorkflowId(deps.taskQueue),
         taskQueue: deps.taskQueue,
         args: [deps.sweep ?? DEFAULT_OUTBOX_SWEEP],
         workflowIdConflictPolicy: 'USE_EXISTING',
-      })
-      .then(
-        () => undefined,
-        (err: unknown) => {
-          sweeper = undefined;
-          deps.logger?.warn(
-            { err },
-            'could not start the webhook outbox sweep; the next dispatch tries again',
-          );
-        },
-      ));
+      }),
+    ).then(
+      () => undefined,
+      (err: unknown) => {
+        sweeper = undefined;
+        deps.logger?.warn({ err }, 'could not start the webhook outbox sweep; the next dispatch tries again');
+      },
+    ));
 
   async function fanOut(event: DocumentEvent): Promise<number> {
     const hooks = await webhooksStore(db).findSubscribers(event.accountId, event.event);

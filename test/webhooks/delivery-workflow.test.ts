@@ -325,6 +325,7 @@ describe('dispatch', () => {
 
   it('stores an event no active webhook subscribes to as dispatched, and hands it to nobody', async () => {
     const ctx = await setup({}, ['document.sent']);
+    const record = (event: string) => recordEvent(service.database.db, ctx.document, ctx.approvers, event);
     const dispatchedAt = async (id: number) =>
       (
         await service.database
@@ -332,43 +333,30 @@ describe('dispatch', () => {
           .where({ id })
           .first<{ webhooks_dispatched_at: Date | null }>('webhooks_dispatched_at')
       )?.webhooks_dispatched_at ?? null;
+    const setActive = async (active: boolean) => {
+      const res = await service.request(`/webhooks/${ctx.hook.id}`, {
+        method: 'PUT',
+        account,
+        body: JSON.stringify({ active }),
+      });
+      expect(res.status).toBe(200);
+    };
 
     // Not subscribed: settled at insert, and dispatching it starts nothing.
-    const unsubscribed = await recordEvent(
-      service.database.db,
-      ctx.document,
-      ctx.approvers,
-      'approver.completed',
-    );
+    const unsubscribed = await record('approver.completed');
     expect(unsubscribed.awaitsDispatch).toBe(false);
     expect(await dispatchedAt(unsubscribed.id)).toBeInstanceOf(Date);
     expect(await dispatcher.dispatchEvent(unsubscribed)).toEqual({ events: 0, deliveries: 0 });
     expect(await dispatcher.dispatchStranded({ olderThanMs: 0 })).toBe(0);
 
     // Subscribed but the webhook is disabled: the same.
-    const disable = await service.request(`/webhooks/${ctx.hook.id}`, {
-      method: 'PUT',
-      account,
-      body: JSON.stringify({ active: false }),
-    });
-    expect(disable.status).toBe(200);
-    const whileDisabled = await recordEvent(
-      service.database.db,
-      ctx.document,
-      ctx.approvers,
-      'document.sent',
-    );
-    expect(whileDisabled.awaitsDispatch).toBe(false);
+    await setActive(false);
+    expect((await record('document.sent')).awaitsDispatch).toBe(false);
     expect(await deliveriesOf(service.database.db, ctx.hook.id)).toEqual([]);
 
     // Enabled again: the next subscribed event waits for its dispatch, and is delivered once.
-    const enable = await service.request(`/webhooks/${ctx.hook.id}`, {
-      method: 'PUT',
-      account,
-      body: JSON.stringify({ active: true }),
-    });
-    expect(enable.status).toBe(200);
-    const subscribed = await recordEvent(service.database.db, ctx.document, ctx.approvers, 'document.sent');
+    await setActive(true);
+    const subscribed = await record('document.sent');
     expect(subscribed.awaitsDispatch).toBe(true);
     expect(await dispatchedAt(subscribed.id)).toBeNull();
     expect(await dispatcher.dispatchEvent(subscribed)).toEqual({ events: 1, deliveries: 1 });
