@@ -8,7 +8,8 @@ import { statusRefusal } from '../documents/rules.ts';
 import { AppError } from '../errors.ts';
 import type { Storage } from '../storage/storage.ts';
 import { ApprovalRefused, type ApprovalClient } from './client.ts';
-import type { ActionEvidence, ActionKind, ApprovalView } from './definitions.ts';
+import type { ActionEvidence, ActionKind } from './definitions.ts';
+import { actWhenWritten, type ActOutcome } from './act-answer.ts';
 import { hasVerifiedSession } from './approver-otp.ts';
 import { hasActed, isOpen } from './rules.ts';
 
@@ -106,7 +107,7 @@ export async function actFromPage(
   kind: ActionKind,
   evidence: ActionEvidence,
   image?: Buffer,
-): Promise<ApprovalView> {
+): Promise<ActOutcome> {
   const { approver, document } = link;
   if (image) {
     evidence.imageKey = `approvals/${document.id}/${approver.id}/${randomUUID()}.png`;
@@ -126,7 +127,7 @@ export async function actFromPage(
     throw err;
   }
   try {
-    return await deps.approvals.act(document.id, { approverId: approver.id, kind, evidenceId });
+    return await actWhenWritten(deps, document.id, { approverId: approver.id, kind, evidenceId });
   } catch (err) {
     if (!(err instanceof ApprovalRefused)) throw err;
     await evidenceStore.discard(evidenceId);

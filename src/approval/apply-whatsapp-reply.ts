@@ -10,6 +10,7 @@ import {
   type ParsedNotification,
 } from '../whatsapp/index.ts';
 import { ApprovalRefused, type ApprovalClient } from './client.ts';
+import { actWhenWritten } from './act-answer.ts';
 
 export interface InboundDeps {
   db: Knex;
@@ -135,7 +136,7 @@ async function applyReply(
     evidence: { at: reply.timestamp.toISOString(), channel: 'whatsapp', messageId: reply.wamid },
   });
   try {
-    await deps.approvals.act(approver.documentId, { approverId: approver.id, kind, evidenceId });
+    await actWhenWritten(deps, approver.documentId, { approverId: approver.id, kind, evidenceId });
     return { result: 'accepted' };
   } catch (err) {
     if (!(err instanceof ApprovalRefused)) throw err;

@@ -1,0 +1,82 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Knex } from '../db/knex.ts';
+import { actionEvidenceStore } from '../db/stores/action-evidence-store.ts';
+import { approversStore } from '../db/stores/approvers-store.ts';
+import { documentsStore } from '../db/stores/documents-store.ts';
+import type { ApprovalClient } from './client.ts';
+import type { ActionKind } from './definitions.ts';
+
+/** What the answer to an action tells the approver: the document's status, and how many have completed. */
+export interface ActOutcome {
+  status: string;
+  completed: number;
+  total: number;
+}
+
+/** How long an action waits for the workflow's own answer before it also watches the read model for its write. */
+export const ANSWER_GRACE_MS = 250;
+/** How often the read model is read meanwhile. */
+const WATCH_EVERY_MS = 100;
+
+/**
+ * Sends an approver's action (its evidence stored, by id) to the document's workflow and answers as soon as the
+ * action is written: the workflow's own answer, or, when that is slow, the read model showing the evidence
+ * accepted — whichever comes first. Either way the caller's next read sees the action.
+ *
+ * Why both: the workflow answers an update when the workflow task that completes it completes, and that task also
+ * runs the next approver's WhatsApp request (a local activity), so a slow Meta held the approver's answer for
+ * as long as the send took, or until Temporal's core completed the task on its own (measured at about 8 s). The write itself (recordApproverAction, an ordinary activity
+ * from `approval-lean-v4`) runs only once the acceptance is in the history, and marks the evidence accepted in the
+ * same transaction; so an accepted evidence row means the action is taken and written. The read model is read
+ * only after ANSWER_GRACE_MS, so an answer that comes quickly costs no statement. Refusals, and the 503 of an
+ * answer that never comes, are the workflow's, as before.
+ */
+export async function actWhenWritten(
+  deps: { db: Knex; approvals: ApprovalClient },
+  documentId: string,
+  action: { approverId: string; kind: ActionKind; evidenceId: string },
+): Promise<ActOutcome> {
+  const answered = deps.approvals.act(documentId, action);
+  let settled = false;
+  const done = answered.then(
+    (view) => {
+      settled = true;
+      return { status: view.status, completed: view.completed, total: view.total };
+    },
+    (err: unknown) => {
+      settled = true;
+      throw err;
+    },
+  );
+  const written = (async (): Promise<ActOutcome | undefined> => {
+    await sleep(ANSWER_GRACE_MS);
+    while (!settled) {
+      // A read that fails (PostgreSQL away) is not an answer: the workflow's answer, or its 503, still comes.
+      const outcome = await writtenOutcome(deps.db, documentId, action.evidenceId).catch(() => undefined);
+      if (outcome) return outcome;
+      await sleep(WATCH_EVERY_MS);
+    }
+    return undefined;
+  })();
+  return Promise.race([done, written.then((outcome) => outcome ?? done)]);
+}
+
+/** The outcome from the read model once the action's evidence is accepted; undefined while it is not. */
+async function writtenOutcome(
+  db: Knex,
+  documentId: string,
+  evidenceId: string,
+): Promise<ActOutcome | undefined> {
+  const evidence = await actionEvidenceStore(db).find(evidenceId);
+  if (evidence?.state !== 'accepted') return undefined;
+  const [document, approvers] = await Promise.all([
+    documentsStore(db).findByIdUnscoped(documentId),
+    approversStore(db).listByDocument(documentId),
+  ]);
+  if (!document) return undefined;
+  return {
+    status: document.status,
+    completed: approvers.filter((a) => a.status === 'completed').length,
+    total: approvers.filter((a) => a.status !== 'delegated').length,
+  };
+}
