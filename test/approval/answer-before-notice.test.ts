@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ActionType } from '../../src/domain/model.ts';
 import {
   createDocument,
   eventually,
@@ -34,20 +35,34 @@ afterAll(() => h.close());
 /** Whether the fake has answered any message to `phone` (it sets the message id when it answers). */
 const answeredTo = (phone: string) => messagesTo(h, phone).some((r) => r.wamid !== undefined);
 
+/**
+ * A sequential document of two, sent: the first approver's request is returned, and Meta will take SLOW_MS over the
+ * next message (the second approver's request).
+ */
+async function sentWithSlowNextRequest(
+  first: { phone: string; action: ActionType },
+  second: { phone: string },
+) {
+  const doc = await createDocument(h, {
+    workflowType: 'sequential',
+    approvers: [
+      { name: 'A', phone: first.phone, action_type: first.action },
+      { name: 'B', phone: second.phone, action_type: 'approve_only' },
+    ],
+  });
+  expect((await send(h, doc.id)).status).toBe(200);
+  const request = await requestFor(h, first.phone, doc.id, LONG);
+  h.graph.script({ kind: 'delay', ms: SLOW_MS });
+  return { doc, request };
+}
+
 describe('the answer to an action', () => {
   it('from a WhatsApp button comes before the next approver’s slow request is answered', async () => {
-    const doc = await createDocument(h, {
-      workflowType: 'sequential',
-      approvers: [
-        { name: 'A', phone: PHONES.saudiA, action_type: 'approve_only' },
-        { name: 'B', phone: PHONES.saudiB, action_type: 'approve_only' },
-      ],
-    });
-    expect((await send(h, doc.id)).status).toBe(200);
-    const first = await requestFor(h, PHONES.saudiA, doc.id, LONG);
-    h.graph.script({ kind: 'delay', ms: SLOW_MS });
-
-    const tapped = await tapButton(h, { from: PHONES.saudiA, payload: quickRepliesOf(first)[0]! });
+    const { doc, request } = await sentWithSlowNextRequest(
+      { phone: PHONES.saudiA, action: 'approve_only' },
+      { phone: PHONES.saudiB },
+    );
+    const tapped = await tapButton(h, { from: PHONES.saudiA, payload: quickRepliesOf(request)[0]! });
     expect(tapped.status).toBe(200);
     expect(answeredTo(PHONES.saudiB)).toBe(false);
     // The action is written, and the request does go out once Meta answers.
@@ -61,18 +76,11 @@ describe('the answer to an action', () => {
   });
 
   it('from the approval page carries the document as written, before the next approver’s request is answered', async () => {
-    const doc = await createDocument(h, {
-      workflowType: 'sequential',
-      approvers: [
-        { name: 'A', phone: PHONES.saudiC, action_type: 'sign' },
-        { name: 'B', phone: PHONES.uk, action_type: 'approve_only' },
-      ],
-    });
-    expect((await send(h, doc.id)).status).toBe(200);
-    const first = await requestFor(h, PHONES.saudiC, doc.id, LONG);
-    h.graph.script({ kind: 'delay', ms: SLOW_MS });
-
-    const signed = await pagePost(h, linkTokenOf(first), 'complete', { typed_name: 'A. Signer' });
+    const { request } = await sentWithSlowNextRequest(
+      { phone: PHONES.saudiC, action: 'sign' },
+      { phone: PHONES.uk },
+    );
+    const signed = await pagePost(h, linkTokenOf(request), 'complete', { typed_name: 'A. Signer' });
     expect(signed.status).toBe(200);
     expect(answeredTo(PHONES.uk)).toBe(false);
     expect(((await signed.json()) as { data: unknown }).data).toEqual({
