@@ -5,6 +5,7 @@ import { approversStore } from '../db/stores/approvers-store.ts';
 import { documentsStore } from '../db/stores/documents-store.ts';
 import type { ApprovalClient } from './client.ts';
 import type { ActionKind } from './definitions.ts';
+import { progressOf } from './rules.ts';
 
 /** What the answer to an action tells the approver: the document's status, and how many have completed. */
 export interface ActOutcome {
@@ -14,7 +15,7 @@ export interface ActOutcome {
 }
 
 /** How long an action waits for the workflow's own answer before it also watches the read model for its write. */
-export const ANSWER_GRACE_MS = 250;
+const ANSWER_GRACE_MS = 250;
 /** How often the read model is read meanwhile. */
 const WATCH_EVERY_MS = 100;
 
@@ -24,10 +25,11 @@ const WATCH_EVERY_MS = 100;
  * accepted — whichever comes first. Either way the caller's next read sees the action.
  *
  * Why both: the workflow answers an update when the workflow task that completes it completes, and that task also
- * runs the next approver's WhatsApp request (a local activity), so a slow Meta held the approver's answer for
- * as long as the send took, or until Temporal's core completed the task on its own (measured at about 8 s). The write itself (recordApproverAction, an ordinary activity
- * from `approval-lean-v4`) runs only once the acceptance is in the history, and marks the evidence accepted in the
- * same transaction; so an accepted evidence row means the action is taken and written. The read model is read
+ * runs the next approver's WhatsApp request (a local activity), so a slow Meta held the approver's answer for as
+ * long as the send took, or until Temporal's core completed the task on its own (measured at about 8 s). The
+ * write itself (recordApproverAction, an ordinary activity from `approval-lean-v4`) runs only once the acceptance
+ * is in the history, and marks the evidence accepted in the same transaction; so an accepted evidence row means
+ * the action is taken and written. The read model is read
  * only after ANSWER_GRACE_MS, so an answer that comes quickly costs no statement. Refusals, and the 503 of an
  * answer that never comes, are the workflow's, as before.
  */
@@ -74,9 +76,5 @@ async function writtenOutcome(
     approversStore(db).listByDocument(documentId),
   ]);
   if (!document) return undefined;
-  return {
-    status: document.status,
-    completed: approvers.filter((a) => a.status === 'completed').length,
-    total: approvers.filter((a) => a.status !== 'delegated').length,
-  };
+  return { status: document.status, ...progressOf(approvers) };
 }

@@ -4,7 +4,7 @@ import { whatsAppMessagesStore, type ApproverDeliveryStatus } from '../db/stores
 import { isoTime } from '../domain/time.ts';
 import { serializeApprover, serializeFinalization } from '../documents/serialize.ts';
 import { accountDocument } from './document-view.ts';
-import { currentApprovers } from './rules.ts';
+import { currentApprovers, progressOf } from './rules.ts';
 
 /** What the approver's last WhatsApp notification did: the delivery status WhatsApp reported, else ours. */
 function notificationOf(a: Approver, delivery: ApproverDeliveryStatus | undefined) {
@@ -48,11 +48,7 @@ export async function approvalStatus(db: Knex, accountId: string, documentId: st
     sent_at: isoTime(document.sentAt),
     completed_at: isoTime(document.completedAt),
     finalization: serializeFinalization(document),
-    progress: {
-      completed: approvers.filter((a) => a.status === 'completed').length,
-      // An approver who delegated is replaced by their delegate: counted once.
-      total: approvers.filter((a) => a.status !== 'delegated').length,
-    },
+    progress: progressOf(approvers),
     current_approver_ids: currentApprovers(
       document.workflowType,
       document.status,

@@ -23,6 +23,17 @@ export const hasActed = (status: ApproverStatus): boolean =>
   status === 'completed' || status === 'rejected' || status === 'delegated';
 
 /**
+ * How far a document has come, from its approvers' statuses in the read model: those completed, out of all but
+ * the ones who delegated (each is replaced by their delegate, counted once).
+ */
+export const progressOf = (
+  approvers: readonly { status: ApproverStatus }[],
+): { completed: number; total: number } => ({
+  completed: approvers.filter((a) => a.status === 'completed').length,
+  total: approvers.filter((a) => a.status !== 'delegated').length,
+});
+
+/**
  * The document accepts actions (an approver's, a void, a reminder): it is open, and not every approver has
  * completed (then it is being finalized); an approver who delegated counts for nothing here (their delegate does).
  */

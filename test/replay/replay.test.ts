@@ -285,7 +285,11 @@ describe('replaying recorded approval histories', () => {
       if (e.eventType === 'EVENT_TYPE_WORKFLOW_TASK_COMPLETED') tasks.push([]);
       else tasks.at(-1)?.push(e);
     }
-    return tasks.filter((task) => task.some(acceptsEffectful));
+    const found = tasks.filter((task) => task.some(acceptsEffectful));
+    // A scenario where somebody acts or delegates has at least one such task.
+    if (/sequential|parallel|signing-groups|delegated/.test(name))
+      expect(found.length, name).toBeGreaterThan(0);
+    return found;
   };
   const effects = (task: Event[]) =>
     task.flatMap((e) =>
@@ -299,8 +303,6 @@ describe('replaying recorded approval histories', () => {
   it('v6 (approval-lean-v3): the workflow task that accepts an action or a delegation touches nothing outside the workflow; v5 did', async () => {
     for (const name of V6) {
       const tasks = await accepting(name);
-      if (/sequential|parallel|signing-groups|delegated/.test(name))
-        expect(tasks.length, name).toBeGreaterThan(0);
       for (const task of tasks) {
         expect(effects(task), name).toEqual([]);
         // The timer the handler waits on before its write.
@@ -323,8 +325,6 @@ describe('replaying recorded approval histories', () => {
   it('v7 (approval-lean-v4): the workflow task that accepts an action or a delegation only schedules its write, as an ordinary activity; no timer', async () => {
     for (const name of V7) {
       const tasks = await accepting(name);
-      if (/sequential|parallel|signing-groups|delegated/.test(name))
-        expect(tasks.length, name).toBeGreaterThan(0);
       for (const task of tasks) {
         const accepted = task
           .filter(acceptsEffectful)
