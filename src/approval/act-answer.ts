@@ -24,12 +24,13 @@ const WATCH_EVERY_MS = 100;
  * action is written: the workflow's own answer, or, when that is slow, the read model showing the evidence
  * accepted — whichever comes first. Either way the caller's next read sees the action.
  *
- * Why both: the workflow answers an update when the workflow task that completes it completes, and that task also
- * runs the next approver's WhatsApp request (a local activity), so a slow Meta held the approver's answer for as
- * long as the send took, or until Temporal's core completed the task on its own (measured at about 8 s). The
- * write itself (recordApproverAction, an ordinary activity from `approval-lean-v4`) runs only once the acceptance
- * is in the history, and marks the evidence accepted in the same transaction; so an accepted evidence row means
- * the action is taken and written. The read model is read
+ * Why both: the workflow answers an update once the action's activity has settled, and that activity may do more
+ * after the write (from `approval-lean-v5`: send the next approver's WhatsApp request, `recordActionAndNotify`, or
+ * finalize the document, `recordActionAndFinalize`; under `approval-lean-v4` the request was a local activity in
+ * the task that completes the update), so a slow Meta or a finalization held the approver's answer for as long as
+ * they took. The write itself (recordApproverAction, inside those activities) runs only once the acceptance is in
+ * the history, and marks the evidence accepted in the same transaction; so an accepted evidence row means the
+ * action is taken and written. The read model is read
  * only after ANSWER_GRACE_MS, so an answer that comes quickly costs no statement. Refusals, and the 503 of an
  * answer that never comes, are the workflow's, as before.
  */

@@ -19,15 +19,19 @@ import {
   type WhatsAppProvider,
   type WhatsAppTemplateConfig,
 } from '../whatsapp/index.ts';
-import type {
-  ApprovalActivities,
-  ApprovalWorkflowInput,
-  ApprovalPolicies,
-  NotificationFailureInput,
-  NotifyApproverInput,
-  RecordActionInput,
-  RecordDelegationInput,
-  SignedCopiesInput,
+import {
+  ACTION_NOT_WRITTEN,
+  type ApprovalActivities,
+  type ApprovalWorkflowInput,
+  type ApprovalPolicies,
+  type BatchedNoticeResult,
+  type ActionNoticesInput,
+  type FinalActionInput,
+  type NotificationFailureInput,
+  type NotifyApproverInput,
+  type RecordActionInput,
+  type RecordDelegationInput,
+  type SignedCopiesInput,
 } from './definitions.ts';
 import { finalFilename, finalFileUrl } from '../documents/final-file.ts';
 import type { FinalizedDocument } from './finalize.ts';
@@ -292,6 +296,79 @@ function approvalActivities(deps: ApprovalActivityDeps): ApprovalActivities {
     }
   }
 
+  /**
+   * Moves the document to `pending` for this workflow and records `document.sent`, once; false when the run was
+   * ended instead (a send that never committed, the draft changed since).
+   */
+  async function markSent({ documentId, workflowId }: { documentId: string; workflowId: string }) {
+    const key = `document.sent:${documentId}`;
+    let sent = true;
+    await inTransaction([key], async (trx) => {
+      // Waits for the send's transaction: it holds this row lock until the document reads pending.
+      const { document, approvers } = await loadForWorkflow(trx, documentId);
+      if (document.status === 'draft') {
+        // The send started this workflow and never committed (a crash, a lost connection). While this row lock
+        // is held nothing can change the draft: move it here when it is still what the workflow started from.
+        // When it was edited since, the workflow's approvers are not the document's: end this run (the send
+        // never took effect) and leave a draft that can be sent again.
+        const run = deps.workflowRun?.();
+        if (run && !startedFrom(await run.input(), document, approvers)) {
+          deps.logger.warn(
+            { documentId, workflowId },
+            'a send that never committed started this workflow, and the draft changed since: terminating it',
+          );
+          await run.terminate('The send that started this workflow did not commit; the draft changed since');
+          sent = false;
+          return;
+        }
+        const moved = await documentsStore(trx).transition(documentId, ['draft'], 'pending', {
+          sentAt: new Date(),
+          workflowId,
+        });
+        if (moved) await record(trx, 'document.sent', key, moved);
+        return;
+      }
+      // The send committed `pending` with this workflow: record its event, once (keyed; a retry finds it).
+      if (document.workflowId === workflowId) await record(trx, 'document.sent', key, document);
+    });
+    return sent;
+  }
+
+  /**
+   * Each approval request as notifyApprover, side by side; one that fails is reported as `failed` (nothing of the
+   * failure: it may name the approver) and the workflow retries it with notifyApprover on its own policy.
+   */
+  function notifyEach(notices: NotifyApproverInput[]): Promise<BatchedNoticeResult[]> {
+    return Promise.all(
+      notices.map((notice) =>
+        api.notifyApprover(notice).then(
+          (result): BatchedNoticeResult => ({ result }),
+          (err: unknown): BatchedNoticeResult => {
+            deps.logger.warn(
+              { err, approverId: notice.approverId },
+              'an approval request failed; retried alone',
+            );
+            return { failed: true };
+          },
+        ),
+      ),
+    );
+  }
+
+  /** recordApproverAction, its failure typed ACTION_NOT_WRITTEN (same retryability). */
+  async function writeAction(action: RecordActionInput): Promise<void> {
+    try {
+      await api.recordApproverAction(action);
+    } catch (err) {
+      throw ApplicationFailure.create({
+        type: ACTION_NOT_WRITTEN,
+        message: err instanceof Error ? err.message : String(err),
+        nonRetryable: err instanceof ApplicationFailure && err.nonRetryable === true,
+        cause: err instanceof Error ? err : undefined,
+      });
+    }
+  }
+
   const api: ApprovalActivities = {
     approvalPolicies() {
       return Promise.resolve(deps.approvalPolicies ?? DEFAULT_APPROVAL_POLICIES);
@@ -330,37 +407,18 @@ function approvalActivities(deps: ApprovalActivityDeps): ApprovalActivities {
       });
     },
 
-    async markDocumentSent({ documentId, workflowId }) {
-      const key = `document.sent:${documentId}`;
-      await inTransaction([key], async (trx) => {
-        // Waits for the send's transaction: it holds this row lock until the document reads pending.
-        const { document, approvers } = await loadForWorkflow(trx, documentId);
-        if (document.status === 'draft') {
-          // The send started this workflow and never committed (a crash, a lost connection). While this row lock
-          // is held nothing can change the draft: move it here when it is still what the workflow started from.
-          // When it was edited since, the workflow's approvers are not the document's: end this run (the send
-          // never took effect) and leave a draft that can be sent again.
-          const run = deps.workflowRun?.();
-          if (run && !startedFrom(await run.input(), document, approvers)) {
-            deps.logger.warn(
-              { documentId, workflowId },
-              'a send that never committed started this workflow, and the draft changed since: terminating it',
-            );
-            await run.terminate(
-              'The send that started this workflow did not commit; the draft changed since',
-            );
-            return;
-          }
-          const sent = await documentsStore(trx).transition(documentId, ['draft'], 'pending', {
-            sentAt: new Date(),
-            workflowId,
-          });
-          if (sent) await record(trx, 'document.sent', key, sent);
-          return;
-        }
-        // The send committed `pending` with this workflow: record its event, once (keyed; a retry finds it).
-        if (document.workflowId === workflowId) await record(trx, 'document.sent', key, document);
-      });
+    async markDocumentSent(input) {
+      await markSent(input);
+    },
+
+    async beginApproval({ documentId, workflowId, notices }) {
+      // A run that markSent ended (its send never committed) asks nobody.
+      const sent = await markSent({ documentId, workflowId });
+      return { policies: await api.approvalPolicies(), notices: sent ? await notifyEach(notices) : [] };
+    },
+
+    async notifyApprovers({ notices }: { documentId: string; notices: NotifyApproverInput[] }) {
+      return notifyEach(notices);
     },
 
     async notifyApprover(input: NotifyApproverInput) {
@@ -660,6 +718,16 @@ function approvalActivities(deps: ApprovalActivityDeps): ApprovalActivities {
         );
         return { copies: null, retryCopies };
       }
+    },
+
+    async recordActionAndFinalize({ documentId, actions, idempotencyPrefix }: FinalActionInput) {
+      for (const action of actions) await writeAction(action);
+      return api.finalizeAndSendSignedCopies({ documentId, idempotencyPrefix });
+    },
+
+    async recordActionAndNotify({ action, notices }: ActionNoticesInput) {
+      await writeAction(action);
+      return notifyEach(notices);
     },
 
     async sendAutomaticReminder(input: NotifyApproverInput) {

@@ -216,6 +216,51 @@ export interface ApprovalPolicies {
   writeMs: number;
 }
 
+/**
+ * `recordActionAndFinalize` (patch `approval-lean-v5`): the action that completes the document, and the prefix of
+ * the signed copies' idempotency keys.
+ */
+export interface FinalActionInput {
+  /** The actions' document (also at the top, where a failure's redaction looks for it). */
+  documentId: string;
+  /**
+   * The action that completes the document, last, after any other whose own write was still in flight when it was
+   * accepted (written again here, idempotently, so the finalization reads them all).
+   */
+  actions: RecordActionInput[];
+  idempotencyPrefix: string;
+}
+
+/**
+ * The type of the failure `recordActionAndFinalize` fails with when the action's write (not the finalization)
+ * failed, so that an operator reading the history tells the two apart. Either way the workflow then writes the
+ * action on its own and finalizes as before.
+ */
+export const ACTION_NOT_WRITTEN = 'action_not_written';
+
+/** One approval request of `notifyApprovers`: its result, or `failed` (the workflow retries it on its own). */
+export type BatchedNoticeResult = { result: NotifyApproverResult } | { failed: true };
+
+/** `recordActionAndNotify` (patch `approval-lean-v5`): an action, and the approval requests it made due. */
+export interface ActionNoticesInput {
+  documentId: string;
+  action: RecordActionInput;
+  notices: NotifyApproverInput[];
+}
+
+/** `beginApproval` (patch `approval-lean-v5`): the send to record, and the approval requests due at once. */
+export interface BeginInput {
+  documentId: string;
+  workflowId: string;
+  notices: NotifyApproverInput[];
+}
+
+export interface BeginResult {
+  policies: ApprovalPolicies;
+  /** One per request asked, in order; empty when the run was ended instead of sent. */
+  notices: BatchedNoticeResult[];
+}
+
 export interface NotificationFailureInput {
   documentId: string;
   approverId: string;
@@ -242,7 +287,22 @@ export interface ApprovalActivities {
   /** Finalization failed for good: `finalization.state = "failed"`, `document.finalization_failed`, an error log. */
   markFinalizationFailed(input: { documentId: string; error: string; failedAt: string }): Promise<void>;
   markDocumentSent(input: { documentId: string; workflowId: string }): Promise<void>;
+  /**
+   * Issue 16 (patch `approval-lean-v5`, a local activity): markDocumentSent, the worker's activity policies, and
+   * the first approval requests (as notifyApprovers; none when the run was ended instead) — one marker where
+   * approvalPolicies, markDocumentSent and a request each were one.
+   */
+  beginApproval(input: BeginInput): Promise<BeginResult>;
   notifyApprover(input: NotifyApproverInput): Promise<NotifyApproverResult>;
+  /**
+   * Issue 16 (patch `approval-lean-v5`, a local activity): the approval requests due at one moment (a parallel
+   * document's, a signing group's), each as notifyApprover, side by side. A request that fails is reported
+   * (`failed`, nothing personal) and the others still go; the workflow retries a failed one with notifyApprover.
+   */
+  notifyApprovers(input: {
+    documentId: string;
+    notices: NotifyApproverInput[];
+  }): Promise<BatchedNoticeResult[]>;
   recordApproverAction(input: RecordActionInput): Promise<void>;
   /**
    * A delegation the workflow took: the approver becomes `delegated`, the delegate's row is created from the
@@ -271,4 +331,17 @@ export interface ApprovalActivities {
    * (it is reported in the result, and the workflow retries the copies alone when it was retryable).
    */
   finalizeAndSendSignedCopies(input: SignedCopiesInput): Promise<FinalizeWithCopiesResult>;
+  /**
+   * Issue 16 (patch `approval-lean-v5`): one activity where two followed each other — the writes of the actions
+   * (recordApproverAction each, idempotent; the one that completes the document last), then
+   * finalizeAndSendSignedCopies. When a write fails the attempt fails with type ACTION_NOT_WRITTEN; a finalization
+   * failure fails it as before.
+   */
+  recordActionAndFinalize(input: FinalActionInput): Promise<FinalizeWithCopiesResult>;
+  /**
+   * Issue 16 (patch `approval-lean-v5`): one activity where two followed each other — the write of an accepted
+   * action (recordApproverAction, idempotent; a failure typed ACTION_NOT_WRITTEN), then the approval requests it
+   * made due (a sequential document's next approver or group), as notifyApprovers.
+   */
+  recordActionAndNotify(input: ActionNoticesInput): Promise<BatchedNoticeResult[]>;
 }

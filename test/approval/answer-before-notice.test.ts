@@ -17,9 +17,10 @@ import {
 
 /**
  * An approver's answer does not wait for the next approver's WhatsApp request. The workflow sends that request
- * (a local activity) in the workflow task that also completes the approver's update, so the update's own answer
- * waits for Meta (until the send returns, or until Temporal's core completes the task on its own, measured at about
- * 8 s); the API answers once the action is written (src/approval/act-answer.ts). Here Meta (the fake Graph API)
+ * after the action's write, in the same activity (`recordActionAndNotify`, patch `approval-lean-v5`; before it, a
+ * local activity in the workflow task that also completes the approver's update), so the update's own answer waits
+ * for Meta (until the send returns, or, under `approval-lean-v4`, until Temporal's core completes the task on its
+ * own, measured at about 8 s); the API answers once the action is written (src/approval/act-answer.ts). Here Meta (the fake Graph API)
  * takes SLOW_MS over the next request, less than those 8 s: the approver's answer comes while that send is still
  * unanswered. (Without act-answer.ts the answer comes after it, and these tests fail.)
  */

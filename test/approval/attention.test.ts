@@ -7,6 +7,7 @@ import {
   PHONES,
   quickRepliesOf,
   requestFor,
+  requestsFor,
   send,
   startFlowHarness,
   statusOf,
@@ -104,6 +105,52 @@ describe('a read-model write that fails for good', () => {
     const again = await cli(doc.id);
     expect(again.code).toBe(1);
     expect(again.stderr).toMatch(/approved/);
+  }, 240_000);
+
+  it('an action whose write fails does not ask the next approver: a sequential document asks them once it lands', async () => {
+    // approval-lean-v5 writes the action and asks the next approver in one activity (recordActionAndNotify), the
+    // write first: a write that cannot land must leave the next approver unasked until the operator's retry.
+    const doc = await createDocument(h, {
+      workflowType: 'sequential',
+      approvers: [
+        { name: 'A', phone: PHONES.saudiA, action_type: 'approve_only' },
+        { name: 'B', phone: PHONES.saudiB, action_type: 'approve_only' },
+      ],
+    });
+    const fault = await failWrites(db(), 'approverCompleted');
+    let tapped: Promise<Response> | undefined;
+    try {
+      expect((await send(h, doc.id)).status).toBe(200);
+      const request = await requestFor(h, PHONES.saudiA, doc.id, 60_000);
+      tapped = tapButton(h, { from: PHONES.saudiA, payload: quickRepliesOf(request)[0]! });
+      const view = await parkedOn(doc.id, 'recordApproverAction');
+      expect(view.attention!.error).toContain(fault.message);
+      expect(view.approvers.map((a) => a.state)).toEqual(['completed', 'waiting']);
+      expect(await requestsFor(h, PHONES.saudiB, doc.id)).toEqual([]);
+      const stuck = await statusOf(h, doc.id);
+      expect(stuck.approvers.map((a) => a.status)).toEqual(['notified', 'waiting']);
+    } finally {
+      await fault.remove();
+    }
+
+    const retried = await cli(doc.id);
+    expect(retried.code, retried.stderr).toBe(0);
+    const second = await requestFor(h, PHONES.saudiB, doc.id, 60_000);
+    expect((await tapButton(h, { from: PHONES.saudiB, payload: quickRepliesOf(second)[0]! })).status).toBe(
+      200,
+    );
+    await eventually(async () => (await statusOf(h, doc.id)).status === 'approved', 90_000);
+    expect(await requestsFor(h, PHONES.saudiB, doc.id)).toHaveLength(1);
+    expect(await eventsOf(doc.id)).toEqual([
+      'document.created',
+      'document.sent',
+      'approver.notified',
+      'approver.completed',
+      'approver.notified',
+      'approver.completed',
+      'document.approved',
+    ]);
+    await tapped;
   }, 240_000);
 
   it('markDocumentExpired: parks in attention at the deadline, then the retry expires the document', async () => {

@@ -116,12 +116,13 @@ describe('signed copies', () => {
       .db('document_events')
       .where({ document_id: doc.id, event: 'document.approved' });
     expect(approved).toHaveLength(1);
-    // One activity finalized and tried the copies; the copies alone were then sent by sendSignedCopies.
+    // One activity wrote the last action, finalized and tried the copies (approval-lean-v5); the copies alone were
+    // then sent by sendSignedCopies.
     const scheduled = ((await handle.fetchHistory()).events ?? [])
       .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
       .filter((name): name is string => typeof name === 'string');
     expect(scheduled.filter((n) => /finaliz|SignedCopies/i.test(n))).toEqual([
-      'finalizeAndSendSignedCopies',
+      'recordActionAndFinalize',
       'sendSignedCopies',
     ]);
   }, 300_000);

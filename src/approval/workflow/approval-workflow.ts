@@ -52,6 +52,11 @@ import {
   type ApprovalView,
   type ApprovalWorkflowInput,
   type Attention,
+  type BatchedNoticeResult,
+  type FinalizeWithCopiesResult,
+  type NotifyApproverInput,
+  type NotifyApproverResult,
+  type RecordActionInput,
   type DelegateInput,
   type Refusal,
   type WorkflowNoticeKind,
@@ -109,6 +114,20 @@ import {
  *   The 1 ms timer of `approval-lean-v3` fired after about a second, not a millisecond: Temporal's history service
  *   moves a timer due sooner than `history.timerProcessorMaxTimeShift` (1 s by default) to about that far ahead,
  *   so every action's answer waited a second for it. An activity task is dispatched at once.
+ * - `approval-lean-v5` (issue 16), asked first, once at the start; a workflow that took it asks no other patch, as
+ *   it takes all of them (`approval-recovery-v1`, the signing groups, the automatic reminders, delegation, the signed
+ *   copies and `approval-lean-v4`): each patch asked costs two history events (its marker and Temporal's upsert of
+ *   TemporalChangeVersion). On top of `approval-lean-v4`, one activity where two or three followed each other:
+ *   - the send recorded, the policies read and the first approval requests sent by one local activity
+ *     (`beginApproval`);
+ *   - an accepted action's write and the approval requests it made due (a sequential document's next approver or
+ *     group) by one ordinary activity (`recordActionAndNotify`), the write first;
+ *   - the action that completes the document (with, again, those whose own write is still in flight) written and
+ *     the document finalized by one ordinary activity (`recordActionAndFinalize`).
+ *   Both ordinary ones are scheduled by the task that accepts the update, as v4's write is, so nothing leaves the
+ *   workflow before the acceptance is recorded. When one fails, the action is written on its own and the rest runs
+ *   as before. Other requests due together go in one local activity (`notifyApprovers`), each that fails then
+ *   retried alone as before.
  */
 export const PATCHES = {
   recovery: 'approval-recovery-v1',
@@ -121,6 +140,7 @@ export const PATCHES = {
   leanV2: 'approval-lean-v2',
   leanV3: 'approval-lean-v3',
   leanV4: 'approval-lean-v4',
+  leanV5: 'approval-lean-v5',
 } as const;
 
 /** The policies before issue 12 (retried without end); kept for workflows started by that code. */
@@ -227,6 +247,20 @@ function leanNotices(p: ApprovalPolicies): ReturnType<typeof proxyActivities<App
   });
 }
 
+/**
+ * From `approval-lean-v5`: the local activities that do two things at once. `beginApproval` has the attempts of
+ * a lean write (a failure falls back to approvalPolicies and markDocumentSent, each as before); `notifyApprovers`
+ * one attempt, as a lean approval request (a request it could not send is then retried alone, as before).
+ */
+const beginLocally = proxyLocalActivities<ApprovalActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 3 },
+});
+const batchLocally = proxyLocalActivities<ApprovalActivities>({
+  startToCloseTimeout: LEAN_NOTICE_TIMEOUT,
+  retry: { maximumAttempts: 1 },
+});
+
 function refuse(refusal: Refusal): never {
   throw ApplicationFailure.create({ type: refusal, message: REFUSAL_MESSAGES[refusal], nonRetryable: true });
 }
@@ -252,6 +286,8 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
   const held = new Set<string>();
   let sentRecorded = false;
   let writesInFlight = 0;
+  /** From `approval-lean-v5`: the accepted actions (not rejections) whose own write is in flight, by approver. */
+  const actionsInFlight = new Map<string, RecordActionInput>();
   const { workflowId } = workflowInfo();
 
   let policies: ApprovalPolicies | undefined;
@@ -292,6 +328,19 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
   let unconfirmed = 0;
   /** From `approval-lean-v4`: an accepted action's write is the ordinary activity, not a timer and a local one. */
   let ordinaryActs = false;
+  /** From `approval-lean-v5` (see PATCHES): no other patch asked; fewer activities where two followed each other. */
+  let leanV5 = false;
+  const requestOf = (approverId: string): NotifyApproverInput => ({
+    documentId: input.documentId,
+    approverId,
+    kind: 'approval_request',
+    idempotencyKey: `${workflowId}:${approverId}:approval_request`,
+  });
+  /**
+   * From `approval-lean-v5`: approval requests already sent by the activity that also did something else
+   * (beginApproval, recordActionAndNotify), by approver; the main loop takes each one's outcome from here.
+   */
+  const carried = new Map<string, BatchedNoticeResult>();
   /**
    * Waits until the update being handled is accepted in the history: a timer started in the workflow task that
    * accepts it can only fire once that task's completion (the acceptance with it) is recorded. Should the task fail
@@ -383,6 +432,7 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
     async ({ approverId, kind, evidenceId, evidence }) => {
       const decision = decideAction(state, approverId, kind);
       if (!decision.accepted) refuse(decision.refusal); // validated already; the state cannot have moved since
+      const dueBefore = new Set(dueForNotification(state).map((a) => a.id));
       state = decision.next;
       publishStatus();
       // The evidence by reference (its row in PostgreSQL); inline only in updates recorded before issue 13.
@@ -394,6 +444,29 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
       const closing = kind === 'reject';
       const writes = closing || ordinaryActs ? closingWrites : activities;
       const record = () => durably('recordApproverAction', () => writes.recordApproverAction(action));
+      if (leanV5 && !closing) {
+        // The action that completes the document also finalizes it, when the only writes still in flight are
+        // other actions' (finalization reads every approver's evidence: the activity writes those first too).
+        if (allCompleted(state) && writesInFlight === actionsInFlight.size) {
+          const actions = [...actionsInFlight.values(), action];
+          await write(() => recordAndFinalize(actions, record));
+          return view();
+        }
+        // The approvers the action made due (a sequential document's next) are asked by the write's own activity,
+        // after the write.
+        const madeDue = dueForNotification(state)
+          .map((a) => a.id)
+          .filter((id) => !dueBefore.has(id) && !held.has(id));
+        actionsInFlight.set(approverId, action);
+        try {
+          await write(() =>
+            afterAcceptance(() => (madeDue.length ? recordAndNotify(action, madeDue, record) : record())),
+          );
+        } finally {
+          actionsInFlight.delete(approverId);
+        }
+        return view();
+      }
       await write(() => (closing ? record() : afterAcceptance(record)));
       return view();
     },
@@ -417,7 +490,7 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
     async ({ approverId, delegateId, delegationId }) => {
       const decision = decideDelegation(state, approverId, delegateId);
       if (!decision.accepted) refuse(decision.refusal); // validated already; the state cannot have moved since
-      patched(PATCHES.delegation);
+      if (!leanV5) patched(PATCHES.delegation);
       held.add(delegateId);
       state = decision.next;
       try {
@@ -514,28 +587,52 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
     },
   );
 
-  recovery = patched(PATCHES.recovery);
+  // A new workflow takes approval-lean-v5, which implies every patch before it; a history recorded without it
+  // asks them as the code that recorded it did.
+  leanV5 = patched(PATCHES.leanV5);
+  recovery = leanV5 || patched(PATCHES.recovery);
   parking = recovery;
   if (
     input.workflowType === 'sequential' &&
     hasSharedPositions(input.approvers) &&
+    !leanV5 &&
     !patched(PATCHES.signingGroups)
   ) {
     state = { ...state, oneAtATime: true };
   }
   // Only a workflow started with reminders asks (so histories without them replay unchanged).
   const autoReminders =
-    recovery && input.reminders !== undefined && patched(PATCHES.autoReminders) ? input.reminders : undefined;
+    recovery && input.reminders !== undefined && (leanV5 || patched(PATCHES.autoReminders))
+      ? input.reminders
+      : undefined;
   // A new workflow takes approval-lean-v4 and never asks for v3, v2 or v1; a history recorded with one of those
   // replays through it (each one's marker is asked only where the newer ones are absent).
-  ordinaryActs = recovery && patched(PATCHES.leanV4);
+  ordinaryActs = leanV5 || (recovery && patched(PATCHES.leanV4));
   barrier = !ordinaryActs && recovery && patched(PATCHES.leanV3);
   const leanV2 = ordinaryActs || barrier || (recovery && patched(PATCHES.leanV2));
   lean = leanV2 || (recovery && patched(PATCHES.lean));
   if (lean) publishedStatus = workflowInfo().typedSearchAttributes.get(DocumentStatusKey);
   /** The approval requests: local activities first from approval-lean-v2 (`notices` stays for reminders). */
   let requests = notices;
+  /** From approval-lean-v5: the send recorded and the policies read by one local activity. */
+  let begun = false;
   if (recovery) {
+    if (leanV5) {
+      const first = dueForNotification(state).map((a) => a.id);
+      try {
+        const begin = await beginLocally.beginApproval({
+          documentId: input.documentId,
+          workflowId,
+          notices: first.map(requestOf),
+        });
+        policies = begin.policies;
+        begin.notices.forEach((outcome, i) => carried.set(first[i]!, outcome));
+        begun = true;
+      } catch (err) {
+        if (isCancellation(err)) throw err;
+        // Its attempts failed: the policies and the send as before (markDocumentSent is idempotent).
+      }
+    }
     const p = await loadPolicies();
     const ordinaryWrites = proxyActivities<ApprovalActivities>({
       ...WRITE_POLICY,
@@ -560,9 +657,11 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
       ),
     );
 
-  await durably('markDocumentSent', () =>
-    activities.markDocumentSent({ documentId: input.documentId, workflowId }),
-  );
+  if (!begun) {
+    await durably('markDocumentSent', () =>
+      activities.markDocumentSent({ documentId: input.documentId, workflowId }),
+    );
+  }
   sentRecorded = true;
   publishStatus();
 
@@ -622,17 +721,42 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
         });
     };
     const notifying = new Set<string>();
-    const startNotice = (approverId: string) => {
+    /**
+     * From approval-lean-v5: the requests due together in one local activity; each approver's request is its
+     * result there, or (it failed, or the batch did) the ordinary notifyApprover on the notify policy.
+     */
+    const batched = (approverIds: string[]): (() => Promise<NotifyApproverResult>)[] => {
+      const inputs = approverIds.map(requestOf);
+      const batch = noticeScope.run(() =>
+        batchLocally.notifyApprovers({ documentId: input.documentId, notices: inputs }),
+      );
+      batch.catch(() => undefined); // each approver's request below handles it
+      return inputs.map((request, i) => async () => {
+        let outcome: BatchedNoticeResult | undefined;
+        try {
+          outcome = (await batch)[i];
+        } catch (err) {
+          if (isCancellation(err)) throw err;
+        }
+        return outcome && 'result' in outcome ? outcome.result : notices.notifyApprover(request);
+      });
+    };
+    /** A request an earlier activity carried: its result, or (it failed there) notifyApprover on its own. */
+    const sentAlready = (approverId: string) => {
+      const outcome = carried.get(approverId)!;
+      carried.delete(approverId);
+      return (): Promise<NotifyApproverResult> =>
+        'result' in outcome ? Promise.resolve(outcome.result) : notices.notifyApprover(requestOf(approverId));
+    };
+    const startNotice = (
+      approverId: string,
+      send = (): Promise<NotifyApproverResult> => requests.notifyApprover(requestOf(approverId)),
+    ) => {
       notifying.add(approverId);
       void noticeScope
         .run(async () => {
           try {
-            await requests.notifyApprover({
-              documentId: input.documentId,
-              approverId,
-              kind: 'approval_request',
-              idempotencyKey: `${workflowId}:${approverId}:approval_request`,
-            });
+            await send();
           } catch (err) {
             if (isCancellation(err)) return;
             // The notice exhausted its policy: recorded on the approver (notification.status "failed"); the
@@ -661,7 +785,10 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
     const undispatched = () =>
       unconfirmed > 0 ? [] : dueForNotification(state).filter((a) => !notifying.has(a.id) && !held.has(a.id));
     for (;;) {
-      for (const a of undispatched()) startNotice(a.id);
+      const due = undispatched().map((a) => a.id);
+      const fresh = due.filter((id) => !carried.has(id));
+      const sends = leanV5 && fresh.length > 1 ? batched(fresh) : [];
+      for (const id of due) startNotice(id, carried.has(id) ? sentAlready(id) : sends[fresh.indexOf(id)]);
       if (!acceptsActions(state)) break;
       await condition(() => deadlinePassed || !acceptsActions(state) || undispatched().length > 0);
       if (deadlinePassed && acceptsActions(state)) {
@@ -711,10 +838,14 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
       publishStatus();
     }
   }
-  if (state.status === 'approved' && patched(PATCHES.signedCopies) && !copiesSettled)
+  if (state.status === 'approved' && (leanV5 || patched(PATCHES.signedCopies)) && !copiesSettled)
     await sendSignedCopies();
   if (state.status === 'voided') {
-    const told = notifiedApprovers(state).map((a) => a.id);
+    // Those notified, and those an action's own activity asked as the document was being voided.
+    const told = [
+      ...notifiedApprovers(state).map((a) => a.id),
+      ...[...carried].flatMap(([id, outcome]) => ('result' in outcome && outcome.result.sent ? [id] : [])),
+    ];
     if (recovery) {
       // A voided notice that exhausts its policy is dropped (logged): the document is voided either way.
       await Promise.all(
@@ -764,6 +895,74 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
     }
   }
 
+  /** The document is finalized (and, from approval-lean-v1, what became of the signed copies). */
+  function approve(result?: FinalizeWithCopiesResult): void {
+    if (result) {
+      copiesSettled = !result.retryCopies;
+      if (result.copies && result.copies.failed > 0)
+        log.warn('WhatsApp refused some signed copies', { ...result.copies });
+    }
+    state = markApproved(state);
+    publishStatus();
+  }
+
+  /**
+   * From approval-lean-v5: the write of an accepted action and the approval requests it made due, in one ordinary
+   * activity on the write policy; the requests' outcomes are carried to the main loop, which asks nobody until the
+   * write has settled. When it fails, the action is written on its own (`record`) and the requests go as before.
+   */
+  async function recordAndNotify(
+    action: RecordActionInput,
+    approverIds: string[],
+    record: () => Promise<void>,
+  ): Promise<void> {
+    try {
+      const outcomes = await closingWrites.recordActionAndNotify({
+        documentId: input.documentId,
+        action,
+        notices: approverIds.map(requestOf),
+      });
+      outcomes.forEach((outcome, i) => carried.set(approverIds[i]!, outcome));
+    } catch (err) {
+      if (!(err instanceof ActivityFailure)) throw err;
+      log.warn('an action and the requests it made due did not complete together', {
+        error: failureMessage(err),
+      });
+      await record();
+    }
+  }
+
+  /**
+   * From approval-lean-v5: the write of the action that completes the document (and again, idempotently, of those
+   * whose own write is still in flight: `actions`, this one last), and the finalization, in one activity on the
+   * finalization's policy, ending at the shorter of the write's and the finalization's windows.
+   * When it fails (its failure typed `action_not_written` when the write did, for the operator), the action is
+   * written on its own (`record`: a no-op once written; parks as any write that fails for good), and the main
+   * path then finalizes as before (finalizeOrPark, with its whole window).
+   */
+  async function recordAndFinalize(actions: RecordActionInput[], record: () => Promise<void>): Promise<void> {
+    const p = await loadPolicies();
+    const finalization = proxyActivities<ApprovalActivities>({
+      ...FINALIZE_POLICY,
+      scheduleToCloseTimeout: Math.min(p.writeMs, p.finalizeMs),
+    });
+    try {
+      approve(
+        await finalization.recordActionAndFinalize({
+          documentId: input.documentId,
+          actions,
+          idempotencyPrefix: workflowId,
+        }),
+      );
+    } catch (err) {
+      if (!(err instanceof ActivityFailure)) throw err;
+      log.warn('the last action and the finalization did not complete together', {
+        error: failureMessage(err),
+      });
+      await record();
+    }
+  }
+
   /**
    * Finalization with a finite policy: a retryable failure (a signing certificate being fixed, storage) is
    * retried until FINALIZE (APPROVAL_FINALIZE_RETRY_SECONDS) runs out; that or a permanent failure leaves the
@@ -783,16 +982,16 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
     for (;;) {
       try {
         if (lean) {
-          const result = await finalization.finalizeAndSendSignedCopies({
-            documentId: input.documentId,
-            idempotencyPrefix: workflowId,
-          });
-          copiesSettled = !result.retryCopies;
-          if (result.copies && result.copies.failed > 0)
-            log.warn('WhatsApp refused some signed copies', { ...result.copies });
-        } else await finalization.finalizeApprovedDocument({ documentId: input.documentId });
-        state = markApproved(state);
-        publishStatus();
+          approve(
+            await finalization.finalizeAndSendSignedCopies({
+              documentId: input.documentId,
+              idempotencyPrefix: workflowId,
+            }),
+          );
+        } else {
+          await finalization.finalizeApprovedDocument({ documentId: input.documentId });
+          approve();
+        }
         if (failedOnce) publishAttention(null);
         return;
       } catch (err) {

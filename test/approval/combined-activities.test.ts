@@ -1,0 +1,103 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createDocument,
+  eventually,
+  messagesTo,
+  PHONES,
+  quickRepliesOf,
+  requestFor,
+  send,
+  startFlowHarness,
+  statusOf,
+  tapButton,
+  type FlowHarness,
+} from '../helpers/approval-flow.ts';
+
+/**
+ * Patch `approval-lean-v5` sends approval requests from activities that also do something else: the first ones
+ * from `beginApproval` (with the send's record), a sequential document's next one from `recordActionAndNotify`
+ * (after the previous approver's action is written). A request WhatsApp fails there for the moment is not lost:
+ * the workflow hands it to the ordinary `notifyApprover` on the notification policy, and it reaches the approver
+ * once. Meta (the fake Graph API) answers the scripted request with a retryable 500.
+ */
+const LONG = 60_000;
+
+let h: FlowHarness;
+beforeAll(async () => {
+  h = await startFlowHarness({});
+});
+afterAll(() => h.close());
+
+/** The messages to `phone` WhatsApp accepted (the fake sets the message id on those it answers with 200). */
+const accepted = (phone: string) => messagesTo(h, phone).filter((r) => r.wamid !== undefined);
+const scheduledActivities = async (documentId: string) =>
+  ((await h.service.temporal.client.workflow.getHandle(`document-${documentId}`).fetchHistory()).events ?? [])
+    .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
+    .filter((name): name is string => typeof name === 'string');
+const approveByButton = async (phone: string, documentId: string) => {
+  const request = await requestFor(h, phone, documentId, LONG);
+  expect((await tapButton(h, { from: phone, payload: quickRepliesOf(request)[0]! })).status).toBe(200);
+};
+
+describe('an approval request sent by a combined activity', () => {
+  it('that WhatsApp fails after the previous action is written is retried on its own and arrives once', async () => {
+    const doc = await createDocument(h, {
+      workflowType: 'sequential',
+      approvers: [
+        { name: 'A', phone: PHONES.saudiA, action_type: 'approve_only' },
+        { name: 'B', phone: PHONES.saudiB, action_type: 'approve_only' },
+      ],
+    });
+    expect((await send(h, doc.id)).status).toBe(200);
+    const request = await requestFor(h, PHONES.saudiA, doc.id, LONG);
+    // The next message to Meta is B's request, sent by recordActionAndNotify once A's action is written.
+    h.graph.script({ kind: 'raw', status: 500, body: 'outage' });
+    expect((await tapButton(h, { from: PHONES.saudiA, payload: quickRepliesOf(request)[0]! })).status).toBe(
+      200,
+    );
+    await eventually(() => accepted(PHONES.saudiB).length === 1, LONG);
+    expect(messagesTo(h, PHONES.saudiB)).toHaveLength(2); // the failed attempt, then the retry
+    await approveByButton(PHONES.saudiB, doc.id);
+    await eventually(async () => (await statusOf(h, doc.id)).status === 'approved', LONG);
+    expect(accepted(PHONES.saudiB).filter((r) => quickRepliesOf(r).length > 0)).toHaveLength(1);
+    expect(await scheduledActivities(doc.id)).toEqual([
+      'recordActionAndNotify',
+      'notifyApprover', // B's request, taken over on the notification policy
+      'recordActionAndFinalize',
+    ]);
+    const b = (await statusOf(h, doc.id)).approvers[1]!;
+    expect(b.status).toBe('completed');
+  }, 180_000);
+
+  it('that WhatsApp fails among a parallel document’s first requests is retried alone; the others go once', async () => {
+    const doc = await createDocument(h, {
+      workflowType: 'parallel',
+      approvers: [
+        { name: 'A', phone: PHONES.saudiA, action_type: 'approve_only' },
+        { name: 'B', phone: PHONES.saudiB, action_type: 'approve_only' },
+        { name: 'C', phone: PHONES.saudiC, action_type: 'approve_only' },
+      ],
+    });
+    const before = {
+      a: messagesTo(h, PHONES.saudiA).length,
+      b: messagesTo(h, PHONES.saudiB).length,
+      c: messagesTo(h, PHONES.saudiC).length,
+    };
+    // One of the three requests beginApproval sends side by side fails.
+    h.graph.script({ kind: 'raw', status: 500, body: 'outage' });
+    expect((await send(h, doc.id)).status).toBe(200);
+    for (const phone of [PHONES.saudiA, PHONES.saudiB, PHONES.saudiC])
+      await requestFor(h, phone, doc.id, LONG);
+    const sent = [
+      messagesTo(h, PHONES.saudiA).slice(before.a),
+      messagesTo(h, PHONES.saudiB).slice(before.b),
+      messagesTo(h, PHONES.saudiC).slice(before.c),
+    ];
+    // Exactly one approver saw a failed attempt and a retry; every approver has one accepted request.
+    expect(sent.map((m) => m.length).sort()).toEqual([1, 1, 2]);
+    for (const messages of sent) expect(messages.filter((r) => r.wamid !== undefined)).toHaveLength(1);
+    expect(await scheduledActivities(doc.id)).toEqual(['notifyApprover']);
+    for (const phone of [PHONES.saudiA, PHONES.saudiB, PHONES.saudiC]) await approveByButton(phone, doc.id);
+    await eventually(async () => (await statusOf(h, doc.id)).status === 'approved', LONG);
+  }, 180_000);
+});
