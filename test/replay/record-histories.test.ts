@@ -40,10 +40,13 @@ import { failWrites } from '../helpers/write-faults.ts';
  * the workflow (no read-model write, no approval request) before its acceptance is in the history.
  * v7 (issue 16, patch `approval-lean-v4`): as v6, with that write an ordinary activity scheduled by the task that
  * accepts the update (no 1 ms timer, which Temporal fires after a second), and nobody asked until it has settled.
+ * v8 (issue 16, patch `approval-lean-v5`, the only patch a new workflow asks): as v7, with the send recorded, the
+ * policies read and the first requests sent by one local activity; an action and the requests it made due, or the
+ * action that completes the document and its finalization, in one ordinary activity.
  *
  * RECORD_HISTORIES=1 records every missing name; RECORD_HISTORIES=name,name only those (still never overwriting).
  */
-const VERSION = 'v7';
+const VERSION = 'v8';
 const DIR = path.resolve(import.meta.dirname, '../histories', VERSION);
 const wanted = (process.env.RECORD_HISTORIES ?? '').split(',').map((s) => s.trim());
 const NAMES = [

@@ -20,10 +20,13 @@ const HISTORIES = path.resolve(import.meta.dirname, '../histories');
  * `approval-lean-v2` (approval requests as local activities too; a write that closes the document from an update an
  * ordinary activity again), test/histories/v6 those of patch `approval-lean-v3` (an accepted action or delegation
  * touches nothing outside the workflow before its acceptance is in the history), test/histories/v7 those of patch
- * `approval-lean-v4` (that write an ordinary activity scheduled by the task that accepts the update, no timer).
+ * `approval-lean-v4` (that write an ordinary activity scheduled by the task that accepts the update, no timer),
+ * test/histories/v8 those of patch `approval-lean-v5` (the only patch asked; one activity where two followed each
+ * other: the send, the policies and the first requests; an action and the requests it made due; the last action
+ * and the finalization).
  * A recorded history is never re-recorded: each set proves that runs of its code replay through today's code.
  */
-const SETS = ['', 'v2', 'v3', 'v4', 'v5', 'v6', 'v7'];
+const SETS = ['', 'v2', 'v3', 'v4', 'v5', 'v6', 'v7', 'v8'];
 /** The v4 set (test/replay/record-histories.test.ts, VERSION v4). */
 const V4 = [
   'v4/attention-retried-expired',
@@ -52,6 +55,8 @@ const V5 = [
 const V6 = V5.map((name) => name.replace(/^v5/, 'v6'));
 /** The v7 set (VERSION v7): the same scenarios again. */
 const V7 = V5.map((name) => name.replace(/^v5/, 'v7'));
+/** The v8 set (VERSION v8): the same scenarios again. */
+const V8 = V5.map((name) => name.replace(/^v5/, 'v8'));
 const EXPECTED = [
   'expired',
   'parallel-approved',
@@ -77,6 +82,7 @@ const EXPECTED = [
   ...V5,
   ...V6,
   ...V7,
+  ...V8,
 ];
 
 const recorded = () => recordedHistories(HISTORIES, SETS);
@@ -90,6 +96,8 @@ describe('replaying recorded approval histories', () => {
   /** The patches each set's code took, in the order it took them (v4: the signed copies once approved). */
   const expectedPatches = (name: string): string[] => {
     if (!/^v\d\//.test(name)) return [];
+    // approval-lean-v5 implies every patch before it: a workflow that took it asks no other.
+    if (name.startsWith('v8/')) return [PATCHES.leanV5];
     const v4 = name.startsWith('v4/');
     const v5 = name.startsWith('v5/');
     const v6 = name.startsWith('v6/');
@@ -341,6 +349,74 @@ describe('replaying recorded approval histories', () => {
           name,
         ).not.toContain('EVENT_TYPE_TIMER_STARTED');
       }
+    }
+  });
+
+  it('v8 (approval-lean-v5): the accepting task schedules one activity per action, which also asks whoever it made due or finalizes; no local activity, no timer', async () => {
+    const WRITES = [
+      'recordApproverAction',
+      'recordActionAndNotify',
+      'recordActionAndFinalize',
+      'recordDelegation',
+    ];
+    for (const name of V8) {
+      for (const task of await accepting(name)) {
+        const accepted = task.filter(acceptsEffectful).length;
+        expect(effects(task).length, name).toBe(accepted);
+        for (const effect of effects(task)) expect(WRITES, name).toContain(effect);
+        expect(
+          task.map((e) => e.eventType),
+          name,
+        ).not.toContain('EVENT_TYPE_TIMER_STARTED');
+      }
+    }
+  });
+
+  it('v8 (approval-lean-v5) does less Temporal work than v7 for the same runs', async () => {
+    const historyOf = async (name: string) =>
+      (JSON.parse(await readFile(path.join(HISTORIES, `${name}.json`), 'utf8')) as { events: Event[] })
+        .events;
+    const scheduledIn = (events: Event[]) =>
+      events.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType.name ?? []);
+    const count = (events: Event[], type: string) =>
+      events.filter((e) => e.eventType === `EVENT_TYPE_${type}`).length;
+    const localActivities = (events: Event[]) =>
+      events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').length;
+    // A sequential document: each action but the last writes and asks the next approver in one activity; the last
+    // writes and finalizes in one. (sendSignedCopies: the recorder's 10 s finalization time-out leaves the copies
+    // too little time inside the finalization, so they go on their own.)
+    expect(scheduledIn(await historyOf('v8/sequential-approved'))).toEqual([
+      'recordActionAndNotify',
+      'recordActionAndNotify',
+      'recordActionAndNotify',
+      'recordActionAndFinalize',
+      'sendSignedCopies',
+    ]);
+    for (const name of V8.filter((n) => n.endsWith('-approved') && !n.includes('finalization'))) {
+      const scheduled = scheduledIn(await historyOf(name));
+      expect(scheduled, name).toContain('recordActionAndFinalize');
+      expect(scheduled, name).not.toContain('finalizeAndSendSignedCopies');
+    }
+    // A finalization that fails: the combined activity fails with it, the action is written on its own (a no-op
+    // by then) and the finalization runs as before — one activity more than v7 on this path, not a lost step.
+    for (const name of ['v8/finalization-failed-voided', 'v8/finalization-retried-approved']) {
+      expect(scheduledIn(await historyOf(name)).slice(0, 3), name).toEqual([
+        'recordActionAndFinalize',
+        'recordApproverAction',
+        'finalizeAndSendSignedCopies',
+      ]);
+    }
+    for (const name of V8.filter((n) => !n.includes('finalization'))) {
+      const [v7, v8] = await Promise.all([historyOf(name.replace(/^v8/, 'v7')), historyOf(name)]);
+      expect(v8.length, name).toBeLessThan(v7.length);
+      expect(count(v8, 'WORKFLOW_TASK_STARTED'), name).toBeLessThanOrEqual(
+        count(v7, 'WORKFLOW_TASK_STARTED'),
+      );
+      expect(count(v8, 'ACTIVITY_TASK_SCHEDULED'), name).toBeLessThanOrEqual(
+        count(v7, 'ACTIVITY_TASK_SCHEDULED'),
+      );
+      // The send, the policies and the first requests: one local activity at the start, not one each.
+      expect(localActivities(v8), name).toBeLessThan(localActivities(v7));
     }
   });
 
