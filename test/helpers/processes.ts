@@ -165,8 +165,12 @@ export async function postmasterPid(dataDir: string): Promise<number> {
   return Number(text.split('\n')[0]);
 }
 
-/** True while a process with this pid exists. */
+/**
+ * True while a process with this pid exists. A pid that is no positive integer is refused: `kill(0, 0)` would
+ * signal our own process group and answer true (a pid file read while PostgreSQL was still writing it reads 0).
+ */
 export function alive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) throw new Error(`not a process id: ${pid}`);
   try {
     process.kill(pid, 0);
     return true;
