@@ -6,6 +6,7 @@ import {
   PHONES,
   quickRepliesOf,
   requestFor,
+  scheduledActivities,
   send,
   startFlowHarness,
   statusOf,
@@ -30,10 +31,6 @@ afterAll(() => h.close());
 
 /** The messages to `phone` WhatsApp accepted (the fake sets the message id on those it answers with 200). */
 const accepted = (phone: string) => messagesTo(h, phone).filter((r) => r.wamid !== undefined);
-const scheduledActivities = async (documentId: string) =>
-  ((await h.service.temporal.client.workflow.getHandle(`document-${documentId}`).fetchHistory()).events ?? [])
-    .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
-    .filter((name): name is string => typeof name === 'string');
 const approveByButton = async (phone: string, documentId: string) => {
   const request = await requestFor(h, phone, documentId, LONG);
   expect((await tapButton(h, { from: phone, payload: quickRepliesOf(request)[0]! })).status).toBe(200);
@@ -60,7 +57,7 @@ describe('an approval request sent by a combined activity', () => {
     await approveByButton(PHONES.saudiB, doc.id);
     await eventually(async () => (await statusOf(h, doc.id)).status === 'approved', LONG);
     expect(accepted(PHONES.saudiB).filter((r) => quickRepliesOf(r).length > 0)).toHaveLength(1);
-    expect(await scheduledActivities(doc.id)).toEqual([
+    expect(await scheduledActivities(h, doc.id)).toEqual([
       'recordActionAndNotify',
       'notifyApprover', // B's request, taken over on the notification policy
       'recordActionAndFinalize',
@@ -97,7 +94,7 @@ describe('an approval request sent by a combined activity', () => {
     // Exactly one approver saw a failed attempt and a retry; every approver has one accepted request.
     expect(sent.map((m) => m.length).sort()).toEqual([1, 1, 2]);
     for (const messages of sent) expect(messages.filter((r) => r.wamid !== undefined)).toHaveLength(1);
-    expect(await scheduledActivities(doc.id)).toEqual(['notifyApprover']);
+    expect(await scheduledActivities(h, doc.id)).toEqual(['notifyApprover']);
     for (const phone of [PHONES.saudiA, PHONES.saudiB, PHONES.saudiC]) await approveByButton(phone, doc.id);
     await eventually(async () => (await statusOf(h, doc.id)).status === 'approved', LONG);
   }, 180_000);

@@ -6,6 +6,7 @@ import {
   PHONES,
   quickRepliesOf,
   requestFor,
+  scheduledActivities,
   send,
   startFlowHarness,
   statusOf,
@@ -118,9 +119,7 @@ describe('signed copies', () => {
     expect(approved).toHaveLength(1);
     // One activity wrote the last action, finalized and tried the copies (approval-lean-v5); the copies alone were
     // then sent by sendSignedCopies.
-    const scheduled = ((await handle.fetchHistory()).events ?? [])
-      .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
-      .filter((name): name is string => typeof name === 'string');
+    const scheduled = await scheduledActivities(h, doc.id);
     expect(scheduled.filter((n) => /finaliz|SignedCopies/i.test(n))).toEqual([
       'recordActionAndFinalize',
       'sendSignedCopies',

@@ -184,6 +184,14 @@ export async function requestsFor(
   });
 }
 
+/** The activity types the document's workflow scheduled (ordinary activities, not local ones), in order. */
+export async function scheduledActivities(h: FlowHarness, documentId: string): Promise<string[]> {
+  const history = await h.service.temporal.client.workflow.getHandle(`document-${documentId}`).fetchHistory();
+  return (history.events ?? [])
+    .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
+    .filter((name): name is string => typeof name === 'string');
+}
+
 /** Waits for the first approval request of `documentId` to `phone`. */
 export const requestFor = (
   h: FlowHarness,
