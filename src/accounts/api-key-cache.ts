@@ -1,6 +1,6 @@
-import type pg from 'pg';
 import type { Db } from '../db/knex.ts';
 import { API_KEYS_CHANNEL, apiKeysStore, type ApiKeyWithAccount } from '../db/stores/api-keys-store.ts';
+import { listen } from '../db/pg-listen.ts';
 import type { Logger } from '../logger.ts';
 
 /** How authentication finds a key: in PostgreSQL each time, or through the cache below. */
@@ -12,11 +12,6 @@ export interface ApiKeyLookup {
 export function uncachedApiKeyLookup(db: Db): ApiKeyLookup {
   const store = apiKeysStore(db);
   return { find: (key) => store.findForAuthentication(key), close: () => Promise.resolve() };
-}
-
-interface RawConnections {
-  acquireRawConnection(): Promise<pg.Client>;
-  destroyRawConnection(connection: pg.Client): Promise<void>;
 }
 
 export interface ApiKeyCacheOptions {
@@ -39,17 +34,11 @@ export interface ApiKeyCacheOptions {
 export async function createApiKeyCache(options: ApiKeyCacheOptions): Promise<ApiKeyLookup> {
   const { db, logger, ttlMs } = options;
   const maxEntries = options.maxEntries ?? 10_000;
-  const reconnectDelayMs = options.reconnectDelayMs ?? 1_000;
   const store = apiKeysStore(db);
-  // knex's own way to open a connection outside its pool, with the pool's settings: LISTEN needs one for itself.
-  const raw = db.client as RawConnections;
   const entries = new Map<string, { record: ApiKeyWithAccount; expiresAt: number }>();
-  let listener: pg.Client | undefined;
-  let closed = false;
   // Bumped by every notice and every loss of the connection: a read that started before a change must not store
   // what it read after the change's notice went by.
   let generation = 0;
-  let retry: NodeJS.Timeout | undefined;
 
   const invalidate = (payload: string | undefined) => {
     generation += 1;
@@ -63,58 +52,22 @@ export async function createApiKeyCache(options: ApiKeyCacheOptions): Promise<Ap
     }
   };
 
-  const lost = (client: pg.Client, err?: unknown) => {
-    if (listener !== client) return;
-    listener = undefined;
-    invalidate(undefined);
-    if (closed) return;
-    logger.warn({ err }, 'API key notices interrupted: reading keys from PostgreSQL until they are back');
-    void raw.destroyRawConnection(client).catch(() => undefined);
-    schedule();
-  };
-
-  const schedule = () => {
-    retry = setTimeout(() => void listen(), reconnectDelayMs);
-    retry.unref();
-  };
-
-  const listen = async (): Promise<void> => {
-    if (closed) return;
-    let client: pg.Client | undefined;
-    try {
-      client = await raw.acquireRawConnection();
-      const c = client;
-      c.on('notification', (msg) => {
-        if (msg.channel === API_KEYS_CHANNEL) invalidate(msg.payload);
-      });
-      c.on('error', (err) => lost(c, err));
-      c.on('end', () => lost(c));
-      await c.query(`LISTEN ${API_KEYS_CHANNEL}`);
-      if (closed) {
-        await raw.destroyRawConnection(c);
-        return;
-      }
-      invalidate(undefined);
-      listener = c;
-    } catch (err) {
-      if (client) await raw.destroyRawConnection(client).catch(() => undefined);
-      if (closed) return;
-      logger.warn({ err }, 'cannot listen for API key notices: reading keys from PostgreSQL meanwhile');
-      schedule();
-    }
-  };
-
-  await listen();
+  const notices = await listen(
+    db,
+    API_KEYS_CHANNEL,
+    { notice: invalidate, up: () => invalidate(undefined), down: () => invalidate(undefined) },
+    { logger, what: 'API key notices', reconnectDelayMs: options.reconnectDelayMs },
+  );
 
   return {
     async find(key) {
-      if (listener && ttlMs > 0) {
+      if (notices.up && ttlMs > 0) {
         const hit = entries.get(key);
         if (hit && hit.expiresAt > Date.now()) return hit.record;
       }
       const before = generation;
       const record = await store.findForAuthentication(key);
-      if (record && listener && ttlMs > 0 && generation === before) {
+      if (record && notices.up && ttlMs > 0 && generation === before) {
         entries.delete(key);
         if (entries.size >= maxEntries) entries.delete(entries.keys().next().value!);
         entries.set(key, { record, expiresAt: Date.now() + ttlMs });
@@ -122,12 +75,8 @@ export async function createApiKeyCache(options: ApiKeyCacheOptions): Promise<Ap
       return record;
     },
     async close() {
-      closed = true;
-      clearTimeout(retry);
-      const client = listener;
-      listener = undefined;
+      await notices.close();
       entries.clear();
-      if (client) await raw.destroyRawConnection(client).catch(() => undefined);
     },
   };
 }

@@ -32,6 +32,7 @@ import { createWebhooksRouter } from './routes/webhooks-routes.ts';
 import { createAccountRouter } from './routes/account-routes.ts';
 import { createApiServices } from './services.ts';
 import type { ResolveHost } from '../webhooks/ssrf-guard.ts';
+import type { EvidenceWatch } from '../approval/evidence-watch.ts';
 
 export const API_PREFIX = '/api/v1';
 
@@ -48,6 +49,8 @@ export function createApp(
     /** The dashboard's clock; tests may pin it. */ now?: () => Date;
     /** How keys are found; the API server hands in its cache (without one, PostgreSQL is read each time). */
     apiKeys?: ApiKeyLookup;
+    /** When actions are written, as PostgreSQL announces it; the API server hands in its own (without one, read). */
+    evidenceWatch?: EvidenceWatch;
   },
 ): Koa<AppState> {
   // The approval client and the webhook dispatcher, built once for every router of this app.

@@ -5,6 +5,7 @@ import { approversStore } from '../db/stores/approvers-store.ts';
 import { documentsStore } from '../db/stores/documents-store.ts';
 import type { ApprovalClient } from './client.ts';
 import type { ActionKind } from './definitions.ts';
+import type { EvidenceWait, EvidenceWatch } from './evidence-watch.ts';
 import { progressOf } from './rules.ts';
 
 /** What the answer to an action tells the approver: the document's status, and how many have completed. */
@@ -32,12 +33,28 @@ const WATCH_EVERY_MS = 100;
  * the history, and marks the evidence accepted in the same transaction; so an accepted evidence row means the
  * action is taken and written. The read model is read
  * only after ANSWER_GRACE_MS, so an answer that comes quickly costs no statement. Refusals, and the 503 of an
- * answer that never comes, are the workflow's, as before.
+ * answer that never comes, are the workflow's, as before. With an EvidenceWatch (the API server's), the read model is
+ * not read until PostgreSQL announces the evidence accepted, and then once.
  */
 export async function actWhenWritten(
+  deps: { db: Knex; approvals: ApprovalClient; evidenceWatch?: EvidenceWatch },
+  documentId: string,
+  action: { approverId: string; kind: ActionKind; evidenceId: string },
+): Promise<ActOutcome> {
+  // Before the action is sent, so its notice cannot go by first.
+  const heard = deps.evidenceWatch?.watch(action.evidenceId);
+  try {
+    return await answerOnceWritten(deps, documentId, action, heard);
+  } finally {
+    heard?.cancel();
+  }
+}
+
+async function answerOnceWritten(
   deps: { db: Knex; approvals: ApprovalClient },
   documentId: string,
   action: { approverId: string; kind: ActionKind; evidenceId: string },
+  heard: EvidenceWait | undefined,
 ): Promise<ActOutcome> {
   const answered = deps.approvals.act(documentId, action);
   let settled = false;
@@ -52,6 +69,19 @@ export async function actWhenWritten(
     },
   );
   const written = (async (): Promise<ActOutcome | undefined> => {
+    // Told by PostgreSQL that the evidence is accepted: one read of the outcome. Without the notices (or when they
+    // stopped meanwhile), the row is read every WATCH_EVERY_MS after ANSWER_GRACE_MS.
+    // (The workflow's answer, or its refusal, first: the notice is no longer needed.)
+    const answeredFirst = done.then(
+      () => false,
+      () => false,
+    );
+    if (heard && (await Promise.race([heard.accepted, answeredFirst]))) {
+      // Announced accepted, so written (the announcement is sent on commit): no need to read the evidence again.
+      const outcome = await outcomeOf(deps.db, documentId).catch(() => undefined);
+      if (outcome) return outcome;
+    }
+    if (settled) return undefined;
     await sleep(ANSWER_GRACE_MS);
     while (!settled) {
       // A read that fails (PostgreSQL away) is not an answer: the workflow's answer, or its 503, still comes.
@@ -72,6 +102,11 @@ async function writtenOutcome(
 ): Promise<ActOutcome | undefined> {
   const evidence = await actionEvidenceStore(db).find(evidenceId);
   if (evidence?.state !== 'accepted') return undefined;
+  return outcomeOf(db, documentId);
+}
+
+/** The document's status and progress as the read model has them. */
+async function outcomeOf(db: Knex, documentId: string): Promise<ActOutcome | undefined> {
   const [document, approvers] = await Promise.all([
     documentsStore(db).findByIdUnscoped(documentId),
     approversStore(db).listByDocument(documentId),

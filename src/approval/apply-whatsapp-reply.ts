@@ -11,11 +11,14 @@ import {
 } from '../whatsapp/index.ts';
 import { ApprovalRefused, type ApprovalClient } from './client.ts';
 import { actWhenWritten } from './act-answer.ts';
+import type { EvidenceWatch } from './evidence-watch.ts';
 
 export interface InboundDeps {
   db: Knex;
   approvals: ApprovalClient;
   logger: Logger;
+  /** When actions are written, as PostgreSQL announces it (the API server's); without one the row is read. */
+  evidenceWatch?: EvidenceWatch;
 }
 
 export interface InboundOutcome {

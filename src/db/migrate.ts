@@ -23,6 +23,7 @@ import * as ccRecipients from './migrations/024-cc-recipients.ts';
 import * as documentCounts from './migrations/025-document-counts.ts';
 import * as delegationOutcome from './migrations/026-delegation-outcome.ts';
 import * as inboundHandled from './migrations/027-inbound-handled.ts';
+import * as evidenceAcceptedNotify from './migrations/028-evidence-accepted-notify.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -58,6 +59,7 @@ const migrations: Record<string, Migration> = {
   '025-document-counts': documentCounts,
   '026-delegation-outcome': delegationOutcome,
   '027-inbound-handled': inboundHandled,
+  '028-evidence-accepted-notify': evidenceAcceptedNotify,
 };
 
 const source: Knex.MigrationSource<string> = {

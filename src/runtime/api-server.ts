@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { createApiKeyCache } from '../accounts/api-key-cache.ts';
+import { createEvidenceWatch } from '../approval/evidence-watch.ts';
 import { createApp } from '../api/app.ts';
 import { answerClientError } from '../api/client-error.ts';
 import { startPurgeSchedule } from './purge.ts';
@@ -23,7 +24,10 @@ export async function startApiServer(
   const apiKeys =
     deps.apiKeys ??
     (await createApiKeyCache({ db: deps.db, logger: deps.logger, ttlMs: deps.config.apiKeyCacheTtlMs }));
-  const app = createApp({ ...deps, apiKeys });
+  // Actions' evidence accepted, as PostgreSQL announces it: an action is answered the moment it is written.
+  const evidenceWatch =
+    deps.evidenceWatch ?? (await createEvidenceWatch({ db: deps.db, logger: deps.logger }));
+  const app = createApp({ ...deps, apiKeys, evidenceWatch });
   const handle = app.callback();
   const server = createServer((req, res) => void handle(req, res));
   server.keepAliveTimeout = 65_000;
@@ -45,6 +49,7 @@ export async function startApiServer(
       });
       await purge.stop();
       if (!deps.apiKeys) await apiKeys.close();
+      if (!deps.evidenceWatch) await evidenceWatch.close();
     },
   };
 }

@@ -1,5 +1,6 @@
 import Router from '@koa/router';
 import type { ApprovalClient } from '../../approval/client.ts';
+import type { EvidenceWatch } from '../../approval/evidence-watch.ts';
 import { handleWhatsAppNotification } from '../../approval/apply-whatsapp-reply.ts';
 import { AppError } from '../../errors.ts';
 import { parseNotification, verifyHandshake, verifyMetaSignature } from '../../whatsapp/index.ts';
@@ -15,7 +16,10 @@ const MAX_NOTIFICATION_BYTES = 1024 * 1024;
  * valid X-Hub-Signature-256 over the raw bytes. Public: Meta does not send our API keys.
  */
 export function createWhatsAppWebhookRouter(
-  deps: Pick<ApiDeps, 'db' | 'config' | 'logger'> & { approvals: ApprovalClient },
+  deps: Pick<ApiDeps, 'db' | 'config' | 'logger'> & {
+    approvals: ApprovalClient;
+    evidenceWatch?: EvidenceWatch;
+  },
 ): Router<AppState> {
   const router = new Router<AppState>();
   const { approvals } = deps;
@@ -34,7 +38,7 @@ export function createWhatsAppWebhookRouter(
       throw new AppError('unauthorized', 'Invalid or missing X-Hub-Signature-256');
     }
     const outcomes = await handleWhatsAppNotification(
-      { db: deps.db, approvals, logger: deps.logger },
+      { db: deps.db, approvals, logger: deps.logger, evidenceWatch: deps.evidenceWatch },
       parseNotification(parseJson(raw)),
     );
     deps.logger.info({ outcomes }, 'WhatsApp notification handled');

@@ -36,6 +36,9 @@ interface EvidenceRow {
 
 const TABLE = 'approver_action_evidence';
 
+/** Where PostgreSQL announces, on commit, an evidence row becoming `accepted` (its id; migration 028). */
+export const EVIDENCE_ACCEPTED_CHANNEL = 'wathiq_evidence_accepted';
+
 const toStored = (r: EvidenceRow): StoredEvidence => ({
   id: r.id,
   documentId: r.document_id,
