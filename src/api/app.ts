@@ -32,7 +32,7 @@ import { createWebhooksRouter } from './routes/webhooks-routes.ts';
 import { createAccountRouter } from './routes/account-routes.ts';
 import { createApiServices } from './services.ts';
 import type { ResolveHost } from '../webhooks/ssrf-guard.ts';
-import type { EvidenceWatch } from '../approval/evidence-watch.ts';
+import type { WriteNotices } from '../approval/write-notices.ts';
 
 export const API_PREFIX = '/api/v1';
 
@@ -50,7 +50,7 @@ export function createApp(
     /** How keys are found; the API server hands in its cache (without one, PostgreSQL is read each time). */
     apiKeys?: ApiKeyLookup;
     /** When actions are written, as PostgreSQL announces it; the API server hands in its own (without one, read). */
-    evidenceWatch?: EvidenceWatch;
+    writeNotices?: WriteNotices;
   },
 ): Koa<AppState> {
   // The approval client and the webhook dispatcher, built once for every router of this app.

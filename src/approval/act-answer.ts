@@ -5,7 +5,8 @@ import { approversStore } from '../db/stores/approvers-store.ts';
 import { documentsStore } from '../db/stores/documents-store.ts';
 import type { ApprovalClient } from './client.ts';
 import type { ActionKind } from './definitions.ts';
-import type { EvidenceWait, EvidenceWatch } from './evidence-watch.ts';
+import type { NoticeWait } from '../db/notice-waits.ts';
+import type { WriteNotices } from './write-notices.ts';
 import { progressOf } from './rules.ts';
 
 /** What the answer to an action tells the approver: the document's status, and how many have completed. */
@@ -33,16 +34,16 @@ const WATCH_EVERY_MS = 100;
  * the history, and marks the evidence accepted in the same transaction; so an accepted evidence row means the
  * action is taken and written. The read model is read
  * only after ANSWER_GRACE_MS, so an answer that comes quickly costs no statement. Refusals, and the 503 of an
- * answer that never comes, are the workflow's, as before. With an EvidenceWatch (the API server's), the read model is
+ * answer that never comes, are the workflow's, as before. With the API server's WriteNotices, the read model is
  * not read until PostgreSQL announces the evidence accepted, and then once.
  */
 export async function actWhenWritten(
-  deps: { db: Knex; approvals: ApprovalClient; evidenceWatch?: EvidenceWatch },
+  deps: { db: Knex; approvals: ApprovalClient; writeNotices?: WriteNotices },
   documentId: string,
   action: { approverId: string; kind: ActionKind; evidenceId: string },
 ): Promise<ActOutcome> {
   // Before the action is sent, so its notice cannot go by first.
-  const heard = deps.evidenceWatch?.watch(action.evidenceId);
+  const heard = deps.writeNotices?.evidenceAccepted.watch(action.evidenceId);
   try {
     return await answerOnceWritten(deps, documentId, action, heard);
   } finally {
@@ -54,7 +55,7 @@ async function answerOnceWritten(
   deps: { db: Knex; approvals: ApprovalClient },
   documentId: string,
   action: { approverId: string; kind: ActionKind; evidenceId: string },
-  heard: EvidenceWait | undefined,
+  heard: NoticeWait | undefined,
 ): Promise<ActOutcome> {
   const answered = deps.approvals.act(documentId, action);
   let settled = false;
@@ -76,7 +77,7 @@ async function answerOnceWritten(
       () => false,
       () => false,
     );
-    if (heard && (await Promise.race([heard.accepted, answeredFirst]))) {
+    if (heard && (await Promise.race([heard.heard, answeredFirst]))) {
       // Announced accepted, so written (the announcement is sent on commit): no need to read the evidence again.
       const outcome = await outcomeOf(deps.db, documentId).catch(() => undefined);
       if (outcome) return outcome;

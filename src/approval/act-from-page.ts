@@ -8,7 +8,7 @@ import { statusRefusal } from '../documents/rules.ts';
 import { AppError } from '../errors.ts';
 import type { Storage } from '../storage/storage.ts';
 import { ApprovalRefused, type ApprovalClient } from './client.ts';
-import type { EvidenceWatch } from './evidence-watch.ts';
+import type { WriteNotices } from './write-notices.ts';
 import type { ActionEvidence, ActionKind } from './definitions.ts';
 import { actWhenWritten, type ActOutcome } from './act-answer.ts';
 import { hasVerifiedSession } from './approver-otp.ts';
@@ -103,7 +103,7 @@ export async function pageVerification(
  * if it does. A repeated submit writes a row of its own, refused as `already_acted` and removed.
  */
 export async function actFromPage(
-  deps: { db: Knex; approvals: ApprovalClient; storage: Storage; evidenceWatch?: EvidenceWatch },
+  deps: { db: Knex; approvals: ApprovalClient; storage: Storage; writeNotices?: WriteNotices },
   link: PageLink,
   kind: ActionKind,
   evidence: ActionEvidence,

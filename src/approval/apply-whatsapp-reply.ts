@@ -11,14 +11,14 @@ import {
 } from '../whatsapp/index.ts';
 import { ApprovalRefused, type ApprovalClient } from './client.ts';
 import { actWhenWritten } from './act-answer.ts';
-import type { EvidenceWatch } from './evidence-watch.ts';
+import type { WriteNotices } from './write-notices.ts';
 
 export interface InboundDeps {
   db: Knex;
   approvals: ApprovalClient;
   logger: Logger;
   /** When actions are written, as PostgreSQL announces it (the API server's); without one the row is read. */
-  evidenceWatch?: EvidenceWatch;
+  writeNotices?: WriteNotices;
 }
 
 export interface InboundOutcome {

@@ -29,6 +29,7 @@ import {
   type Refusal,
 } from './definitions.ts';
 import type { ReminderSettings } from '../domain/model.ts';
+import type { WriteNotices } from './write-notices.ts';
 import { effectiveReminders, workflowReminders } from './workflow/reminder-schedule.ts';
 import { AccountIdKey, DocumentReferenceKey, DocumentStatusKey } from '../temporal/search-attributes.ts';
 
@@ -245,4 +246,6 @@ export type ApprovalClient = ReturnType<typeof createApprovalClient>;
 export interface ApprovalDeps {
   db: Knex;
   approvals: ApprovalClient;
+  /** The workflow's writes as PostgreSQL announces them (the API server's); without them the rows are read. */
+  writeNotices?: WriteNotices;
 }

@@ -24,6 +24,7 @@ import * as documentCounts from './migrations/025-document-counts.ts';
 import * as delegationOutcome from './migrations/026-delegation-outcome.ts';
 import * as inboundHandled from './migrations/027-inbound-handled.ts';
 import * as evidenceAcceptedNotify from './migrations/028-evidence-accepted-notify.ts';
+import * as documentSentNotify from './migrations/029-document-sent-notify.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -60,6 +61,7 @@ const migrations: Record<string, Migration> = {
   '026-delegation-outcome': delegationOutcome,
   '027-inbound-handled': inboundHandled,
   '028-evidence-accepted-notify': evidenceAcceptedNotify,
+  '029-document-sent-notify': documentSentNotify,
 };
 
 const source: Knex.MigrationSource<string> = {

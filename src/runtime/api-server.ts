@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { createApiKeyCache } from '../accounts/api-key-cache.ts';
-import { createEvidenceWatch } from '../approval/evidence-watch.ts';
+import { createWriteNotices } from '../approval/write-notices.ts';
 import { createApp } from '../api/app.ts';
 import { answerClientError } from '../api/client-error.ts';
 import { startPurgeSchedule } from './purge.ts';
@@ -24,10 +24,9 @@ export async function startApiServer(
   const apiKeys =
     deps.apiKeys ??
     (await createApiKeyCache({ db: deps.db, logger: deps.logger, ttlMs: deps.config.apiKeyCacheTtlMs }));
-  // Actions' evidence accepted, as PostgreSQL announces it: an action is answered the moment it is written.
-  const evidenceWatch =
-    deps.evidenceWatch ?? (await createEvidenceWatch({ db: deps.db, logger: deps.logger }));
-  const app = createApp({ ...deps, apiKeys, evidenceWatch });
+  // The workflow's writes an answer waits for, as PostgreSQL announces them: answered the moment they commit.
+  const writeNotices = deps.writeNotices ?? (await createWriteNotices({ db: deps.db, logger: deps.logger }));
+  const app = createApp({ ...deps, apiKeys, writeNotices });
   const handle = app.callback();
   const server = createServer((req, res) => void handle(req, res));
   server.keepAliveTimeout = 65_000;
@@ -49,7 +48,7 @@ export async function startApiServer(
       });
       await purge.stop();
       if (!deps.apiKeys) await apiKeys.close();
-      if (!deps.evidenceWatch) await evidenceWatch.close();
+      if (!deps.writeNotices) await writeNotices.close();
     },
   };
 }

@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import type { ApprovalClient } from '../../approval/client.ts';
-import type { EvidenceWatch } from '../../approval/evidence-watch.ts';
+import type { WriteNotices } from '../../approval/write-notices.ts';
 import { handleWhatsAppNotification } from '../../approval/apply-whatsapp-reply.ts';
 import { AppError } from '../../errors.ts';
 import { parseNotification, verifyHandshake, verifyMetaSignature } from '../../whatsapp/index.ts';
@@ -18,7 +18,7 @@ const MAX_NOTIFICATION_BYTES = 1024 * 1024;
 export function createWhatsAppWebhookRouter(
   deps: Pick<ApiDeps, 'db' | 'config' | 'logger'> & {
     approvals: ApprovalClient;
-    evidenceWatch?: EvidenceWatch;
+    writeNotices?: WriteNotices;
   },
 ): Router<AppState> {
   const router = new Router<AppState>();
@@ -38,7 +38,7 @@ export function createWhatsAppWebhookRouter(
       throw new AppError('unauthorized', 'Invalid or missing X-Hub-Signature-256');
     }
     const outcomes = await handleWhatsAppNotification(
-      { db: deps.db, approvals, logger: deps.logger, evidenceWatch: deps.evidenceWatch },
+      { db: deps.db, approvals, logger: deps.logger, writeNotices: deps.writeNotices },
       parseNotification(parseJson(raw)),
     );
     deps.logger.info({ outcomes }, 'WhatsApp notification handled');

@@ -60,6 +60,9 @@ export interface NewDocumentEvent {
  * The record of what happened to documents: the source of webhook deliveries. Recording is idempotent on the
  * dedupe key, so an activity retried by Temporal records its event once.
  */
+/** Where PostgreSQL announces, on commit, a document's `document.sent` event recorded (its document id; migration 029). */
+export const DOCUMENT_SENT_CHANNEL = 'wathiq_document_sent';
+
 export function documentEventsStore(db: Db) {
   return {
     /**
