@@ -262,8 +262,11 @@ describe('ending early', () => {
       'document.expired',
     ]);
     expect((await pagePost(h, linkTokenOf(message), 'complete', {})).status).toBe(410);
-    const wf = await h.service.temporal.client.workflow.getHandle(`document-${doc.id}`).describe();
-    expect(wf.searchAttributes.DocumentStatus).toEqual(['expired']);
+    // The search attribute is recorded when the workflow task completes, just after the read model's write (a local
+    // activity of that task) commits: read it once the workflow has ended.
+    const handle = h.service.temporal.client.workflow.getHandle(`document-${doc.id}`);
+    expect(((await handle.result()) as { status: string }).status).toBe('expired');
+    expect((await handle.describe()).searchAttributes.DocumentStatus).toEqual(['expired']);
   });
 });
 
