@@ -54,8 +54,12 @@ export async function createApiKeyCache(options: ApiKeyCacheOptions): Promise<Ap
 
   const notices = await listen(
     db,
-    API_KEYS_CHANNEL,
-    { notice: invalidate, up: () => invalidate(undefined), down: () => invalidate(undefined) },
+    [API_KEYS_CHANNEL],
+    {
+      notice: (_channel, payload) => invalidate(payload),
+      up: () => invalidate(undefined),
+      down: () => invalidate(undefined),
+    },
     { logger, what: 'API key notices', reconnectDelayMs: options.reconnectDelayMs },
   );
 

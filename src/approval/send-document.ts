@@ -32,8 +32,9 @@ export async function sendDocument(
   accountId: string,
   documentId: string,
 ): Promise<SerializedDocument> {
-  // Before the send, so the workflow's record of it cannot go by unheard.
-  const recorded = deps.writeNotices?.documentSent.watch(documentId);
+  // Before the send, so the workflow's record of it cannot go by unheard. Keyed as PostgreSQL prints a uuid (the
+  // path may spell it in capitals).
+  const recorded = deps.writeNotices?.documentSent.watch(documentId.toLowerCase());
   try {
     return await sendAndAnswer(deps, accountId, documentId, recorded);
   } finally {

@@ -8,7 +8,7 @@ import type { Logger } from '../logger.ts';
  * The workflow's writes an API answer waits for, announced by PostgreSQL when they commit: an action's evidence
  * accepted (recordApproverAction; migration 028, keyed by the evidence id) and a document's send recorded
  * (markDocumentSent's `document.sent`; migration 029, keyed by the document id). The answer to an action or a send
- * then comes the moment the write does, without reading the row again and again.
+ * then comes the moment the write does, without reading the row again and again. Both on one connection.
  */
 export interface WriteNotices {
   evidenceAccepted: NoticeWaits;
@@ -17,15 +17,14 @@ export interface WriteNotices {
 }
 
 export async function createWriteNotices(deps: { db: Db; logger: Logger }): Promise<WriteNotices> {
-  const [evidenceAccepted, documentSent] = await Promise.all([
-    createNoticeWaits({ ...deps, channel: EVIDENCE_ACCEPTED_CHANNEL, what: 'evidence notices' }),
-    createNoticeWaits({ ...deps, channel: DOCUMENT_SENT_CHANNEL, what: 'send notices' }),
-  ]);
+  const notices = await createNoticeWaits({
+    ...deps,
+    channels: [EVIDENCE_ACCEPTED_CHANNEL, DOCUMENT_SENT_CHANNEL],
+    what: 'write notices',
+  });
   return {
-    evidenceAccepted,
-    documentSent,
-    close: async () => {
-      await Promise.all([evidenceAccepted.close(), documentSent.close()]);
-    },
+    evidenceAccepted: notices.on(EVIDENCE_ACCEPTED_CHANNEL),
+    documentSent: notices.on(DOCUMENT_SENT_CHANNEL),
+    close: () => notices.close(),
   };
 }

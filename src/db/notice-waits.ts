@@ -10,40 +10,45 @@ export interface NoticeWait {
   cancel(): void;
 }
 
-/**
- * Waits on the notices PostgreSQL sends on one channel when a transaction commits, each keyed by its payload (an
- * id), heard on a connection of this process's own. Lets a request wait for a write another process commits
- * (the workflow's worker) without reading the row again and again.
- */
+/** The waits on one channel's notices, each keyed by its payload (an id). */
 export interface NoticeWaits {
   /**
    * Starts waiting for the notice whose payload is `key`; start before whatever leads to the write, so the notice
    * cannot go by first. Undefined while the notices are not heard at all (the caller reads the row instead).
    */
   watch(key: string): NoticeWait | undefined;
-  close(): Promise<void>;
 }
 
-export async function createNoticeWaits(options: {
+/**
+ * Waits on the notices PostgreSQL sends on `channels` when a transaction commits, heard on one connection of this
+ * process's own. Lets a request wait for a write another process commits (the workflow's worker) without reading
+ * the row again and again.
+ */
+export async function createNoticeWaits<C extends string>(options: {
   db: Db;
   logger: Logger;
-  channel: string;
+  channels: readonly C[];
   /** What the notices are for, in log lines. */
   what: string;
-}): Promise<NoticeWaits> {
-  const waiters = new Map<string, Set<(heard: boolean) => void>>();
+}): Promise<{ on(channel: C): NoticeWaits; close(): Promise<void> }> {
+  const waiters = new Map<string, Map<string, Set<(heard: boolean) => void>>>(
+    options.channels.map((channel) => [channel, new Map()]),
+  );
   const settleAll = (heard: boolean) => {
-    for (const set of waiters.values()) for (const settle of set) settle(heard);
-    waiters.clear();
+    for (const byKey of waiters.values()) {
+      for (const set of byKey.values()) for (const settle of set) settle(heard);
+      byKey.clear();
+    }
   };
   const notices = await listen(
     options.db,
-    options.channel,
+    options.channels,
     {
-      notice(payload) {
-        const set = payload === undefined ? undefined : waiters.get(payload);
+      notice(channel, payload) {
+        const byKey = waiters.get(channel);
+        const set = payload === undefined ? undefined : byKey?.get(payload);
         if (!set) return;
-        waiters.delete(payload!);
+        byKey!.delete(payload!);
         for (const settle of set) settle(true);
       },
       up: () => undefined,
@@ -52,19 +57,24 @@ export async function createNoticeWaits(options: {
     { logger: options.logger, what: options.what },
   );
   return {
-    watch(key) {
-      if (!notices.up) return undefined;
-      let settle!: (heard: boolean) => void;
-      const heard = new Promise<boolean>((resolve) => (settle = resolve));
-      const set = waiters.get(key) ?? new Set();
-      set.add(settle);
-      waiters.set(key, set);
+    on(channel) {
+      const byKey = waiters.get(channel)!;
       return {
-        heard,
-        cancel() {
-          const current = waiters.get(key);
-          current?.delete(settle);
-          if (current?.size === 0) waiters.delete(key);
+        watch(key) {
+          if (!notices.up) return undefined;
+          let settle!: (heard: boolean) => void;
+          const heard = new Promise<boolean>((resolve) => (settle = resolve));
+          const set = byKey.get(key) ?? new Set();
+          set.add(settle);
+          byKey.set(key, set);
+          return {
+            heard,
+            cancel() {
+              const current = byKey.get(key);
+              current?.delete(settle);
+              if (current?.size === 0) byKey.delete(key);
+            },
+          };
         },
       };
     },

@@ -9,8 +9,8 @@ interface RawConnections {
 
 /** What a listener is told: each notice, and each time it starts or stops hearing them. */
 export interface ListenHandlers {
-  /** A notice on the channel, with its payload. */
-  notice(payload: string | undefined): void;
+  /** A notice on one of the channels, with its payload. */
+  notice(channel: string, payload: string | undefined): void;
   /** The connection listens (again). Notices sent while it did not are lost: whoever relied on them reads again. */
   up(): void;
   /** The connection is lost; `up` follows once it listens again. */
@@ -32,13 +32,14 @@ export interface ListenOptions {
 }
 
 /**
- * LISTENs on `channel` on a connection of its own (knex's way to open one outside its pool, with the pool's
+ * LISTENs on `channels` on one connection of its own (knex's way to open one outside its pool, with the pool's
  * settings), and opens it again after a loss, every `reconnectDelayMs`, until `close`. Resolves once the first
  * attempt has listened or failed: a caller that starts while PostgreSQL is away works without notices meanwhile.
+ * The channels are our own identifiers (constants), never input.
  */
 export async function listen(
   db: Db,
-  channel: string,
+  channels: readonly string[],
   handlers: ListenHandlers,
   options: ListenOptions,
 ): Promise<Listening> {
@@ -71,11 +72,11 @@ export async function listen(
       client = await raw.acquireRawConnection();
       const c = client;
       c.on('notification', (msg) => {
-        if (msg.channel === channel) handlers.notice(msg.payload);
+        if (channels.includes(msg.channel)) handlers.notice(msg.channel, msg.payload);
       });
       c.on('error', (err) => lost(c, err));
       c.on('end', () => lost(c));
-      await c.query(`LISTEN ${channel}`);
+      await c.query(channels.map((channel) => `LISTEN ${channel}`).join('; '));
       if (closed) {
         await raw.destroyRawConnection(c);
         return;

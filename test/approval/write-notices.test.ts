@@ -89,7 +89,7 @@ describe('the notices of the workflow’s writes', () => {
     const wait = notices.evidenceAccepted.watch(id)!;
     // Every connection listening for evidence notices (these notices' and the API server's) is cut.
     await db().raw(
-      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = 'LISTEN wathiq_evidence_accepted'`,
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'LISTEN wathiq_evidence_accepted;%'`,
     );
     expect(await within(wait.heard, 5_000)).toBe(false);
     // Back within its reconnect delay; a wait started then is heard again.
