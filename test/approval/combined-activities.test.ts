@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createDocument,
   eventually,
+  localActivities,
   messagesTo,
   PHONES,
   quickRepliesOf,
@@ -13,6 +14,7 @@ import {
   tapButton,
   type FlowHarness,
 } from '../helpers/approval-flow.ts';
+import { failWrites } from '../helpers/write-faults.ts';
 
 /**
  * Patch `approval-lean-v5` sends approval requests from activities that also do something else: the first ones
@@ -20,6 +22,9 @@ import {
  * (after the previous approver's action is written). A request WhatsApp fails there for the moment is not lost:
  * the workflow hands it to the ordinary `notifyApprover` on the notification policy, and it reaches the approver
  * once. Meta (the fake Graph API) answers the scripted request with a retryable 500.
+ *
+ * When `beginApproval` itself fails, the send is recorded on its own and the first requests, due together, go in
+ * one local activity (`notifyApprovers`) with the same hand-over for a request that fails there.
  */
 const LONG = 60_000;
 
@@ -96,6 +101,48 @@ describe('an approval request sent by a combined activity', () => {
     for (const messages of sent) expect(messages.filter((r) => r.wamid !== undefined)).toHaveLength(1);
     expect(await scheduledActivities(h, doc.id)).toEqual(['notifyApprover']);
     for (const phone of [PHONES.saudiA, PHONES.saudiB, PHONES.saudiC]) await approveByButton(phone, doc.id);
+    await eventually(async () => (await statusOf(h, doc.id)).status === 'approved', LONG);
+  }, 180_000);
+
+  it('when beginApproval fails, the first requests go together in one notifyApprovers; one WhatsApp fails is retried alone', async () => {
+    const doc = await createDocument(h, {
+      workflowType: 'parallel',
+      approvers: [
+        { name: 'A', phone: PHONES.saudiA, action_type: 'approve_only' },
+        { name: 'B', phone: PHONES.saudiB, action_type: 'approve_only' },
+        { name: 'C', phone: PHONES.saudiC, action_type: 'approve_only' },
+      ],
+    });
+    const phones = [PHONES.saudiA, PHONES.saudiB, PHONES.saudiC];
+    const before = phones.map((phone) => messagesTo(h, phone).length);
+    const since = () => phones.map((phone, i) => messagesTo(h, phone).slice(before[i]));
+    // PostgreSQL refuses the first three records of the send: beginApproval's three attempts (it sends nothing
+    // when its record fails); markDocumentSent then records it on its own.
+    const fault = await failWrites(h.service.database.db, 'documentSent', { times: 3 });
+    try {
+      // The first of the three requests sent together fails.
+      h.graph.script({ kind: 'raw', status: 500, body: 'outage' });
+      expect((await send(h, doc.id)).status).toBe(200);
+      await eventually(() => since().every((messages) => messages.some((r) => r.wamid !== undefined)), LONG);
+    } finally {
+      await fault.remove();
+    }
+    const sent = since();
+    expect(sent.map((m) => m.length).sort()).toEqual([1, 1, 2]);
+    for (const messages of sent) expect(messages.filter((r) => r.wamid !== undefined)).toHaveLength(1);
+    expect(await localActivities(h, doc.id)).toEqual([
+      { name: 'beginApproval', failed: true },
+      { name: 'approvalPolicies', failed: false },
+      { name: 'markDocumentSent', failed: false },
+      { name: 'notifyApprovers', failed: false }, // the three requests, one of them reported failed
+    ]);
+    expect(await scheduledActivities(h, doc.id)).toEqual(['notifyApprover']); // that one, on its own
+    const events = await h.service.database
+      .db('document_events')
+      .where({ document_id: doc.id, event: 'document.sent' })
+      .count<{ count: string }[]>('* as count');
+    expect(Number(events[0]!.count)).toBe(1);
+    for (const phone of phones) await approveByButton(phone, doc.id);
     await eventually(async () => (await statusOf(h, doc.id)).status === 'approved', LONG);
   }, 180_000);
 });

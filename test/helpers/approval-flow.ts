@@ -192,6 +192,27 @@ export async function scheduledActivities(h: FlowHarness, documentId: string): P
     .filter((name): name is string => typeof name === 'string');
 }
 
+/**
+ * The local activities `documentId`'s workflow ran, in order: one name per `core_local_activity` marker (each
+ * marker's `data` payload names its activity type), with whether it failed.
+ */
+export async function localActivities(
+  h: FlowHarness,
+  documentId: string,
+): Promise<{ name: string; failed: boolean }[]> {
+  const history = await h.service.temporal.client.workflow.getHandle(`document-${documentId}`).fetchHistory();
+  return (history.events ?? []).flatMap((e) => {
+    const marker = e.markerRecordedEventAttributes;
+    if (marker?.markerName !== 'core_local_activity') return [];
+    const data = marker.details?.['data']?.payloads?.[0]?.data;
+    if (!data) throw new Error('a local activity marker without its data payload');
+    const { activity_type: name } = JSON.parse(Buffer.from(data).toString('utf8')) as {
+      activity_type: string;
+    };
+    return [{ name, failed: marker.failure != null }];
+  });
+}
+
 /** Waits for the first approval request of `documentId` to `phone`. */
 export const requestFor = (
   h: FlowHarness,
