@@ -69,6 +69,18 @@ function onlySignature(result: DssResult | undefined) {
 }
 
 describe('PAdES levels', () => {
+  it('the test PKI answers every CRL a validator fetches side by side (two validators run at once below)', async () => {
+    // `openssl ca -gencrl` on one CA twice at once failed on its crlnumber file: pyHanko, told 404, reported no
+    // revocation information for the intermediate CA.
+    // Ten of each at once, three times: before the fix about one round in two lost a CRL.
+    const urls = Array.from({ length: 20 }, (_, i) => `${pki.baseUrl}/crl/${i % 2 ? 'int' : 'root'}.crl`);
+    for (let round = 0; round < 3; round++) {
+      const answers = await Promise.all(urls.map((url) => fetch(url)));
+      expect(answers.map((r) => r.status)).toEqual(urls.map(() => 200));
+      for (const r of answers) expect(r.headers.get('content-type')).toBe('application/pkix-crl');
+    }
+  });
+
   it(
     'each level signs, and the end-to-end document is B-LTA by default with its file at the same URL',
     { timeout: 240_000 },

@@ -83,6 +83,18 @@ export async function startLtvPki(dir: string): Promise<LtvPki> {
   const ssl = async (args: string[]) => {
     await execFile('openssl', args, { cwd: dir });
   };
+  // `openssl ca` rewrites a CA's crlnumber and index (write a .new file, rename it over): two at once on the same
+  // CA fail ("Unable to rename .../crlnumber.new"), and a validator fetching two CRLs side by side would be told
+  // 404, read as "no revocation information". One command at a time per CA.
+  const caQueues = new Map<string, Promise<unknown>>();
+  const onCa = <T>(ca: string, run: () => Promise<T>): Promise<T> => {
+    const next = (caQueues.get(ca) ?? Promise.resolve()).then(run, run);
+    caQueues.set(
+      ca,
+      next.catch(() => undefined),
+    );
+    return next;
+  };
 
   // The server first: the certificates name its port.
   let handler: (req: http.IncomingMessage, body: Buffer) => Promise<{ type: string; body: Buffer }> = () =>
@@ -199,25 +211,27 @@ crlDistributionPoints = URI:${baseUrl}/crl/int.crl
       '-out',
       `${at}.csr`,
     ]);
-    await ssl([
-      'ca',
-      '-batch',
-      '-notext',
-      '-config',
-      f(folder, 'ca.cnf'),
-      '-in',
-      `${at}.csr`,
-      '-out',
-      `${at}.pem`,
-      '-extfile',
-      f('ext.cnf'),
-      '-extensions',
-      ext,
-      '-startdate',
-      asn1Time(notBefore),
-      '-enddate',
-      asn1Time(notAfter),
-    ]);
+    await onCa(folder, () =>
+      ssl([
+        'ca',
+        '-batch',
+        '-notext',
+        '-config',
+        f(folder, 'ca.cnf'),
+        '-in',
+        `${at}.csr`,
+        '-out',
+        `${at}.pem`,
+        '-extfile',
+        f('ext.cnf'),
+        '-extensions',
+        ext,
+        '-startdate',
+        asn1Time(notBefore),
+        '-enddate',
+        asn1Time(notAfter),
+      ]),
+    );
     return `${at}.pem`;
   };
   await issue('root', 'int', 'Wathiq LTV Test Intermediate CA', 'int');
@@ -326,7 +340,9 @@ ess_cert_id_alg = sha256
       requests.crl += 1;
       const ca = crl[1]!;
       return scratch(async (p) => {
-        await ssl(['ca', '-batch', '-gencrl', '-config', f(ca, 'ca.cnf'), '-out', p('crl.pem')]);
+        await onCa(ca, () =>
+          ssl(['ca', '-batch', '-gencrl', '-config', f(ca, 'ca.cnf'), '-out', p('crl.pem')]),
+        );
         await ssl(['crl', '-in', p('crl.pem'), '-outform', 'DER', '-out', p('crl.der')]);
         return { type: 'application/pkix-crl', body: await readFile(p('crl.der')) };
       });
@@ -379,16 +395,9 @@ ess_cert_id_alg = sha256
     },
     async revoke(which) {
       const pem = which === 'signer' ? f('signer.pem') : f('other-signer.pem');
-      await ssl([
-        'ca',
-        '-batch',
-        '-config',
-        f('int', 'ca.cnf'),
-        '-revoke',
-        pem,
-        '-crl_reason',
-        'keyCompromise',
-      ]);
+      await onCa('int', () =>
+        ssl(['ca', '-batch', '-config', f('int', 'ca.cnf'), '-revoke', pem, '-crl_reason', 'keyCompromise']),
+      );
     },
     async renewTsaCertificate(notBefore, notAfter) {
       await issue('int', 'tsa', 'Wathiq LTV Test Time-Stamping Authority', 'tsa', notBefore, notAfter);
