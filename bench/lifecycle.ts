@@ -60,6 +60,7 @@ const { values: args } = parseArgs({
     'round-trips': { type: 'string', default: '400' },
     series: { type: 'boolean', default: false },
     sizes: { type: 'string' },
+    statements: { type: 'string', default: '8' },
   },
 });
 const SIZES = (args.sizes ?? (args.series ? '100,400,1600' : args.documents))
@@ -74,8 +75,8 @@ const ROUND_TRIPS = Number(args['round-trips']);
 const UPLOAD_SLOTS = 4;
 
 /** utime + stime of a process and its children-by-name, in clock ticks, from /proc. */
-/** How many of the most frequent PostgreSQL statements each size lists. */
-const STATEMENTS_SHOWN = 8;
+/** How many of the most frequent PostgreSQL statements each size lists (`--statements`). */
+const STATEMENTS_SHOWN = Number(args.statements);
 
 async function cpuTicks(pids: number[]): Promise<number> {
   let total = 0;

@@ -13,6 +13,7 @@ import {
   PHONES,
   quickRepliesOf,
   requestFor,
+  requestsFor,
   send,
   statusOf,
   tapButton,
@@ -289,6 +290,41 @@ describe('an approver delegates their step', () => {
     for (const secret of [DELEGATE.name, DELEGATE.digits, 'On leave until'])
       expect(history).not.toContain(secret);
   }, 180_000);
+
+  it('answers the approver who delegates without waiting for the delegate’s WhatsApp request', async () => {
+    const doc = await createDocument(h, {
+      workflowType: 'sequential',
+      approvers: [delegator],
+      fields: { allow_delegation: 'true' },
+    });
+    expect((await send(h, doc.id)).status).toBe(200);
+    const token = linkTokenOf(await requestFor(h, PHONES.saudiA, doc.id));
+    const cookie = await verify(token, PHONES.saudiA);
+    // WhatsApp takes five seconds to accept the next message: the delegate's approval request.
+    h.graph.script({ kind: 'delay', ms: 5_000 });
+    const ok = await pagePostRaw(
+      token,
+      'delegate',
+      { name: DELEGATE.name, phone: DELEGATE.phone, reason: REASON },
+      cookie,
+    );
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    expect(ok.body.data).toMatchObject({ delegated: true });
+    // Answered while WhatsApp had not yet accepted the delegate's request (it may not even have been sent).
+    const accepted = async () =>
+      (await requestsFor(h, DELEGATE.digits, doc.id)).filter((r) => r.wamid !== undefined);
+    expect(await accepted()).toEqual([]);
+    // The request arrives all the same, once, and the delegate acts on it.
+    const [request] = await eventually(
+      async () => ((await accepted()).length ? accepted() : undefined),
+      60_000,
+    );
+    expect(await requestsFor(h, DELEGATE.digits, doc.id)).toHaveLength(1);
+    expect(
+      (await tapButton(h, { from: DELEGATE.digits, payload: quickRepliesOf(request!)[0]! })).status,
+    ).toBe(200);
+    await eventually(async () => (await statusOf(h, doc.id)).status === 'approved', 90_000);
+  }, 120_000);
 
   it('is refused when the document does not allow it, and out of turn', async () => {
     const closed = await createDocument(h, {

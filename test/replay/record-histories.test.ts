@@ -43,10 +43,13 @@ import { failWrites } from '../helpers/write-faults.ts';
  * v8 (issue 16, patch `approval-lean-v5`, the only patch a new workflow asks): as v7, with the send recorded, the
  * policies read and the first requests sent by one local activity; an action and the requests it made due, or the
  * action that completes the document and its finalization, in one ordinary activity.
+ * v9 (patch `approval-delegate-request-v1`): as v8, with a delegate's approval request an ordinary activity, so the
+ * task that completes the `delegate` update does not wait for it; only `delegated-approved` is recorded, the one
+ * run whose commands changed.
  *
  * RECORD_HISTORIES=1 records every missing name; RECORD_HISTORIES=name,name only those (still never overwriting).
  */
-const VERSION = 'v8';
+const VERSION = 'v9';
 const DIR = path.resolve(import.meta.dirname, '../histories', VERSION);
 const wanted = (process.env.RECORD_HISTORIES ?? '').split(',').map((s) => s.trim());
 const NAMES = [

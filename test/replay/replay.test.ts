@@ -26,7 +26,7 @@ const HISTORIES = path.resolve(import.meta.dirname, '../histories');
  * and the finalization).
  * A recorded history is never re-recorded: each set proves that runs of its code replay through today's code.
  */
-const SETS = ['', 'v2', 'v3', 'v4', 'v5', 'v6', 'v7', 'v8'];
+const SETS = ['', 'v2', 'v3', 'v4', 'v5', 'v6', 'v7', 'v8', 'v9'];
 /** The v4 set (test/replay/record-histories.test.ts, VERSION v4). */
 const V4 = [
   'v4/attention-retried-expired',
@@ -57,6 +57,8 @@ const V6 = V5.map((name) => name.replace(/^v5/, 'v6'));
 const V7 = V5.map((name) => name.replace(/^v5/, 'v7'));
 /** The v8 set (VERSION v8): the same scenarios again. */
 const V8 = V5.map((name) => name.replace(/^v5/, 'v8'));
+/** The v9 set (VERSION v9): only the run whose commands changed (approval-delegate-request-v1). */
+const V9 = ['v9/delegated-approved'];
 const EXPECTED = [
   'expired',
   'parallel-approved',
@@ -83,6 +85,7 @@ const EXPECTED = [
   ...V6,
   ...V7,
   ...V8,
+  ...V9,
 ];
 
 const recorded = () => recordedHistories(HISTORIES, SETS);
@@ -98,6 +101,8 @@ describe('replaying recorded approval histories', () => {
     if (!/^v\d\//.test(name)) return [];
     // approval-lean-v5 implies every patch before it: a workflow that took it asks no other.
     if (name.startsWith('v8/')) return [PATCHES.leanV5];
+    // Asked where the delegate is first due.
+    if (name.startsWith('v9/')) return [PATCHES.leanV5, PATCHES.delegateRequest];
     const v4 = name.startsWith('v4/');
     const v5 = name.startsWith('v5/');
     const v6 = name.startsWith('v6/');
@@ -418,6 +423,36 @@ describe('replaying recorded approval histories', () => {
       // The send, the policies and the first requests: one local activity at the start, not one each.
       expect(localActivities(v8), name).toBeLessThan(localActivities(v7));
     }
+  });
+
+  it('v9 (approval-delegate-request-v1): the task that completes the delegate update schedules the delegate’s request as an ordinary activity, so nothing holds the answer back', async () => {
+    /** The commands of the workflow task that completed the `delegate` update: its events up to the next task's. */
+    const completingTask = async (name: string) => {
+      const { events } = JSON.parse(await readFile(path.join(HISTORIES, `${name}.json`), 'utf8')) as {
+        events: (Event & { eventType: string })[];
+      };
+      const accepted = events.findIndex(
+        (e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest.input.name === 'delegate',
+      );
+      expect(accepted, name).toBeGreaterThan(0);
+      const completed = events.findIndex(
+        (e, i) => i > accepted && e.eventType === 'EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED',
+      );
+      const next = events.findIndex(
+        (e, i) => i > completed && /ACTIVITY_TASK_STARTED|WORKFLOW_TASK_SCHEDULED/.test(e.eventType),
+      );
+      return events.slice(completed, next);
+    };
+    const localIn = (task: Event[]) =>
+      task.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').length;
+    const v9 = await completingTask('v9/delegated-approved');
+    expect(v9.flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType.name ?? [])).toEqual([
+      'notifyApprover',
+    ]);
+    expect(localIn(v9)).toBe(0);
+    // The v8 run of the same scenario asked the delegate with a local activity, which that task waited for.
+    const v8 = await completingTask('v8/delegated-approved');
+    expect(localIn(v8)).toBe(1);
   });
 
   it('the current workflow code replays every one of them', async () => {

@@ -128,6 +128,11 @@ import {
  *   workflow before the acceptance is recorded. When one fails, the action is written on its own and the rest runs
  *   as before. Other requests due together go in one local activity (`notifyApprovers`), each that fails then
  *   retried alone as before.
+ * - `approval-delegate-request-v1`, asked where a delegate accepted by this run is first due (so only a history with
+ *   a `delegate` update has its marker): the delegate's approval request is the ordinary `notifyApprover`, not a
+ *   local activity. A local activity holds back the completion of the workflow task that scheduled it, and that
+ *   task also completes the `delegate` update: the approver who delegated waited for WhatsApp to accept their
+ *   delegate's message before the page answered.
  */
 export const PATCHES = {
   recovery: 'approval-recovery-v1',
@@ -141,6 +146,7 @@ export const PATCHES = {
   leanV3: 'approval-lean-v3',
   leanV4: 'approval-lean-v4',
   leanV5: 'approval-lean-v5',
+  delegateRequest: 'approval-delegate-request-v1',
 } as const;
 
 /** The policies before issue 12 (retried without end); kept for workflows started by that code. */
@@ -284,6 +290,8 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
   });
   /** Delegates whose row recordDelegation has not written yet: they are notified once it has. */
   const held = new Set<string>();
+  /** The delegates this run accepted (the `delegate` update): asked apart (approval-delegate-request-v1). */
+  const delegates = new Set<string>();
   let sentRecorded = false;
   let writesInFlight = 0;
   /** From `approval-lean-v5`: the accepted actions (not rejections) whose own write is in flight, by approver. */
@@ -492,6 +500,7 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
       if (!decision.accepted) refuse(decision.refusal); // validated already; the state cannot have moved since
       if (!leanV5) patched(PATCHES.delegation);
       held.add(delegateId);
+      delegates.add(delegateId);
       state = decision.next;
       try {
         await write(() =>
@@ -786,9 +795,22 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
       unconfirmed > 0 ? [] : dueForNotification(state).filter((a) => !notifying.has(a.id) && !held.has(a.id));
     for (;;) {
       const due = undispatched().map((a) => a.id);
-      const fresh = due.filter((id) => !carried.has(id));
+      // The patch is asked only when a delegate of this run is due, so no other history records its marker.
+      const apart = due.filter(
+        (id) => !carried.has(id) && delegates.has(id) && patched(PATCHES.delegateRequest),
+      );
+      const fresh = due.filter((id) => !carried.has(id) && !apart.includes(id));
       const sends = leanV5 && fresh.length > 1 ? batched(fresh) : [];
-      for (const id of due) startNotice(id, carried.has(id) ? sentAlready(id) : sends[fresh.indexOf(id)]);
+      for (const id of due) {
+        startNotice(
+          id,
+          carried.has(id)
+            ? sentAlready(id)
+            : apart.includes(id)
+              ? () => notices.notifyApprover(requestOf(id)) // never held back by a local activity
+              : sends[fresh.indexOf(id)],
+        );
+      }
       if (!acceptsActions(state)) break;
       await condition(() => deadlinePassed || !acceptsActions(state) || undispatched().length > 0);
       if (deadlinePassed && acceptsActions(state)) {
