@@ -259,7 +259,7 @@ function approvalActivities(deps: ApprovalActivityDeps): ApprovalActivities {
         data: eventData(document, approvers, current, documentExtra),
         dedupeKey,
       },
-      // Every caller's transaction holds the document's row already: it read it FOR UPDATE (loadForWorkflow,
+      // Every caller's transaction holds the document's row already: it read it locked (loadForWorkflow,
       // finalization) or changed it (`transition`, an UPDATE, locks the row until commit).
       { documentLocked: true },
     );

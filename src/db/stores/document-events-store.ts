@@ -70,7 +70,8 @@ export function documentEventsStore(db: Db) {
      * next `sequence` of its document: the insert holds the document's row lock (most callers hold it already),
      * so concurrent recorders of one document take turns and the numbers have no gaps, and an event refused as
      * a repeat (its dedupe key exists) takes no number. `documentLocked`: the caller's transaction already holds
-     * the document's row `FOR UPDATE` (which excludes other recorders just as well), so it is not locked again.
+     * the document's row locked (findByIdForUpdate, which excludes other recorders just as well), so it is not
+     * locked again.
      *
      * An event no active webhook of the account subscribes to is stored as dispatched (`awaitsDispatch` false):
      * there is nothing to hand over, so the dispatcher, the outbox sweep and their three statements skip it. A

@@ -341,15 +341,24 @@ export function documentsStore(db: Db) {
       return row && fromWithApproversRow(row);
     },
 
-    /** The row, locked until the transaction ends: status checks and the changes they allow happen atomically. */
+    /**
+     * The row, locked until the transaction ends: status checks and the changes they allow happen atomically.
+     * `FOR NO KEY UPDATE`, the lock an UPDATE that keeps the key takes: it excludes every other writer of the
+     * document (and its deletion), but not the foreign-key checks of rows inserted beside it (an action's evidence,
+     * a WhatsApp message, an event), which `FOR UPDATE` made wait for the whole transaction.
+     */
     async findByIdForUpdate(accountId: string, id: string): Promise<Document | undefined> {
-      const row = await db<DocumentRow>('documents').where({ id, account_id: accountId }).forUpdate().first();
+      const row = await db<DocumentRow>('documents')
+        .where({ id, account_id: accountId })
+        .forNoKeyUpdate()
+        .first();
       return row && toDocument(row);
     },
 
+    /** `forUpdate`: locked as findByIdForUpdate locks it. */
     async findByIdUnscoped(id: string, options: { forUpdate?: boolean } = {}): Promise<Document | undefined> {
       const query = db<DocumentRow>('documents').where({ id });
-      const row = await (options.forUpdate ? query.forUpdate() : query).first();
+      const row = await (options.forUpdate ? query.forNoKeyUpdate() : query).first();
       return row && toDocument(row);
     },
 
