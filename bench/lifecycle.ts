@@ -14,7 +14,8 @@
  *   process), started and awaited with the same concurrency — target ≥ 0.4× (issue 16);
  * - the Temporal work per document, counted from the real histories of the run's workflows (fetched through the
  *   client): workflow tasks, activity tasks, local activities, timers, history events — against the numbers of
- *   the code before issue 16 (RECORDED_BASELINE below), target at most half;
+ *   the code before issue 16 (RECORDED_BASELINE below), target at most half; and the same counts in round trips
+ *   (one round trip's history counted the same way), with the ceiling they set on the ratio above;
  * - p50/p99 of the answer to an approver's action (the page's POST, the WhatsApp webhook) and from the last action to
  *   `approved`, the CPU share of the Temporal server, the worker, PostgreSQL and
  *   this process; and the `GET /health` rate (API → PostgreSQL + Temporal) for reference.
@@ -445,6 +446,11 @@ async function main() {
       for (const k of WORK_KEYS) total[k] += w[k];
     });
     const per = (k: keyof Work) => total[k] / ids.length;
+    // The same counts for one round trip of this size's baseline: what a document asks of Temporal, in round trips.
+    const roundTripWork = countWork(
+      (await client.client.workflow.getHandle(`bench-round-trip-${runId}-n${N}-0`).fetchHistory()).events ??
+        [],
+    );
 
     const rate = N / seconds;
     rates.push({ n: N, rate });
@@ -468,6 +474,15 @@ async function main() {
         `      ${WORK_LABELS[k].padEnd(17)} ${per(k).toFixed(2).padStart(7)}  (baseline ${base0.toFixed(2)}, ${(per(k) / base0).toFixed(2)}×)${target}`,
       );
     }
+    // The ceiling the round trip sets: were a document's Temporal work all it cost, at most 1/(the smallest of these)
+    // of a round trip's rate.
+    const inRoundTrips = (['workflowTasks', 'activityTasks', 'events'] as const).map(
+      (k) => [k, per(k) / roundTripWork[k]] as const,
+    );
+    const fewest = Math.min(...inRoundTrips.map(([, n]) => n));
+    console.log(
+      `    that is ${inRoundTrips.map(([k, n]) => `${n.toFixed(2)}× a round trip's ${WORK_LABELS[k]} (${roundTripWork[k]})`).join(', ')}: with nothing but its Temporal work a document would reach at most ${(1 / fewest).toFixed(2)}× the round trip`,
+    );
     const answered = [...answers].sort((a, b) => a - b);
     console.log(
       `    an approver's action (approval page or WhatsApp button) answered: p50 ${percentile(answered, 50).toFixed(0)} ms, p99 ${percentile(answered, 99).toFixed(0)} ms (${answered.length} actions)`,
