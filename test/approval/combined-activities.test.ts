@@ -36,6 +36,16 @@ afterAll(() => h.close());
 
 /** The messages to `phone` WhatsApp accepted (the fake sets the message id on those it answers with 200). */
 const accepted = (phone: string) => messagesTo(h, phone).filter((r) => r.wamid !== undefined);
+/** A parallel document whose three approvers approve by WhatsApp button. */
+const parallelOfThree = () =>
+  createDocument(h, {
+    workflowType: 'parallel',
+    approvers: [
+      { name: 'A', phone: PHONES.saudiA, action_type: 'approve_only' },
+      { name: 'B', phone: PHONES.saudiB, action_type: 'approve_only' },
+      { name: 'C', phone: PHONES.saudiC, action_type: 'approve_only' },
+    ],
+  });
 const approveByButton = async (phone: string, documentId: string) => {
   const request = await requestFor(h, phone, documentId, LONG);
   expect((await tapButton(h, { from: phone, payload: quickRepliesOf(request)[0]! })).status).toBe(200);
@@ -72,14 +82,7 @@ describe('an approval request sent by a combined activity', () => {
   }, 180_000);
 
   it('that WhatsApp fails among a parallel document’s first requests is retried alone; the others go once', async () => {
-    const doc = await createDocument(h, {
-      workflowType: 'parallel',
-      approvers: [
-        { name: 'A', phone: PHONES.saudiA, action_type: 'approve_only' },
-        { name: 'B', phone: PHONES.saudiB, action_type: 'approve_only' },
-        { name: 'C', phone: PHONES.saudiC, action_type: 'approve_only' },
-      ],
-    });
+    const doc = await parallelOfThree();
     const before = {
       a: messagesTo(h, PHONES.saudiA).length,
       b: messagesTo(h, PHONES.saudiB).length,
@@ -105,14 +108,7 @@ describe('an approval request sent by a combined activity', () => {
   }, 180_000);
 
   it('when beginApproval fails, the first requests go together in one notifyApprovers; one WhatsApp fails is retried alone', async () => {
-    const doc = await createDocument(h, {
-      workflowType: 'parallel',
-      approvers: [
-        { name: 'A', phone: PHONES.saudiA, action_type: 'approve_only' },
-        { name: 'B', phone: PHONES.saudiB, action_type: 'approve_only' },
-        { name: 'C', phone: PHONES.saudiC, action_type: 'approve_only' },
-      ],
-    });
+    const doc = await parallelOfThree();
     const phones = [PHONES.saudiA, PHONES.saudiB, PHONES.saudiC];
     const before = phones.map((phone) => messagesTo(h, phone).length);
     const since = () => phones.map((phone, i) => messagesTo(h, phone).slice(before[i]));
