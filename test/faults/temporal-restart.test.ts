@@ -74,6 +74,8 @@ beforeAll(async () => {
     }),
     PORT: String(port),
     PUBLIC_BASE_URL: base,
+    // What needs Temporal answers 503 once this runs out (20 s by default): the test waits for two such answers.
+    APPROVAL_ANSWER_TIMEOUT_SECONDS: '5',
   };
   [worker, api] = await Promise.all([startRole('worker', env), startRole('api', env)]);
   driver = await createDriver({ apis: [base], db: database.db, graph, appSecret });
