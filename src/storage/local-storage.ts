@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { HashingCounter } from './hashing.ts';
+import { writeNewFile } from './write-new-file.ts';
 import { assertKey, type ObjectStat, type Storage, type StorageBody, type StoredObject } from './storage.ts';
 
 const isMissing = (err: unknown) => (err as NodeJS.ErrnoException | undefined)?.code === 'ENOENT';
@@ -41,11 +40,7 @@ export function createLocalStorage(root: string): Storage {
       const tmp = path.join(tmpDir, randomUUID());
       const counter = new HashingCounter();
       try {
-        await pipeline(
-          body instanceof Readable ? body : Readable.from(body),
-          counter,
-          createWriteStream(tmp, { flags: 'wx' }),
-        );
+        await writeNewFile(tmp, body, counter);
         await mkdir(path.dirname(target), { recursive: true });
         await rename(tmp, target);
       } catch (err) {

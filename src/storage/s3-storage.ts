@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import type { Readable } from 'node:stream';
 import { AwsV4Signer } from 'aws4fetch';
 import { request, type Dispatcher } from 'undici';
 import { HashingCounter } from './hashing.ts';
+import { writeNewFile } from './write-new-file.ts';
 import type { S3Settings } from './storage-config.ts';
 import { assertKey, type ObjectStat, type Storage, type StorageBody, type StoredObject } from './storage.ts';
 
@@ -110,11 +110,7 @@ export function createS3Storage(options: S3StorageOptions): Storage {
       const spool = path.join(options.spoolDir, `s3-put-${randomUUID()}`);
       const counter = new HashingCounter();
       try {
-        await pipeline(
-          body instanceof Readable ? body : Readable.from(body),
-          counter,
-          createWriteStream(spool, { flags: 'wx' }),
-        );
+        await writeNewFile(spool, body, counter);
         const stored = { size: counter.size, sha256: counter.digest() };
         for (let attempt = 1; ; attempt++) {
           const res = await send(
