@@ -20,7 +20,9 @@
  *   `approved`, the CPU share of the Temporal server, the worker, PostgreSQL and
  *   this process; and the `GET /health` rate (API → PostgreSQL + Temporal) for reference.
  *
- * With several sizes it also prints the rate at the largest against the smallest: target within 20 %.
+ * With several sizes it also prints the rate at the largest against the smallest: target within 20 %. `--phases`
+ * prints where a document's time goes (bench/phases.ts): each step as the driver sees it, and how long Temporal's
+ * workflow and activity tasks waited to start and ran.
  */
 import { spawn } from 'node:child_process';
 import { Worker } from '@temporalio/worker';
@@ -52,6 +54,7 @@ import {
 } from '../test/fakes/fake-graph-api.ts';
 import { freePort } from '../test/setup/free-port.ts';
 import { makePdf } from '../test/helpers/pdf.ts';
+import { createTaskTimes, createTimeline } from './phases.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -62,6 +65,7 @@ const { values: args } = parseArgs({
     series: { type: 'boolean', default: false },
     sizes: { type: 'string' },
     statements: { type: 'string', default: '8' },
+    phases: { type: 'boolean', default: false },
   },
 });
 const SIZES = (args.sizes ?? (args.series ? '100,400,1600' : args.documents))
@@ -297,7 +301,9 @@ async function main() {
   // Each approver has their own phone number, so a message tells us whom to play.
   let seq = 0;
   const phone = () => `96650${String(1_000_000 + seq++).slice(-7)}`;
-  const approversOf = new Map<string, { action: string }>();
+  const approversOf = new Map<string, { action: string; document: number }>();
+  /** --phases: each document's steps as the driver sees them (per size). */
+  let timeline = createTimeline();
 
   /** How long each approver waited for the answer to their action (page or button), in ms, per size. */
   let answers: number[] = [];
@@ -316,6 +322,7 @@ async function main() {
       }
     ).template;
     if (!approver || !/approval_request/.test(JSON.stringify(template))) return;
+    timeline.mark(approver.document, 'asked');
     const buttons = template.components.filter((c) => c.type === 'button');
     if (approver.action === 'sign') {
       const token = buttons.find((b) => b.sub_type === 'url')!.parameters[0]!.text!;
@@ -331,6 +338,7 @@ async function main() {
       if (res.status !== 200 && !(retried && res.status === 409))
         throw new Error(`page ${res.status} ${await res.text()}`);
       answers.push(performance.now() - asked);
+      timeline.mark(approver.document, 'answered');
     } else {
       const payload = buttons.find((b) => b.sub_type === 'quick_reply')!.parameters[0]!.payload!;
       const { body, headers } = signedNotification(buttonReplyNotification({ from: to, payload }), appSecret);
@@ -341,6 +349,7 @@ async function main() {
       );
       if (res.status !== 200) throw new Error(`webhook ${res.status}`);
       answers.push(performance.now() - asked);
+      timeline.mark(approver.document, 'answered');
     }
   };
   // Play every message as it arrives at the fake Graph API.
@@ -382,6 +391,7 @@ async function main() {
     const roundTripRate = await roundTrips(ROUND_TRIPS, `n${N}`);
     const messagesBefore = graph.requests.length;
     answers = [];
+    timeline = createTimeline();
     const [t0, p0, w0] = await ticks();
     await db.raw('SELECT pg_stat_statements_reset()');
     const cpu0 = process.cpuUsage();
@@ -396,12 +406,13 @@ async function main() {
       form.append('workflow_type', workflowType);
       ['sign', 'approve_only', 'review_only'].forEach((action, n) => {
         const p = phone();
-        approversOf.set(p, { action });
+        approversOf.set(p, { action, document: i });
         form.append(`approvers[${n}][name]`, `Approver ${n}`);
         form.append(`approvers[${n}][phone]`, p);
         form.append(`approvers[${n}][action_type]`, action);
       });
       form.append('file', new Blob([pdf], { type: 'application/pdf' }), 'bench.pdf');
+      timeline.mark(i, 'create', workflowType);
       let created = await uploads.run(() =>
         fetch(`${base}/documents`, { method: 'POST', headers: auth, body: form }),
       );
@@ -413,10 +424,13 @@ async function main() {
       if (created.status !== 201) throw new Error(`create ${created.status} ${await created.text()}`);
       const { data } = (await created.json()) as { data: { id: string } };
       ids.push(data.id);
+      timeline.mark(i, 'created');
       const sent = await fetch(`${base}/documents/${data.id}/send`, { method: 'POST', headers: auth });
       if (sent.status !== 200) throw new Error(`send ${sent.status} ${await sent.text()}`);
+      timeline.mark(i, 'sent');
       // Await the result of the document's workflow: it completes once the document is approved.
       await client.client.workflow.getHandle(`document-${data.id}`).result();
+      timeline.mark(i, 'approved');
     });
     const seconds = (performance.now() - started) / 1000;
     const [t1, p1, w1] = await ticks();
@@ -440,8 +454,10 @@ async function main() {
 
     // The Temporal work, from the real histories of this size's workflows.
     const total: Work = { workflowTasks: 0, activityTasks: 0, localActivities: 0, timers: 0, events: 0 };
+    const taskTimes = createTaskTimes();
     await runPool(ids.length, 10, async (i) => {
       const history = await client.client.workflow.getHandle(`document-${ids[i]}`).fetchHistory();
+      taskTimes.add(history.events ?? []);
       const w = countWork(history.events ?? []);
       for (const k of WORK_KEYS) total[k] += w[k];
     });
@@ -493,6 +509,7 @@ async function main() {
     console.log(
       `    CPU over ${seconds.toFixed(1)} s: Temporal server ${share(t1 - t0)}, worker ${share(w1 - w0)}, PostgreSQL ${share(pgTicksSince(p0, p1))}, API + benchmark driver ${(((cpu1.user + cpu1.system) / 1e6 / seconds) * 100).toFixed(0)}% of one core; ${((t1 - t0 + w1 - w0) / hz / N).toFixed(3)} Temporal + worker core-seconds per document`,
     );
+    if (args.phases) for (const l of [...timeline.lines(), ...taskTimes.lines()]) console.log(l);
     console.log(`    WhatsApp messages sent: ${graph.requests.length - messagesBefore}`);
     console.log(
       `    PostgreSQL statements: ${(statementCount / N).toFixed(1)} per document (all processes), the most frequent:`,
