@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../src/temporal/search-attributes.ts';
+import { devServerConfigFlags } from '../../src/runtime/temporal-dev-server.ts';
 
 /**
  * Real processes for fault tests: `src/main.ts api` / `src/main.ts worker` as child processes (as deployed with
@@ -139,6 +140,7 @@ export async function startTemporalServer(options: {
     '--log-level',
     'error',
     ...SEARCH_ATTRIBUTE_KEYS.flatMap((k) => ['--search-attribute', `${k.name}=Keyword`]),
+    ...devServerConfigFlags(),
   ];
   const launch = async () => {
     const p = track('temporal', spawn(options.cliPath, args, { stdio: ['ignore', 'pipe', 'pipe'] }));

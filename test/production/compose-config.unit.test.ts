@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEV_SERVER_DYNAMIC_CONFIG } from '../../src/runtime/temporal-dev-server.ts';
 
 /**
  * The compose file as Docker Compose itself reads it (`docker compose config`, the binary .ci/run installs as
@@ -35,6 +36,7 @@ interface Port {
 }
 interface Service {
   restart?: string;
+  volumes?: { type: string; source: string; target: string; read_only?: boolean }[];
   profiles?: string[];
   ports?: Port[];
   environment?: Record<string, string | null>;
@@ -125,6 +127,24 @@ describe('docker-compose.yml', () => {
       expect(env.DATABASE_URL).toBe(`postgres://wathiq:${values.POSTGRES_PASSWORD}@postgres:5432/wathiq`);
     }
     expect(services.worker!.environment!.SIGNING_P12_PATH).toBe('/certs/signing.p12');
+  }, 60_000);
+
+  it('gives the Temporal server the dynamic config the development server has (eager activities)', async () => {
+    await writeEnv();
+    const temporal = (JSON.parse((await config()).stdout) as Project).services.temporal!;
+    const target = '/etc/temporal/config/dynamicconfig/wathiq.yaml';
+    expect(temporal.environment!.DYNAMIC_CONFIG_FILE_PATH).toBe('config/dynamicconfig/wathiq.yaml');
+    expect(temporal.volumes).toContainEqual(
+      expect.objectContaining({
+        type: 'bind',
+        source: path.join(dir, 'deploy/temporal/dynamic-config.yaml'),
+        target,
+        read_only: true,
+      }),
+    );
+    const file = await readFile(path.join(ROOT, 'deploy/temporal/dynamic-config.yaml'), 'utf8');
+    for (const [key, value] of Object.entries(DEV_SERVER_DYNAMIC_CONFIG))
+      expect(file).toMatch(new RegExp(`^${key.replace(/\./g, '\\.')}:\n  - value: ${value}$`, 'm'));
   }, 60_000);
 
   it('starts the Temporal UI only with its profile, and then on loopback', async () => {

@@ -10,6 +10,7 @@ import { migrateLatest } from '../../src/db/migrate.ts';
 import { createLogger } from '../../src/logger.ts';
 import { startEmbeddedPostgres } from '../../src/runtime/embedded-postgres.ts';
 import { locateOrBuildTemporalCli } from '../../src/runtime/temporal-cli.ts';
+import { devServerConfigFlags } from '../../src/runtime/temporal-dev-server.ts';
 import { workflowsPath } from '../../src/temporal/worker.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../src/temporal/search-attributes.ts';
 import { freePort } from './free-port.ts';
@@ -79,6 +80,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
         executable: { type: 'existing-path', path: cliPath },
         ip: '127.0.0.1',
         searchAttributes: [...SEARCH_ATTRIBUTE_KEYS],
+        // The settings `npm start` gives its dev server.
+        extraArgs: devServerConfigFlags(),
         log: { format: 'pretty', level: 'error' },
       },
     });
