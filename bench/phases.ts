@@ -4,8 +4,10 @@
  * event times of the real histories).
  */
 
-/** A step the driver sees: its create request and its answer, the send's answer, each approval request arriving,
- * each action answered, the workflow's result. */
+/**
+ * A step the driver sees: its create request and its answer, the send's answer, each approval request arriving,
+ * each action answered, the workflow's result.
+ */
 export type Mark = 'create' | 'created' | 'sent' | 'asked' | 'answered' | 'approved';
 
 interface Summary {
@@ -29,7 +31,7 @@ function summarize(label: string, values: number[], documents: number): Summary 
 }
 
 const line = (s: Summary) =>
-  `      ${s.label.padEnd(42)} ${(s.n / 1).toString().padStart(5)}×  p50 ${s.p50.toFixed(1).padStart(7)} ms  mean ${s.mean.toFixed(1).padStart(7)} ms  ${s.perDocument.toFixed(1).padStart(7)} ms per document`;
+  `      ${s.label.padEnd(42)} ${String(s.n).padStart(5)}×  p50 ${s.p50.toFixed(1).padStart(7)} ms  mean ${s.mean.toFixed(1).padStart(7)} ms  ${s.perDocument.toFixed(1).padStart(7)} ms per document`;
 
 /**
  * Each document's marks in the order they happen. A step is the time from the mark before it, labelled by the pair

@@ -15,7 +15,7 @@ import {
   type FlowHarness,
 } from '../helpers/approval-flow.ts';
 import { retryFinalizationCli } from '../helpers/retry-cli.ts';
-import { failWrites } from '../helpers/write-faults.ts';
+import { failWrites, type WriteFault } from '../helpers/write-faults.ts';
 
 /**
  * Item 2 of issue 12, for read-model writes: a write of the approval workflow that exhausts its retry policy
@@ -48,6 +48,19 @@ const parkedOn = (documentId: string, activity: string) =>
     return view.attention?.activity === activity && view;
   }, 90_000);
 
+/**
+ * Sends the document; its first approver (PHONES.saudiA) taps approve while `fault` refuses the action's write, and
+ * the workflow parks on recordApproverAction with the fault's error. The tap waits on that write: returned pending.
+ */
+async function tapIntoFailingWrite(documentId: string, fault: WriteFault) {
+  expect((await send(h, documentId)).status).toBe(200);
+  const request = await requestFor(h, PHONES.saudiA, documentId, 60_000);
+  const tapped = tapButton(h, { from: PHONES.saudiA, payload: quickRepliesOf(request)[0]! });
+  const view = await parkedOn(documentId, 'recordApproverAction');
+  expect(view.attention!.error).toContain(fault.message);
+  return { tapped, view };
+}
+
 interface RetryOutput {
   id: string;
   status: string;
@@ -63,13 +76,9 @@ describe('a read-model write that fails for good', () => {
     const fault = await failWrites(db(), 'approverCompleted');
     let tapped: Promise<Response> | undefined;
     try {
-      expect((await send(h, doc.id)).status).toBe(200);
-      const request = await requestFor(h, PHONES.saudiA, doc.id, 60_000);
-      // The approver's tap waits on the workflow's write, which cannot land: it is not awaited here.
-      tapped = tapButton(h, { from: PHONES.saudiA, payload: quickRepliesOf(request)[0]! });
-
-      const view = await parkedOn(doc.id, 'recordApproverAction');
-      expect(view.attention!.error).toContain(fault.message);
+      const parked = await tapIntoFailingWrite(doc.id, fault);
+      tapped = parked.tapped;
+      const { view } = parked;
       expect(Date.parse(view.attention!.since)).not.toBeNaN();
       expect(view.approvers[0]!.state).toBe('completed'); // the workflow has the action; the read model not yet
       expect(await attentionAttribute(doc.id)).toBe('recordApproverAction');
@@ -120,11 +129,9 @@ describe('a read-model write that fails for good', () => {
     const fault = await failWrites(db(), 'approverCompleted');
     let tapped: Promise<Response> | undefined;
     try {
-      expect((await send(h, doc.id)).status).toBe(200);
-      const request = await requestFor(h, PHONES.saudiA, doc.id, 60_000);
-      tapped = tapButton(h, { from: PHONES.saudiA, payload: quickRepliesOf(request)[0]! });
-      const view = await parkedOn(doc.id, 'recordApproverAction');
-      expect(view.attention!.error).toContain(fault.message);
+      const parked = await tapIntoFailingWrite(doc.id, fault);
+      tapped = parked.tapped;
+      const { view } = parked;
       expect(view.approvers.map((a) => a.state)).toEqual(['completed', 'waiting']);
       expect(await requestsFor(h, PHONES.saudiB, doc.id)).toEqual([]);
       const stuck = await statusOf(h, doc.id);
