@@ -76,13 +76,23 @@ const CONCURRENCY = Number(args.concurrency);
 const ACCOUNTS = 4;
 const HEALTH_CHECKS = Number(args.health);
 const ROUND_TRIPS = Number(args['round-trips']);
+for (const [flag, n] of [
+  ['--documents/--sizes', Math.min(...SIZES)],
+  ['--concurrency', CONCURRENCY],
+  ['--health', HEALTH_CHECKS],
+  ['--round-trips', ROUND_TRIPS],
+] as const) {
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${flag} takes whole numbers from 1`);
+}
 /** Uploads checked at once by the API (PDF_MAX_CONCURRENT_INSPECTIONS); the driver sends no more at a time. */
 const UPLOAD_SLOTS = 4;
 
-/** utime + stime of a process and its children-by-name, in clock ticks, from /proc. */
 /** How many of the most frequent PostgreSQL statements each size lists (`--statements`). */
 const STATEMENTS_SHOWN = Number(args.statements);
+if (!Number.isInteger(STATEMENTS_SHOWN) || STATEMENTS_SHOWN < 0)
+  throw new Error('--statements takes a whole number from 0');
 
+/** utime + stime of a process and its children-by-name, in clock ticks, from /proc. */
 async function cpuTicks(pids: number[]): Promise<number> {
   let total = 0;
   for (const pid of pids) {

@@ -27,23 +27,13 @@ export interface TemporalDevServerOptions {
   onSpawned?: () => void;
 }
 
-const searchAttributeFlags = () =>
+/** `--search-attribute name=Keyword` for each of Wathiq's search attributes. */
+export const searchAttributeFlags = (): string[] =>
   SEARCH_ATTRIBUTE_KEYS.flatMap((k) => ['--search-attribute', `${k.name}=Keyword`]);
 
 /**
- * The dev server's settings beyond its defaults (the tests' servers take the same):
- * `system.enableActivityEagerExecution` lets the server hand an activity the workflow task schedules back to the
- * worker that completed the task, in its answer, instead of through the task queue, when that worker has a slot
- * free (the SDK asks for it by default). In bench:lifecycle at concurrency 2 an activity had waited 36 ms (p50) to
- * start; an approver's action is answered once its activity has written it, and a document waits for three.
- * Off by default in the Temporal server: a cluster's operator turns it on in its dynamic config (see the README).
- *
- * `history.transferProcessorMaxPollRPS`: how often a history shard may read its transfer queue, the tasks that
- * hand a workflow task (or a non-eager activity) to matching. The default, 20 reads a second, is per shard, and the
- * development server has a single shard: such a hand-over could wait up to 50 ms for the next read, and a workflow with one
- * activity took 100 ms end to end on an idle server, and 20 ms with 1000. In bench:lifecycle at concurrency 1 it
- * raised the rate from 4.24 to 5.10 documents/s and cut an action's answer from 43 to 35 ms (p50); at concurrency 20
- * the Temporal server's CPU did not change (32–33 % of a core either way; each read takes every task pending).
+ * The dev server's settings beyond its defaults, the same as compose's deploy/temporal/dynamic-config.yaml (which
+ * says why each is there; the compose test keeps the two equal). The tests' servers take them too.
  */
 export const DEV_SERVER_DYNAMIC_CONFIG: Readonly<Record<string, string>> = {
   'system.enableActivityEagerExecution': 'true',

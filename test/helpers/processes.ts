@@ -2,8 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
-import { SEARCH_ATTRIBUTE_KEYS } from '../../src/temporal/search-attributes.ts';
-import { devServerConfigFlags } from '../../src/runtime/temporal-dev-server.ts';
+import { devServerConfigFlags, searchAttributeFlags } from '../../src/runtime/temporal-dev-server.ts';
 
 /**
  * Real processes for fault tests: `src/main.ts api` / `src/main.ts worker` as child processes (as deployed with
@@ -139,7 +138,7 @@ export async function startTemporalServer(options: {
     options.dbFile,
     '--log-level',
     'error',
-    ...SEARCH_ATTRIBUTE_KEYS.flatMap((k) => ['--search-attribute', `${k.name}=Keyword`]),
+    ...searchAttributeFlags(),
     ...devServerConfigFlags(),
   ];
   const launch = async () => {

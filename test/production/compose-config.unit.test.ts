@@ -129,7 +129,7 @@ describe('docker-compose.yml', () => {
     expect(services.worker!.environment!.SIGNING_P12_PATH).toBe('/certs/signing.p12');
   }, 60_000);
 
-  it('gives the Temporal server the dynamic config the development server has (eager activities)', async () => {
+  it('gives the Temporal server the dynamic config the development server has', async () => {
     await writeEnv();
     const temporal = (JSON.parse((await config()).stdout) as Project).services.temporal!;
     const target = '/etc/temporal/config/dynamicconfig/wathiq.yaml';
