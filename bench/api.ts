@@ -38,6 +38,7 @@ import { createLogger } from '../src/logger.ts';
 import { startApiServer } from '../src/runtime/api-server.ts';
 import { startEmbeddedPostgres } from '../src/runtime/embedded-postgres.ts';
 import { startTemporalDevServer } from '../src/runtime/temporal-dev-server.ts';
+import { secretBoxFromSettings } from '../src/auth/secret-box.ts';
 import { createStorage } from '../src/storage/create-storage.ts';
 import { createTemporalClient } from '../src/temporal/client.ts';
 import { freePort } from '../test/setup/free-port.ts';
@@ -147,6 +148,7 @@ async function serve(): Promise<void> {
       logger,
       rateLimiter: unlimited,
       storage: createStorage(config),
+      secrets: secretBoxFromSettings(config.encryption),
     },
     '127.0.0.1',
     0,

@@ -42,6 +42,7 @@ import { startApiServer } from '../src/runtime/api-server.ts';
 import { startEmbeddedPostgres } from '../src/runtime/embedded-postgres.ts';
 import { startTemporalDevServer } from '../src/runtime/temporal-dev-server.ts';
 import { createRateLimiter } from '../src/runtime/rate-limiter-factory.ts';
+import { secretBoxFromSettings } from '../src/auth/secret-box.ts';
 import { createStorage } from '../src/storage/create-storage.ts';
 import { createTemporalClient } from '../src/temporal/client.ts';
 import { connectWorker } from '../src/temporal/worker.ts';
@@ -250,6 +251,7 @@ async function main() {
       logger,
       rateLimiter: createRateLimiter(config, db),
       storage: createStorage(config),
+      secrets: secretBoxFromSettings(config.encryption),
     },
     '127.0.0.1',
     0,

@@ -1,6 +1,7 @@
 import { BlockList, isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
+import { parseEncryptionKeys, type EncryptionSettings } from './auth/secret-box.ts';
 import { PDF_LIMIT_DEFAULTS, type PdfLimits } from './pdf/limits.ts';
 import type { CscSignerOptions } from './pdf/sign/csc-signer.ts';
 import type { Pkcs11SignerOptions } from './pdf/sign/pkcs11-signer.ts';
@@ -153,6 +154,8 @@ const schema = z.object({
   // How long the API waits for Temporal's answer to a send, an action, a delegation, a void or a remind before a 503
   APPROVAL_ANSWER_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(300).default(20),
 
+  // Keys that seal the secrets Wathiq must read back: "id:base64key[,id:base64key…]", the first seals.
+  ENCRYPTION_KEYS: optionalString,
   SIGNING_P12_PATH: optionalString,
   SIGNING_P12_PASSWORD: z.string().optional(),
   TSA_URL: z.url({ protocol: /^https?$/ }).optional(),
@@ -289,6 +292,11 @@ export interface Config {
   };
   /** Each API process deletes stale rows (sign-in counters, idempotency keys, admin sessions) this often. */
   purge: { intervalMs: number; batchSize: number; maxBatches: number };
+  /**
+   * AES-256-GCM keys for the secrets Wathiq stores and must read back (`auth/secret-box.ts`); the first seals.
+   * No keys (allowed outside production only): one is created once and kept at `devKeyPath`.
+   */
+  encryption: EncryptionSettings;
   signing: {
     /** PKCS#12 with the key and certificate chain that sign final PDFs; unset: the development certificate. */
     p12Path?: string;
@@ -419,6 +427,10 @@ export function loadConfig(
       `SIGNATURE_LEVEL: ${e.SIGNATURE_LEVEL} needs a time-stamp authority: set TSA_URL, or set SIGNATURE_LEVEL=B-B`,
     ]);
   }
+  const encryption = parseEncryptionKeys(e.ENCRYPTION_KEYS ?? '');
+  if (e.ENCRYPTION_KEYS !== undefined && encryption.issues.length > 0) {
+    throw new ConfigError(encryption.issues.map((issue) => `ENCRYPTION_KEYS: ${issue}`));
+  }
   const pdfIssues = checkPdfLimits(e);
   if (pdfIssues.length > 0) throw new ConfigError(pdfIssues);
   const metricsPort = e.METRICS_PORT ?? (e.NODE_ENV === 'production' ? DEFAULT_METRICS_PORT : 'off');
@@ -547,6 +559,10 @@ export function loadConfig(
       intervalMs: Math.round(e.PURGE_INTERVAL_MINUTES * 60_000),
       batchSize: e.PURGE_BATCH_SIZE,
       maxBatches: e.PURGE_MAX_BATCHES,
+    },
+    encryption: {
+      keys: e.ENCRYPTION_KEYS === undefined ? [] : encryption.keys,
+      devKeyPath: path.join(path.resolve(e.DATA_DIR), 'keys', 'encryption.key'),
     },
     signing: {
       p12Path: e.SIGNING_P12_PATH,
@@ -697,6 +713,11 @@ function checkProduction(e: z.infer<typeof schema>, role: ConfigRole): string[] 
   if (role !== 'api' && e.SIGNER === 'csc' && e.SIGNING_CSC_URL?.startsWith('http:')) {
     issues.push(
       `SIGNING_CSC_URL: must be an https URL when NODE_ENV=production (the service's credentials and PIN travel to it), not ${e.SIGNING_CSC_URL}`,
+    );
+  }
+  if (e.ENCRYPTION_KEYS === undefined) {
+    issues.push(
+      'ENCRYPTION_KEYS: required when NODE_ENV=production ("<id>:<32 bytes base64>", e.g. k1:$(openssl rand -base64 32)); the development key file is refused',
     );
   }
   if (role !== 'api' && e.SIGNER === 'p12') {

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import exitHook from 'async-exit-hook';
+import { secretBoxFromSettings } from './auth/secret-box.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { createLogger } from './logger.ts';
 import { provideInfrastructure } from './runtime/infrastructure.ts';
@@ -154,6 +155,7 @@ async function main(role: Role): Promise<void> {
         logger,
         rateLimiter: createRateLimiter(config, db),
         storage: createStorage(config),
+        secrets: secretBoxFromSettings(config.encryption),
         ...(metrics?.http && { metrics: metrics.http }),
       },
       config.http.host,

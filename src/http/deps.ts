@@ -1,3 +1,4 @@
+import type { SecretBox } from '../auth/secret-box.ts';
 import type { Config } from '../config.ts';
 import type { Knex } from '../db/knex.ts';
 import type { Logger } from '../logger.ts';
@@ -14,6 +15,8 @@ export interface ApiDeps {
   logger: Logger;
   rateLimiter: RateLimiter;
   storage: Storage;
+  /** Seals and opens the secrets stored for reading back (`secretBoxFromSettings(config.encryption)`). */
+  secrets: SecretBox;
   /** Request durations by route template and status; absent, nothing is counted. */
   metrics?: HttpMetrics;
 }

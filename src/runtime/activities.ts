@@ -1,3 +1,4 @@
+import type { SecretBox } from '../auth/secret-box.ts';
 import type { Knex } from '../db/knex.ts';
 import type { Logger } from '../logger.ts';
 import type { Storage } from '../storage/storage.ts';
@@ -9,6 +10,8 @@ export interface ActivityDeps extends ApprovalActivityDeps, WebhookActivityDeps 
   db: Knex;
   logger: Logger;
   storage: Storage;
+  /** Seals and opens the secrets stored for reading back. */
+  secrets: SecretBox;
   /** PAdES B-LTA archive renewal (the archive renewal schedule's activity); absent: nothing is renewed. */
   archiveRenewal?: (input: ArchiveRenewalInput) => Promise<ArchiveRenewalResult>;
 }

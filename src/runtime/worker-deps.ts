@@ -1,3 +1,4 @@
+import { secretBoxFromSettings } from '../auth/secret-box.ts';
 import { activityWorkflowRun } from '../approval/activities.ts';
 import { createArchiveRenewer } from '../approval/archive-renewal.ts';
 import { createFinalizer, signerOnce } from '../approval/finalize.ts';
@@ -52,6 +53,7 @@ export function createWorkerDeps(
     db,
     logger,
     storage,
+    secrets: secretBoxFromSettings(config.encryption),
     approvalPolicies: config.approvalPolicies,
     publicBaseUrl: config.http.publicBaseUrl,
     reminderLimits: config.reminders,

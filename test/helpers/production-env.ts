@@ -1,4 +1,4 @@
-/** A production configuration that starts: https public URL, the cloud provider, a real certificate. */
+/** A production configuration that starts: https public URL, the cloud provider, a real certificate, a key. */
 export const PRODUCTION_ENV = {
   NODE_ENV: 'production',
   PUBLIC_BASE_URL: 'https://wathiq.example',
@@ -9,4 +9,5 @@ export const PRODUCTION_ENV = {
   WHATSAPP_VERIFY_TOKEN: 'verify',
   SIGNING_P12_PATH: '/etc/wathiq/signing.p12',
   SIGNING_P12_PASSWORD: 'export password',
+  ENCRYPTION_KEYS: `k1:${Buffer.alloc(32, 7).toString('base64')}`,
 };

@@ -13,6 +13,7 @@ import { accountsStore } from '../../src/db/stores/accounts-store.ts';
 import { createLogger, type Logger } from '../../src/logger.ts';
 import { startApiServer, type RunningApi } from '../../src/runtime/api-server.ts';
 import { createRateLimiter } from '../../src/runtime/rate-limiter-factory.ts';
+import { secretBoxFromSettings } from '../../src/auth/secret-box.ts';
 import { createStorage } from '../../src/storage/create-storage.ts';
 import { createWorkerDeps } from '../../src/runtime/worker-deps.ts';
 import { createTemporalClient, type TemporalClientHandle } from '../../src/temporal/client.ts';
@@ -155,6 +156,7 @@ export async function startTestService(
     logger,
     rateLimiter: createRateLimiter(config, database.db),
     storage: createStorage(config),
+    secrets: secretBoxFromSettings(config.encryption),
   };
   const api = await startApiServer({ ...deps, ...(options.now && { now: options.now }) }, '127.0.0.1', 0);
 

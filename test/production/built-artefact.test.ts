@@ -102,6 +102,7 @@ beforeAll(async () => {
       signing: pki,
     }),
     NODE_ENV: 'production',
+    ENCRYPTION_KEYS: `k1:${randomBytes(32).toString('base64')}`,
     HOST: '127.0.0.1',
     PUBLIC_BASE_URL,
     RATE_LIMIT_STORE: 'postgres',

@@ -72,6 +72,7 @@ describe('WhatsApp configuration', () => {
       NODE_ENV: 'production',
       PUBLIC_BASE_URL: 'https://wathiq.example',
       SIGNING_P12_PATH: '/etc/wathiq/signing.p12',
+      ENCRYPTION_KEYS: `k1:${Buffer.alloc(32, 1).toString('base64')}`,
     };
     expect(configIssues(production)).toEqual([expect.stringMatching(/^WHATSAPP_PROVIDER: .*console/)]);
     expect(configIssues({ ...production, ...cloudEnv })).toEqual([]);

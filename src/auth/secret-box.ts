@@ -1,0 +1,150 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+/** One AES-256 key, named so a sealed value says which key sealed it. */
+export interface EncryptionKey {
+  id: string;
+  key: Buffer;
+}
+
+/** Where the keys come from: `ENCRYPTION_KEYS`, or (outside production) one key kept in `devKeyPath`. */
+export interface EncryptionSettings {
+  keys: readonly EncryptionKey[];
+  devKeyPath: string;
+}
+
+/**
+ * Seals the secrets Wathiq must read back (webhook signing secrets, the read-back copy of a link token, TOTP
+ * secrets, a CSC client secret) with AES-256-GCM. The first key seals; every key opens, so a new key goes first
+ * and the old one stays until everything has been sealed again (`keyIdOf` tells which values still need it).
+ *
+ * `context` is bound into the ciphertext as additional data (say `webhooks.secret:<id>`): a sealed value copied
+ * into another row or column does not open there.
+ */
+export interface SecretBox {
+  readonly currentKeyId: string;
+  seal(plaintext: string, context: string): string;
+  open(sealed: string, context: string): string;
+  /** The id of the key that sealed `sealed` (no decryption). */
+  keyIdOf(sealed: string): string;
+}
+
+/** `wqs1.<key id>.<base64url(iv ‖ ciphertext ‖ tag)>`: text, so it fits any text column and any log-free dump. */
+const FORMAT = 'wqs1';
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+export const KEY_ID_PATTERN = /^[A-Za-z0-9_-]{1,32}$/;
+
+export class SecretBoxError extends Error {
+  override name = 'SecretBoxError';
+}
+
+export function createSecretBox(keys: readonly EncryptionKey[]): SecretBox {
+  const current = keys[0];
+  if (!current) throw new SecretBoxError('at least one encryption key is needed');
+  const byId = new Map<string, Buffer>();
+  for (const k of keys) {
+    if (!KEY_ID_PATTERN.test(k.id))
+      throw new SecretBoxError(`encryption key id "${k.id}" is not [A-Za-z0-9_-]{1,32}`);
+    if (k.key.length !== 32) throw new SecretBoxError(`encryption key "${k.id}" is not 32 bytes`);
+    if (byId.has(k.id)) throw new SecretBoxError(`encryption key id "${k.id}" is given twice`);
+    byId.set(k.id, k.key);
+  }
+
+  const parse = (sealed: string) => {
+    const parts = sealed.split('.');
+    if (parts.length !== 3 || parts[0] !== FORMAT || !parts[1] || !parts[2])
+      throw new SecretBoxError('not a sealed value');
+    return { keyId: parts[1], payload: Buffer.from(parts[2], 'base64url') };
+  };
+
+  return {
+    currentKeyId: current.id,
+    seal(plaintext, context) {
+      const iv = randomBytes(IV_BYTES);
+      const cipher = createCipheriv('aes-256-gcm', current.key, iv);
+      cipher.setAAD(Buffer.from(context, 'utf8'));
+      const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
+      const payload = Buffer.concat([iv, body, cipher.getAuthTag()]);
+      return `${FORMAT}.${current.id}.${payload.toString('base64url')}`;
+    },
+    open(sealed, context) {
+      const { keyId, payload } = parse(sealed);
+      const key = byId.get(keyId);
+      if (!key)
+        throw new SecretBoxError(
+          `sealed with key "${keyId}", which ENCRYPTION_KEYS no longer lists (keep it until everything is resealed)`,
+        );
+      if (payload.length < IV_BYTES + TAG_BYTES) throw new SecretBoxError('sealed value is truncated');
+      const decipher = createDecipheriv('aes-256-gcm', key, payload.subarray(0, IV_BYTES));
+      decipher.setAAD(Buffer.from(context, 'utf8'));
+      decipher.setAuthTag(payload.subarray(payload.length - TAG_BYTES));
+      try {
+        return Buffer.concat([
+          decipher.update(payload.subarray(IV_BYTES, payload.length - TAG_BYTES)),
+          decipher.final(),
+        ]).toString('utf8');
+      } catch {
+        throw new SecretBoxError(
+          'sealed value failed authentication (tampered, or sealed for another context)',
+        );
+      }
+    },
+    keyIdOf(sealed) {
+      return parse(sealed).keyId;
+    },
+  };
+}
+
+/**
+ * Reads `id:base64key[,id:base64key…]` (the form of `ENCRYPTION_KEYS` and of the development key file). Returns
+ * the keys, or the problems found, each naming the entry.
+ */
+export function parseEncryptionKeys(text: string): { keys: EncryptionKey[]; issues: string[] } {
+  const keys: EncryptionKey[] = [];
+  const issues: string[] = [];
+  const seen = new Set<string>();
+  for (const [i, raw] of text.split(',').entries()) {
+    const entry = raw.trim();
+    const colon = entry.indexOf(':');
+    const id = colon > 0 ? entry.slice(0, colon) : '';
+    const encoded = colon > 0 ? entry.slice(colon + 1) : '';
+    if (!KEY_ID_PATTERN.test(id)) {
+      issues.push(`entry ${i + 1} is not "<id>:<base64 key>" with an id of [A-Za-z0-9_-]{1,32}`);
+      continue;
+    }
+    const key = /^[A-Za-z0-9+/_-]+={0,2}$/.test(encoded) ? Buffer.from(encoded, 'base64') : Buffer.alloc(0);
+    if (key.length !== 32) {
+      issues.push(`key "${id}" is not 32 bytes of base64 (openssl rand -base64 32 makes one)`);
+      continue;
+    }
+    if (seen.has(id)) {
+      issues.push(`key id "${id}" is given twice`);
+      continue;
+    }
+    seen.add(id);
+    keys.push({ id, key });
+  }
+  return { keys, issues };
+}
+
+/**
+ * The box from configuration. With no keys configured (only allowed outside production), one key is created
+ * the first time and kept in `devKeyPath`, so `npm start` needs no setup and restarts open what was sealed.
+ * Another process creating the same file at the same moment is fine: the file is written once (`wx`) and read.
+ */
+export function secretBoxFromSettings(settings: EncryptionSettings): SecretBox {
+  if (settings.keys.length > 0) return createSecretBox(settings.keys);
+  mkdirSync(path.dirname(settings.devKeyPath), { recursive: true, mode: 0o700 });
+  try {
+    const line = `dev-${randomBytes(4).toString('hex')}:${randomBytes(32).toString('base64')}\n`;
+    writeFileSync(settings.devKeyPath, line, { flag: 'wx', mode: 0o600 });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+  const { keys, issues } = parseEncryptionKeys(readFileSync(settings.devKeyPath, 'utf8'));
+  if (issues.length > 0 || keys.length === 0)
+    throw new SecretBoxError(`${settings.devKeyPath}: ${issues.join('; ') || 'no key'}`);
+  return createSecretBox(keys);
+}
