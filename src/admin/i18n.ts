@@ -95,8 +95,8 @@ const STRINGS = {
   },
   scopesLegend: { en: 'Scopes', ar: 'الصلاحيات' },
   scopesHint: {
-    en: 'What this key may do. Choose at least one.',
-    ar: 'ما يُسمح لهذا المفتاح بفعله. اختر صلاحية واحدة على الأقل.',
+    en: 'What this key may do. Choose at least one. Sending, changing or voiding documents, and creating, changing or redelivering webhooks, also need “Read documents”: they show or send out document data.',
+    ar: 'ما يُسمح لهذا المفتاح بفعله. اختر صلاحية واحدة على الأقل. إرسال المستندات أو تعديلها أو إبطالها، وإنشاء الويب هوك أو تعديلها أو إعادة التسليم، تحتاج أيضًا إلى «قراءة المستندات»: فهي تعرض بيانات المستندات أو ترسلها.',
   },
   'scope.documents:read': { en: 'Read documents and their status', ar: 'قراءة المستندات وحالتها' },
   'scope.documents:write': {

@@ -21,6 +21,7 @@ import { IdParams, jsonBody, pathId } from '../route-helpers.ts';
 import { receiveUpload } from '../documents/upload.ts';
 import type { OpenApiRegistry } from '../openapi/registry.ts';
 import { route } from '../openapi/route.ts';
+import { CHANGES_AND_SHOWS_DOCUMENTS } from '../openapi/scopes.ts';
 import { ok, okPage } from '../../http/respond.ts';
 import {
   CreateDocumentMultipart,
@@ -219,9 +220,9 @@ export function createDocumentsRouter(deps: DocumentsRouterDeps, openapi: OpenAp
       operationId: 'updateDocument',
       summary: 'Update a draft',
       description:
-        'Only the given fields change (title sets both languages; title_ar or title_en one). expires_in_days counts from now. approvers, when given, replaces every approver. Send multipart/form-data to replace the PDF. Drafts only: 409 otherwise.',
+        'Only the given fields change (title sets both languages; title_ar or title_en one). expires_in_days counts from now. approvers, when given, replaces every approver. Send multipart/form-data to replace the PDF. Drafts only: 409 otherwise. Needs documents:read as well: the answer is the whole document.',
       tags: TAGS,
-      auth: 'documents:write',
+      auth: CHANGES_AND_SHOWS_DOCUMENTS,
       pathParams: IdParams,
       body: { json: UpdateDocumentShape, multipart: UpdateDocumentMultipart, required: false },
       responses: { 200: { description: 'The updated draft', schema: envelope(DocumentResource) } },
