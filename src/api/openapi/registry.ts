@@ -90,10 +90,13 @@ function takesIdempotencyKey(op: ApiOperation): boolean {
 
 const RATE_LIMIT_HEADERS = {
   'X-RateLimit-Limit': {
-    description: 'Requests allowed per minute for this key',
+    description: "Requests allowed per minute: the key's, or its account's when that is the closer limit",
     schema: { type: 'integer' },
   },
-  'X-RateLimit-Remaining': { description: 'Requests left in this minute', schema: { type: 'integer' } },
+  'X-RateLimit-Remaining': {
+    description: 'Requests left in this minute under that limit',
+    schema: { type: 'integer' },
+  },
   'X-RateLimit-Reset': {
     description: 'Unix time (seconds) when the window resets',
     schema: { type: 'integer' },
