@@ -1,15 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.ts';
-
-function issuesOf(env: Record<string, string>): string[] {
-  try {
-    loadConfig(env);
-  } catch (err) {
-    if (err instanceof ConfigError) return err.issues;
-    throw err;
-  }
-  return [];
-}
+import { loadConfig } from '../../src/config.ts';
+import { configIssues as issuesOf } from '../helpers/config-issues.ts';
 
 describe('fair shares in the configuration', () => {
   it('defaults: 10 keys, 3 keys’ worth of requests an account, 16 uploads in flight and 4 of an account', () => {
