@@ -134,6 +134,20 @@ describe('finalization in a worker thread', () => {
     }
   });
 
+  it('takes waiting finalizations account by account, not in the order they came', async () => {
+    const finalizer = createPdfFinalizer(finalizeLimits({ concurrency: 1, timeoutMs: 120_002 }));
+    const original = await makePdf(1);
+    const done: string[] = [];
+    const run = (account: string, name: string) =>
+      finalizer
+        .forAccount(account)
+        .finalize(sampleInput(original, pki.signer, sampleApprovers(1)))
+        .then(() => done.push(name));
+    // a's first holds the thread; a's next two wait, then b's one: b goes before a's second.
+    await Promise.all([run('a', 'a1'), run('a', 'a2'), run('a', 'a3'), run('b', 'b1')]);
+    expect(done).toEqual(['a1', 'b1', 'a2', 'a3']);
+  });
+
   it('a finalization past its time limit fails with PdfTooComplexError', async () => {
     const finalizer = createPdfFinalizer(finalizeLimits({ timeoutMs: 1 }));
     const err = await finalizer.finalize(sampleInput(await makePdf(1), pki.signer, sampleApprovers(1))).then(
