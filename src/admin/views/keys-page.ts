@@ -10,7 +10,8 @@ import { csrfInput, layout, time, type PageContext } from './page.ts';
 export interface NewKeyForm {
   name: string;
   scopes: readonly ApiScope[];
-  errors: { name?: string; scopes?: string };
+  /** `limit`: the account already has as many active keys as it may. */
+  errors: { name?: string; scopes?: string; limit?: string };
 }
 
 /** The embed origins form: the text as typed (one origin a line) and what is wrong with it. */
@@ -160,7 +161,7 @@ function keysTable(page: PageContext, keys: ApiKey[], csrfToken: string): SafeHt
 function createForm(page: PageContext, form: NewKeyForm, csrfToken: string): SafeHtml {
   const { t } = page;
   const { errors } = form;
-  const messages = [errors.name, errors.scopes].filter((m): m is string => !!m);
+  const messages = [errors.limit, errors.name, errors.scopes].filter((m): m is string => !!m);
   const nameDescribedBy = ['key-name-hint', errors.name ? 'key-name-error' : ''].join(' ').trim();
   const scopesDescribedBy = ['scopes-hint', errors.scopes ? 'scopes-error' : ''].join(' ').trim();
   return html`<form method="post" action="${ADMIN_PATHS.createKey}">
