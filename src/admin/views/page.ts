@@ -57,6 +57,8 @@ const FLASH: Record<FlashCode, { key: MessageKey; tone: 'ok' | 'warn' }> = {
   already_revoked: { key: 'flashAlreadyRevoked', tone: 'warn' },
   embed_saved: { key: 'flashEmbedSaved', tone: 'ok' },
   defaults_saved: { key: 'flashDefaultsSaved', tone: 'ok' },
+  code_expired: { key: 'flashCodeExpired', tone: 'warn' },
+  second_factor_off: { key: 'flashSecondFactorOff', tone: 'ok' },
 };
 
 function flash(page: PageContext): SafeHtml {
@@ -88,7 +90,7 @@ function languageLinks(page: PageContext, switchPath: string | undefined): SafeH
   })}`;
 }
 
-type NavItem = 'home' | 'keys';
+type NavItem = 'home' | 'keys' | 'security';
 
 function nav(page: PageContext, current: NavItem | undefined): SafeHtml {
   if (!page.account) return html``;
@@ -96,7 +98,11 @@ function nav(page: PageContext, current: NavItem | undefined): SafeHtml {
     html`<li><a href="${href}" ${current === id ? html`aria-current="page"` : ''}>${page.t(label)}</a></li>`;
   return html`<nav class="site-nav" aria-label="${page.t('mainNav')}">
     <ul>
-      ${item('home', ADMIN_PATHS.home, 'navHome')}${item('keys', ADMIN_PATHS.keys, 'navApiKeys')}
+      ${item('home', ADMIN_PATHS.home, 'navHome')}${item('keys', ADMIN_PATHS.keys, 'navApiKeys')}${item(
+        'security',
+        ADMIN_PATHS.security,
+        'navSecurity',
+      )}
     </ul>
   </nav>`;
 }
