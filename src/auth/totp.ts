@@ -89,8 +89,9 @@ export function newRecoveryCode(): string {
 
 /** A recovery code as typed, in its canonical form (upper case, no spaces or hyphens), or undefined. */
 export function normalizeRecoveryCode(input: string): string | undefined {
-  if (input.length > 64) return undefined;
-  const canonical = input.toUpperCase().replace(/[\s-]/g, '');
+  // ASCII only, checked before upper-casing: 'ß'.toUpperCase() is 'SS', and no such letter is in a code.
+  if (input.length > 64 || !/^[A-Za-z0-9 \t-]*$/.test(input)) return undefined;
+  const canonical = input.toUpperCase().replace(/[ \t-]/g, '');
   if (canonical.length !== RECOVERY_LENGTH) return undefined;
   for (const c of canonical) if (!RECOVERY_ALPHABET.includes(c)) return undefined;
   return canonical;
