@@ -1,5 +1,5 @@
 import { html, type SafeHtml } from '../../http/html.ts';
-import { QR_QUIET_MODULES, qrMatrix } from '../../pdf/compose/qr.ts';
+import { QR_QUIET_MODULES, qrRuns } from '../../pdf/compose/qr.ts';
 
 /**
  * A QR code as inline SVG: one path of dark runs on a white square with the quiet zone around it. Built from
@@ -7,21 +7,10 @@ import { QR_QUIET_MODULES, qrMatrix } from '../../pdf/compose/qr.ts';
  * is needed under the dashboard's CSP.
  */
 export function qrSvg(text: string, label: string, id: string): SafeHtml {
-  const m = qrMatrix(text);
-  const side = m.size + 2 * QR_QUIET_MODULES;
-  const runs: string[] = [];
-  for (let row = 0; row < m.size; row++) {
-    let col = 0;
-    while (col < m.size) {
-      if (!m.dark(row, col)) {
-        col++;
-        continue;
-      }
-      const start = col;
-      while (col < m.size && m.dark(row, col)) col++;
-      runs.push(`M${start + QR_QUIET_MODULES} ${row + QR_QUIET_MODULES}h${col - start}v1h-${col - start}z`);
-    }
-  }
+  const { size, runs } = qrRuns(text);
+  const side = size + 2 * QR_QUIET_MODULES;
+  const q = QR_QUIET_MODULES;
+  const path = runs.map((r) => `M${r.start + q} ${r.row + q}h${r.length}v1h-${r.length}z`).join('');
   return html`<svg
     id="${id}"
     class="qr"
@@ -34,6 +23,6 @@ export function qrSvg(text: string, label: string, id: string): SafeHtml {
     shape-rendering="crispEdges"
   >
     <rect width="${side}" height="${side}" fill="#fff" />
-    <path fill="#000" d="${runs.join('')}" />
+    <path fill="#000" d="${path}" />
   </svg>`;
 }
