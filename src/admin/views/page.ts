@@ -45,6 +45,26 @@ export function csrfInput(token: string): SafeHtml {
   return html`<input type="hidden" name="${CSRF_FIELD}" value="${token}" />`;
 }
 
+/**
+ * A Copy button for the field `targetId` (hidden until the script reveals it); it announces the result in the
+ * page's `#copy-status`.
+ */
+export function copyButton(page: PageContext, targetId: string, label: string): SafeHtml {
+  const { t } = page;
+  return html`<button
+    type="button"
+    class="button button-secondary"
+    hidden
+    data-copy-target="${targetId}"
+    data-copy-status="copy-status"
+    data-copied="${t('copied')}"
+    data-copy-failed="${t('copyFailed')}"
+    aria-label="${t('copyWhat', { what: label })}"
+  >
+    ${t('copy')}
+  </button>`;
+}
+
 export function time(page: PageContext, date: Date | null | undefined, fallback?: string): SafeHtml {
   if (!date) return html`${fallback ?? page.t('dash')}`;
   return html`<time datetime="${isoTime(date)}">${formatDate(page.locale, date)}</time>`;

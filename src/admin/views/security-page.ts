@@ -2,7 +2,7 @@ import type { SecondFactorStatus } from '../../accounts/second-factor.ts';
 import { html, type SafeHtml } from '../../http/html.ts';
 import { formatNumber } from '../i18n.ts';
 import { ADMIN_PATHS } from '../paths.ts';
-import { csrfInput, layout, time, type PageContext } from './page.ts';
+import { copyButton, csrfInput, layout, time, type PageContext } from './page.ts';
 import { qrSvg } from './qr-svg.ts';
 
 export interface SecurityView {
@@ -90,18 +90,7 @@ function recoveryPanel(page: PageContext, codes: string[]): SafeHtml {
       <label for="recovery-codes">${t('recoveryCodesLabel')}</label>
       <textarea id="recovery-codes" class="mono" dir="ltr" rows="${codes.length}" readonly spellcheck="false">
 ${codes.join('\n')}</textarea>
-      <button
-        type="button"
-        class="button button-secondary"
-        hidden
-        data-copy-target="recovery-codes"
-        data-copy-status="copy-status"
-        data-copied="${t('copied')}"
-        data-copy-failed="${t('copyFailed')}"
-        aria-label="${t('copyWhat', { what: t('recoveryCodesLabel') })}"
-      >
-        ${t('copy')}
-      </button>
+      ${copyButton(page, 'recovery-codes', t('recoveryCodesLabel'))}
     </div>
     <p class="copy-status" id="copy-status" role="status" aria-live="polite"></p>
     <p><a href="${ADMIN_PATHS.security}">${t('recoveryDone')}</a></p>
