@@ -138,6 +138,18 @@ describe('enrolment', () => {
     expect(kept.confirmed_at).not.toBeNull();
   });
 
+  it('ends the account’s other sessions when it is turned on (they were opened with the password alone)', async () => {
+    const holder = await createDashboardAccount(service);
+    const elsewhere = client();
+    await elsewhere.signIn(holder.email, holder.password);
+    const browser = client();
+    await enrolTotp(browser, await browser.signIn(holder.email, holder.password), clock);
+    expect((await elsewhere.get('/admin/api')).headers.get('location')).toBe(
+      '/admin/login?next=%2Fadmin%2Fapi&m=expired',
+    );
+    expect((await browser.get('/admin/api')).status).toBe(200);
+  });
+
   it('refuses the security forms without the session’s CSRF token or from another origin (403)', async () => {
     clock = at(0);
     const holder = await createDashboardAccount(service);

@@ -7,6 +7,7 @@ import {
   startEnrolment,
   verifySecondFactor,
 } from '../../accounts/second-factor.ts';
+import { adminSessionsStore } from '../../db/stores/admin-sessions-store.ts';
 import { clockOf, type AdminContext, type AdminDeps, type AdminState } from '../context.ts';
 import { csrfProtection } from '../csrf.ts';
 import {
@@ -25,7 +26,8 @@ import { securityPage, type SecurityView } from '../views/security-page.ts';
 
 /**
  * /admin/security: turn two-step sign-in on (a new secret, shown as a QR code and as text, in force only once a
- * first code from it is accepted; the recovery codes are shown in that answer only) and off (with a current
+ * first code from it is accepted; the recovery codes are shown in that answer only, and the account's other
+ * sessions end) and off (with a current
  * code or the password, each throttled as at sign-in, so a stolen session cannot guess either).
  */
 export function mountSecurityRoutes(router: Router<AdminState>, deps: AdminDeps): void {
@@ -54,6 +56,9 @@ export function mountSecurityRoutes(router: Router<AdminState>, deps: AdminDeps)
     const result = await confirmEnrolment(deps, ctx.state.session!.accountId, code, now());
     if (!result.ok && result.reason === 'no_enrolment') return seeOther(ctx, ADMIN_PATHS.security);
     if (!result.ok) return show(ctx, 422, { error: ctx.state.t('codeWrong') });
+    // Sessions opened with the password alone (elsewhere, perhaps not by the holder) end now.
+    const session = ctx.state.session!;
+    await adminSessionsStore(deps.db).deleteOthers(session.accountId, session.idHash);
     // The recovery codes exist in this answer only; the database keeps their hashes.
     await show(ctx, 200, { recoveryCodes: result.recoveryCodes });
   });
