@@ -77,7 +77,14 @@ describe('enrolment', () => {
     expect(off).toContain('Two-step sign-in is off.');
     expect((await browser.post('/admin/security/totp/start', { _csrf: csrf })).status).toBe(303);
 
-    const pending = await (await browser.get('/admin/security')).text();
+    const pendingRes = await browser.get('/admin/security');
+    // The dashboard's headers and rules hold on the page that carries the secret: strict CSP, no caching, no
+    // inline script, style or handler.
+    expect(pendingRes.headers.get('content-security-policy')).toContain("default-src 'none'");
+    expect(pendingRes.headers.get('cache-control')).toBe('no-store');
+    expect(pendingRes.headers.get('x-frame-options')).toBe('DENY');
+    const pending = await pendingRes.text();
+    expect(pending).not.toMatch(/<script>|<style>| on\w+="| style="|data:/);
     const secret = setupKeyFrom(pending);
     expect(secret).toMatch(/^[A-Z2-7]{32}$/); // 160 bits
     expect(pending).toMatch(/<svg\s+id="totp-qr"[^>]*role="img"/);
