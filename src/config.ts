@@ -143,6 +143,7 @@ const schema = z.object({
   APPROVAL_TIMER_SCALE: z.coerce.number().gt(0).max(1).default(1),
   LOGIN_DELAY_AFTER_FAILURES_EMAIL: z.coerce.number().int().min(1).max(100).default(3),
   LOGIN_DELAY_AFTER_FAILURES_IP: z.coerce.number().int().min(1).max(10_000).default(20),
+  LOGIN_DELAY_AFTER_FAILURES_CODE: z.coerce.number().int().min(1).max(100).default(5),
   LOGIN_DELAY_BASE_SECONDS: z.coerce.number().gt(0).max(60).default(1),
   LOGIN_DELAY_MAX_SECONDS: z.coerce.number().gt(0).max(3600).default(60),
   LOGIN_FAILURE_WINDOW_MINUTES: z.coerce.number().gt(0).max(1440).default(15),
@@ -286,11 +287,12 @@ export interface Config {
   /** How long the API waits for an approval workflow's answer before answering 503 (the answer is then lost). */
   approvalAnswerTimeoutMs: number;
   /**
-   * Dashboard sign-in: after `freeFailures` failures of one email (or one address), each further attempt
-   * waits baseMs, 2×baseMs, 4×baseMs … up to maxMs; failures are forgotten after `windowMs` without one.
+   * Dashboard sign-in: after `freeFailures` failures of one email (or one address, or one account's second-step
+   * codes), each further attempt waits baseMs, 2×baseMs, 4×baseMs … up to maxMs; failures are forgotten after
+   * `windowMs` without one.
    */
   login: {
-    freeFailures: { email: number; ip: number };
+    freeFailures: { email: number; ip: number; code: number };
     baseDelayMs: number;
     maxDelayMs: number;
     windowMs: number;
@@ -558,7 +560,11 @@ export function loadConfig(
       timerScale: e.APPROVAL_TIMER_SCALE,
     },
     login: {
-      freeFailures: { email: e.LOGIN_DELAY_AFTER_FAILURES_EMAIL, ip: e.LOGIN_DELAY_AFTER_FAILURES_IP },
+      freeFailures: {
+        email: e.LOGIN_DELAY_AFTER_FAILURES_EMAIL,
+        ip: e.LOGIN_DELAY_AFTER_FAILURES_IP,
+        code: e.LOGIN_DELAY_AFTER_FAILURES_CODE,
+      },
       baseDelayMs: Math.round(e.LOGIN_DELAY_BASE_SECONDS * 1000),
       maxDelayMs: Math.round(Math.max(e.LOGIN_DELAY_MAX_SECONDS, e.LOGIN_DELAY_BASE_SECONDS) * 1000),
       windowMs: Math.round(e.LOGIN_FAILURE_WINDOW_MINUTES * 60_000),

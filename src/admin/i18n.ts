@@ -1,3 +1,5 @@
+import { SECOND_FACTOR_STRINGS } from './i18n-second-factor.ts';
+
 /**
  * Every string the dashboard shows, in English and Arabic, in one table. The type requires both languages for
  * every key, so a missing translation is a compile error. `{name}` placeholders are filled by `translator`;
@@ -11,6 +13,7 @@ export const DIRECTION: Record<Locale, 'ltr' | 'rtl'> = { en: 'ltr', ar: 'rtl' }
 export const LANGUAGE_NAME: Record<Locale, string> = { en: 'English', ar: 'العربية' };
 
 const STRINGS = {
+  ...SECOND_FACTOR_STRINGS,
   appName: { en: 'Wathiq', ar: 'واثق' },
   dashboard: { en: 'Dashboard', ar: 'لوحة التحكم' },
   skipToContent: { en: 'Skip to main content', ar: 'انتقل إلى المحتوى الرئيسي' },

@@ -25,6 +25,8 @@ import * as delegationOutcome from './migrations/026-delegation-outcome.ts';
 import * as inboundHandled from './migrations/027-inbound-handled.ts';
 import * as evidenceAcceptedNotify from './migrations/028-evidence-accepted-notify.ts';
 import * as documentSentNotify from './migrations/029-document-sent-notify.ts';
+import * as secondFactor from './migrations/036-second-factor.ts';
+import * as loginChallenges from './migrations/037-login-challenges.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -62,6 +64,8 @@ const migrations: Record<string, Migration> = {
   '027-inbound-handled': inboundHandled,
   '028-evidence-accepted-notify': evidenceAcceptedNotify,
   '029-document-sent-notify': documentSentNotify,
+  '036-second-factor': secondFactor,
+  '037-login-challenges': loginChallenges,
 };
 
 const source: Knex.MigrationSource<string> = {

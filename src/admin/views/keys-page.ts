@@ -5,7 +5,7 @@ import { html, type SafeHtml } from '../../http/html.ts';
 import { VERIFICATIONS } from '../../domain/model.ts';
 import { formatNumber, type MessageKey } from '../i18n.ts';
 import { ADMIN_PATHS } from '../paths.ts';
-import { csrfInput, layout, time, type PageContext } from './page.ts';
+import { copyButton, csrfInput, layout, time, type PageContext } from './page.ts';
 
 export interface NewKeyForm {
   name: string;
@@ -46,7 +46,6 @@ export function keyPrefix(key: string): string {
 }
 
 function copyField(page: PageContext, id: string, label: string, value: string): SafeHtml {
-  const { t } = page;
   return html`<div class="field">
     <label for="${id}">${label}</label>
     <div class="copy-row">
@@ -60,18 +59,7 @@ function copyField(page: PageContext, id: string, label: string, value: string):
         spellcheck="false"
         autocomplete="off"
       />
-      <button
-        type="button"
-        class="button button-secondary"
-        hidden
-        data-copy-target="${id}"
-        data-copy-status="copy-status"
-        data-copied="${t('copied')}"
-        data-copy-failed="${t('copyFailed')}"
-        aria-label="${t('copyWhat', { what: label })}"
-      >
-        ${t('copy')}
-      </button>
+      ${copyButton(page, id, label)}
     </div>
   </div>`;
 }
