@@ -112,6 +112,10 @@ const STRINGS = {
     en: 'The name can be at most 255 characters.',
     ar: 'يجب ألا يزيد الاسم على 255 حرفًا.',
   },
+  errorBidiControls: {
+    en: 'Remove the hidden text-direction characters (U+202A to U+202E, U+2066 to U+2069) from the name.',
+    ar: 'احذف محارف اتجاه النص المخفية (U+202A إلى U+202E، وU+2066 إلى U+2069) من الاسم.',
+  },
   errorScopesRequired: { en: 'Choose at least one scope.', ar: 'اختر صلاحية واحدة على الأقل.' },
   newKeyHeading: { en: 'Your new key “{name}”', ar: 'مفتاحك الجديد «{name}»' },
   newKeyOnce: {

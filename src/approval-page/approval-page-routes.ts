@@ -27,6 +27,7 @@ import { PAGE_CSS_ASSET, serveAssets, type PageAssets } from '../http/page-asset
 import type { AppContext, AppState } from '../http/context.ts';
 import type { ApiDeps } from '../http/deps.ts';
 import { parseJson, readRawBody } from '../http/raw-body.ts';
+import { hasBidiControl } from '../domain/bidi.ts';
 import { ok } from '../http/respond.ts';
 import { parseBody } from '../http/validation.ts';
 import { accountsStore } from '../db/stores/accounts-store.ts';
@@ -276,9 +277,12 @@ export function createApprovalPageRouter(
     addToLogContext({ document_id: r.document.id });
     const evidence = await verifiedEvidence(ctx, r);
     const body = parseBody(CompleteBody, parseJson(await readRawBody(ctx.req, MAX_BODY)));
+    const strings = STRINGS[language(ctx, r.approver)];
+    if (body.typed_name !== undefined && hasBidiControl(body.typed_name))
+      throw AppError.validation({ typed_name: [strings.errors.bidiControls] });
     // Image problems are the approver's to fix, so they are told in the page's language.
     const images = {
-      strings: STRINGS[language(ctx, r.approver)],
+      strings,
       limits: { maxSidePx: deps.config.images.maxSidePx },
     };
     let image: Buffer | undefined;
@@ -306,6 +310,8 @@ export function createApprovalPageRouter(
     addToLogContext({ document_id: r.document.id });
     const evidence = await verifiedEvidence(ctx, r);
     const { reason } = parseBody(RejectBody, parseJson(await readRawBody(ctx.req, MAX_BODY)));
+    if (reason !== undefined && hasBidiControl(reason))
+      throw AppError.validation({ reason: [STRINGS[language(ctx, r.approver)].errors.bidiControls] });
     await act(ctx, r, 'reject', { ...evidence, ...(reason ? { reason } : {}) });
   });
 
@@ -328,10 +334,12 @@ export function createApprovalPageRouter(
     const name = typeof body.name === 'string' ? body.name.trim() : '';
     if (name === '' || name.length > LIMITS.textMax || CONTROL.test(name))
       addDetail(details, 'name', t.needName);
+    else if (hasBidiControl(name)) addDetail(details, 'name', strings.errors.bidiControls);
     const phone = typeof body.phone === 'string' ? normalizePhone(body.phone) : undefined;
     if (!phone?.ok) addDetail(details, 'phone', t.badPhone);
     const reason = typeof body.reason === 'string' ? body.reason.trim() : '';
     if (reason === '' || CONTROL_BUT_LINES.test(reason)) addDetail(details, 'reason', t.needReason);
+    else if (hasBidiControl(reason)) addDetail(details, 'reason', strings.errors.bidiControls);
     else if (reason.length > LIMITS.delegationReasonMax)
       addDetail(details, 'reason', t.reasonTooLong(LIMITS.delegationReasonMax));
     if (Object.keys(details).length > 0 || !phone?.ok) throw AppError.validation(details);

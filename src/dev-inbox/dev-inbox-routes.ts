@@ -39,7 +39,7 @@ export function createDevInboxRouter(
           #${m.id} · to <bdi>+${m.phone}</bdi> · ${m.kind} · ${m.status ?? 'pending'} ·
           ${m.createdAt.toISOString()}
         </p>
-        <p class="text">${preview?.text ?? ''}</p>
+        <p class="text"><bdi>${preview?.text ?? ''}</bdi></p>
         <div class="buttons">
           ${(preview?.buttons ?? []).map((b) =>
             b.type === 'url'
@@ -119,7 +119,7 @@ export function createDevInboxRouter(
             Messages the console WhatsApp provider would have sent, newest first. Links open the approval
             page; quick replies act as the approver's WhatsApp button.
           </p>
-          ${notice ? html`<p class="notice" role="status">Reply: ${notice}</p>` : ''}
+          ${notice ? html`<p class="notice" role="status">Reply: <bdi>${notice}</bdi></p>` : ''}
           <ul>
             ${rows}
           </ul>
