@@ -259,6 +259,10 @@ const STRINGS = {
   saveEmbed: { en: 'Save origins', ar: 'حفظ الأصول' },
   flashEmbedSaved: { en: 'The allowed origins were saved.', ar: 'تم حفظ الأصول المسموح بها.' },
   errorEmbedOrigin: { en: '“{origin}” is not an https origin.', ar: '«{origin}» ليس أصل https صالحًا.' },
+  errorEmbedPublicSuffix: {
+    en: '“{origin}” covers every site under {suffix}, a public suffix anyone can have a name under. Name your own domain, such as https://*.yourdomain.{suffix}.',
+    ar: '«{origin}» يشمل كل موقع تحت {suffix}، وهو لاحقة عامة يمكن لأي أحد تسجيل اسم تحتها. اذكر نطاقك أنت، مثل https://*.yourdomain.{suffix}.',
+  },
   errorEmbedTooMany: { en: 'At most {max} origins.', ar: '{max} أصول على الأكثر.' },
   // Account defaults (issue 15 items 1 and 2)
   defaultsHeading: { en: 'Defaults for new documents', ar: 'الإعدادات الافتراضية للمستندات الجديدة' },

@@ -166,7 +166,9 @@ export function mountKeyRoutes(router: Router<AdminState>, deps: AdminDeps): voi
     for (const line of lines) {
       const r = checkEmbedOrigin(line);
       if (!r.ok) {
-        error = withUserText(t, 'errorEmbedOrigin', { origin: line.slice(0, 80) });
+        error = r.publicSuffix
+          ? withUserText(t, 'errorEmbedPublicSuffix', { origin: line.slice(0, 80), suffix: r.publicSuffix })
+          : withUserText(t, 'errorEmbedOrigin', { origin: line.slice(0, 80) });
         break;
       }
       origins.push(r.origin);
