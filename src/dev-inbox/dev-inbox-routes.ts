@@ -10,6 +10,15 @@ import { whatsAppMessagesStore } from '../db/stores/whatsapp-messages-store.ts';
 import { AppError } from '../errors.ts';
 import type { MessagePreview } from '../whatsapp/index.ts';
 
+/**
+ * Whether a Host header names this machine by a name no one else can point elsewhere. A page of another site can
+ * have its own name resolve to 127.0.0.1 (DNS rebinding) and then read the inbox as a same-origin page, but its
+ * requests still carry its own name in Host.
+ */
+export function isLoopbackHost(host: string): boolean {
+  return /^(?:localhost|127(?:\.\d{1,3}){3}|\[::1\])(?::\d{1,5})?$/i.test(host);
+}
+
 interface StoredPayload {
   preview?: MessagePreview;
   link_token?: string;
@@ -26,6 +35,16 @@ export function createDevInboxRouter(
 ): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/dev/inbox' });
   const { approvals } = deps;
+
+  router.use(async (ctx, next) => {
+    if (!isLoopbackHost(ctx.get('host'))) {
+      throw new AppError(
+        'forbidden',
+        'The development inbox answers only when addressed as localhost, 127.0.0.1 or [::1]',
+      );
+    }
+    await next();
+  });
 
   router.get('/', async (ctx) => {
     const messages = await whatsAppMessagesStore(deps.db).listOutbox({ limit: 100 });
