@@ -27,6 +27,8 @@ import { PAGE_CSS_ASSET, serveAssets, type PageAssets } from '../http/page-asset
 import type { AppContext, AppState } from '../http/context.ts';
 import type { ApiDeps } from '../http/deps.ts';
 import { parseJson, readRawBody } from '../http/raw-body.ts';
+import { postsOnlyAs } from '../http/cross-site-posts.ts';
+import { hasBidiControl } from '../domain/bidi.ts';
 import { ok } from '../http/respond.ts';
 import { parseBody } from '../http/validation.ts';
 import { accountsStore } from '../db/stores/accounts-store.ts';
@@ -95,6 +97,8 @@ export function createApprovalPageRouter(
   },
 ): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/a' });
+  // The page's script sends JSON; a form another site posts here (text/plain) is refused before anything happens.
+  router.use(postsOnlyAs(['application/json'], 'Send the body as application/json'));
   const otpSender = deps.otpSender ?? createOtpSender(deps.config, { logger: deps.logger });
   const otp = deps.config.otp;
 
@@ -105,21 +109,35 @@ export function createApprovalPageRouter(
   };
 
   /**
-   * `embedOrigins`: the account's `embed_origins` — who may frame the page (CSP frame-ancestors). Without any, no
-   * one may (and X-Frame-Options says DENY too); with some, X-Frame-Options is left out, as it cannot name them
-   * and browsers that know CSP ignore it anyway.
+   * What the page and its PDF share: never cached, the token in their address never sent on as a Referer, never
+   * sniffed as another type, and framed only by the account's `embed_origins` (CSP frame-ancestors). Without any,
+   * no one may frame them (and X-Frame-Options says DENY too); with some, X-Frame-Options is left out, as it
+   * cannot name them and browsers that know CSP ignore it anyway. Answers the frame-ancestors source list.
    */
-  const pageHeaders = (ctx: AppContext, embedOrigins: readonly string[] = []) => {
+  const sharedHeaders = (ctx: AppContext, embedOrigins: readonly string[]): string => {
     const ancestors = frameAncestors(embedOrigins);
     ctx.set('Cache-Control', 'no-store');
     ctx.set('Referrer-Policy', 'no-referrer');
     if (ancestors === "'none'") ctx.set('X-Frame-Options', 'DENY');
     else ctx.remove('X-Frame-Options');
     ctx.set('X-Content-Type-Options', 'nosniff');
+    return ancestors;
+  };
+
+  const pageHeaders = (ctx: AppContext, embedOrigins: readonly string[] = []) => {
+    const ancestors = sharedHeaders(ctx, embedOrigins);
     ctx.set(
       'Content-Security-Policy',
       `default-src 'self'; img-src 'self' data: blob:; script-src 'self'; style-src 'self'; worker-src 'self' blob:; connect-src 'self'; frame-ancestors ${ancestors}; base-uri 'none'; form-action 'self'`,
     );
+  };
+
+  /**
+   * The PDF's policy is frame-ancestors alone: a browser shows a PDF in a page of its own making, which a
+   * default-src would break (Chromium applies it to the viewer's own styles).
+   */
+  const pdfHeaders = (ctx: AppContext, embedOrigins: readonly string[] = []) => {
+    ctx.set('Content-Security-Policy', `frame-ancestors ${sharedHeaders(ctx, embedOrigins)}`);
   };
 
   /** `approver.viewed`, once per approver (its dedupe key), handed to delivery after the commit. */
@@ -194,15 +212,16 @@ export function createApprovalPageRouter(
   });
 
   router.get('/:token/document.pdf', async (ctx) => {
-    ctx.set('Cache-Control', 'no-store');
+    // Refusals (an unknown token, a spent link) are framed by no one; the file by whom the account allows.
+    pdfHeaders(ctx);
     const r = await usablePageLink(deps.db, ctx.params.token);
     const { document } = r;
     addToLogContext({ document_id: document.id });
+    pdfHeaders(ctx, (await accountsStore(deps.db).findById(document.accountId))?.embedOrigins);
     // A verified approver's document is theirs to read only once the code proved the number (403 before).
     await pageVerification(deps.db, r, ctx.cookies.get(OTP_COOKIE));
     const stream = await deps.storage.get(document.fileKey);
     if (!stream) throw AppError.notFound('Document file');
-    ctx.set('Cache-Control', 'no-store');
     ctx.set('Content-Disposition', `inline; filename="${document.reference}.pdf"`);
     ctx.type = 'application/pdf';
     ctx.body = stream;
@@ -276,9 +295,12 @@ export function createApprovalPageRouter(
     addToLogContext({ document_id: r.document.id });
     const evidence = await verifiedEvidence(ctx, r);
     const body = parseBody(CompleteBody, parseJson(await readRawBody(ctx.req, MAX_BODY)));
+    const strings = STRINGS[language(ctx, r.approver)];
+    if (body.typed_name !== undefined && hasBidiControl(body.typed_name))
+      throw AppError.validation({ typed_name: [strings.errors.bidiControls] });
     // Image problems are the approver's to fix, so they are told in the page's language.
     const images = {
-      strings: STRINGS[language(ctx, r.approver)],
+      strings,
       limits: { maxSidePx: deps.config.images.maxSidePx },
     };
     let image: Buffer | undefined;
@@ -306,6 +328,8 @@ export function createApprovalPageRouter(
     addToLogContext({ document_id: r.document.id });
     const evidence = await verifiedEvidence(ctx, r);
     const { reason } = parseBody(RejectBody, parseJson(await readRawBody(ctx.req, MAX_BODY)));
+    if (reason !== undefined && hasBidiControl(reason))
+      throw AppError.validation({ reason: [STRINGS[language(ctx, r.approver)].errors.bidiControls] });
     await act(ctx, r, 'reject', { ...evidence, ...(reason ? { reason } : {}) });
   });
 
@@ -328,10 +352,12 @@ export function createApprovalPageRouter(
     const name = typeof body.name === 'string' ? body.name.trim() : '';
     if (name === '' || name.length > LIMITS.textMax || CONTROL.test(name))
       addDetail(details, 'name', t.needName);
+    else if (hasBidiControl(name)) addDetail(details, 'name', strings.errors.bidiControls);
     const phone = typeof body.phone === 'string' ? normalizePhone(body.phone) : undefined;
     if (!phone?.ok) addDetail(details, 'phone', t.badPhone);
     const reason = typeof body.reason === 'string' ? body.reason.trim() : '';
     if (reason === '' || CONTROL_BUT_LINES.test(reason)) addDetail(details, 'reason', t.needReason);
+    else if (hasBidiControl(reason)) addDetail(details, 'reason', strings.errors.bidiControls);
     else if (reason.length > LIMITS.delegationReasonMax)
       addDetail(details, 'reason', t.reasonTooLong(LIMITS.delegationReasonMax));
     if (Object.keys(details).length > 0 || !phone?.ok) throw AppError.validation(details);

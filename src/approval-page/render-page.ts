@@ -60,7 +60,7 @@ export function renderApprovalPage(input: {
 
   const body = html` <section class="card" aria-labelledby="doc-title">
       <p class="meta"><a href="?lang=${other}" class="lang" hreflang="${other}">${t.language}</a></p>
-      <h1 id="doc-title">${title}</h1>
+      <h1 id="doc-title"><bdi>${title}</bdi></h1>
       <p class="meta">
         ${t.reference}: <bdi>${doc.reference}</bdi> · ${t.from}: <bdi>${input.accountName}</bdi>
       </p>

@@ -39,6 +39,8 @@ const en = {
     gone: 'This link can no longer be used.',
     conflict: 'It is not your turn yet. You will get a message when it is.',
     generic: 'Something went wrong. Please try again.',
+    bidiControls:
+      'Remove the hidden text-direction characters (U+202A to U+202E, U+2066 to U+2069) and send it again.',
   },
   /** Why an image sent to POST /a/{token}/complete was refused (422). */
   images: {
@@ -136,6 +138,7 @@ const ar: typeof en = {
     gone: 'لم يعد بالإمكان استخدام هذا الرابط.',
     conflict: 'لم يحن دورك بعد. ستصلك رسالة عندما يحين.',
     generic: 'حدث خطأ ما. حاول مرة أخرى.',
+    bidiControls: 'احذف محارف اتجاه النص المخفية (U+202A إلى U+202E، وU+2066 إلى U+2069) ثم أرسل مرة أخرى.',
   },
   images: {
     signature: {

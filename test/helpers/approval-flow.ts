@@ -10,6 +10,7 @@ import {
 } from '../fakes/fake-graph-api.ts';
 import { documentForm, type FormValue } from './multipart.ts';
 import { makePdf } from './pdf.ts';
+import type { Logger } from '../../src/logger.ts';
 import { startTestService, type TestAccount, type TestService } from './test-service.ts';
 
 export interface FlowHarness {
@@ -22,13 +23,14 @@ export interface FlowHarness {
 
 /** The real service with the Cloud API WhatsApp provider pointed at a fake Graph API on loopback. */
 export async function startFlowHarness(
-  options: { env?: Record<string, string>; worker?: boolean; traceTo?: SpanExporter } = {},
+  options: { env?: Record<string, string>; worker?: boolean; traceTo?: SpanExporter; logger?: Logger } = {},
 ): Promise<FlowHarness> {
   const graph = await startFakeGraphApi();
   const appSecret = `app-secret-${randomBytes(8).toString('hex')}`;
   const service = await startTestService({
     ...(options.worker === false ? { worker: false } : {}),
     ...(options.traceTo && { traceTo: options.traceTo }),
+    ...(options.logger && { logger: options.logger }),
     env: {
       WHATSAPP_PROVIDER: 'cloud',
       WHATSAPP_API_URL: graph.apiUrl,

@@ -81,6 +81,8 @@ export async function startTestService(
      * instead of OTLP; the worker then runs a bundle built with the tracing interceptors.
      */
     traceTo?: SpanExporter;
+    /** The logger of the API, the worker and the Temporal runtime (when it is the first); silent unless given. */
+    logger?: Logger;
   } = {},
 ): Promise<TestService> {
   const database = options.database ?? (await createTestDatabase());
@@ -97,7 +99,8 @@ export async function startTestService(
     WEBHOOK_ALLOW_PRIVATE: 'true',
     ...options.env,
   });
-  const logger = createLogger({ logLevel: process.env.TEST_LOG_LEVEL === 'debug' ? 'debug' : 'silent' });
+  const logger =
+    options.logger ?? createLogger({ logLevel: process.env.TEST_LOG_LEVEL === 'debug' ? 'debug' : 'silent' });
   quietTemporalRuntime(logger);
   let tracing: Tracing | undefined;
   if (options.traceTo) {
