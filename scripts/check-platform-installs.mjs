@@ -138,13 +138,13 @@ function checkPlan(platform, { added, lock, manifest, bridge }) {
   for (const { name, parent } of binaries(platform)) {
     const version = plannedVersion(added, name);
     const parentVersion = plannedVersion(added, parent);
-    if (!version)
-      problems.push(
-        `${name} is not installed (the lock has no entry for it, or ${parent} no longer declares it)`,
-      );
-    else if (version !== parentVersion)
+    if (!version) {
+      problems.push(`${name} is not installed (no lock entry, or ${parent} does not declare it)`);
+    } else if (version !== parentVersion) {
       problems.push(`${name} ${version} does not match ${parent} ${parentVersion}`);
-    else found.push(`${name} ${version}`);
+    } else {
+      found.push(`${name} ${version}`);
+    }
   }
   const reviewed = manifest.allowScripts ?? {};
   for (const [key, entry] of Object.entries(lock.packages)) {
@@ -205,13 +205,18 @@ async function checkRegistry(lock, names) {
   // Four npm processes at a time: each is a Node start, and the machine may have two cores for everything.
   const asker = async () => {
     for (let name = queue.shift(); name; name = queue.shift()) {
-      const entry = lock.packages[`node_modules/${name}`];
-      const { stdout } = await run('npm', ['view', `${name}@${entry.version}`, 'dist.integrity', '--json']);
-      const served = stdout.trim() ? JSON.parse(stdout) : undefined;
-      if (served !== entry.integrity) {
-        problems.push(
-          `the registry serves ${name}@${entry.version} as ${served ?? 'nothing'}, the lock ${entry.integrity}`,
-        );
+      const { version, integrity } = lock.packages[`node_modules/${name}`] ?? {};
+      const served = await run('npm', ['view', `${name}@${version}`, 'dist.integrity', '--json']).then(
+        ({ stdout }) => (stdout.trim() ? JSON.parse(stdout) : 'nothing'),
+        (error) =>
+          `an error (${
+            String(error.stderr || error.message)
+              .trim()
+              .split('\n')[0]
+          })`,
+      );
+      if (served !== integrity) {
+        problems.push(`the registry answers ${name}@${version} with ${served}, the lock has ${integrity}`);
       }
     }
   };
@@ -263,7 +268,7 @@ async function main() {
     else console.log(`  registry: serves all ${binaryNames.size} binary packages with the lock's integrity`);
   }
   console.log(
-    `platform installs: ${platforms.length} platforms checked, ${failed ? 'with problems' : 'no problem'}`,
+    `platform installs: platforms checked: ${platforms.length}, ${failed ? 'with problems' : 'no problem'}`,
   );
   process.exitCode = failed ? 1 : 0;
 }
