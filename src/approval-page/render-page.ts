@@ -89,8 +89,10 @@ function viewerSection(input: PageInput): SafeHtml {
       <button type="button" id="zoom-out" class="zoom" aria-label="${t.viewer.zoomOut}" disabled>−</button>
       <output id="zoom-level" aria-label="${t.viewer.zoomLevel}">100%</output>
       <button type="button" id="zoom-in" class="zoom" aria-label="${t.viewer.zoomIn}">+</button>
-      <span id="page-indicator" class="page-indicator"></span>
-      <a class="to-action" id="to-action" href="#approve-form">${t.viewer.toAction}</a>
+      <span id="page-indicator" class="page-indicator" dir="ltr"></span>
+      <a class="to-action" id="to-action" href="#approve-form" title="${t.viewer.toAction}"
+        >${t.actions[input.approver.actionType]} <span aria-hidden="true">↓</span></a
+      >
     </div>
     <p><a href="/a/${input.token}/document.pdf" target="_blank" rel="noopener">${t.openPdf}</a></p>
   </section>`;

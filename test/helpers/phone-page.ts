@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import type { CDPSession, Page, Request } from 'playwright-core';
+import type { CDPSession, Page } from 'playwright-core';
 import { readPgm, type Gray } from './ink-compare.ts';
 
 /** What the approval page's phone tests share: canvas memory, network bytes, touches and reference drawings. */
@@ -49,16 +49,20 @@ export const canvasMemory = (page: Page) =>
     return { now: m.measure(), peak: m.peak() };
   });
 
-/** Bytes on the wire (headers and encoded body) of every request the page and its workers finish, by URL. */
-export function networkLog(page: Page): { requests: { url: string; bytes: number }[]; total(): number } {
-  const requests: { url: string; bytes: number }[] = [];
-  page.on('requestfinished', (request: Request) => {
-    void request.sizes().then(
-      (s) => requests.push({ url: request.url(), bytes: s.responseBodySize + s.responseHeadersSize }),
-      () => undefined,
-    );
-  });
-  return { requests, total: () => requests.reduce((sum, r) => sum + r.bytes, 0) };
+const ENTRIES = `JSON.stringify(performance.getEntriesByType('navigation').concat(performance.getEntriesByType('resource'))
+  .map((e) => ({ url: e.name, bytes: e.transferSize })))`;
+
+/**
+ * Bytes on the wire (headers and encoded body) of every request the page and its workers made so far, by URL, as
+ * the browser itself counts them (Resource Timing's transferSize, 0 for what came from its cache). Read in the
+ * page and in each worker, since pdf.js's worker fetches its font data itself.
+ */
+export async function transferred(page: Page): Promise<{ url: string; bytes: number }[]> {
+  const lists: string[] = await Promise.all([
+    page.evaluate<string>(ENTRIES),
+    ...page.workers().map((worker) => worker.evaluate<string>(ENTRIES)),
+  ]);
+  return lists.flatMap((json) => JSON.parse(json) as { url: string; bytes: number }[]);
 }
 
 /** The state of page `n` of the viewer (empty, drawing, drawn, redrawing), once it is `state`. */
@@ -189,25 +193,23 @@ export async function touchSession(page: Page): Promise<{
   };
 }
 
-/** axe-core's serious and critical violations on the page as it is now. */
-export async function axeViolations(page: Page): Promise<{ id: string; impact: string; nodes: string[] }[]> {
+/** axe-core's serious and critical violations on the page as it is now, and how many of its rules passed. */
+export async function axeViolations(
+  page: Page,
+): Promise<{ passed: number; violations: { id: string; impact: string; nodes: string[] }[] }> {
   // Evaluated through the DevTools protocol, which the page's CSP (script-src 'self') does not govern.
   await page.evaluate(await readFile(require.resolve('axe-core/axe.min.js'), 'utf8'));
-  return page.evaluate(async () => {
-    const axe = (
-      globalThis as unknown as {
-        axe: {
-          run(
-            o: object,
-          ): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }>;
-        };
-      }
-    ).axe;
-    const { violations } = await axe.run({ resultTypes: ['violations'] });
-    return violations
+  const json =
+    await page.evaluate<string>(`axe.run({ resultTypes: ['violations', 'passes'] }).then((r) => JSON.stringify({
+    passed: r.passes.length,
+    violations: r.violations
       .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ')) }));
-  });
+      .map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ')) })),
+  }))`);
+  return JSON.parse(json) as {
+    passed: number;
+    violations: { id: string; impact: string; nodes: string[] }[];
+  };
 }
 
 export const ARTIFACTS = path.resolve('test-artifacts');
