@@ -4,7 +4,7 @@ import { jsonScript, publicPageLayout } from '../http/public-page.ts';
 import type { Approver } from '../db/stores/approvers-store.ts';
 import type { Document } from '../db/stores/documents-store.ts';
 import { LIMITS, type Language } from '../domain/model.ts';
-import { STRINGS } from './strings.ts';
+import { STRINGS, type PageStrings } from './strings.ts';
 
 type Assets = Pick<AssetCatalog, 'url'>;
 
@@ -98,16 +98,42 @@ function viewerSection(input: PageInput): SafeHtml {
   </section>`;
 }
 
-function renderDocumentPage(input: PageInput): string {
-  const { lang, document: doc, approver, assets } = input;
+/** What the page's scripts are told: where things are, the approver's action, and the words they show. */
+function pageData(input: PageInput) {
+  const { lang, document: doc, assets } = input;
   const t = STRINGS[lang];
-  const other: Language = lang === 'ar' ? 'en' : 'ar';
-  const title = lang === 'ar' ? doc.titleAr : doc.titleEn;
-  const name = lang === 'ar' ? approver.nameAr : approver.nameEn;
-  const action = approver.actionType;
-  const base = `/a/${input.token}`;
+  return {
+    base: `/a/${input.token}`,
+    lang,
+    assets: {
+      viewer: assets.url('pdf-viewer.js'),
+      pad: assets.url('signature-pad.js'),
+      pdfjs: assets.url('pdf.min.mjs'),
+      worker: assets.url('pdf.worker.min.mjs'),
+      standardFonts: assets.url('standard_fonts'),
+      cMaps: assets.url('cmaps'),
+    },
+    pdfBytes: doc.fileSize,
+    actionType: input.approver.actionType,
+    strings: { ...t.errors, doneCompleted: t.doneCompleted, doneRejected: t.doneRejected, pages: t.pages },
+    viewer: t.viewer,
+    code: t.code,
+    delegate: input.canDelegate
+      ? {
+          needName: t.delegate.needName,
+          needReason: t.delegate.needReason,
+          badPhone: t.delegate.badPhone,
+          notAllowed: t.delegate.notAllowed,
+          // The confirmation names the delegate: the page puts the name in place of {name}.
+          done: t.delegate.done('{name}'),
+        }
+      : null,
+  };
+}
 
-  const signPanel = html` <fieldset class="panel" id="sign-panel">
+/** The signing and stamping parts of the action form. */
+const signPanel = (t: PageStrings) =>
+  html` <fieldset class="panel" id="sign-panel">
     <legend>${t.drawHint}</legend>
     <canvas id="signature-pad" width="600" height="220" aria-label="${t.drawHint}" role="img"></canvas>
     <div class="pad-tools">
@@ -123,13 +149,53 @@ function renderDocumentPage(input: PageInput): string {
       placeholder="${t.typedLabel}"
     />
   </fieldset>`;
-  const stampPanel = html` <fieldset class="panel" id="stamp-panel">
+const stampPanel = (t: PageStrings) =>
+  html` <fieldset class="panel" id="stamp-panel">
     <legend>${t.actions.stamp}</legend>
     <label for="stamp-file">${t.uploadStamp}</label>
     <input id="stamp-file" type="file" accept="image/png,image/jpeg" />
     <img id="stamp-preview" alt="" hidden />
     <label class="check"><input id="generated-seal" type="checkbox" /> ${t.useSeal}</label>
   </fieldset>`;
+
+/** The delegation step, when the document allows it and it is this approver's turn. */
+const delegateStep = (t: PageStrings) =>
+  html`<details class="card delegate" id="delegate-step">
+    <summary>${t.delegate.open}</summary>
+    <p class="meta">${t.delegate.intro}</p>
+    <form id="delegate-form" novalidate>
+      <label for="delegate-name">${t.delegate.name}</label>
+      <input id="delegate-name" name="name" maxlength="255" autocomplete="off" />
+      <label for="delegate-phone">${t.delegate.phone}</label>
+      <input
+        id="delegate-phone"
+        name="phone"
+        type="tel"
+        inputmode="tel"
+        maxlength="24"
+        dir="ltr"
+        autocomplete="off"
+        placeholder="966501234567"
+      />
+      <label for="delegate-reason">${t.delegate.reason}</label>
+      <textarea
+        id="delegate-reason"
+        name="reason"
+        maxlength="${String(LIMITS.delegationReasonMax)}"
+        rows="3"
+      ></textarea>
+      <p id="delegate-error" class="error" role="alert" hidden></p>
+      <button type="submit" class="primary" id="submit-delegate">${t.delegate.submit}</button>
+    </form>
+  </details>`;
+
+function renderDocumentPage(input: PageInput): string {
+  const { lang, document: doc, approver, assets } = input;
+  const t = STRINGS[lang];
+  const other: Language = lang === 'ar' ? 'en' : 'ar';
+  const title = lang === 'ar' ? doc.titleAr : doc.titleEn;
+  const name = lang === 'ar' ? approver.nameAr : approver.nameEn;
+  const action = approver.actionType;
 
   const body = html` <section class="card" aria-labelledby="doc-title">
       <p class="meta"><a href="?lang=${other}" class="lang" hreflang="${other}">${t.language}</a></p>
@@ -145,7 +211,7 @@ function renderDocumentPage(input: PageInput): string {
     </section>
     ${viewerSection(input)}
     <form id="approve-form" class="card" novalidate>
-      ${action === 'sign' ? signPanel : ''} ${action === 'stamp' ? stampPanel : ''}
+      ${action === 'sign' ? signPanel(t) : ''} ${action === 'stamp' ? stampPanel(t) : ''}
       <p id="form-error" class="error" role="alert" hidden></p>
       <button type="submit" class="primary" id="submit-action">${t.submit[action]}</button>
     </form>
@@ -157,70 +223,13 @@ function renderDocumentPage(input: PageInput): string {
         <button type="submit" class="danger" id="submit-reject">${t.rejectConfirm}</button>
       </form>
     </details>
-    ${
-      input.canDelegate
-        ? html`<details class="card delegate" id="delegate-step">
-            <summary>${t.delegate.open}</summary>
-            <p class="meta">${t.delegate.intro}</p>
-            <form id="delegate-form" novalidate>
-              <label for="delegate-name">${t.delegate.name}</label>
-              <input id="delegate-name" name="name" maxlength="255" autocomplete="off" />
-              <label for="delegate-phone">${t.delegate.phone}</label>
-              <input
-                id="delegate-phone"
-                name="phone"
-                type="tel"
-                inputmode="tel"
-                maxlength="24"
-                dir="ltr"
-                autocomplete="off"
-                placeholder="966501234567"
-              />
-              <label for="delegate-reason">${t.delegate.reason}</label>
-              <textarea
-                id="delegate-reason"
-                name="reason"
-                maxlength="${String(LIMITS.delegationReasonMax)}"
-                rows="3"
-              ></textarea>
-              <p id="delegate-error" class="error" role="alert" hidden></p>
-              <button type="submit" class="primary" id="submit-delegate">${t.delegate.submit}</button>
-            </form>
-          </details>`
-        : ''
-    }
+    ${input.canDelegate ? delegateStep(t) : ''}
     <section id="done" class="card done" hidden tabindex="-1">
       <h2>${t.doneTitle}</h2>
       <p id="done-text"></p>
     </section>`;
 
-  const data = {
-    base,
-    lang,
-    assets: {
-      viewer: assets.url('pdf-viewer.js'),
-      pad: assets.url('signature-pad.js'),
-      pdfjs: assets.url('pdf.min.mjs'),
-      worker: assets.url('pdf.worker.min.mjs'),
-      standardFonts: assets.url('standard_fonts'),
-      cMaps: assets.url('cmaps'),
-    },
-    pdfBytes: doc.fileSize,
-    actionType: action,
-    strings: { ...t.errors, doneCompleted: t.doneCompleted, doneRejected: t.doneRejected, pages: t.pages },
-    viewer: t.viewer,
-    code: t.code,
-    delegate: input.canDelegate
-      ? {
-          needName: t.delegate.needName,
-          needReason: t.delegate.needReason,
-          badPhone: t.delegate.badPhone,
-          notAllowed: t.delegate.notAllowed,
-          // The confirmation names the delegate: the page puts the name in place of {name}.
-          done: t.delegate.done('{name}'),
-        }
-      : null,
-  };
+  const data = pageData(input);
   // Fetched in parallel with the page's own script rather than one after another (each a round trip on a phone).
   const preload = ['pdf-viewer.js', 'pdf.min.mjs', ...(action === 'sign' ? ['signature-pad.js'] : [])];
   return layout(assets, {

@@ -98,9 +98,8 @@ function explain({ status, payload }) {
   return payload?.error?.message || data.strings.generic;
 }
 
-/** The document page: the viewer, the approver's action, rejection and delegation. */
-async function wireDocumentPage() {
-  void showDocument();
+/** The approver's action: a drawn or typed signature, a stamp image or the generated seal, or nothing. */
+async function wireAction() {
   const padModule = $('signature-pad') ? await import(data.assets.pad) : undefined;
   const pad = padModule?.signaturePad($('signature-pad'));
   $('clear-signature')?.addEventListener('click', () => pad?.clear());
@@ -143,7 +142,10 @@ async function wireDocumentPage() {
       $('stamp-file').value = '';
     }
   });
+}
 
+/** Rejection, with an optional reason; and delegation, when the page offers it. */
+function wireRejectAndDelegate() {
   $('reject-form').addEventListener('submit', async (e) => {
     e.preventDefault();
     $('submit-reject').disabled = true;
@@ -228,5 +230,7 @@ if ($('code-step')) {
     window.location.reload();
   });
 } else {
-  await wireDocumentPage();
+  void showDocument();
+  wireRejectAndDelegate();
+  await wireAction();
 }

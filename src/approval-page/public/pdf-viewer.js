@@ -50,15 +50,42 @@ export async function openViewer({ pdfjs, url, assets, pdfBytes, elements, strin
   return viewer;
 }
 
+/** The viewer's state: the document, one slot per page, the pages near the screen, the zoom. */
 function createViewer(pdfjs, pdf, elements, strings) {
-  const container = elements.pages;
-  const total = pdf.numPages;
-  let zoom = 1;
-  let baseWidth = container.clientWidth || 360;
   let firstDrawn;
-  const firstDrawnPromise = new Promise((resolve) => (firstDrawn = resolve));
+  const state = {
+    pdfjs,
+    pdf,
+    elements,
+    container: elements.pages,
+    zoom: 1,
+    baseWidth: elements.pages.clientWidth || 360,
+    near: new Set(),
+    firstDrawn: new Promise((resolve) => (firstDrawn = resolve)),
+    onDrawn: () => firstDrawn(),
+    pumping: false,
+    ...createSlots(elements.pages, pdf.numPages, strings),
+  };
+  setWidth(state);
+  observePages(state);
+  // The other pages' own shapes, once the first page is on screen.
+  void state.firstDrawn.then(async () => {
+    for (const slot of state.slots.slice(1)) fit(slot, await pdf.getPage(slot.n));
+  });
+  elements.zoomIn.addEventListener('click', () => setZoom(state, state.zoom * ZOOM_STEP));
+  elements.zoomOut.addEventListener('click', () => setZoom(state, state.zoom / ZOOM_STEP));
+  pinchToZoom(
+    state.container,
+    () => state.zoom,
+    (next, focus) => setZoom(state, next, focus),
+  );
+  followResize(state);
+  showPageInView(state);
+  return { firstDrawn: state.firstDrawn, setZoom: (z) => setZoom(state, z), zoom: () => state.zoom };
+}
 
-  const label = (n) => strings.page.replace('{n}', String(n)).replace('{total}', String(total));
+/** One empty, labelled element per page, in order. */
+function createSlots(container, total, strings) {
   const slots = [];
   const bySlot = new Map();
   for (let n = 1; n <= total; n++) {
@@ -67,218 +94,226 @@ function createViewer(pdfjs, pdf, elements, strings) {
     el.dataset.page = String(n);
     el.dataset.state = 'empty';
     el.setAttribute('role', 'group');
-    el.setAttribute('aria-label', label(n));
-    const slot = { n, el, canvas: null, drawnAt: null, task: null, text: null, textDiv: null };
+    el.setAttribute('aria-label', strings.page.replace('{n}', String(n)).replace('{total}', String(total)));
+    const slot = {
+      n,
+      el,
+      canvas: null,
+      drawnAt: null,
+      failedAt: null,
+      task: null,
+      text: null,
+      textDiv: null,
+    };
     slots.push(slot);
     bySlot.set(el, slot);
   }
   container.append(...slots.map((s) => s.el));
-  const setWidth = () => container.style.setProperty('--page-width', `${Math.floor(baseWidth * zoom)}px`);
-  setWidth();
+  return { slots, bySlot };
+}
 
-  // Every page takes the first page's shape until its own is known (pages are fetched in the background).
-  const fit = (slot, page) => {
-    const { width, height } = page.getViewport({ scale: 1 });
-    slot.el.style.aspectRatio = `${width} / ${height}`;
-  };
+const setWidth = (state) =>
+  state.container.style.setProperty('--page-width', `${Math.floor(state.baseWidth * state.zoom)}px`);
 
-  const near = new Set();
-  /** What a page drawn now would be drawn at: its width on screen and the screen's density. */
-  const drawKey = (slot) => `${slot.el.clientWidth}@${window.devicePixelRatio || 1}`;
-  const distance = (slot) => {
-    const r = slot.el.getBoundingClientRect();
-    return Math.abs((r.top + r.bottom) / 2 - window.innerHeight / 2);
-  };
+/** A page's shape; every page takes the first page's until its own is known. */
+function fit(slot, page) {
+  const { width, height } = page.getViewport({ scale: 1 });
+  slot.el.style.aspectRatio = `${width} / ${height}`;
+}
 
-  function release(slot) {
-    slot.task?.cancel();
-    slot.task = null;
-    if (slot.canvas) free(slot.canvas);
-    slot.canvas = null;
-    slot.drawnAt = null;
-    if (slot.text) {
-      slot.text.cancel();
-      slot.textDiv.remove();
-      slot.text = null;
-      slot.textDiv = null;
+/** What a page drawn now would be drawn at: its width on screen and the screen's density. */
+const drawKey = (slot) => `${slot.el.clientWidth}@${window.devicePixelRatio || 1}`;
+const distance = (slot) => {
+  const r = slot.el.getBoundingClientRect();
+  return Math.abs((r.top + r.bottom) / 2 - window.innerHeight / 2);
+};
+
+function release(slot) {
+  slot.task?.cancel();
+  slot.task = null;
+  if (slot.canvas) free(slot.canvas);
+  slot.canvas = null;
+  slot.drawnAt = null;
+  if (slot.text) {
+    slot.text.cancel();
+    slot.textDiv.remove();
+    slot.text = null;
+    slot.textDiv = null;
+  }
+  slot.el.dataset.state = 'empty';
+}
+
+/** Releases the drawn pages farthest from the screen, never a near one, until `bytes` more fit the budget. */
+function makeRoom(state, drawing, bytes) {
+  const drawn = state.slots.filter((s) => s.canvas && s !== drawing);
+  let used = drawn.reduce((sum, s) => sum + bytesOf(s.canvas), bytesOf(drawing.canvas));
+  const far = drawn.filter((s) => !state.near.has(s)).sort((a, b) => distance(b) - distance(a));
+  for (const slot of far) {
+    if (used + bytes <= CANVAS_BUDGET_BYTES) break;
+    used -= bytesOf(slot.canvas);
+    release(slot);
+  }
+}
+
+/** Draws page `slot` at its width on screen into a new canvas, which replaces the old one once complete. */
+async function draw(state, slot) {
+  const key = drawKey(slot);
+  const page = await state.pdf.getPage(slot.n);
+  fit(slot, page);
+  const unscaled = page.getViewport({ scale: 1 });
+  const viewport = page.getViewport({ scale: slot.el.clientWidth / unscaled.width });
+  const density = window.devicePixelRatio || 1;
+  const outputScale = Math.min(density, Math.sqrt(MAX_CANVAS_PIXELS / (viewport.width * viewport.height)));
+  const canvas = document.createElement('canvas');
+  const width = Math.floor(viewport.width * outputScale);
+  const height = Math.floor(viewport.height * outputScale);
+  makeRoom(state, slot, width * height * 4);
+  canvas.width = width;
+  canvas.height = height;
+  canvas.setAttribute('aria-hidden', 'true');
+  slot.el.dataset.state = slot.canvas ? 'redrawing' : 'drawing';
+  const task = page.render({
+    canvasContext: canvas.getContext('2d', { alpha: false }),
+    viewport,
+    transform: outputScale === 1 ? undefined : [outputScale, 0, 0, outputScale, 0, 0],
+  });
+  slot.task = task;
+  try {
+    await task.promise;
+  } catch (err) {
+    free(canvas);
+    if (slot.el.dataset.state !== 'empty') slot.el.dataset.state = slot.canvas ? 'drawn' : 'empty';
+    throw err;
+  } finally {
+    if (slot.task === task) slot.task = null;
+  }
+  // The old drawing (at the previous zoom) stays on screen until the new one is complete.
+  if (slot.canvas) free(slot.canvas);
+  slot.canvas = canvas;
+  slot.drawnAt = key;
+  slot.el.style.setProperty('--scale-factor', String(viewport.scale));
+  slot.el.prepend(canvas);
+  slot.el.dataset.state = 'drawn';
+  state.onDrawn();
+  if (slot.text) slot.text.update({ viewport });
+  else addTextLayer(state, slot, page, viewport);
+}
+
+/** pdf.js's text layer over the drawing: transparent text in place, to select and to be read aloud. */
+function addTextLayer(state, slot, page, viewport) {
+  const div = document.createElement('div');
+  div.className = 'textLayer';
+  slot.el.append(div);
+  const layer = new state.pdfjs.TextLayer({
+    textContentSource: page.streamTextContent(),
+    container: div,
+    viewport,
+  });
+  slot.text = layer;
+  slot.textDiv = div;
+  layer.render().catch(() => {
+    /* cancelled when the page was released */
+  });
+}
+
+/** Draws the near pages that are not drawn at the current scale, the one nearest the screen's middle first. */
+async function pump(state) {
+  if (state.pumping) return;
+  state.pumping = true;
+  try {
+    for (;;) {
+      const next = [...state.near]
+        .filter((s) => s.drawnAt !== drawKey(s) && s.failedAt !== drawKey(s))
+        .sort((a, b) => distance(a) - distance(b))[0];
+      if (!next) break;
+      await draw(state, next).catch((err) => {
+        if (err?.name === 'RenderingCancelledException') return;
+        console.error(err);
+        next.failedAt = drawKey(next);
+      });
     }
-    slot.el.dataset.state = 'empty';
+  } finally {
+    state.pumping = false;
   }
+}
 
-  /** Releases the drawn pages farthest from the screen, never a near one, until `bytes` more fit the budget. */
-  function makeRoom(drawing, bytes) {
-    const drawn = slots.filter((s) => s.canvas && s !== drawing);
-    let used = drawn.reduce((sum, s) => sum + bytesOf(s.canvas), bytesOf(drawing.canvas));
-    const far = drawn.filter((s) => !near.has(s)).sort((a, b) => distance(b) - distance(a));
-    for (const slot of far) {
-      if (used + bytes <= CANVAS_BUDGET_BYTES) break;
-      used -= bytesOf(slot.canvas);
-      release(slot);
-    }
-  }
-
-  async function draw(slot) {
-    const key = drawKey(slot);
-    const page = await pdf.getPage(slot.n);
-    fit(slot, page);
-    const unscaled = page.getViewport({ scale: 1 });
-    const viewport = page.getViewport({ scale: slot.el.clientWidth / unscaled.width });
-    const density = window.devicePixelRatio || 1;
-    const outputScale = Math.min(density, Math.sqrt(MAX_CANVAS_PIXELS / (viewport.width * viewport.height)));
-    const canvas = document.createElement('canvas');
-    const width = Math.floor(viewport.width * outputScale);
-    const height = Math.floor(viewport.height * outputScale);
-    makeRoom(slot, width * height * 4);
-    canvas.width = width;
-    canvas.height = height;
-    canvas.setAttribute('aria-hidden', 'true');
-    slot.el.dataset.state = slot.canvas ? 'redrawing' : 'drawing';
-    const task = page.render({
-      canvasContext: canvas.getContext('2d', { alpha: false }),
-      viewport,
-      transform: outputScale === 1 ? undefined : [outputScale, 0, 0, outputScale, 0, 0],
-    });
-    slot.task = task;
-    try {
-      await task.promise;
-    } catch (err) {
-      free(canvas);
-      if (slot.el.dataset.state !== 'empty') slot.el.dataset.state = slot.canvas ? 'drawn' : 'empty';
-      throw err;
-    } finally {
-      if (slot.task === task) slot.task = null;
-    }
-    // The old drawing (at the previous zoom) stays on screen until the new one is complete.
-    if (slot.canvas) free(slot.canvas);
-    slot.canvas = canvas;
-    slot.drawnAt = key;
-    slot.el.style.setProperty('--scale-factor', String(viewport.scale));
-    slot.el.prepend(canvas);
-    slot.el.dataset.state = 'drawn';
-    firstDrawn();
-    if (slot.text) slot.text.update({ viewport });
-    else addTextLayer(slot, page, viewport);
-  }
-
-  function addTextLayer(slot, page, viewport) {
-    const div = document.createElement('div');
-    div.className = 'textLayer';
-    slot.el.append(div);
-    const layer = new pdfjs.TextLayer({
-      textContentSource: page.streamTextContent(),
-      container: div,
-      viewport,
-    });
-    slot.text = layer;
-    slot.textDiv = div;
-    layer.render().catch(() => {
-      /* cancelled when the page was released */
-    });
-  }
-
-  let pumping = false;
-  /** Draws the near pages that are not drawn at the current scale, the one nearest the screen's middle first. */
-  async function pump() {
-    if (pumping) return;
-    pumping = true;
-    try {
-      for (;;) {
-        const next = [...near]
-          .filter((s) => s.drawnAt !== drawKey(s) && s.failedAt !== drawKey(s))
-          .sort((a, b) => distance(a) - distance(b))[0];
-        if (!next) break;
-        await draw(next).catch((err) => {
-          if (err?.name === 'RenderingCancelledException') return;
-          console.error(err);
-          next.failedAt = drawKey(next);
-        });
-      }
-    } finally {
-      pumping = false;
-    }
-  }
-
+/** Pages coming within a screen are drawn; pages three screens away are released. */
+function observePages(state) {
   const drawObserver = new IntersectionObserver(
     (entries) => {
       for (const e of entries) {
-        const slot = bySlot.get(e.target);
-        if (e.isIntersecting) near.add(slot);
-        else near.delete(slot);
+        const slot = state.bySlot.get(e.target);
+        if (e.isIntersecting) state.near.add(slot);
+        else state.near.delete(slot);
       }
-      void pump();
+      void pump(state);
     },
     { rootMargin: DRAW_MARGIN },
   );
   const keepObserver = new IntersectionObserver(
     (entries) => {
-      for (const e of entries) if (!e.isIntersecting) release(bySlot.get(e.target));
+      for (const e of entries) if (!e.isIntersecting) release(state.bySlot.get(e.target));
     },
     { rootMargin: KEEP_MARGIN },
   );
-
-  void pdf.getPage(1).then((first) => {
-    for (const s of slots) fit(s, first);
-    for (const s of slots) {
+  void state.pdf.getPage(1).then((first) => {
+    for (const s of state.slots) fit(s, first);
+    for (const s of state.slots) {
       drawObserver.observe(s.el);
       keepObserver.observe(s.el);
     }
   });
-  // The other pages' own shapes, once the first page is on screen.
-  void firstDrawnPromise.then(async () => {
-    for (const slot of slots.slice(1)) fit(slot, await pdf.getPage(slot.n));
-  });
+}
 
-  /** Zooms to `next`, keeping the point under `focus` (client coordinates; the screen's middle by default) still. */
-  function setZoom(next, focus) {
-    const clamped = Math.min(ZOOM_MAX, Math.max(ZOOM_MIN, Math.round(next * 100) / 100));
-    if (clamped === zoom) return;
-    const fx = focus?.x ?? window.innerWidth / 2;
-    const fy = focus?.y ?? window.innerHeight / 2;
-    const before = container.getBoundingClientRect();
-    const x = container.scrollLeft + (fx - before.left);
-    const y = fy - before.top;
-    const ratio = clamped / zoom;
-    zoom = clamped;
-    setWidth();
-    container.scrollLeft = x * ratio - (fx - before.left);
-    const after = container.getBoundingClientRect();
-    window.scrollBy(0, after.top + y * ratio - fy);
-    elements.zoomLevel.textContent = `${Math.round(zoom * 100)}%`;
-    elements.zoomOut.disabled = zoom <= ZOOM_MIN;
-    elements.zoomIn.disabled = zoom >= ZOOM_MAX;
-    void pump();
-  }
-  elements.zoomIn.addEventListener('click', () => setZoom(zoom * ZOOM_STEP));
-  elements.zoomOut.addEventListener('click', () => setZoom(zoom / ZOOM_STEP));
-  pinchToZoom(container, () => zoom, setZoom);
+/** Zooms to `next`, keeping the point under `focus` (client coordinates; the screen's middle by default) still. */
+function setZoom(state, next, focus) {
+  const { container, elements } = state;
+  const clamped = Math.min(ZOOM_MAX, Math.max(ZOOM_MIN, Math.round(next * 100) / 100));
+  if (clamped === state.zoom) return;
+  const fx = focus?.x ?? window.innerWidth / 2;
+  const fy = focus?.y ?? window.innerHeight / 2;
+  const before = container.getBoundingClientRect();
+  const x = container.scrollLeft + (fx - before.left);
+  const y = fy - before.top;
+  const ratio = clamped / state.zoom;
+  state.zoom = clamped;
+  setWidth(state);
+  container.scrollLeft = x * ratio - (fx - before.left);
+  const after = container.getBoundingClientRect();
+  window.scrollBy(0, after.top + y * ratio - fy);
+  elements.zoomLevel.textContent = `${Math.round(state.zoom * 100)}%`;
+  elements.zoomOut.disabled = state.zoom <= ZOOM_MIN;
+  elements.zoomIn.disabled = state.zoom >= ZOOM_MAX;
+  void pump(state);
+}
 
-  // A turned phone (portrait, landscape) or a resized window: pages take the new width and are drawn again.
-  let resizeTimer;
+/** A turned phone (portrait, landscape) or a resized window: pages take the new width and are drawn again. */
+function followResize(state) {
+  let timer;
   window.addEventListener('resize', () => {
-    clearTimeout(resizeTimer);
-    resizeTimer = setTimeout(() => {
-      const width = container.clientWidth;
-      if (!width || width === baseWidth) return;
-      baseWidth = width;
-      setWidth();
-      void pump();
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      const width = state.container.clientWidth;
+      if (!width || width === state.baseWidth) return;
+      state.baseWidth = width;
+      setWidth(state);
+      void pump(state);
     }, 150);
   });
+}
 
-  // Which page is in the middle of the screen.
-  let indicatorFrame = 0;
-  const showPage = () => {
-    indicatorFrame = 0;
+/** Which page is in the middle of the screen, in the bar ("3 / 30"). */
+function showPageInView(state) {
+  const total = state.slots.length;
+  let frame = 0;
+  const show = () => {
+    frame = 0;
     const el = document.elementFromPoint(window.innerWidth / 2, window.innerHeight / 2)?.closest('.pdf-page');
-    const slot = el && bySlot.get(el);
-    if (slot) elements.indicator.textContent = `${slot.n} / ${total}`;
+    const slot = el && state.bySlot.get(el);
+    if (slot) state.elements.indicator.textContent = `${slot.n} / ${total}`;
   };
-  window.addEventListener('scroll', () => (indicatorFrame ||= requestAnimationFrame(showPage)), {
-    passive: true,
-  });
-  elements.indicator.textContent = `1 / ${total}`;
-
-  return { firstDrawn: firstDrawnPromise, setZoom, zoom: () => zoom };
+  window.addEventListener('scroll', () => (frame ||= requestAnimationFrame(show)), { passive: true });
+  state.elements.indicator.textContent = `1 / ${total}`;
 }
 
 /**
