@@ -67,7 +67,7 @@ describe('the approval page’s assets', () => {
         'pdf.min.mjs',
         'pdf.worker.min.mjs',
         'signature-pad.js',
-      ].map((name) =>
+      ].map((name): unknown =>
         expect.stringMatching(new RegExp(`^${name.replace(/\.(m?js|css)$/, '')}\\.[0-9a-f]{16}\\.`)),
       ),
     );
