@@ -100,8 +100,7 @@ function explain({ status, payload }) {
 
 /** The approver's action: a drawn or typed signature, a stamp image or the generated seal, or nothing. */
 async function wireAction() {
-  const padModule = $('signature-pad') ? await import(data.assets.pad) : undefined;
-  const pad = padModule?.signaturePad($('signature-pad'));
+  let pad;
   $('clear-signature')?.addEventListener('click', () => pad?.clear());
   $('undo-signature')?.addEventListener('click', () => pad?.undo());
   let stampPng;
@@ -142,6 +141,11 @@ async function wireAction() {
       $('stamp-file').value = '';
     }
   });
+  // The pad's module last: the form already answers (a typed name still signs) should it not load.
+  if ($('signature-pad')) {
+    const module = await import(data.assets.pad).catch((err) => console.error(err));
+    pad = module?.signaturePad($('signature-pad'));
+  }
 }
 
 /** Rejection, with an optional reason; and delegation, when the page offers it. */
