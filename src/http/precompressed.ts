@@ -1,8 +1,9 @@
+import { createHash } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { brotliCompress, constants, gzip } from 'node:zlib';
+import { brotliCompress, brotliDecompress, constants, gunzip, gzip } from 'node:zlib';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import type { CatalogEntry } from './asset-catalog.ts';
@@ -28,6 +29,17 @@ export async function compress(bytes: Buffer, encoding: ContentEncoding): Promis
       [constants.BROTLI_PARAM_SIZE_HINT]: bytes.length,
     },
   });
+}
+
+const unbrotli = promisify(brotliDecompress);
+const gunzipAsync = promisify(gunzip);
+
+/** Whether `compressed` decodes to the bytes whose SHA-256 is `sha256`. */
+async function decodesTo(compressed: Buffer, encoding: ContentEncoding, sha256: string): Promise<boolean> {
+  const plain = await (encoding === 'br' ? unbrotli(compressed) : gunzipAsync(compressed)).catch(
+    () => undefined,
+  );
+  return plain !== undefined && createHash('sha256').update(plain).digest('hex') === sha256;
 }
 
 /** A compressed form's file name: content-addressed, so a folder can hold every version of every asset. */
@@ -83,22 +95,24 @@ export function createPrecompressedAssets(options: {
     return bytes;
   };
 
-  const findStored = async (name: string): Promise<Buffer | undefined> => {
+  /** A stored form is used only when it decodes to the very file (a damaged or foreign one is made again). */
+  const findStored = async (entry: CatalogEntry, encoding: ContentEncoding): Promise<Buffer | undefined> => {
+    const name = compressedFileName(entry.sha256, encoding);
     for (const dir of [...readDirs, options.cacheDir]) {
       const found = await readFile(path.join(dir, name)).catch(() => undefined);
-      if (found) return found;
+      if (found && (await decodesTo(found, encoding, entry.sha256))) return found;
     }
     return undefined;
   };
 
   const make = async (entry: CatalogEntry, encoding: ContentEncoding): Promise<Buffer> => {
-    const name = compressedFileName(entry.sha256, encoding);
-    const stored = await findStored(name);
+    const stored = await findStored(entry, encoding);
     if (stored) return stored;
     const bytes = await compress(await original(entry), encoding);
-    await writeAtomically(path.join(options.cacheDir, name), bytes).catch((err: unknown) =>
-      options.onCacheWriteError?.(err),
-    );
+    await writeAtomically(
+      path.join(options.cacheDir, compressedFileName(entry.sha256, encoding)),
+      bytes,
+    ).catch((err: unknown) => options.onCacheWriteError?.(err));
     return bytes;
   };
 

@@ -107,6 +107,22 @@ describe('compressed forms, made once', () => {
     );
   });
 
+  it('makes a stored form again when it is damaged or of another file', async () => {
+    const entry = await fileEntry();
+    const cacheDir = await scratch();
+    const stored = path.join(cacheDir, compressedFileName(entry.sha256, 'br'));
+    for (const wrong of [
+      brotliCompressSync(TEXT).subarray(0, 40),
+      brotliCompressSync(Buffer.from('another file')),
+    ]) {
+      await writeFile(stored, wrong);
+      const answer = await createPrecompressedAssets({ cacheDir, readDirs: [] }).get(entry, 'br');
+      expect(brotliDecompressSync(answer.body)).toEqual(TEXT);
+      // And the cache holds the good form for the next start.
+      expect(brotliDecompressSync(await readFile(stored))).toEqual(TEXT);
+    }
+  });
+
   it('sends a file that does not compress as it is', async () => {
     const noise = randomBytes(4096);
     const entry = await fileEntry(noise);
