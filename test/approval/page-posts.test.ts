@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorEnvelope } from '../../src/api/schemas/envelopes.ts';
 import { accountsStore } from '../../src/db/stores/accounts-store.ts';
@@ -115,12 +117,19 @@ describe('approval page POSTs', () => {
   });
 
   it('the page scripts send their POSTs with the types the routes take', async () => {
-    for (const [script, type] of [
-      ['/a/assets/approval.js', 'application/json'],
-      ['/v/assets/verify.js', 'application/octet-stream'],
+    // The approval page's scripts are served under names made from their content, as these files' bytes.
+    const folder = path.resolve(import.meta.dirname, '../../src/approval-page/public');
+    const approvalScripts = await Promise.all(
+      (await readdir(folder))
+        .filter((name) => name.endsWith('.js'))
+        .map((name) => readFile(path.join(folder, name), 'utf8')),
+    );
+    const verifyScript = await (await fetch(url('/v/assets/verify.js'))).text();
+    for (const [script, texts, type] of [
+      ['the approval page', approvalScripts, 'application/json'],
+      ['/v/assets/verify.js', [verifyScript], 'application/octet-stream'],
     ] as const) {
-      const text = await (await fetch(url(script))).text();
-      const posts = text.split(/method: 'POST'/).slice(1);
+      const posts = texts.flatMap((text) => text.split(/method: 'POST'/).slice(1));
       expect(posts.length, script).toBeGreaterThan(0);
       for (const rest of posts)
         expect(rest.slice(0, 120).toLowerCase(), script).toContain(`'content-type': '${type}'`);
