@@ -4,6 +4,7 @@ import { createAccountWithKey } from './accounts/create-account.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createDb, type Knex } from './db/knex.ts';
 import { migrateLatest } from './db/migrate.ts';
+import { secretBoxFromSettings } from './auth/secret-box.ts';
 import { isAppError } from './errors.ts';
 import { createLogger } from './logger.ts';
 import { startEmbeddedPostgres } from './runtime/embedded-postgres.ts';
@@ -55,7 +56,7 @@ async function withDatabase<T>(config: Config, run: (db: Knex) => Promise<T>): P
   }
   const db = createDb(url, { poolMax: 2 });
   try {
-    await migrateLatest(db);
+    await migrateLatest(db, { secrets: secretBoxFromSettings(config.encryption) });
     return await run(db);
   } finally {
     await db.destroy();
