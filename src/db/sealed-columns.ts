@@ -12,6 +12,7 @@ export interface SealedColumn {
   column: string;
   /** The primary key: the reseal pages through the table by it. */
   key: string;
+  keyType: 'uuid' | 'bigint';
   /** The columns `context` reads (the key among them when it needs it). */
   contextColumns: readonly string[];
   context(row: Record<string, unknown>): string;
@@ -52,6 +53,7 @@ export const SEALED_COLUMNS: readonly SealedColumn[] = [
     table: 'approvers',
     column: 'link_token_sealed',
     key: 'id',
+    keyType: 'uuid',
     contextColumns: ['id'],
     context: (r) => approverLinkContext(str(r.id)),
   },
@@ -59,6 +61,7 @@ export const SEALED_COLUMNS: readonly SealedColumn[] = [
     table: 'documents',
     column: 'final_token_sealed',
     key: 'id',
+    keyType: 'uuid',
     contextColumns: ['id'],
     context: (r) => finalTokenContext(str(r.id)),
   },
@@ -66,6 +69,7 @@ export const SEALED_COLUMNS: readonly SealedColumn[] = [
     table: 'document_verifications',
     column: 'token_sealed',
     key: 'document_id',
+    keyType: 'uuid',
     contextColumns: ['document_id'],
     context: (r) => verificationTokenContext(str(r.document_id)),
   },
@@ -73,6 +77,7 @@ export const SEALED_COLUMNS: readonly SealedColumn[] = [
     table: 'webhooks',
     column: 'secret_sealed',
     key: 'id',
+    keyType: 'uuid',
     contextColumns: ['id'],
     context: (r) => webhookSecretContext(str(r.id)),
   },
@@ -80,6 +85,7 @@ export const SEALED_COLUMNS: readonly SealedColumn[] = [
     table: 'webhook_deliveries',
     column: 'body_sealed',
     key: 'id',
+    keyType: 'bigint',
     contextColumns: ['id'],
     context: (r) => deliveryBodyContext(Number(r.id)),
   },
@@ -87,6 +93,7 @@ export const SEALED_COLUMNS: readonly SealedColumn[] = [
     table: 'document_events',
     column: 'bearer_sealed',
     key: 'id',
+    keyType: 'bigint',
     contextColumns: ['dedupe_key'],
     context: (r) => eventBearerContext(str(r.dedupe_key)),
   },
@@ -94,6 +101,7 @@ export const SEALED_COLUMNS: readonly SealedColumn[] = [
     table: 'whatsapp_messages',
     column: 'payload_sealed',
     key: 'id',
+    keyType: 'bigint',
     contextColumns: ['id', 'direction', 'idempotency_key', 'wamid'],
     context: (r) =>
       messagePayloadContext({
@@ -107,6 +115,7 @@ export const SEALED_COLUMNS: readonly SealedColumn[] = [
     table: 'idempotency_keys',
     column: 'response_sealed',
     key: 'id',
+    keyType: 'bigint',
     contextColumns: ['id'],
     context: (r) => idempotentResponseContext(Number(r.id)),
   },

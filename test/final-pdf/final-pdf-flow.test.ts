@@ -94,11 +94,12 @@ describe.each([
     expect(body.data.signature.signed_at).toBe(body.data.completed_at);
   });
 
-  it('is served to anyone, with no credentials, as application/pdf with long-lived cache headers', async () => {
+  it('is served to anyone holding the URL, as application/pdf, cached by their own browser only', async () => {
     const res = await fetchPublic(h, data.download_url);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('application/pdf');
-    expect(res.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    // Never `public`: a shared cache would keep the contract, and a replaced URL must stop working at once.
+    expect(res.headers.get('cache-control')).toBe('private, no-cache');
     expect(res.headers.get('accept-ranges')).toBe('bytes');
     expect(res.headers.get('content-disposition')).toBe(`inline; filename="${doc.reference}.pdf"`);
     expect(Number(res.headers.get('content-length'))).toBe(pdf.length);
