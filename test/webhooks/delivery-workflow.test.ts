@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createApprovalClient } from '../../src/approval/client.ts';
-import { documentEventsStore } from '../../src/db/stores/document-events-store.ts';
+import { documentEventsStore, fullEventData } from '../../src/db/stores/document-events-store.ts';
 import { openDeliveryBody, webhookDeliveriesStore } from '../../src/db/stores/webhook-deliveries-store.ts';
 import { createWebhookDispatcher, type WebhookDispatcher } from '../../src/webhooks/dispatch.ts';
 import { SUBSCRIBABLE_EVENTS } from '../../src/webhooks/events.ts';
@@ -601,12 +601,15 @@ describe('events of the documents API and the approval workflow', () => {
     expect(bodies[2]!.data.approver).toMatchObject({ id: approverId, status: 'notified' });
     expect(bodies[4]!.data.document?.status).toBe('approved');
     expect(bodies[3]!.data.approver).toMatchObject({ id: approverId, status: 'completed' });
-    // Whatever data an event records (the approved document's download_url included) is what the body carries.
+    // Whatever data an event records is what the body carries; the approved document's download_url and
+    // verification_url are kept sealed beside the event and put back.
     const events = await documentEventsStore(service.database.db).listByDocument(
       account.accountId,
       document.id,
     );
-    expect(bodies.map((b) => b.data)).toEqual(events.map((e) => e.data));
+    expect(events[4]!.data.document).not.toHaveProperty('download_url');
+    expect(bodies[4]!.data.document).toHaveProperty('download_url');
+    expect(bodies.map((b) => b.data)).toEqual(events.map((e) => fullEventData(e, service.deps.secrets)));
     expect(events.map((e) => e.sequence)).toEqual([1, 2, 3, 4, 5]);
     expect(bodies.map((b) => b.created_at)).toEqual(events.map((e) => isoTime(e.createdAt)));
     expect(new Set(bodies.map((b) => b.id)).size).toBe(5);
