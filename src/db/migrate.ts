@@ -112,7 +112,7 @@ export async function migrateLatest(knex: Knex, context: MigrationContext = {}):
   return applied;
 }
 
-/** Undoes the last migration applied (`name`: only if it is that one). */
+/** Undoes the last migration applied, or the one named. */
 export async function migrateDown(knex: Knex, context: MigrationContext = {}, name?: string): Promise<void> {
   await knex.migrate.down({ migrationSource: sourceFor(context), ...(name && { name }) });
 }

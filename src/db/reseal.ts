@@ -120,14 +120,9 @@ async function resealColumn(
         if (count.failedKeys.length < MAX_FAILED_KEYS) count.failedKeys.push(String(key));
       }
     }
-    const changed = await rewriteRows(
-      db,
-      c.table,
-      { column: c.key, type: c.keyType },
-      [c.column],
-      rewrites,
-      { guard: c.column },
-    );
+    const changed = await rewriteRows(db, c.table, { column: c.key, type: c.keyType }, [c.column], rewrites, {
+      guard: c.column,
+    });
     count.resealed += changed;
     count.changedMeanwhile += rewrites.length - changed;
     options.onProgress?.(count);

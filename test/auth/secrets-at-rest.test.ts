@@ -224,6 +224,11 @@ describe('secrets at rest', () => {
     expect(rotated.body.data).toMatchObject({ filename: `${doc.reference}.pdf` });
     expect((await fetchHandedOut(firstUrl)).status).toBe(404);
     expect((await fetchHandedOut(newUrl)).status).toBe(200);
+    // Served only while the document is approved (an approved document stays so; the row is changed here to
+    // show the check).
+    await database.db('documents').where({ id: doc.id }).update({ status: 'in_progress' });
+    expect((await fetchHandedOut(newUrl)).status).toBe(404);
+    await database.db('documents').where({ id: doc.id }).update({ status: 'approved' });
     expect((await call(`/documents/${doc.id}/download`)).body.data!.download_url).toBe(newUrl);
     const replay = await call(rotatePath, { method: 'POST', headers: { 'idempotency-key': 'rotate-1' } });
     expect(replay.headers.get('idempotent-replayed')).toBe('true');

@@ -18,6 +18,7 @@ import {
   sixApprovers,
   startFinalPdfHarness,
 } from '../helpers/final-pdf.ts';
+import { documentEventsStore, fullEventData } from '../../src/db/stores/document-events-store.ts';
 
 let h: FinalPdfHarness;
 beforeAll(async () => {
@@ -228,11 +229,13 @@ describe.each([
   });
 
   it('carries the download URL and file name in the document.approved event', async () => {
-    const event = await h.service.database
-      .db('document_events')
-      .where({ document_id: doc.id, event: 'document.approved' })
-      .first<{ data: { document: Record<string, unknown> } }>();
-    expect(event.data.document).toMatchObject({
+    // The URL is a credential: kept sealed beside the event, put back for delivery.
+    const event = (await documentEventsStore(h.service.database.db).findByDedupeKey(
+      `document.approved:${doc.id}`,
+    ))!;
+    expect(event.data.document).not.toHaveProperty('download_url');
+    const full = fullEventData(event, h.service.deps.secrets) as { document: Record<string, unknown> };
+    expect(full.document).toMatchObject({
       id: doc.id,
       status: 'approved',
       download_url: data.download_url,

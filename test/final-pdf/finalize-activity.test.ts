@@ -288,6 +288,7 @@ describe('finalization is idempotent', () => {
     const row = await finalColumns(doc.id);
     const urlToken = /\/files\/([^/]+)\//.exec(results[0]!.document.download_url)![1]!;
     expect(sha256Hex(urlToken)).toBe(row.final_token_sha256);
+    await runActivity(doc.id); // the file is served once the document is approved
     const res = await fetchPublic(h, results[0]!.document.download_url);
     expect(sha256Hex(Buffer.from(await res.arrayBuffer()))).toBe(row.final_sha256);
   });
@@ -383,6 +384,7 @@ describe('finalization options', () => {
       const doc = await completedDocument(three());
       const { document } = await finalizer({ tsaUrl: tsa.url })(doc.id);
       expect(tsa.requests).toBe(1);
+      await runActivity(doc.id); // approves it (the file is done): the file is served from then on
       const file = path.join(h.dataDir, 'tsa.pdf');
       await writeFile(file, Buffer.from(await (await fetchPublic(h, document.download_url)).arrayBuffer()));
       const { signatures, output } = pdfsig(file, h.pki.nssDir);
@@ -405,6 +407,7 @@ describe('finalization options', () => {
     const [signer, ...rest] = three();
     const doc = await completedDocument([{ ...signer!, page: 1, x: 500, y: 10, width: 200 }, ...rest]);
     const { document } = await finalizer()(doc.id);
+    await runActivity(doc.id); // approves it (the file is done): the file is served from then on
     const file = path.join(h.dataDir, 'misplaced.pdf');
     await writeFile(file, Buffer.from(await (await fetchPublic(h, document.download_url)).arrayBuffer()));
     expect(pdfsig(file, h.pki.nssDir).signatures[0]).toMatchObject({ valid: true, total: true });
