@@ -14,13 +14,23 @@ import { createApprovalClient } from './approval/client.ts';
 import { retryFinalization } from './approval/retry-finalization.ts';
 import { createTemporalClient } from './temporal/client.ts';
 import { temporalConnectionOptions } from './temporal/connection-options.ts';
+import {
+  PASSWORD_FLAG_WARNING,
+  PasswordInputError,
+  promptPassword,
+  readPasswordFromStdin,
+} from './runtime/password-input.ts';
 
 const USAGE = `Usage: npm run cli -- <command> [options]
 
 Commands:
   migrate                                   Apply database migrations
-  account:create --email E --password P --name N [--plan basic|business|enterprise]
-                                            Create an account and its first API key; prints JSON
+  account:create --email E --name N [--plan basic|business|enterprise] [--password-stdin]
+                                            Create an account and its first API key; prints JSON.
+                                            The password is asked at a prompt (not shown), or read
+                                            from the first line of standard input with
+                                            --password-stdin. (--password P still works, with a
+                                            warning: it lands in shell history and the process list)
   secrets:reseal [--batch N]                Seal every stored secret again with the current encryption key (the
                                             first of ENCRYPTION_KEYS); progress on stderr, counts as JSON. Safe to
                                             run twice and while the service runs (docs/security.md)
@@ -69,6 +79,18 @@ async function withDatabase<T>(config: Config, run: (db: Knex) => Promise<T>): P
   }
 }
 
+/** The new account's password: the prompt, standard input, or (with a warning) the command line. */
+async function accountPassword(values: { password?: string; 'password-stdin'?: boolean }): Promise<string> {
+  if (values.password !== undefined && values['password-stdin'])
+    throw new PasswordInputError('account:create: give --password or --password-stdin, not both');
+  if (values['password-stdin']) return readPasswordFromStdin(process.stdin);
+  if (values.password !== undefined) {
+    process.stderr.write(PASSWORD_FLAG_WARNING);
+    return values.password;
+  }
+  return promptPassword({ input: process.stdin, output: process.stderr });
+}
+
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   // The CLI signs nothing, so it needs no signing certificate: it reads the configuration as the API does.
@@ -85,15 +107,17 @@ async function main(argv: string[]): Promise<number> {
         options: {
           email: { type: 'string' },
           password: { type: 'string' },
+          'password-stdin': { type: 'boolean' },
           name: { type: 'string' },
           plan: { type: 'string' },
         },
         strict: true,
       });
+      const password = await accountPassword(values);
       const result = await withDatabase(config, (db) =>
         createAccountWithKey(db, {
           email: values.email ?? '',
-          password: values.password ?? '',
+          password,
           name: values.name ?? '',
           plan: (values.plan ?? 'basic') as 'basic',
         }),
@@ -198,7 +222,7 @@ main(process.argv.slice(2)).then(
   (err: unknown) => {
     if (isAppError(err)) {
       process.stderr.write(`${JSON.stringify({ error: err.message, details: err.details }, null, 2)}\n`);
-    } else if (err instanceof ConfigError) {
+    } else if (err instanceof ConfigError || err instanceof PasswordInputError) {
       process.stderr.write(`${err.message}\n`);
     } else {
       process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);

@@ -8,6 +8,7 @@ import type { Pkcs11SignerOptions } from './pdf/sign/pkcs11-signer.ts';
 import type { SignerKind } from './pdf/sign/signer.ts';
 import { SIGNATURE_LEVELS, type SignatureLevel } from './pdf/ltv/levels.ts';
 import type { RevocationOptions } from './pdf/ltv/revocation.ts';
+import { fairShareEnv, fairSharesFromEnv, type FairShares } from './rate-limit/fair-shares.ts';
 import { storageConfigFromEnv, type StorageConfig } from './storage/storage-config.ts';
 import type { WhatsAppConfig } from './whatsapp/types.ts';
 
@@ -64,6 +65,8 @@ const schema = z.object({
   RATE_LIMIT_STORE: z.enum(['memory', 'postgres']).default('memory'),
   // Authenticated keys kept in memory; PostgreSQL's notices drop a changed key at once (0: read every time).
   API_KEY_CACHE_TTL_MS: intIn(0, 3_600_000).default(60_000),
+  // What one account may take of what all share: keys, requests per minute, uploads in flight (rate-limit/fair-shares.ts).
+  ...fairShareEnv,
   MAX_UPLOAD_MB_BASIC: z.coerce.number().positive().max(1024).default(20),
   MAX_UPLOAD_MB_BUSINESS: z.coerce.number().positive().max(1024).default(20),
   MAX_UPLOAD_MB_ENTERPRISE: z.coerce.number().positive().max(1024).default(20),
@@ -140,6 +143,7 @@ const schema = z.object({
   APPROVAL_TIMER_SCALE: z.coerce.number().gt(0).max(1).default(1),
   LOGIN_DELAY_AFTER_FAILURES_EMAIL: z.coerce.number().int().min(1).max(100).default(3),
   LOGIN_DELAY_AFTER_FAILURES_IP: z.coerce.number().int().min(1).max(10_000).default(20),
+  LOGIN_DELAY_AFTER_FAILURES_CODE: z.coerce.number().int().min(1).max(100).default(5),
   LOGIN_DELAY_BASE_SECONDS: z.coerce.number().gt(0).max(60).default(1),
   LOGIN_DELAY_MAX_SECONDS: z.coerce.number().gt(0).max(3600).default(60),
   LOGIN_FAILURE_WINDOW_MINUTES: z.coerce.number().gt(0).max(1440).default(15),
@@ -255,6 +259,8 @@ export interface Config {
   /** How long an authenticated key is kept in memory without a notice (0: not at all). */
   apiKeyCacheTtlMs: number;
   plans: Record<Plan, { requestsPerMinute: number; maxUploadBytes: number }>;
+  /** One account's part of what all accounts share: keys, requests per minute on top of the plan's, uploads. */
+  fairShares: FairShares;
   /** What reading one untrusted PDF may cost, at upload and at finalization. */
   pdf: PdfLimits;
   storage: StorageConfig;
@@ -281,11 +287,12 @@ export interface Config {
   /** How long the API waits for an approval workflow's answer before answering 503 (the answer is then lost). */
   approvalAnswerTimeoutMs: number;
   /**
-   * Dashboard sign-in: after `freeFailures` failures of one email (or one address), each further attempt
-   * waits baseMs, 2×baseMs, 4×baseMs … up to maxMs; failures are forgotten after `windowMs` without one.
+   * Dashboard sign-in: after `freeFailures` failures of one email (or one address, or one account's second-step
+   * codes), each further attempt waits baseMs, 2×baseMs, 4×baseMs … up to maxMs; failures are forgotten after
+   * `windowMs` without one.
    */
   login: {
-    freeFailures: { email: number; ip: number };
+    freeFailures: { email: number; ip: number; code: number };
     baseDelayMs: number;
     maxDelayMs: number;
     windowMs: number;
@@ -433,6 +440,8 @@ export function loadConfig(
   }
   const pdfIssues = checkPdfLimits(e);
   if (pdfIssues.length > 0) throw new ConfigError(pdfIssues);
+  const { fairShares, issues: fairShareIssues } = fairSharesFromEnv(e);
+  if (fairShareIssues.length > 0) throw new ConfigError(fairShareIssues);
   const metricsPort = e.METRICS_PORT ?? (e.NODE_ENV === 'production' ? DEFAULT_METRICS_PORT : 'off');
   if (metricsPort !== 'off' && metricsPort !== 0 && metricsPort === e.PORT && options.role !== 'worker') {
     throw new ConfigError([
@@ -477,6 +486,7 @@ export function loadConfig(
       business: { requestsPerMinute: 300, maxUploadBytes: mb(e.MAX_UPLOAD_MB_BUSINESS) },
       enterprise: { requestsPerMinute: 1000, maxUploadBytes: mb(e.MAX_UPLOAD_MB_ENTERPRISE) },
     },
+    fairShares,
     pdf: {
       decode: {
         maxDecodedBytes: mb(e.PDF_MAX_DECODED_MB),
@@ -550,7 +560,11 @@ export function loadConfig(
       timerScale: e.APPROVAL_TIMER_SCALE,
     },
     login: {
-      freeFailures: { email: e.LOGIN_DELAY_AFTER_FAILURES_EMAIL, ip: e.LOGIN_DELAY_AFTER_FAILURES_IP },
+      freeFailures: {
+        email: e.LOGIN_DELAY_AFTER_FAILURES_EMAIL,
+        ip: e.LOGIN_DELAY_AFTER_FAILURES_IP,
+        code: e.LOGIN_DELAY_AFTER_FAILURES_CODE,
+      },
       baseDelayMs: Math.round(e.LOGIN_DELAY_BASE_SECONDS * 1000),
       maxDelayMs: Math.round(Math.max(e.LOGIN_DELAY_MAX_SECONDS, e.LOGIN_DELAY_BASE_SECONDS) * 1000),
       windowMs: Math.round(e.LOGIN_FAILURE_WINDOW_MINUTES * 60_000),

@@ -1,6 +1,8 @@
 import { API_SCOPES, generateApiKey, type ApiScope } from '../auth/api-key-format.ts';
 import type { Db } from '../db/knex.ts';
 import { apiKeysStore, type ApiKey } from '../db/stores/api-keys-store.ts';
+import { AppError } from '../errors.ts';
+import { FAIR_SHARE_DEFAULTS } from '../rate-limit/fair-shares.ts';
 
 export interface IssuedApiKey {
   apiKey: ApiKey;
@@ -8,17 +10,34 @@ export interface IssuedApiKey {
   secret: string;
 }
 
+/** Why a key was refused for the account's key limit (422 on `keys`); the dashboard shows the same sentence. */
+export const tooManyKeysMessage = (max: number): string =>
+  `This account already has ${max} active API keys, the most it may have: revoke one it no longer uses, then create the new one.`;
+
+/**
+ * Issues a key unless the account already has `maxActive` active ones (API_KEYS_MAX_PER_ACCOUNT): limits are per
+ * key, so more keys would otherwise mean more of everything. Keys of one account are issued one at a time (a
+ * transaction-scoped lock), so two requests at once cannot both take the last place.
+ */
 export async function issueApiKey(
   db: Db,
-  input: { accountId: string; name: string; scopes?: readonly ApiScope[] },
+  input: { accountId: string; name: string; scopes?: readonly ApiScope[]; maxActive?: number },
 ): Promise<IssuedApiKey> {
+  const max = input.maxActive ?? FAIR_SHARE_DEFAULTS.maxActiveKeys;
   const generated = generateApiKey();
-  const apiKey = await apiKeysStore(db).create({
-    accountId: input.accountId,
-    name: input.name,
-    key: generated.key,
-    secretHash: generated.secretHash,
-    scopes: input.scopes ?? API_SCOPES,
+  const apiKey = await db.transaction(async (trx) => {
+    const store = apiKeysStore(trx);
+    await store.lockAccountKeys(input.accountId);
+    if ((await store.countActive(input.accountId)) >= max) {
+      throw AppError.validation({ keys: [tooManyKeysMessage(max)] });
+    }
+    return store.create({
+      accountId: input.accountId,
+      name: input.name,
+      key: generated.key,
+      secretHash: generated.secretHash,
+      scopes: input.scopes ?? API_SCOPES,
+    });
   });
   return { apiKey, secret: generated.secret };
 }

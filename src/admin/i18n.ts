@@ -1,3 +1,5 @@
+import { SECOND_FACTOR_STRINGS } from './i18n-second-factor.ts';
+
 /**
  * Every string the dashboard shows, in English and Arabic, in one table. The type requires both languages for
  * every key, so a missing translation is a compile error. `{name}` placeholders are filled by `translator`;
@@ -11,6 +13,7 @@ export const DIRECTION: Record<Locale, 'ltr' | 'rtl'> = { en: 'ltr', ar: 'rtl' }
 export const LANGUAGE_NAME: Record<Locale, string> = { en: 'English', ar: 'العربية' };
 
 const STRINGS = {
+  ...SECOND_FACTOR_STRINGS,
   appName: { en: 'Wathiq', ar: 'واثق' },
   dashboard: { en: 'Dashboard', ar: 'لوحة التحكم' },
   skipToContent: { en: 'Skip to main content', ar: 'انتقل إلى المحتوى الرئيسي' },
@@ -95,8 +98,8 @@ const STRINGS = {
   },
   scopesLegend: { en: 'Scopes', ar: 'الصلاحيات' },
   scopesHint: {
-    en: 'What this key may do. Choose at least one.',
-    ar: 'ما يُسمح لهذا المفتاح بفعله. اختر صلاحية واحدة على الأقل.',
+    en: 'What this key may do. Choose at least one. Sending, changing or voiding documents, and creating, changing or redelivering webhooks, also need “Read documents”: they show or send out document data.',
+    ar: 'ما يُسمح لهذا المفتاح بفعله. اختر صلاحية واحدة على الأقل. إرسال المستندات أو تعديلها أو إبطالها، وإنشاء الويب هوك أو تعديلها أو إعادة التسليم، تحتاج أيضًا إلى «قراءة المستندات»: فهي تعرض بيانات المستندات أو ترسلها.',
   },
   'scope.documents:read': { en: 'Read documents and their status', ar: 'قراءة المستندات وحالتها' },
   'scope.documents:write': {
@@ -113,6 +116,10 @@ const STRINGS = {
     ar: 'يجب ألا يزيد الاسم على 255 حرفًا.',
   },
   errorScopesRequired: { en: 'Choose at least one scope.', ar: 'اختر صلاحية واحدة على الأقل.' },
+  errorTooManyKeys: {
+    en: 'This account already has {max} active keys, the most it may have: revoke one it no longer uses, then create the new one.',
+    ar: 'لدى هذا الحساب {max} مفاتيح نشطة، وهو الحد الأقصى: ألغِ مفتاحًا لم تعد تستخدمه، ثم أنشئ المفتاح الجديد.',
+  },
   newKeyHeading: { en: 'Your new key “{name}”', ar: 'مفتاحك الجديد «{name}»' },
   newKeyOnce: {
     en: 'Copy the secret now. It is shown only this once and cannot be recovered: if you lose it, revoke the key and create another.',

@@ -84,7 +84,8 @@ export function createApp(
 
   const api = new Router<AppState>({ prefix: API_PREFIX });
   api.use(authenticate({ ...deps, apiKeys: apiDeps.apiKeys ?? uncachedApiKeyLookup(deps.db) }));
-  api.use(rateLimit({ limiter: deps.rateLimiter, plans: deps.config.plans }));
+  const { plans, fairShares } = deps.config;
+  api.use(rateLimit({ limiter: deps.rateLimiter, plans, fairShares }));
   api.use(idempotency(deps));
   api.use(createDocumentsRouter(deps, openapi).routes());
   api.use(createDownloadRouter(deps, openapi).routes());

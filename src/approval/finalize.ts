@@ -143,7 +143,7 @@ export function createFinalizer(deps: FinalizerDeps): (documentId: string) => Pr
       };
       const signer = await deps.signer();
       const result = await finalizeWithFallback(
-        pdf,
+        pdf.forAccount(doc.accountId), // queued fairly behind other accounts' finalizations
         {
           ...input,
           signer,

@@ -29,6 +29,8 @@ import * as documentSentNotify from './migrations/029-document-sent-notify.ts';
 import * as tokensAtRest from './migrations/030-tokens-at-rest.ts';
 import * as sealedWebhooks from './migrations/031-sealed-webhooks.ts';
 import * as sealedMessages from './migrations/032-sealed-messages.ts';
+import * as secondFactor from './migrations/036-second-factor.ts';
+import * as loginChallenges from './migrations/037-login-challenges.ts';
 
 export type { MigrationContext };
 
@@ -71,6 +73,8 @@ const migrations: Record<string, Migration> = {
   '030-tokens-at-rest': tokensAtRest,
   '031-sealed-webhooks': sealedWebhooks,
   '032-sealed-messages': sealedMessages,
+  '036-second-factor': secondFactor,
+  '037-login-challenges': loginChallenges,
 };
 
 const sourceFor = (context: MigrationContext): Knex.MigrationSource<string> => ({

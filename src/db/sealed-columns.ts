@@ -47,6 +47,8 @@ export const messagePayloadContext = (m: {
       ? `whatsapp_messages.payload:out:${m.idempotencyKey}`
       : `whatsapp_messages.payload:id:${str(m.id)}`;
 export const idempotentResponseContext = (id: number) => `idempotency_keys.response:${id}`;
+/** An account's TOTP secret (the dashboard's second factor), bound to the account. */
+export const totpSecretContext = (accountId: string) => `account_totp.secret:${accountId}`;
 
 export const SEALED_COLUMNS: readonly SealedColumn[] = [
   {
@@ -110,6 +112,14 @@ export const SEALED_COLUMNS: readonly SealedColumn[] = [
         wamid: (r.wamid as string | null) ?? null,
         id: Number(r.id),
       }),
+  },
+  {
+    table: 'account_totp',
+    column: 'secret_sealed',
+    key: 'account_id',
+    keyType: 'uuid',
+    contextColumns: ['account_id'],
+    context: (r) => totpSecretContext(str(r.account_id)),
   },
   {
     table: 'idempotency_keys',

@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { issueApiKey } from '../../src/accounts/api-keys.ts';
 import { sha256Hex } from '../../src/auth/tokens.ts';
+import { totpSecretContext } from '../../src/db/sealed-columns.ts';
 import { SUBSCRIBABLE_EVENTS } from '../../src/webhooks/events.ts';
 import { startFakeGraphApi, type FakeGraphApi } from '../fakes/fake-graph-api.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../fakes/webhook-receiver.ts';
@@ -277,6 +278,12 @@ describe('secrets at rest', () => {
 
   it('rotates the encryption key: seal under k1, configure k2,k1, reseal, drop k1, and everything still works', async () => {
     expect(documentId, 'needs the flow above').toBeDefined();
+    // The dashboard's second factor keeps its TOTP secret sealed too.
+    const totp = 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP';
+    await database.db('account_totp').insert({
+      account_id: account.accountId,
+      secret_sealed: h.service.deps.secrets.seal(totp, totpSecretContext(account.accountId)),
+    });
     await h.close();
     h = await serviceWith([k2, k1]);
     expect((await call(`/approvers/${signerId}/link`)).body.data!.url).toContain(handed.signerLink);
@@ -311,6 +318,12 @@ describe('secrets at rest', () => {
     const test = await call(`/webhooks/${hookId}/test`, { method: 'POST' });
     expect(test.status, JSON.stringify(test.body)).toBe(200);
     expect(receiver.requests.at(-1)!.verification?.ok).toBe(true); // signed with the secret sealed under k1
+
+    const { secret_sealed: sealedTotp } = await database
+      .db('account_totp')
+      .where({ account_id: account.accountId })
+      .first<{ secret_sealed: string }>('secret_sealed');
+    expect(h.service.deps.secrets.open(sealedTotp, totpSecretContext(account.accountId))).toBe(totp);
 
     // And a service that only knows k1 opens nothing any more.
     const onlyK1 = cli(['secrets:reseal'], [k1]);

@@ -7,7 +7,7 @@ interface OpenApiDoc {
   openapi: string;
   paths: Record<
     string,
-    Record<string, { security: unknown[]; 'x-required-scope'?: string; responses: object }>
+    Record<string, { security: unknown[]; 'x-required-scopes'?: string[]; responses: object }>
   >;
   components: { schemas: Record<string, unknown> };
 }
@@ -56,8 +56,9 @@ describe('GET /api/v1/openapi.json', () => {
     expect(Object.keys(doc.components.schemas)).toEqual(
       expect.arrayContaining(['Document', 'Approver', 'Error', 'PageMeta']),
     );
-    expect(doc.paths['/documents']!.get!['x-required-scope']).toBe('documents:read');
-    expect(doc.paths['/documents']!.post!['x-required-scope']).toBe('documents:write');
+    expect(doc.paths['/documents']!.get!['x-required-scopes']).toEqual(['documents:read']);
+    expect(doc.paths['/documents']!.post!['x-required-scopes']).toEqual(['documents:write']);
+    expect(doc.paths['/documents']!.post!.security).toEqual([{ apiKey: ['documents:write'] }]);
     expect(doc.paths['/health']!.get!.security).toEqual([]);
     expect(doc.paths['/documents']!.post!.responses).toHaveProperty('422');
   });

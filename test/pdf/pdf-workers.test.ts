@@ -92,6 +92,25 @@ describe('PDF inspection in a worker thread', () => {
     const slow = await first;
     expect(!slow.ok && slow.reason).toMatch(/too complex/);
   });
+
+  it('queues another account for the next thread while the account holding it is refused', async () => {
+    const inspector = createPdfInspector(limits({ concurrency: 1, timeoutMs: 3000, memoryMb: 253 }, LOOSE));
+    const order: string[] = [];
+    const run = (account: string, file: Uint8Array, name: string) =>
+      inspector
+        .forAccount(account)
+        .inspect(file)
+        .then(
+          (r) => (order.push(`${name} ${r.ok ? 'ok' : 'refused'}`), r),
+          (e: unknown) => (order.push(`${name} ${e instanceof PdfBusyError ? 'busy' : 'failed'}`), e),
+        );
+    const bomb = run('a', slowBomb, 'a1');
+    await new Promise((r) => setTimeout(r, 200));
+    const other = run('b', await makePdf(1), 'b1');
+    await run('a', await makePdf(1), 'a2');
+    await Promise.all([bomb, other]);
+    expect(order).toEqual(['a2 busy', 'a1 refused', 'b1 ok']);
+  });
 });
 
 describe('finalization in a worker thread', () => {
@@ -113,6 +132,20 @@ describe('finalization in a worker thread', () => {
       expect(signatures, output).toHaveLength(1);
       expect(signatures[0], output).toMatchObject({ valid: true, total: true, trusted: true });
     }
+  });
+
+  it('takes waiting finalizations account by account, not in the order they came', async () => {
+    const finalizer = createPdfFinalizer(finalizeLimits({ concurrency: 1, timeoutMs: 120_002 }));
+    const original = await makePdf(1);
+    const done: string[] = [];
+    const run = (account: string, name: string) =>
+      finalizer
+        .forAccount(account)
+        .finalize(sampleInput(original, pki.signer, sampleApprovers(1)))
+        .then(() => done.push(name));
+    // a's first holds the thread; a's next two wait, then b's one: b goes before a's second.
+    await Promise.all([run('a', 'a1'), run('a', 'a2'), run('a', 'a3'), run('b', 'b1')]);
+    expect(done).toEqual(['a1', 'b1', 'a2', 'a3']);
   });
 
   it('a finalization past its time limit fails with PdfTooComplexError', async () => {

@@ -2,6 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { issueApiKey } from '../../src/accounts/api-keys.ts';
 import { createApp } from '../../src/api/app.ts';
 import { envelope, pageEnvelope } from '../../src/api/schemas/envelopes.ts';
 import {
@@ -180,6 +181,49 @@ describe('creating and reading webhooks', () => {
     expect((await call('/webhooks/events', { account: stranger })).status).toBe(403);
     expect((await call('/webhooks')).status).toBe(200);
     expect((await call('/webhooks', { account: undefined })).status).toBe(401);
+  });
+
+  it('a key with webhooks scopes only cannot point a webhook elsewhere or resend what it received', async () => {
+    const owned = await receiver();
+    const hook = await createWebhook(service, account, { url: owned.url, events: ['document.sent'] });
+    const sent = await post(`/webhooks/${hook.id}/test`);
+    const deliveryId = (sent.body.data as { delivery_id: number }).delivery_id;
+    const elsewhere = await receiver();
+    // A key of the same account, so the webhook is its own and only the scopes can refuse.
+    const issued = await issueApiKey(service.database.db, {
+      accountId: account.accountId,
+      name: 'webhooks only',
+      scopes: ['webhooks:read', 'webhooks:write'],
+    });
+    const webhooksOnly: TestAccount = {
+      accountId: account.accountId,
+      apiKeyId: issued.apiKey.id,
+      key: issued.apiKey.key,
+      secret: issued.secret,
+      authorization: `Bearer ${issued.apiKey.key}:${issued.secret}`,
+    };
+
+    const moved = await put(`/webhooks/${hook.id}`, { url: elsewhere.url }, webhooksOnly);
+    expect(moved.status).toBe(403);
+    expect(moved.body.error!.message).toBe(
+      'This API key lacks the "documents:read" scope (this operation needs webhooks:write and documents:read)',
+    );
+    expect(
+      (await post('/webhooks', { url: elsewhere.url, events: ['document.sent'] }, webhooksOnly)).status,
+    ).toBe(403);
+    expect((await post(`/webhooks/deliveries/${deliveryId}/redeliver`, undefined, webhooksOnly)).status).toBe(
+      403,
+    );
+    // What the scopes do allow still works: reading, testing the webhook where it points, rotating, deleting.
+    expect((await call(`/webhooks/${hook.id}`, { account: webhooksOnly })).body.data).toMatchObject({
+      url: owned.url,
+    });
+    expect((await post(`/webhooks/${hook.id}/test`, undefined, webhooksOnly)).status).toBe(200);
+    expect(elsewhere.requests).toHaveLength(0);
+    expect((await post(`/webhooks/${hook.id}/rotate-secret`, undefined, webhooksOnly)).status).toBe(200);
+    expect((await call(`/webhooks/${hook.id}`, { method: 'DELETE', account: webhooksOnly })).status).toBe(
+      200,
+    );
   });
 });
 

@@ -2,6 +2,7 @@ import type Router from '@koa/router';
 import { issueApiKey } from '../../accounts/api-keys.ts';
 import { API_SCOPES } from '../../auth/api-key-format.ts';
 import { apiKeysStore } from '../../db/stores/api-keys-store.ts';
+import { isAppError } from '../../errors.ts';
 import type { AdminContext, AdminDeps, AdminState } from '../context.ts';
 import { csrfProtection, formField } from '../csrf.ts';
 import { AdminPageError } from '../errors.ts';
@@ -132,11 +133,20 @@ export function mountKeyRoutes(router: Router<AdminState>, deps: AdminDeps): voi
   router.post(ADMIN_PATHS.createKey, requireSession(), csrfProtection(deps.config), async (ctx) => {
     const form = readKeyForm(ctx, ctx.state.t);
     if (form.errors.name || form.errors.scopes) return show(ctx, 422, { form });
+    const max = deps.config.fairShares.maxActiveKeys;
     const issued = await issueApiKey(deps.db, {
       accountId: ctx.state.session!.accountId,
       name: form.name,
       scopes: form.scopes,
+      maxActive: max,
+    }).catch((err: unknown) => {
+      if (isAppError(err) && err.code === 'validation_failed') return undefined;
+      throw err;
     });
+    if (!issued)
+      return show(ctx, 422, {
+        form: { ...form, errors: { limit: ctx.state.t('errorTooManyKeys', { max }) } },
+      });
     // The secret is rendered into this response only; it is never stored and never shown again.
     await show(ctx, 200, {
       form: EMPTY_FORM,

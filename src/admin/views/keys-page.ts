@@ -5,12 +5,13 @@ import { html, type SafeHtml } from '../../http/html.ts';
 import { VERIFICATIONS } from '../../domain/model.ts';
 import { formatNumber, type MessageKey } from '../i18n.ts';
 import { ADMIN_PATHS } from '../paths.ts';
-import { csrfInput, layout, time, type PageContext } from './page.ts';
+import { copyButton, csrfInput, layout, time, type PageContext } from './page.ts';
 
 export interface NewKeyForm {
   name: string;
   scopes: readonly ApiScope[];
-  errors: { name?: string; scopes?: string };
+  /** `limit`: the account already has as many active keys as it may. */
+  errors: { name?: string; scopes?: string; limit?: string };
 }
 
 /** The embed origins form: the text as typed (one origin a line) and what is wrong with it. */
@@ -45,7 +46,6 @@ export function keyPrefix(key: string): string {
 }
 
 function copyField(page: PageContext, id: string, label: string, value: string): SafeHtml {
-  const { t } = page;
   return html`<div class="field">
     <label for="${id}">${label}</label>
     <div class="copy-row">
@@ -59,18 +59,7 @@ function copyField(page: PageContext, id: string, label: string, value: string):
         spellcheck="false"
         autocomplete="off"
       />
-      <button
-        type="button"
-        class="button button-secondary"
-        hidden
-        data-copy-target="${id}"
-        data-copy-status="copy-status"
-        data-copied="${t('copied')}"
-        data-copy-failed="${t('copyFailed')}"
-        aria-label="${t('copyWhat', { what: label })}"
-      >
-        ${t('copy')}
-      </button>
+      ${copyButton(page, id, label)}
     </div>
   </div>`;
 }
@@ -160,7 +149,7 @@ function keysTable(page: PageContext, keys: ApiKey[], csrfToken: string): SafeHt
 function createForm(page: PageContext, form: NewKeyForm, csrfToken: string): SafeHtml {
   const { t } = page;
   const { errors } = form;
-  const messages = [errors.name, errors.scopes].filter((m): m is string => !!m);
+  const messages = [errors.limit, errors.name, errors.scopes].filter((m): m is string => !!m);
   const nameDescribedBy = ['key-name-hint', errors.name ? 'key-name-error' : ''].join(' ').trim();
   const scopesDescribedBy = ['scopes-hint', errors.scopes ? 'scopes-error' : ''].join(' ').trim();
   return html`<form method="post" action="${ADMIN_PATHS.createKey}">

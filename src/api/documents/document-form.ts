@@ -64,8 +64,9 @@ export async function readDocumentForm(
 }
 
 /**
- * The file is read in a worker thread; when every inspection thread is busy the request is refused at once with
- * 503 and Retry-After (nothing queues up behind a slow file).
+ * The file is read in a worker thread. When every inspection thread is busy, an account below its share of them
+ * waits for the next free one; an account at its share is refused at once with 503 and Retry-After, so its slow
+ * files never queue up in front of other accounts' (pdf/workers/fair-slots.ts).
  */
 async function inspectUpload(inspector: PdfInspector, bytes: Uint8Array): Promise<PdfInspection> {
   try {
@@ -75,7 +76,7 @@ async function inspectUpload(inspector: PdfInspector, bytes: Uint8Array): Promis
     const seconds = err.retryAfterSeconds;
     throw new AppError(
       'unavailable',
-      `Too many PDFs are being checked right now; try again in ${seconds} second${seconds === 1 ? '' : 's'}.`,
+      `Too many of this account's PDFs are being checked right now; try again in ${seconds} second${seconds === 1 ? '' : 's'}.`,
       {},
       { 'Retry-After': String(seconds) },
     );

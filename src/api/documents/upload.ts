@@ -53,7 +53,7 @@ function cleanFilename(name: string | undefined): string | null {
  * After answering a request whose body we stopped reading: drain a little of the rest (so the client, still
  * sending, reads our answer instead of a connection reset), then close the connection.
  */
-function lingerAndClose(ctx: AppContext): void {
+export function lingerAndClose(ctx: AppContext): void {
   const { req, res } = ctx;
   res.once('finish', () => {
     let drained = 0;

@@ -58,11 +58,18 @@ export function authenticate(deps: { db: Db; logger: Logger; apiKeys: ApiKeyLook
   };
 }
 
-/** 403 unless the key carries `scope` (docs/product-rules.md §8). */
-export function requireScope(scope: ApiScope): Middleware<AppState> {
+/** 403 unless the key carries every one of `scopes` (docs/security.md, "Scopes"); the message names the missing. */
+export function requireScopes(scopes: readonly ApiScope[]): Middleware<AppState> {
   return async (ctx, next) => {
-    if (!ctx.state.auth?.scopes.includes(scope)) {
-      throw new AppError('forbidden', `This API key lacks the "${scope}" scope`);
+    const held = ctx.state.auth?.scopes ?? [];
+    const missing = scopes.filter((s) => !held.includes(s));
+    if (missing.length > 0) {
+      const names = missing.map((s) => `"${s}"`).join(' and ');
+      throw new AppError(
+        'forbidden',
+        `This API key lacks the ${names} scope${missing.length > 1 ? 's' : ''}` +
+          (scopes.length > 1 ? ` (this operation needs ${scopes.join(' and ')})` : ''),
+      );
     }
     await next();
   };

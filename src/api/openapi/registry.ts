@@ -24,8 +24,11 @@ export interface ApiOperation {
   summary: string;
   description?: string;
   tags: string[];
-  /** The scope the key needs; `true`: any valid key; `false`: public. */
-  auth: ApiScope | boolean;
+  /**
+   * The scopes the key needs, all of them (`false`: public). Every authenticated operation names at least one, so
+   * what a key may do is always read off its scopes.
+   */
+  auth: ApiScope | readonly [ApiScope, ...ApiScope[]] | false;
   pathParams?: ParamsSchema;
   query?: ParamsSchema;
   body?: { json?: z.ZodType; multipart?: z.ZodType; required?: boolean; description?: string };
@@ -64,6 +67,12 @@ const IDEMPOTENCY_KEY_HEADER = {
   schema: { type: 'string', maxLength: 255, pattern: '^[\\x21-\\x7e]*$' },
 } as const;
 
+/** The scopes a key needs for `op`, every one of them; none for a public operation. */
+export function requiredScopes(op: Pick<ApiOperation, 'auth'>): ApiScope[] {
+  if (op.auth === false) return [];
+  return typeof op.auth === 'string' ? [op.auth] : [...op.auth];
+}
+
 /** Statuses an operation can answer besides its own: authentication, rate limit, bodies, idempotency. */
 function implicitErrors(op: ApiOperation): number[] {
   // 503: PostgreSQL or the Temporal server out of reach (src/http/unavailable.ts), on every operation.
@@ -81,10 +90,13 @@ function takesIdempotencyKey(op: ApiOperation): boolean {
 
 const RATE_LIMIT_HEADERS = {
   'X-RateLimit-Limit': {
-    description: 'Requests allowed per minute for this key',
+    description: "Requests allowed per minute: the key's, or its account's when that is the closer limit",
     schema: { type: 'integer' },
   },
-  'X-RateLimit-Remaining': { description: 'Requests left in this minute', schema: { type: 'integer' } },
+  'X-RateLimit-Remaining': {
+    description: 'Requests left in this minute under that limit',
+    schema: { type: 'integer' },
+  },
   'X-RateLimit-Reset': {
     description: 'Unix time (seconds) when the window resets',
     schema: { type: 'integer' },
@@ -222,8 +234,10 @@ export class OpenApiRegistry {
       summary: op.summary,
       ...(op.description ? { description: op.description } : {}),
       tags: op.tags,
-      security: op.auth === false ? [] : [{ apiKey: [] }],
-      ...(typeof op.auth === 'string' ? { 'x-required-scope': op.auth } : {}),
+      // OpenAPI 3.1 lets a non-OAuth scheme list the roles an operation needs; x-required-scopes says the same for
+      // readers and tools that show only extensions.
+      security: op.auth === false ? [] : [{ apiKey: requiredScopes(op) }],
+      ...(op.auth === false ? {} : { 'x-required-scopes': requiredScopes(op) }),
       parameters: this.parameters(op),
       ...(requestBody ? { requestBody } : {}),
       responses,

@@ -1,13 +1,13 @@
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
-import { requireScope } from '../middleware/authenticate.ts';
+import { requireScopes } from '../middleware/authenticate.ts';
 import type { AppState } from '../../http/context.ts';
 import { claimIdempotencyKey } from '../middleware/idempotency.ts';
-import type { ApiOperation, OpenApiRegistry } from './registry.ts';
+import { requiredScopes, type ApiOperation, type OpenApiRegistry } from './registry.ts';
 
 /**
  * Mounts a handler and describes it in the OpenAPI registry in one step, with the scope check the description
- * promises, so the document cannot leave out a route or misstate its permission. Behind authentication, the
+ * promises (every scope it names), so the document cannot leave out a route or misstate its permission. Behind authentication, the
  * Idempotency-Key step follows the scope check.
  */
 export function route(
@@ -20,7 +20,7 @@ export function route(
   const koaPath = operation.path.replace(/\{(\w+)\}/g, ':$1');
   // An Idempotency-Key is claimed (or its stored response replayed) only once the key's scope is checked.
   const chain: Middleware<AppState>[] = [
-    ...(typeof operation.auth === 'string' ? [requireScope(operation.auth)] : []),
+    ...(operation.auth === false ? [] : [requireScopes(requiredScopes(operation))]),
     ...(operation.auth === false ? [] : [claimIdempotencyKey]),
     handler,
   ];

@@ -8,6 +8,7 @@ import { authOf, type AppState } from '../../http/context.ts';
 import { ok } from '../../http/respond.ts';
 import type { OpenApiRegistry } from '../openapi/registry.ts';
 import { route } from '../openapi/route.ts';
+import { CHANGES_AND_SHOWS_DOCUMENTS } from '../openapi/scopes.ts';
 import { IdParams, pathId } from '../route-helpers.ts';
 import { ApproverResource } from '../schemas/approvers.ts';
 import { DocumentResource, Finalization } from '../schemas/documents.ts';
@@ -76,18 +77,22 @@ export function createApprovalRouter(deps: RemindDeps, openapi: OpenApiRegistry)
     errors,
   });
 
+  // Sending hands the document to the approvers' phones, and both answers are the whole document.
   route(
     router,
     openapi,
-    documentOperation(
-      'post',
-      '/documents/{id}/send',
-      'sendDocument',
-      'Send a draft for approval',
-      'Starts the approval workflow; answers once the document reads pending. 409 when not a draft or past its deadline, 422 without approvers.',
-      DocumentResource,
-      [404, 409, 422, 503],
-    ),
+    {
+      ...documentOperation(
+        'post',
+        '/documents/{id}/send',
+        'sendDocument',
+        'Send a draft for approval',
+        'Starts the approval workflow; answers once the document reads pending. 409 when not a draft or past its deadline, 422 without approvers. Needs documents:read as well as documents:write.',
+        DocumentResource,
+        [404, 409, 422, 503],
+      ),
+      auth: CHANGES_AND_SHOWS_DOCUMENTS,
+    },
     async (ctx) => {
       ok(ctx, await sendDocument(deps, authOf(ctx).accountId, pathId(ctx, 'id', 'Document')));
     },
@@ -96,15 +101,18 @@ export function createApprovalRouter(deps: RemindDeps, openapi: OpenApiRegistry)
   route(
     router,
     openapi,
-    documentOperation(
-      'post',
-      '/documents/{id}/void',
-      'voidDocument',
-      'Void a sent document',
-      'pending or in_progress → voided; approvers already notified are told. 409 otherwise.',
-      DocumentResource,
-      [404, 409, 503],
-    ),
+    {
+      ...documentOperation(
+        'post',
+        '/documents/{id}/void',
+        'voidDocument',
+        'Void a sent document',
+        'pending or in_progress → voided; approvers already notified are told. 409 otherwise. Needs documents:read as well as documents:write.',
+        DocumentResource,
+        [404, 409, 503],
+      ),
+      auth: CHANGES_AND_SHOWS_DOCUMENTS,
+    },
     async (ctx) => {
       ok(ctx, await voidDocument(deps, authOf(ctx).accountId, pathId(ctx, 'id', 'Document')));
     },

@@ -13,6 +13,7 @@ import { authOf, type AppState } from '../../http/context.ts';
 import { DocumentIdParams, IdParams, jsonBody, pathId } from '../route-helpers.ts';
 import type { OpenApiRegistry } from '../openapi/registry.ts';
 import { route } from '../openapi/route.ts';
+import { CHANGES_AND_SHOWS_DOCUMENTS } from '../openapi/scopes.ts';
 import { ok, okPage } from '../../http/respond.ts';
 import {
   ApproverInputSchema,
@@ -169,9 +170,9 @@ export function createApproversRouter(
       operationId: 'updateApprover',
       summary: 'Update an approver of a draft',
       description:
-        'Only the given fields change. A placement (page, x, y, width) is replaced as a whole; page: null removes it. An order_index another approver has makes the two a signing group. Drafts only: 409 otherwise.',
+        'Only the given fields change. A placement (page, x, y, width) is replaced as a whole; page: null removes it. An order_index another approver has makes the two a signing group. Drafts only: 409 otherwise. Needs documents:read as well: the answer shows the approver, and a new phone receives the document once it is sent.',
       tags: TAGS,
-      auth: 'documents:write',
+      auth: CHANGES_AND_SHOWS_DOCUMENTS,
       pathParams: IdParams,
       body: { json: ApproverUpdateShape, required: false },
       responses: { 200: { description: 'The approver', schema: envelope(ApproverResource) } },

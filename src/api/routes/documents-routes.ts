@@ -18,9 +18,11 @@ import type { WebhookDispatcher } from '../../webhooks/dispatch.ts';
 import { authOf, type AppContext, type AppState } from '../../http/context.ts';
 import { readDocumentForm } from '../documents/document-form.ts';
 import { IdParams, jsonBody, pathId } from '../route-helpers.ts';
-import { receiveUpload } from '../documents/upload.ts';
+import { lingerAndClose, receiveUpload } from '../documents/upload.ts';
+import { createUploadGate } from '../documents/upload-gate.ts';
 import type { OpenApiRegistry } from '../openapi/registry.ts';
 import { route } from '../openapi/route.ts';
+import { CHANGES_AND_SHOWS_DOCUMENTS } from '../openapi/scopes.ts';
 import { ok, okPage } from '../../http/respond.ts';
 import {
   CreateDocumentMultipart,
@@ -54,8 +56,10 @@ export function createDocumentsRouter(deps: DocumentsRouterDeps, openapi: OpenAp
   const router = new Router<AppState>();
   const { db, storage, webhooks } = deps;
 
-  // Uploaded PDFs are inspected in worker threads, at most PDF_MAX_CONCURRENT_INSPECTIONS at once.
+  // Uploaded PDFs are inspected in worker threads, at most PDF_MAX_CONCURRENT_INSPECTIONS at once, shared fairly
+  // by accounts; uploads in flight are capped in all and per account (docs/security.md, "Fair shares").
   const pdf = createPdfInspector(deps.config.pdf, deps.logger);
+  const uploads = createUploadGate(deps.config.fairShares);
 
   const discard = async (key: string | undefined) => {
     if (!key) return;
@@ -66,17 +70,28 @@ export function createDocumentsRouter(deps: DocumentsRouterDeps, openapi: OpenAp
 
   const receive = async (ctx: AppContext, documentId: string, fileRequired: boolean) => {
     const { accountId, plan } = authOf(ctx);
-    const upload = await receiveUpload(ctx, {
-      storage,
-      fileKey: originalFileKey(accountId, documentId),
-      maxFileBytes: deps.config.plans[plan].maxUploadBytes,
-      plan,
-    });
+    let leave: () => void;
     try {
-      return await readDocumentForm(ctx, upload, { fileRequired, pdf });
+      leave = uploads.enter(accountId);
     } catch (err) {
-      await discard(upload.file?.key);
+      lingerAndClose(ctx); // the body was not read: let the client read the 503 rather than a reset
       throw err;
+    }
+    try {
+      const upload = await receiveUpload(ctx, {
+        storage,
+        fileKey: originalFileKey(accountId, documentId),
+        maxFileBytes: deps.config.plans[plan].maxUploadBytes,
+        plan,
+      });
+      try {
+        return await readDocumentForm(ctx, upload, { fileRequired, pdf: pdf.forAccount(accountId) });
+      } catch (err) {
+        await discard(upload.file?.key);
+        throw err;
+      }
+    } finally {
+      leave();
     }
   };
 
@@ -225,9 +240,9 @@ export function createDocumentsRouter(deps: DocumentsRouterDeps, openapi: OpenAp
       operationId: 'updateDocument',
       summary: 'Update a draft',
       description:
-        'Only the given fields change (title sets both languages; title_ar or title_en one). expires_in_days counts from now. approvers, when given, replaces every approver. Send multipart/form-data to replace the PDF. Drafts only: 409 otherwise.',
+        'Only the given fields change (title sets both languages; title_ar or title_en one). expires_in_days counts from now. approvers, when given, replaces every approver. Send multipart/form-data to replace the PDF. Drafts only: 409 otherwise. Needs documents:read as well: the answer is the whole document.',
       tags: TAGS,
-      auth: 'documents:write',
+      auth: CHANGES_AND_SHOWS_DOCUMENTS,
       pathParams: IdParams,
       body: { json: UpdateDocumentShape, multipart: UpdateDocumentMultipart, required: false },
       responses: { 200: { description: 'The updated draft', schema: envelope(DocumentResource) } },

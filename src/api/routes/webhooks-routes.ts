@@ -17,6 +17,7 @@ import { authOf, type AppContext, type AppState } from '../../http/context.ts';
 import type { OpenApiRegistry } from '../openapi/registry.ts';
 import { jsonBody, pathId } from '../route-helpers.ts';
 import { route } from '../openapi/route.ts';
+import { ROUTES_DOCUMENT_EVENTS } from '../openapi/scopes.ts';
 import { ok, okPage } from '../../http/respond.ts';
 import { envelope, pageEnvelope } from '../schemas/envelopes.ts';
 import {
@@ -137,9 +138,9 @@ export function createWebhooksRouter(deps: WebhooksRouterDeps, openapi: OpenApiR
       operationId: 'createWebhook',
       summary: 'Create a webhook',
       description:
-        'Answers with the signing secret (`data.secret`) once; it is never shown again (rotate it if lost). URLs that are, or resolve to, loopback, private, link-local, CGNAT, unique-local or metadata addresses are refused (422).',
+        'Answers with the signing secret (`data.secret`) once; it is never shown again (rotate it if lost). URLs that are, or resolve to, loopback, private, link-local, CGNAT, unique-local or metadata addresses are refused (422). Needs documents:read as well as webhooks:write: the webhook receives the documents of its events.',
       tags: TAGS,
-      auth: 'webhooks:write',
+      auth: ROUTES_DOCUMENT_EVENTS,
       body: { json: CreateWebhookBody, required: true },
       responses: {
         201: {
@@ -192,9 +193,9 @@ export function createWebhooksRouter(deps: WebhooksRouterDeps, openapi: OpenApiR
       operationId: 'updateWebhook',
       summary: 'Change a webhook’s url, events or active flag',
       description:
-        'Only the given fields change; an empty object changes nothing. `active: false` stops the webhook: its pending deliveries fail. `active: true` enables it again (after a 410 Gone disabled it); failed deliveries can then be redelivered. A new url is used from the next attempt.',
+        'Only the given fields change; an empty object changes nothing. `active: false` stops the webhook: its pending deliveries fail. `active: true` enables it again (after a 410 Gone disabled it); failed deliveries can then be redelivered. A new url is used from the next attempt. Needs documents:read as well as webhooks:write: the webhook receives the documents of its events.',
       tags: TAGS,
-      auth: 'webhooks:write',
+      auth: ROUTES_DOCUMENT_EVENTS,
       pathParams: WebhookIdParams,
       body: { json: UpdateWebhookBody, required: false },
       responses: { 200: { description: 'The webhook', schema: envelope(WebhookResource) } },
@@ -365,9 +366,9 @@ export function createWebhooksRouter(deps: WebhooksRouterDeps, openapi: OpenApiR
       operationId: 'redeliverWebhookDelivery',
       summary: 'Send a delivery again',
       description:
-        'Sends a succeeded or failed delivery again with the same id and the same body, on a new round of the retry schedule, after any delivery of the same document still queued for the webhook. 409 while the delivery is pending or its webhook is disabled.',
+        'Sends a succeeded or failed delivery again with the same id and the same body, on a new round of the retry schedule, after any delivery of the same document still queued for the webhook. 409 while the delivery is pending or its webhook is disabled. Needs documents:read as well as webhooks:write: the body carries the document.',
       tags: TAGS,
-      auth: 'webhooks:write',
+      auth: ROUTES_DOCUMENT_EVENTS,
       pathParams: DeliveryIdParams,
       responses: { 202: { description: 'Queued', schema: envelope(DeliveryResource) } },
       errors: [404, 409],

@@ -66,6 +66,20 @@ export function apiKeysStore(db: Db) {
       return toApiKey(row!);
     },
 
+    /** Holds the account's key creation until the transaction ends (a lock on the account id, not on a row). */
+    async lockAccountKeys(accountId: string): Promise<void> {
+      await db.raw("SELECT pg_advisory_xact_lock(hashtextextended('api_keys:' || ?, 0))", [accountId]);
+    },
+
+    async countActive(accountId: string): Promise<number> {
+      const row = await db('api_keys')
+        .where({ account_id: accountId })
+        .whereNull('revoked_at')
+        .count<{ n: string | number }>({ n: '*' })
+        .first();
+      return Number(row?.n ?? 0);
+    },
+
     async findForAuthentication(key: string): Promise<ApiKeyWithAccount | undefined> {
       const row = await db('api_keys as k')
         .join('accounts as a', 'a.id', 'k.account_id')

@@ -9,6 +9,7 @@ import { FinalizeError, FinalizeInputError } from '../finalize-errors.ts';
 import type { PdfInspection } from '../inspect-pdf.ts';
 import { LIMIT_REASONS, type PdfLimits, PdfTooComplexError, type WorkerLimits } from '../limits.ts';
 import type { FinalizeInput, FinalizeResult } from '../types.ts';
+import { FairSlots } from './fair-slots.ts';
 import type { ComposeOutcome, InspectTask } from './pdf-worker.ts';
 
 /**
@@ -46,36 +47,11 @@ const IDLE_THREAD_MS = 30_000;
  */
 const NICE_INCREMENT = 10;
 
-/** Every inspection thread was busy: the request is refused at once (503) rather than queued. */
+/** Every inspection thread was busy and the account had its share of them: refused at once (503), not queued. */
 export class PdfBusyError extends Error {
   constructor(readonly retryAfterSeconds: number) {
-    super('Every PDF inspection thread is busy');
+    super('Every PDF inspection thread is busy and the account holds or awaits its share of them');
     this.name = 'PdfBusyError';
-  }
-}
-
-/** Counts running tasks; `take` waits for a free one, `tryTake` does not. */
-class Slots {
-  private active = 0;
-  private readonly waiting: (() => void)[] = [];
-  constructor(private readonly max: number) {}
-
-  tryTake(): boolean {
-    if (this.active >= this.max) return false;
-    this.active += 1;
-    return true;
-  }
-
-  async take(): Promise<void> {
-    if (this.tryTake()) return;
-    await new Promise<void>((resolve) => this.waiting.push(resolve));
-  }
-
-  release(): void {
-    const next = this.waiting.shift();
-    if (next)
-      next(); // the slot passes on as it is
-    else this.active -= 1;
   }
 }
 
@@ -83,17 +59,17 @@ class Slots {
 export const youngGenerationMb = (memoryMb: number): number =>
   Math.min(16, Math.max(4, Math.floor(memoryMb / 8)));
 
-/** A piscina pool with at most `concurrency` tasks at once, each limited in time and heap. */
+/** A piscina pool with at most `concurrency` tasks at once, each limited in time and heap, shared by accounts. */
 class PdfWorkerPool {
   private readonly piscina: Piscina;
-  private readonly slots: Slots;
+  private readonly slots: FairSlots;
   private threadFailure: unknown;
 
   constructor(
     private readonly limits: WorkerLimits,
     logger: Pick<Logger, 'error'> | undefined,
   ) {
-    this.slots = new Slots(limits.concurrency);
+    this.slots = new FairSlots(limits.concurrency);
     this.piscina = new Piscina({
       filename: PDF_WORKER_FILE,
       minThreads: 0,
@@ -118,13 +94,18 @@ class PdfWorkerPool {
   }
 
   /**
-   * `refuse`: throw PdfBusyError when every slot is taken; `wait`: wait for one. The time limit starts when the
-   * task starts in its thread (the thread says so through `started`), so a thread's start-up (loading pdf-lib, and
-   * TypeScript under tsx) is not counted against the file; starting may take up to THREAD_START_MS.
+   * Queued fairly per `account` (see FairSlots). `share`: throw PdfBusyError when every slot is taken and the
+   * account already holds or awaits its share; `wait`: wait for a slot. The time limit starts when the task starts
+   * in its thread (the thread says so through `started`), so a thread's start-up (loading pdf-lib, and TypeScript
+   * under tsx) is not counted against the file; starting may take up to THREAD_START_MS.
    */
-  async run<T>(name: 'inspect' | 'compose', task: object, whenBusy: 'refuse' | 'wait'): Promise<T> {
-    if (whenBusy === 'wait') await this.slots.take();
-    else if (!this.slots.tryTake()) throw new PdfBusyError(1);
+  async run<T>(
+    name: 'inspect' | 'compose',
+    task: object,
+    whenBusy: 'share' | 'wait',
+    account: string,
+  ): Promise<T> {
+    if (!(await this.slots.take(account, whenBusy === 'share'))) throw new PdfBusyError(1);
     const controller = new AbortController();
     const { port1, port2 } = new MessageChannel();
     let limit: 'start' | 'time' = 'start';
@@ -156,7 +137,7 @@ class PdfWorkerPool {
     } finally {
       clearTimeout(timer);
       port1.close();
-      this.slots.release();
+      this.slots.release(account);
     }
   }
 }
@@ -182,24 +163,29 @@ function poolFor(limits: WorkerLimits, logger: Pick<Logger, 'error'> | undefined
 export interface PdfInspector {
   /**
    * `inspectPdf` in a worker thread. A file that exhausts the thread's time or memory is refused like any other
-   * (`ok: false` with the reason); throws PdfBusyError when `inspection.concurrency` inspections are running.
+   * (`ok: false` with the reason); throws PdfBusyError when `inspection.concurrency` inspections are running and
+   * this inspector's account already holds or awaits its share of them.
    */
   inspect(bytes: Uint8Array): Promise<PdfInspection>;
+  /** The same inspector, its files queued as `account`'s (the inspector itself counts as one account). */
+  forAccount(account: string): PdfInspector;
 }
 
 export function createPdfInspector(limits: PdfLimits, logger?: Pick<Logger, 'error'>): PdfInspector {
   const pool = poolFor(limits.inspection, logger);
-  return {
+  const forAccount = (account: string): PdfInspector => ({
     async inspect(bytes) {
       const task: InspectTask = { bytes, limits: limits.decode };
       try {
-        return await pool.run<PdfInspection>('inspect', task, 'refuse');
+        return await pool.run<PdfInspection>('inspect', task, 'share', account);
       } catch (err) {
         if (err instanceof PdfTooComplexError) return { ok: false, reason: err.message };
         throw err;
       }
     },
-  };
+    forAccount,
+  });
+  return forAccount('');
 }
 
 /** Finalization (Temporal worker process). */
@@ -210,29 +196,36 @@ export interface PdfFinalizer {
    * throws, and PdfTooComplexError when the thread ran out of time or memory (permanent, like FinalizeError).
    */
   finalize(input: FinalizeInput): Promise<FinalizeResult>;
+  /** The same finalizer, its work queued fairly as `account`'s behind other accounts' (the finalizer is one). */
+  forAccount(account: string): PdfFinalizer;
 }
 
 export function createPdfFinalizer(limits: PdfLimits, logger?: Pick<Logger, 'error'>): PdfFinalizer {
   const pool = poolFor(limits.finalization, logger);
-  const compose = async (task: ComposeTask): Promise<ComposedFinal> => {
-    const outcome = await pool.run<ComposeOutcome>('compose', task, 'wait');
+  const compose = async (task: ComposeTask, account: string): Promise<ComposedFinal> => {
+    const outcome = await pool.run<ComposeOutcome>('compose', task, 'wait', account);
     if (outcome.ok) return outcome.composed;
     const { failure } = outcome;
     if (failure.type === 'FinalizeError') throw new FinalizeError(failure.code, failure.message);
     throw new FinalizeInputError(failure.code, failure.message);
   };
-  return {
+  const forAccount = (account: string): PdfFinalizer => ({
     async finalize(input) {
       const { signer, ...rest } = input;
-      const composed = await compose({
-        ...rest,
-        // The identity only: the private key never leaves this thread.
-        signer: { certificate: signer.certificate, chain: signer.chain, subject: signer.subject },
-        limits: limits.decode,
-      });
+      const composed = await compose(
+        {
+          ...rest,
+          // The identity only: the private key never leaves this thread.
+          signer: { certificate: signer.certificate, chain: signer.chain, subject: signer.subject },
+          limits: limits.decode,
+        },
+        account,
+      );
       // Loaded on first use: the API, which inspects uploads with this module too, never signs.
       const { signFinal } = await import('../finalize-document.ts');
       return signFinal(composed, input);
     },
-  };
+    forAccount,
+  });
+  return forAccount('');
 }

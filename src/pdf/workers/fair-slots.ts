@@ -1,0 +1,84 @@
+/**
+ * The slots (threads) of one worker pool, shared fairly between accounts. A task takes a free slot at once, so an
+ * account alone may use them all. When every slot is taken the task waits, and a freed slot goes to the waiting
+ * task whose account holds the fewest slots; among accounts holding as many, to the one served longest ago (then
+ * the longest waiting task), so accounts that each hold one take turns rather than the earliest queue winning every
+ * time. An account that filled the pool before others came hands its slots, one finished task at a time, to the
+ * others until each holds its share.
+ *
+ * `bounded` (uploads, where a person waits on the answer): an account may wait only while it holds and awaits
+ * fewer slots than its share (the slots divided among the accounts running or waiting, at least one); past that the
+ * task is refused at once, so a flood from one account is turned away instead of queueing in front of the others.
+ * Unbounded (finalization) tasks always wait their turn.
+ */
+export class FairSlots {
+  private free: number;
+  private readonly held = new Map<string, number>();
+  private readonly waiting: { account: string; grant: () => void }[] = [];
+  /** When each account holding or awaiting a slot was last given one (a counter, not a time). */
+  private readonly servedAt = new Map<string, number>();
+  private served = 0;
+
+  constructor(private readonly size: number) {
+    this.free = size;
+  }
+
+  /** Resolves true once `account` holds a slot (release it with `release`); false when a bounded task is refused. */
+  async take(account: string, bounded: boolean): Promise<boolean> {
+    if (this.free > 0) {
+      this.free -= 1;
+      this.grant(account);
+      return true;
+    }
+    if (bounded && this.claimsOf(account) >= this.shareOf(account)) return false;
+    await new Promise<void>((grant) => this.waiting.push({ account, grant }));
+    return true;
+  }
+
+  release(account: string): void {
+    this.adjust(account, -1);
+    let next = -1;
+    for (let i = 0; i < this.waiting.length; i++) {
+      if (next < 0 || this.before(this.waiting[i]!.account, this.waiting[next]!.account)) next = i;
+    }
+    if (next >= 0) {
+      const [waiter] = this.waiting.splice(next, 1);
+      this.grant(waiter!.account); // the slot passes on as it is
+      waiter!.grant();
+    } else this.free += 1;
+    if (this.claimsOf(account) === 0) this.servedAt.delete(account);
+  }
+
+  /** Whether a task of `a` goes before one of `b` that waits longer. */
+  private before(a: string, b: string): boolean {
+    const [heldA, heldB] = [this.heldBy(a), this.heldBy(b)];
+    if (heldA !== heldB) return heldA < heldB;
+    return (this.servedAt.get(a) ?? 0) < (this.servedAt.get(b) ?? 0);
+  }
+
+  private grant(account: string): void {
+    this.adjust(account, 1);
+    this.served += 1;
+    this.servedAt.set(account, this.served);
+  }
+
+  private heldBy(account: string): number {
+    return this.held.get(account) ?? 0;
+  }
+
+  /** Slots the account holds plus its tasks waiting for one. */
+  private claimsOf(account: string): number {
+    return this.heldBy(account) + this.waiting.filter((w) => w.account === account).length;
+  }
+
+  private shareOf(account: string): number {
+    const accounts = new Set([...this.held.keys(), ...this.waiting.map((w) => w.account), account]);
+    return Math.max(1, Math.ceil(this.size / accounts.size));
+  }
+
+  private adjust(account: string, by: number): void {
+    const n = this.heldBy(account) + by;
+    if (n > 0) this.held.set(account, n);
+    else this.held.delete(account);
+  }
+}

@@ -1,0 +1,93 @@
+import { describe, expect, it } from 'vitest';
+import { FairSlots } from '../../src/pdf/workers/fair-slots.ts';
+
+/** Takes a slot and records, in `log`, when it was granted. */
+function taker(slots: FairSlots, log: string[]) {
+  return (account: string, bounded: boolean, name = account) =>
+    slots.take(account, bounded).then((granted) => {
+      log.push(granted ? name : `${name} refused`);
+      return granted;
+    });
+}
+
+const settle = () => new Promise((r) => setImmediate(r));
+
+describe('FairSlots', () => {
+  it('lets an account alone take every slot, and refuses its next bounded task at once', async () => {
+    const slots = new FairSlots(2);
+    const log: string[] = [];
+    const take = taker(slots, log);
+    expect(await take('a', true)).toBe(true);
+    expect(await take('a', true)).toBe(true);
+    expect(await take('a', true)).toBe(false);
+    slots.release('a');
+    expect(await take('a', true)).toBe(true);
+    expect(log).toEqual(['a', 'a', 'a refused', 'a']);
+  });
+
+  it('lets another account wait for the next slot while the one holding them all is refused', async () => {
+    const slots = new FairSlots(2);
+    const log: string[] = [];
+    const take = taker(slots, log);
+    await take('a', true);
+    await take('a', true);
+    const b = take('b', true, 'b1'); // b holds none of its share (one of two): it waits
+    await settle();
+    expect(await take('a', true)).toBe(false); // a holds two, its share is one now
+    expect(await take('b', true, 'b2')).toBe(false); // b awaits its one already
+    expect(log).toEqual(['a', 'a', 'a refused', 'b2 refused']);
+    slots.release('a');
+    expect(await b).toBe(true);
+    expect(log.at(-1)).toBe('b1');
+    // One each now: a third account waits too (its share is one of two, rounded up), and gets the next slot.
+    const c = take('c', true);
+    await settle();
+    slots.release('a');
+    expect(await c).toBe(true);
+  });
+
+  it('hands a freed slot to the waiting account that holds fewest, then to the one served longest ago', async () => {
+    const slots = new FairSlots(2);
+    const log: string[] = [];
+    const take = taker(slots, log);
+    await take('a', false, 'a1');
+    await take('b', false, 'b1');
+    const waiting = [
+      take('a', false, 'a2'),
+      take('a', false, 'a3'),
+      take('c', false, 'c1'),
+      take('b', false, 'b2'),
+    ];
+    await settle();
+    // a's slot frees: c, which holds none and was never served, goes first though it came third.
+    slots.release('a');
+    await settle();
+    // c's frees: a (none) before b (one).
+    slots.release('c');
+    await settle();
+    // b's frees: b (none) before a (one), though a's task waits longer.
+    slots.release('b');
+    await settle();
+    slots.release('a');
+    await Promise.all(waiting);
+    expect(log).toEqual(['a1', 'b1', 'c1', 'a2', 'b2', 'a3']);
+  });
+
+  it('queues unbounded tasks however many there are, accounts taking turns whoever queued first', async () => {
+    const slots = new FairSlots(1);
+    const log: string[] = [];
+    const take = taker(slots, log);
+    await take('a', false, 'a0');
+    const tasks = [
+      ...Array.from({ length: 5 }, (_, i) => take('a', false, `a${i + 1}`)),
+      take('b', false, 'b1'),
+      take('b', false, 'b2'),
+    ];
+    for (let i = 0; i < 7; i++) {
+      await settle();
+      slots.release(log.at(-1)!.slice(0, 1));
+    }
+    await Promise.all(tasks);
+    expect(log).toEqual(['a0', 'b1', 'a1', 'b2', 'a2', 'a3', 'a4', 'a5']);
+  });
+});
