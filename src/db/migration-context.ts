@@ -18,6 +18,17 @@ export function needsSecrets(context: MigrationContext, what: string, count: num
   );
 }
 
+/** One column copied into another of the same table, sealed or opened on the way. */
+export interface ColumnCopy {
+  table: string;
+  key: { column: string; type: 'uuid' | 'bigint' };
+  from: string;
+  to: string;
+  /** Columns read besides the key and `from` (the sealing context's). */
+  read?: readonly string[];
+  context(row: Record<string, unknown>): string;
+}
+
 /**
  * Copies `from` into `to` sealed, row by row in pages of `page` (keyset on `key`), for a migration that replaces a
  * plain column with a sealed one: `transform` gives the text to seal (null: leave `to` null). Returns the rows sealed.
@@ -25,16 +36,7 @@ export function needsSecrets(context: MigrationContext, what: string, count: num
 export async function sealColumn(
   knex: Knex,
   context: MigrationContext,
-  spec: {
-    table: string;
-    key: { column: string; type: 'uuid' | 'bigint' };
-    from: string;
-    to: string;
-    /** Columns read besides the key and `from` (the sealing context's). */
-    read?: readonly string[];
-    context(row: Record<string, unknown>): string;
-    transform?(value: unknown): string | null;
-  },
+  spec: ColumnCopy & { transform?(value: unknown): string | null },
   page = 1000,
 ): Promise<number> {
   const pending = await knex(spec.table).whereNotNull(spec.from).count<{ n: string | number }[]>({ n: '*' });
@@ -66,20 +68,12 @@ export async function sealColumn(
   }
 }
 
-/** The reverse of `sealColumn`, for down migrations: opens `from` into `to` (`transform` turns the text back). */
+/** The reverse of `sealColumn`, for down migrations: opens `from` into `to`. */
 export async function openColumn(
   knex: Knex,
   context: MigrationContext,
-  spec: {
-    table: string;
-    key: { column: string; type: 'uuid' | 'bigint' };
-    from: string;
-    to: string;
-    read?: readonly string[];
-    context(row: Record<string, unknown>): string;
-    /** The SQL type `to` is cast to (jsonb: the text opened is JSON). */
-    cast?: string;
-  },
+  /** `cast`: the SQL type `to` is cast to (jsonb: the text opened is JSON). */
+  spec: ColumnCopy & { cast?: string },
 ): Promise<void> {
   const rows = await knex(spec.table)
     .whereNotNull(spec.from)
