@@ -6,7 +6,7 @@ import { handleWhatsAppNotification } from '../approval/apply-whatsapp-reply.ts'
 import type { AppState } from '../http/context.ts';
 import type { ApiDeps } from '../http/deps.ts';
 import { readRawBody } from '../http/raw-body.ts';
-import { whatsAppMessagesStore } from '../db/stores/whatsapp-messages-store.ts';
+import { openPayload, whatsAppMessagesStore } from '../db/stores/whatsapp-messages-store.ts';
 import { AppError } from '../errors.ts';
 import type { MessagePreview } from '../whatsapp/index.ts';
 
@@ -31,7 +31,7 @@ interface StoredPayload {
  * WhatsApp provider, never in production, and only on a server that listens on loopback (devToolsAllowed).
  */
 export function createDevInboxRouter(
-  deps: Pick<ApiDeps, 'db' | 'config' | 'logger'> & { approvals: ApprovalClient },
+  deps: Pick<ApiDeps, 'db' | 'config' | 'logger' | 'secrets'> & { approvals: ApprovalClient },
 ): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/dev/inbox' });
   const { approvals } = deps;
@@ -50,7 +50,7 @@ export function createDevInboxRouter(
     const messages = await whatsAppMessagesStore(deps.db).listOutbox({ limit: 100 });
     const notice = typeof ctx.query.result === 'string' ? ctx.query.result : '';
     const rows = messages.map((m) => {
-      const p = (m.payload ?? {}) as StoredPayload;
+      const p = (openPayload(m, deps.secrets) ?? {}) as StoredPayload;
       const preview = p.preview;
       const dir = preview?.language === 'ar' ? 'rtl' : 'ltr';
       return html`<li class="msg" dir="${dir}">
@@ -156,7 +156,7 @@ export function createDevInboxRouter(
     ).filter((m) => m.id === messageId);
     if (!message) throw AppError.notFound('Message');
     const outcomes = await handleWhatsAppNotification(
-      { db: deps.db, approvals, logger: deps.logger },
+      { db: deps.db, approvals, logger: deps.logger, secrets: deps.secrets },
       {
         statuses: [],
         ignored: 0,
