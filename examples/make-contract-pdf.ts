@@ -69,10 +69,21 @@ const MARGIN = 56;
 const WIDTH = A4[0] - 2 * MARGIN;
 const GREY = [0.35, 0.37, 0.42] as const;
 
+/** Draws one line across the text width, from its start (the right for right-to-left text) unless centred. */
+function line(
+  canvas: PageCanvas,
+  text: string,
+  y: number,
+  style: TextStyle,
+  align: 'start' | 'center' = 'start',
+) {
+  canvas.text(text, MARGIN, y, style, { width: WIDTH, align });
+}
+
 /** Draws wrapped lines of one language from the top `y` down; returns the y below them. */
 function paragraph(canvas: PageCanvas, text: string, y: number, style: TextStyle, leading: number): number {
-  for (const line of canvas.wrap(text, style, WIDTH)) {
-    canvas.text(line, MARGIN, y, style, { width: WIDTH, align: 'start' });
+  for (const wrapped of canvas.wrap(text, style, WIDTH)) {
+    line(canvas, wrapped, y, style);
     y -= leading;
   }
   return y;
@@ -81,47 +92,32 @@ function paragraph(canvas: PageCanvas, text: string, y: number, style: TextStyle
 function drawPage(canvas: PageCanvas, clauses: Clause[], page: number, pages: number): void {
   const ar: TextStyle = { size: 12, direction: 'rtl' };
   const en: TextStyle = { size: 10.5, direction: 'ltr' };
+  const note: TextStyle = { size: 9, color: GREY, direction: 'ltr' };
   let y = A4[1] - MARGIN - 20;
   if (page === 1) {
-    canvas.text(
-      CONTRACT_TITLE.ar,
-      MARGIN,
-      y,
-      { size: 22, weight: 'bold', direction: 'rtl' },
-      { width: WIDTH },
-    );
-    y -= 28;
-    canvas.text(
-      CONTRACT_TITLE.en,
-      MARGIN,
-      y,
-      { size: 18, weight: 'bold', direction: 'ltr' },
-      { width: WIDTH },
-    );
-    y -= 20;
-    canvas.text(
+    line(canvas, CONTRACT_TITLE.ar, y, { size: 22, weight: 'bold', direction: 'rtl' });
+    line(canvas, CONTRACT_TITLE.en, (y -= 28), { size: 18, weight: 'bold', direction: 'ltr' });
+    line(
+      canvas,
       'A sample for the Wathiq quick start, not a real contract · نموذج للتجربة وليس عقدا حقيقيا',
-      MARGIN,
-      y,
-      { size: 9, color: GREY, direction: 'ltr' },
-      { width: WIDTH },
+      (y -= 20),
+      note,
     );
-    y -= 14;
-    canvas.line(MARGIN, y, MARGIN + WIDTH, y, GREY);
+    canvas.line(MARGIN, (y -= 14), MARGIN + WIDTH, y, GREY);
     y -= 30;
   }
   for (const clause of clauses) {
-    canvas.text(clause.ar[0], MARGIN, y, { ...ar, weight: 'bold' }, { width: WIDTH });
+    line(canvas, clause.ar[0], y, { ...ar, weight: 'bold' });
     y = paragraph(canvas, clause.ar[1], y - 20, ar, 20);
-    canvas.text(clause.en[0], MARGIN, y - 4, { ...en, weight: 'bold' }, { width: WIDTH });
+    line(canvas, clause.en[0], y - 4, { ...en, weight: 'bold' });
     y = paragraph(canvas, clause.en[1], y - 22, en, 16) - 22;
   }
-  canvas.text(
+  line(
+    canvas,
     `${CONTRACT_TITLE.en} · page ${page} of ${pages}`,
-    MARGIN,
     MARGIN - 20,
-    { size: 8, color: GREY, direction: 'ltr' },
-    { width: WIDTH, align: 'center' },
+    { ...note, size: 8 },
+    'center',
   );
 }
 
