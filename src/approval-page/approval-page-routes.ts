@@ -1,7 +1,3 @@
-import { readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Router from '@koa/router';
 import { z } from 'zod';
 import {
@@ -23,7 +19,9 @@ import { currentApprovers, hasActed } from '../approval/rules.ts';
 import { normalizePhone } from '../documents/phone.ts';
 import { addDetail, newDetails } from '../errors.ts';
 import { LIMITS } from '../domain/model.ts';
-import { PAGE_CSS_ASSET, serveAssets, type PageAssets } from '../http/page-assets.ts';
+import { buildAssetCatalog } from '../http/asset-catalog.ts';
+import { serveCatalog } from '../http/page-assets.ts';
+import { pageAssetsFor } from '../http/precompressed.ts';
 import type { AppContext, AppState } from '../http/context.ts';
 import type { ApiDeps } from '../http/deps.ts';
 import { parseJson, readRawBody } from '../http/raw-body.ts';
@@ -41,6 +39,7 @@ import type { Approver } from '../db/stores/approvers-store.ts';
 import { AppError } from '../errors.ts';
 import { addToLogContext } from '../logger.ts';
 import { languageFor } from '../whatsapp/index.ts';
+import { APPROVAL_ASSET_SOURCES, APPROVAL_ASSETS_BASE } from './assets.ts';
 import { readImageField } from './images.ts';
 import { isLinkPreview } from './link-preview.ts';
 import { renderApprovalPage, renderClosedPage } from './render-page.ts';
@@ -48,27 +47,6 @@ import type { Language } from '../domain/model.ts';
 import { STRINGS, type PageStrings } from './strings.ts';
 
 const MAX_BODY = 4 * 1024 * 1024;
-const require = createRequire(import.meta.url);
-
-const ASSET_FILES: PageAssets = {
-  ...PAGE_CSS_ASSET,
-  'approval.js': {
-    path: () => fileURLToPath(new URL('./public/approval.js', import.meta.url)),
-    type: 'text/javascript',
-  },
-  'approval.css': {
-    path: () => fileURLToPath(new URL('./public/approval.css', import.meta.url)),
-    type: 'text/css',
-  },
-  'pdf.min.mjs': {
-    path: () => require.resolve('pdfjs-dist/legacy/build/pdf.min.mjs'),
-    type: 'text/javascript',
-  },
-  'pdf.worker.min.mjs': {
-    path: () => require.resolve('pdfjs-dist/legacy/build/pdf.worker.min.mjs'),
-    type: 'text/javascript',
-  },
-};
 
 const CompleteBody = z.object({
   signature_png: z.string().optional(),
@@ -90,7 +68,7 @@ const CONTROL_BUT_LINES = /[\u0000-\u0009\u000b\u000c\u000e-\u001f\u007f]/;
  * unusable (410) once they acted or the document left pending/in_progress.
  */
 export function createApprovalPageRouter(
-  deps: Pick<ApiDeps, 'db' | 'config' | 'logger' | 'storage' | 'rateLimiter'> & {
+  deps: Pick<ApiDeps, 'db' | 'config' | 'logger' | 'storage' | 'rateLimiter' | 'pageAssets'> & {
     approvals: ApprovalClient;
     otpSender?: OtpSender;
     webhooks?: Pick<WebhookDispatcher, 'dispatchDocument'>;
@@ -155,19 +133,9 @@ export function createApprovalPageRouter(
     await deps.webhooks?.dispatchDocument(r.document.id);
   };
 
-  // pdf.js draws the PDF standard fonts (Helvetica, Times, …) from these files.
-  router.get('/assets/standard_fonts/:file', async (ctx) => {
-    const file = ctx.params.file ?? '';
-    if (!/^[A-Za-z0-9_-]+\.(pfb|ttf)$/.test(file)) throw AppError.notFound('Asset');
-    const dir = path.dirname(require.resolve('pdfjs-dist/standard_fonts/LICENSE_FOXIT'));
-    ctx.type = 'application/octet-stream';
-    ctx.set('Cache-Control', 'public, max-age=86400');
-    ctx.body = await readFile(path.join(dir, file)).catch(() => {
-      throw AppError.notFound('Asset');
-    });
-  });
-
-  serveAssets(router, ASSET_FILES);
+  // Fingerprinted, compressed once, cached for a year: the page's scripts, styles, pdf.js and its data.
+  const assets = buildAssetCatalog(APPROVAL_ASSETS_BASE, APPROVAL_ASSET_SOURCES);
+  serveCatalog(router, assets, deps.pageAssets ?? pageAssetsFor(deps.config, deps.logger));
 
   router.get('/:token', async (ctx) => {
     pageHeaders(ctx);
@@ -180,7 +148,7 @@ export function createApprovalPageRouter(
     ctx.type = 'text/html';
     if (problem) {
       ctx.status = problem.status;
-      ctx.body = renderClosedPage(lang, problemText(STRINGS[lang], problem, r));
+      ctx.body = renderClosedPage(assets, lang, problemText(STRINGS[lang], problem, r));
       return;
     }
     // Viewing never fails the page: an event left undispatched goes out with the webhook outbox sweep. A link
@@ -199,6 +167,7 @@ export function createApprovalPageRouter(
         (a) => a.status,
       ).some((a) => a.id === r!.approver.id);
     ctx.body = renderApprovalPage({
+      assets,
       token: ctx.params.token!,
       lang,
       document: r!.document,

@@ -74,6 +74,8 @@ export async function createDocument(
     workflowType: 'sequential' | 'parallel';
     approvers: ApproverSpec[];
     title?: string;
+    /** The PDF (default: a two-page contract). */
+    file?: Buffer;
     /** More form fields, e.g. `reminders[max]`. */
     fields?: Record<string, FormValue>;
   },
@@ -86,7 +88,7 @@ export async function createDocument(
     },
     {
       approvers: options.approvers.map((a): Record<string, FormValue> => ({ ...a })),
-      file: await makePdf(2, 'Contract'),
+      file: options.file ?? (await makePdf(2, 'Contract')),
     },
   );
   const res = await h.service.request('/documents', { method: 'POST', account: h.account, body: form });
