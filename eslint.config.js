@@ -8,7 +8,7 @@ import globals from 'globals';
  * The layers of src, lowest first (ARCHITECTURE.md). A folder imports from its own layer and the layers below;
  * `src/api/app.ts` mounts the other HTTP surfaces, and src/runtime, main.ts and cli.ts wire everything.
  */
-const FOUNDATION = ['src/domain', 'src/config.ts', 'src/errors.ts', 'src/logger.ts'];
+const FOUNDATION = ['src/domain', 'src/config.ts', 'src/config', 'src/errors.ts', 'src/logger.ts'];
 const INFRASTRUCTURE = [
   'src/db',
   'src/storage',
@@ -46,8 +46,8 @@ const layerZones = [
   ...FOUNDATION.filter((p) => p !== 'src/domain').map((target) =>
     below(
       target,
-      [...FEATURES, ...SURFACES, 'src/http', ...COMPOSITION],
-      'The foundation imports no feature, HTTP or wiring.',
+      [...INFRASTRUCTURE, ...FEATURES, ...SURFACES, 'src/http', ...COMPOSITION],
+      'The foundation imports no store or client, feature, HTTP or wiring: their types and defaults of configuration live in its slice.',
     ),
   ),
   below(
