@@ -113,6 +113,8 @@ async function runScript(script: string, env: Record<string, string>): Promise<s
 export async function startProductionTemporal(options: {
   dir: string;
   cliPath: string;
+  /** Another dynamic config file than deploy/temporal/dynamic-config.yaml (a benchmark's "without" run). */
+  dynamicConfig?: string;
 }): Promise<ProductionTemporal> {
   const build = await ensureTemporalServerBuild();
   const logger = createLogger({ logLevel: 'silent' });
@@ -151,7 +153,8 @@ export async function startProductionTemporal(options: {
       WATHIQ_TEMPORAL_PG_PORT: String(pgPort),
       WATHIQ_TEMPORAL_PG_USER: user,
       WATHIQ_TEMPORAL_PG_PASSWORD: password,
-      WATHIQ_TEMPORAL_DYNAMIC_CONFIG: path.join(ROOT, 'deploy/temporal/dynamic-config.yaml'),
+      WATHIQ_TEMPORAL_DYNAMIC_CONFIG:
+        options.dynamicConfig ?? path.join(ROOT, 'deploy/temporal/dynamic-config.yaml'),
     };
     const args = ['--root', CONFIG_ROOT, '--config', 'temporal-server', '--env', 'wathiq', '--allow-no-auth'];
     let earlier = '';
