@@ -31,6 +31,14 @@ const templateLanguage = z
   .regex(/^[a-z]{2,3}(_[A-Z]{2})?$/, 'a WhatsApp language code such as ar or en_US');
 
 /** Every environment variable Wathiq reads, with its default. `.env.example` lists the same names. */
+/** A port of an endpoint of its own (metrics, the worker's health): a number (0: any free port), or `off`. */
+const portOrOff = z
+  .string()
+  .trim()
+  .regex(/^(off|\d{1,5})$/, 'a port number (0: any free port), or off')
+  .transform((v) => (v === 'off' ? ('off' as const) : Number(v)))
+  .pipe(z.union([z.literal('off'), z.number().int().min(0).max(65535)]));
+
 const schema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -206,23 +214,11 @@ const schema = z.object({
   WHATSAPP_TEMPLATE_OTP: templateName.default('wathiq_otp'),
 
   // Metrics (issue 13, item 4): a Prometheus endpoint on its own port in each process
-  METRICS_PORT: z
-    .string()
-    .trim()
-    .regex(/^(off|\d{1,5})$/, 'a port number (0: any free port), or off')
-    .transform((v) => (v === 'off' ? ('off' as const) : Number(v)))
-    .pipe(z.union([z.literal('off'), z.number().int().min(0).max(65535)]))
-    .optional(),
+  METRICS_PORT: portOrOff.optional(),
   METRICS_HOST: z.string().trim().min(1).default('127.0.0.1'),
   METRICS_DOCUMENTS_CACHE_SECONDS: z.coerce.number().min(0).max(3600).default(15),
   // The worker's health endpoint (GET /health: 200 while it runs, polls and reaches Temporal), for a container check
-  WORKER_HEALTH_PORT: z
-    .string()
-    .trim()
-    .regex(/^(off|\d{1,5})$/, 'a port number (0: any free port), or off')
-    .transform((v) => (v === 'off' ? ('off' as const) : Number(v)))
-    .pipe(z.union([z.literal('off'), z.number().int().min(0).max(65535)]))
-    .default('off'),
+  WORKER_HEALTH_PORT: portOrOff.default('off'),
   WORKER_HEALTH_HOST: z.string().trim().min(1).default('127.0.0.1'),
 
   // Tracing (issue 13, item 5): OpenTelemetry over OTLP/HTTP, on when the endpoint is set

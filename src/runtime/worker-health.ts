@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { WorkerStatus } from '@temporalio/worker';
+import { listenHttp } from '../metrics/server.ts';
 
 /**
  * The worker's health endpoint, for a container's health check or an orchestrator's probe: `GET /health` answers
@@ -78,18 +79,9 @@ export async function startWorkerHealthServer(options: {
     res.end(req.method === 'HEAD' ? undefined : body);
   };
   const server = createServer((req, res) => void handle(req, res));
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : options.port;
-  const host = options.host === '0.0.0.0' || options.host === '::' ? 'localhost' : options.host;
+  const { origin } = await listenHttp(server, options.host, options.port);
   return {
-    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}/health`,
+    url: `${origin}/health`,
     stop: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
