@@ -5,8 +5,8 @@ import { listenHttp } from '../metrics/server.ts';
 /**
  * The worker's health endpoint, for a container's health check or an orchestrator's probe: `GET /health` answers
  * 200 only while the worker runs, both its pollers poll, and Temporal answers a health check on the worker's own
- * connection; otherwise 503, saying which part failed. A worker whose server is gone keeps "polling" (the SDK
- * retries its polls without end), so the status alone would call a worker that can do nothing healthy.
+ * connection within 2 s; otherwise 503, saying which part failed. A worker whose server is gone keeps "polling"
+ * (the SDK retries its polls without end), so the status alone would call a worker that can do nothing healthy.
  */
 
 export interface WorkerHealthSources {
@@ -14,6 +14,27 @@ export interface WorkerHealthSources {
   status(): Pick<WorkerStatus, 'runState' | 'workflowPollerState' | 'activityPollerState'>;
   /** Resolves when Temporal answers on the worker's connection; rejects otherwise. */
   pingTemporal(): Promise<void>;
+  /** How long Temporal has to answer before it counts as down (2 s by default). */
+  pingTimeoutMs?: number;
+}
+
+const DEFAULT_PING_TIMEOUT_MS = 2_000;
+
+/**
+ * `ping`, or a rejection once `ms` have passed. The SDK's own deadline is not enough: while its connection to a
+ * server that is gone reconnects, a call can wait well past it, and a health check must answer in time.
+ */
+async function within(ms: number, ping: Promise<void>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  ping.catch(() => undefined); // a late failure after the time-out is no unhandled rejection
+  try {
+    await Promise.race([ping, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 export interface WorkerHealth {
@@ -26,7 +47,10 @@ export interface WorkerHealth {
 
 export async function checkWorkerHealth(sources: WorkerHealthSources): Promise<WorkerHealth> {
   const status = sources.status();
-  const temporal = await sources.pingTemporal().then(
+  const temporal = await within(
+    sources.pingTimeoutMs ?? DEFAULT_PING_TIMEOUT_MS,
+    sources.pingTemporal(),
+  ).then(
     () => 'up' as const,
     () => 'down' as const,
   );

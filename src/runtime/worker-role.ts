@@ -86,6 +86,7 @@ function startHealth(
             connection.healthService.check({}),
           );
         },
+        pingTimeoutMs: TEMPORAL_PING_MS,
       }),
   });
 }
