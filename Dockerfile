@@ -1,5 +1,6 @@
-# One image for both roles: `node dist/main.js api` and `node dist/main.js worker`.
-FROM node:20-bookworm-slim AS build
+# One image for both roles: `node dist/main.js api` and `node dist/main.js worker`. Node.js 24 (the LTS .nvmrc names)
+# on Debian: Temporal's core bridge ships glibc builds only, so the worker cannot run on an Alpine (musl) image.
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-fund --no-audit
@@ -10,7 +11,7 @@ COPY scripts/copy-assets.mjs ./scripts/
 COPY src ./src
 RUN npm run build
 
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 # A container is reached through its published port, so the API listens on every interface inside it.
 ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000 DATA_DIR=/data
 WORKDIR /app

@@ -151,6 +151,7 @@ const schema = z.object({
   APPROVAL_TIMER_SCALE: z.coerce.number().gt(0).max(1).default(1),
   LOGIN_DELAY_AFTER_FAILURES_EMAIL: z.coerce.number().int().min(1).max(100).default(3),
   LOGIN_DELAY_AFTER_FAILURES_IP: z.coerce.number().int().min(1).max(10_000).default(20),
+  LOGIN_DELAY_AFTER_FAILURES_CODE: z.coerce.number().int().min(1).max(100).default(5),
   LOGIN_DELAY_BASE_SECONDS: z.coerce.number().gt(0).max(60).default(1),
   LOGIN_DELAY_MAX_SECONDS: z.coerce.number().gt(0).max(3600).default(60),
   LOGIN_FAILURE_WINDOW_MINUTES: z.coerce.number().gt(0).max(1440).default(15),
@@ -186,6 +187,7 @@ const schema = z.object({
   SIGNING_CSC_TOKEN: optionalString,
   SIGNING_CSC_CLIENT_ID: optionalString,
   SIGNING_CSC_CLIENT_SECRET: optionalString,
+  SIGNING_CSC_OAUTH_TOKEN_URL: z.url({ protocol: /^https?$/ }).optional(),
   SIGNING_CSC_CREDENTIAL_ID: optionalString,
   SIGNING_CSC_PIN: z.string().optional(),
   SIGNING_CSC_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
@@ -291,11 +293,12 @@ export interface Config {
   /** How long the API waits for an approval workflow's answer before answering 503 (the answer is then lost). */
   approvalAnswerTimeoutMs: number;
   /**
-   * Dashboard sign-in: after `freeFailures` failures of one email (or one address), each further attempt
-   * waits baseMs, 2×baseMs, 4×baseMs … up to maxMs; failures are forgotten after `windowMs` without one.
+   * Dashboard sign-in: after `freeFailures` failures of one email (or one address, or one account's second-step
+   * codes), each further attempt waits baseMs, 2×baseMs, 4×baseMs … up to maxMs; failures are forgotten after
+   * `windowMs` without one.
    */
   login: {
-    freeFailures: { email: number; ip: number };
+    freeFailures: { email: number; ip: number; code: number };
     baseDelayMs: number;
     maxDelayMs: number;
     windowMs: number;
@@ -574,7 +577,11 @@ export function loadConfig(
       timerScale: e.APPROVAL_TIMER_SCALE,
     },
     login: {
-      freeFailures: { email: e.LOGIN_DELAY_AFTER_FAILURES_EMAIL, ip: e.LOGIN_DELAY_AFTER_FAILURES_IP },
+      freeFailures: {
+        email: e.LOGIN_DELAY_AFTER_FAILURES_EMAIL,
+        ip: e.LOGIN_DELAY_AFTER_FAILURES_IP,
+        code: e.LOGIN_DELAY_AFTER_FAILURES_CODE,
+      },
       baseDelayMs: Math.round(e.LOGIN_DELAY_BASE_SECONDS * 1000),
       maxDelayMs: Math.round(Math.max(e.LOGIN_DELAY_MAX_SECONDS, e.LOGIN_DELAY_BASE_SECONDS) * 1000),
       windowMs: Math.round(e.LOGIN_FAILURE_WINDOW_MINUTES * 60_000),
@@ -611,6 +618,7 @@ export function loadConfig(
           token: e.SIGNING_CSC_TOKEN,
           clientId: e.SIGNING_CSC_CLIENT_ID,
           clientSecret: e.SIGNING_CSC_CLIENT_SECRET,
+          oauthTokenUrl: e.SIGNING_CSC_OAUTH_TOKEN_URL,
           credentialId: e.SIGNING_CSC_CREDENTIAL_ID,
           pin: e.SIGNING_CSC_PIN,
           timeoutMs: e.SIGNING_CSC_TIMEOUT_MS,

@@ -111,6 +111,12 @@ dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .4rem 1.2
 dl.facts dt { color: var(--muted); font-weight: 600; }
 dl.facts dd { margin: 0; }
 .login { max-width: 26rem; margin: 2rem auto; }
+.qr { display: block; width: 12rem; height: auto; border: 1px solid var(--line); }
+.setup-key { font-size: 1.05rem; letter-spacing: .05em; word-break: break-all; }
+ol.steps { list-style: none; margin: 0; padding: 0; }
+ol.steps > li { margin-block: 1rem; }
+dl.facts + h2 { margin-top: 1.5rem; }
+#recovery-codes { width: 100%; max-width: 20rem; font: inherit; padding: .55rem .7rem; border: 1px solid #9aa4b1; border-radius: 6px; }
 @media (max-width: 40rem) { .header-tools { margin-inline-start: 0; } dl.facts { grid-template-columns: 1fr; } }
 `;
 

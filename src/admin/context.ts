@@ -4,8 +4,8 @@ import type { ApiDeps } from '../http/deps.ts';
 import type { AdminSession } from '../db/stores/admin-sessions-store.ts';
 import type { Locale, Translate } from './i18n.ts';
 
-/** What the dashboard needs from the service: the database, the configuration and a logger. */
-export type AdminDeps = Pick<ApiDeps, 'db' | 'config' | 'logger'> & {
+/** What the dashboard needs from the service: the database, the configuration, a logger and the secret box. */
+export type AdminDeps = Pick<ApiDeps, 'db' | 'config' | 'logger' | 'secrets'> & {
   /** The clock; tests may pin it. */
   now?: () => Date;
 };

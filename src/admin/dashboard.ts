@@ -12,9 +12,11 @@ import { DEFAULT_LOCALE, translator, type MessageKey } from './i18n.ts';
 import { chooseLocale } from './locale.ts';
 import { isAdminPath } from './paths.ts';
 import { renderPage } from './render.ts';
+import { mountCodeRoutes } from './routes/code-routes.ts';
 import { mountKeyRoutes } from './routes/keys-routes.ts';
 import { mountLoginRoutes } from './routes/login-routes.ts';
 import { mountOverviewRoutes } from './routes/overview-routes.ts';
+import { mountSecurityRoutes } from './routes/security-routes.ts';
 import { securityHeaders } from './security-headers.ts';
 import { loadSession } from './sessions.ts';
 import { errorPage } from './views/error-page.ts';
@@ -75,8 +77,10 @@ const notFound: Middleware<AdminState> = async (ctx, next) => {
 export function createAdminDashboard(deps: AdminDeps): Middleware<AppState> {
   const router = new Router<AdminState>();
   mountLoginRoutes(router, deps);
+  mountCodeRoutes(router, deps);
   mountKeyRoutes(router, deps);
   mountOverviewRoutes(router, deps);
+  mountSecurityRoutes(router, deps);
 
   const assets = new Router<AdminState>();
   assets.get('/admin/assets/:name', (ctx) => sendAsset(ctx, ctx.params.name ?? ''));

@@ -3,6 +3,12 @@ export const ADMIN_PATHS = {
   home: '/admin',
   login: '/admin/login',
   logout: '/admin/logout',
+  /** The second step of sign-in, for accounts with two-step sign-in on. */
+  loginCode: '/admin/login/code',
+  security: '/admin/security',
+  totpStart: '/admin/security/totp/start',
+  totpConfirm: '/admin/security/totp/confirm',
+  totpDisable: '/admin/security/totp/disable',
   keys: '/admin/api',
   createKey: '/admin/api/keys',
   embedOrigins: '/admin/api/embed-origins',
@@ -24,6 +30,8 @@ export const FLASH_CODES = [
   'already_revoked',
   'embed_saved',
   'defaults_saved',
+  'code_expired',
+  'second_factor_off',
 ] as const;
 export type FlashCode = (typeof FLASH_CODES)[number];
 
@@ -35,7 +43,8 @@ export function safeNext(value: unknown): string | undefined {
   // No dot segments, raw or encoded: the target must be the dashboard page it names.
   if (/\/\.\.?(?:[/?]|$)/.test(value) || /%2e|%2f|%5c/i.test(value)) return undefined;
   const path = value.split('?')[0];
-  if (path === ADMIN_PATHS.login || path === ADMIN_PATHS.logout) return undefined;
+  if (path === ADMIN_PATHS.login || path === ADMIN_PATHS.logout || path === ADMIN_PATHS.loginCode)
+    return undefined;
   return value;
 }
 

@@ -84,6 +84,8 @@ async function sendAndAnswer(
       sentAt: new Date(),
       workflowId: approvalWorkflowId(draft.id),
     });
+    // Every approver's link exists from the send on (GET /approvers/{id}/link reads it, never makes one).
+    await approversStore(trx).issueLinkTokens(draft.id, deps.secrets);
     return sent!; // the row lock held since the read: still a draft
   });
   // Sent and committed: a slow `document.sent` changes nothing the client can act on (a retry would be 409), so

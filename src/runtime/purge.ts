@@ -3,16 +3,17 @@ import type { Config } from '../config.ts';
 import type { Knex } from '../db/knex.ts';
 import { adminSessionsStore, loginAttemptsStore } from '../db/stores/admin-sessions-store.ts';
 import { idempotencyStore } from '../db/stores/idempotency-store.ts';
+import { loginChallengesStore } from '../db/stores/login-challenges-store.ts';
 import type { Logger } from '../logger.ts';
 
 /**
  * Housekeeping of rows nothing reads once their time is up: sign-in counters (`login_attempts`, forgotten after
- * the failure window), idempotency keys (past `expires_at`) and dashboard sessions (past their absolute or idle
- * expiry). Every API process runs it on a jittered timer; each delete is one bounded batch that skips rows
+ * the failure window), idempotency keys (past `expires_at`), dashboard sessions (past their absolute or idle
+ * expiry) and sign-ins left waiting for their second-step code (past `expires_at`). Every API process runs it on a jittered timer; each delete is one bounded batch that skips rows
  * another transaction holds, so processes purging at the same moment share the work instead of queueing.
  *
  * A timer in the API process rather than a Temporal Schedule: these tables belong to the HTTP side (the worker
- * never touches them), the purge is three plain idempotent DELETEs that any number of processes may run at
+ * never touches them), the purge is four plain idempotent DELETEs that any number of processes may run at
  * once, and it needs no workflow code (so no new workflow history to keep replayable) and keeps working
  * when Temporal is down.
  */
@@ -29,6 +30,8 @@ export interface PurgeReport {
   loginAttempts: number;
   idempotencyKeys: number;
   adminSessions: number;
+  /** Sign-ins that never got their second-step code. */
+  loginChallenges: number;
 }
 
 /** Deletes batch after batch until one comes back short, or `maxBatches` have run; returns the total. */
@@ -45,7 +48,7 @@ async function inBatches(
   return total;
 }
 
-/** One purge run over the three tables. */
+/** One purge run over the four tables. */
 export async function purgeStaleRows(deps: PurgeDeps): Promise<PurgeReport> {
   const now = (deps.now ?? (() => new Date()))();
   const limits = deps.config.purge;
@@ -59,6 +62,10 @@ export async function purgeStaleRows(deps: PurgeDeps): Promise<PurgeReport> {
     idempotencyKeys: await inBatches((limit) => idempotencyStore(deps.db).purgeExpired(limit), limits),
     adminSessions: await inBatches(
       (limit) => adminSessionsStore(deps.db).purgeExpired(now, idleSince, limit),
+      limits,
+    ),
+    loginChallenges: await inBatches(
+      (limit) => loginChallengesStore(deps.db).purgeExpired(now, limit),
       limits,
     ),
   };
@@ -82,7 +89,7 @@ export function startPurgeSchedule(deps: PurgeDeps): PurgeSchedule {
   const run = async () => {
     try {
       const report = await purgeStaleRows(deps);
-      const total = report.loginAttempts + report.idempotencyKeys + report.adminSessions;
+      const total = Object.values<number>({ ...report }).reduce((sum, n) => sum + n, 0);
       if (total > 0) deps.logger.info({ purged: report }, 'stale rows purged');
     } catch (err) {
       deps.logger.warn({ err }, 'purge of stale rows failed; trying again at the next interval');

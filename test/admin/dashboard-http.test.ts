@@ -446,7 +446,14 @@ describe('failures', () => {
     app.silent = true;
     app.use(requestId());
     app.use(errorHandler(service.logger));
-    app.use(createAdminDashboard({ config: service.config, db: broken, logger: service.logger }));
+    app.use(
+      createAdminDashboard({
+        config: service.config,
+        db: broken,
+        logger: service.logger,
+        secrets: service.deps.secrets,
+      }),
+    );
     const handle = app.callback();
     const server = createServer((req, res) => void handle(req, res)).listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../helpers/test-service.ts';
+import { totpCode } from '../../src/auth/totp.ts';
 import { createDashboardAccount, csrfFrom, FormClient } from '../helpers/dashboard.ts';
+import { enrolTotp } from '../helpers/second-factor.ts';
 
 /**
  * Sign-in delays over plain HTTP, against the real service. The dashboard's clock is played forward by the
@@ -36,7 +38,18 @@ async function loginClient(localAddress = '127.0.0.1') {
     client,
     signIn: (email: string, password: string) =>
       client.post('/admin/login', { _csrf: token, email, password }),
+    code: (code: string) => client.post('/admin/login/code', { _csrf: token, code }),
   };
+}
+
+/** An account with two-step sign-in on; the code that confirmed it is spent, so the clock moves a step on. */
+async function enrolledHolder() {
+  const holder = await createDashboardAccount(service);
+  const browser = new FormClient(origin, { localAddress: '127.0.0.1' });
+  clients.push(browser);
+  const { secret } = await enrolTotp(browser, await browser.signIn(holder.email, holder.password), clock);
+  wait(30_000);
+  return { ...holder, secret };
 }
 
 describe('dashboard sign-in delays over HTTP', () => {
@@ -109,5 +122,63 @@ describe('dashboard sign-in delays over HTTP', () => {
     const second = await signIn(holder.email, holder.password);
     expect(second.status).toBe(303);
     expect(client.cookies.has('wathiq_admin_session')).toBe(true);
+  });
+
+  it('slows one address after 20 failures over 20 emails: the 21st attempt waits, right password or not', async () => {
+    const holder = await createDashboardAccount(service);
+    const { signIn } = await loginClient('127.0.0.20');
+    for (let i = 0; i < 20; i++) {
+      const res = await signIn(`sprayed-${i}-${holder.email}`, 'wrong-password');
+      expect(res.status).toBe(401);
+      await res.arrayBuffer();
+    }
+    const refused = await signIn(holder.email, holder.password);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toBe('1');
+    // Another address is not slowed by this one.
+    expect((await (await loginClient('127.0.0.23')).signIn(holder.email, holder.password)).status).toBe(303);
+
+    wait(1000);
+    expect((await signIn(holder.email, holder.password)).status).toBe(303);
+  });
+
+  it('second step: after 5 wrong codes the 6th waits, right code or not, across new sign-ins; then it signs in', async () => {
+    const holder = await enrolledHolder();
+    const { signIn, code } = await loginClient('127.0.0.21');
+    expect((await signIn(holder.email, holder.password)).headers.get('location')).toBe('/admin/login/code');
+    const pages: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const res = await code(String(100000 + i));
+      expect(res.status).toBe(401);
+      pages.push(await res.text());
+    }
+    expect(pages[3]).toContain('Failed attempts left before each further attempt has to wait: 1.');
+    expect(pages[4]).toContain('Seconds to wait before the next attempt: 1.');
+
+    const refused = await code(totpCode(holder.secret, clock));
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toBe('1');
+    expect(await refused.text()).not.toContain('That code is not right.');
+
+    // Entering the password again starts a new sign-in, not a new count of codes; nor does another address.
+    const other = await loginClient('127.0.0.24');
+    expect((await other.signIn(holder.email, holder.password)).status).toBe(303);
+    expect((await other.code(totpCode(holder.secret, clock))).status).toBe(429);
+
+    wait(1000);
+    const accepted = await code(totpCode(holder.secret, clock));
+    expect(accepted.status).toBe(303);
+    expect(accepted.headers.get('location')).toBe('/admin');
+  });
+
+  it("counts the second step's wrong codes on the address too", async () => {
+    const holder = await enrolledHolder();
+    const { signIn, code } = await loginClient('127.0.0.22');
+    for (let i = 0; i < 19; i++)
+      await (await signIn(`other-${i}-${holder.email}`, 'wrong-password')).arrayBuffer();
+    // The right password gives its attempt back; one wrong code is the address's 20th failure.
+    expect((await signIn(holder.email, holder.password)).status).toBe(303);
+    expect((await code('999999')).status).toBe(401);
+    expect((await signIn(`one-more-${holder.email}`, 'wrong-password')).status).toBe(429);
   });
 });

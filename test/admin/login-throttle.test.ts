@@ -1,7 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  addressKey,
+  admitCodeAttempt,
   admitLoginAttempt,
   delayAfter,
+  settleCodeAttempt,
   loginThrottlePolicy,
   settleLoginAttempt,
   type LoginGate,
@@ -49,6 +52,7 @@ describe('login throttling by progressive delays', () => {
       windowMs: minutes(15),
     });
     expect(policy.ip.freeFailures).toBe(20);
+    expect(policy.code).toEqual({ ...policy.email, freeFailures: 5 });
     expect([2, 3, 4, 5, 6, 7, 8, 9, 10, 50].map((n) => delayAfter(n, policy.email))).toEqual([
       0, 1000, 2000, 4000, 8000, 16_000, 32_000, 60_000, 60_000, 60_000,
     ]);
@@ -171,5 +175,60 @@ describe('login throttling by progressive delays', () => {
     expect((await succeed(victim, gate.retryAt)).allowed).toBe(true);
     // Their own address was never slowed, and the account's counter is cleared by the success.
     expect(await database.db('login_attempts').where({ bucket: `email:${victim.email}` })).toEqual([]);
+  });
+
+  it('counts an IPv6 client by its /64 and an IPv4-mapped address as the IPv4 address', () => {
+    expect(addressKey('192.0.2.7')).toBe('192.0.2.7');
+    expect(addressKey('::ffff:192.0.2.7')).toBe('192.0.2.7');
+    expect(addressKey('::FFFF:192.0.2.7')).toBe('192.0.2.7');
+    expect(addressKey('2001:db8:1:2:aaaa:bbbb:cccc:dddd')).toBe('2001:db8:1:2::/64');
+    expect(addressKey('2001:0DB8:0001:0002::1')).toBe('2001:db8:1:2::/64');
+    expect(addressKey('2001:db8::1')).toBe('2001:db8:0:0::/64');
+    expect(addressKey('2001:db8:1:2::1%eth0')).toBe('2001:db8:1:2::/64');
+    expect(addressKey('::1')).toBe('0:0:0:0::/64');
+    expect(addressKey('64:ff9b::192.0.2.7')).toBe('64:ff9b:0:0::/64');
+    // Not an address at all (nothing Koa hands over): kept as it is, never thrown on.
+    expect(addressKey('not-an-address')).toBe('not-an-address');
+  });
+
+  it('slows a client that walks through the addresses of its IPv6 /64 as one client', async () => {
+    const now = new Date('2026-03-01T17:00:00Z');
+    const prefix = '2001:db8:77:1';
+    for (let i = 0; i < policy.ip.freeFailures; i++)
+      expect(
+        (await fail({ email: `v6-${i}@example.test`, ip: `${prefix}::${(i + 1).toString(16)}` }, now))
+          .allowed,
+      ).toBe(true);
+    expect(
+      (await admit({ email: 'v6-new@example.test', ip: `${prefix}:ffff:ffff:ffff:ffff` }, now)).allowed,
+    ).toBe(false);
+    // The next /64 is another client.
+    expect((await admit({ email: 'v6-new@example.test', ip: '2001:db8:77:2::1' }, now)).allowed).toBe(true);
+    // A dual-stack socket's IPv4-mapped form of an IPv4 client is the same client.
+    const v4 = '198.51.100.99';
+    for (let i = 0; i < policy.ip.freeFailures; i++)
+      await fail({ email: `v4-${i}@example.test`, ip: v4 }, now);
+    expect((await admit({ email: 'v4-new@example.test', ip: `::ffff:${v4}` }, now)).allowed).toBe(false);
+  });
+
+  it('counts second-step codes per account whatever the address, 5 free, and on the address too', async () => {
+    const accountId = '00000000-0000-4000-8000-00000000c0de';
+    const now = new Date('2026-03-01T18:00:00Z');
+    const code = (ip: string) => admitCodeAttempt(database.db, policy, { accountId, ip, now });
+    const gates: LoginGate[] = [];
+    for (let i = 0; i < policy.code.freeFailures; i++) gates.push(await code(`192.0.2.${100 + i}`));
+    expect(gates.map((g) => g.allowed)).toEqual([true, true, true, true, true]);
+    expect(gates.at(-1)).toEqual({ allowed: true, delayAfterFailureMs: 1000, freeAttemptsLeft: 0 });
+    // The sixth, from yet another address, waits.
+    expect(await code('192.0.2.200')).toEqual({ allowed: false, retryAt: after(now, 1000) });
+    // A right code after the wait clears the account's count.
+    await settleCodeAttempt(database.db, policy, { accountId, ip: '192.0.2.201', success: true, now });
+    expect(await database.db('login_attempts').where({ bucket: `code:${accountId}` })).toEqual([]);
+    // Each of those codes was counted for its address as well.
+    const row = await database
+      .db('login_attempts')
+      .where({ bucket: 'ip:192.0.2.100' })
+      .first<{ failures: number }>();
+    expect(row?.failures).toBe(1);
   });
 });

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorEnvelope } from '../../src/api/schemas/envelopes.ts';
 import { createDashboardAccount, csrfFrom, FormClient, type DashboardAccount } from '../helpers/dashboard.ts';
-import { eventually } from '../helpers/approval-flow.ts';
+import { eventually, storedLinkTokens } from '../helpers/approval-flow.ts';
 import { makePdf } from '../helpers/pdf.ts';
 import { startTestService, type TestAccount, type TestService } from '../helpers/test-service.ts';
 import { approverOf, createDraft, documentOf, json, PHONE_A, PHONE_B, type DocumentJson } from './support.ts';
@@ -493,13 +493,9 @@ describe('the approval page', () => {
     approverId = doc.approvers[0]!.id;
     const sent = await service.request(`/documents/${doc.id}/send`, { method: 'POST', account });
     expect(sent.status, await sent.clone().text()).toBe(200);
-    token = await eventually(async () => {
-      const row = await service.database
-        .db('approvers')
-        .where({ id: approverId })
-        .first<{ link_token: string | null }>();
-      return row?.link_token ?? undefined;
-    });
+    token = await eventually(async () =>
+      (await storedLinkTokens(service, { id: approverId })).get(approverId),
+    );
   });
 
   const page = (suffix: string, init: RequestInit = {}) => fetch(`${service.api.url}/a/${suffix}`, init);

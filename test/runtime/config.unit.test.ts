@@ -57,7 +57,7 @@ describe('loadConfig', () => {
     const config = loadConfig({});
     expect(config.reminders).toEqual({ cooldownMs: 60 * 60_000, maxPerApprover: 5 });
     expect(config.login).toEqual({
-      freeFailures: { email: 3, ip: 20 },
+      freeFailures: { email: 3, ip: 20, code: 5 },
       baseDelayMs: 1000,
       maxDelayMs: 60_000,
       windowMs: 15 * 60_000,
@@ -72,6 +72,8 @@ describe('loadConfig', () => {
     ['REMIND_MAX_PER_APPROVER', '0'],
     ['REMIND_MAX_PER_APPROVER', '101'],
     ['LOGIN_DELAY_AFTER_FAILURES_EMAIL', '0'],
+    ['LOGIN_DELAY_AFTER_FAILURES_CODE', '0'],
+    ['LOGIN_DELAY_AFTER_FAILURES_CODE', '101'],
     ['LOGIN_DELAY_MAX_SECONDS', '3601'],
     ['PURGE_INTERVAL_MINUTES', '0'],
     ['PURGE_BATCH_SIZE', '100001'],

@@ -32,7 +32,7 @@ const minutesAgo = (now: Date, n: number) => new Date(now.getTime() - n * 60_000
 const tag = () => randomBytes(4).toString('hex');
 
 async function clear(): Promise<void> {
-  for (const table of ['login_attempts', 'idempotency_keys', 'admin_sessions'])
+  for (const table of ['login_attempts', 'idempotency_keys', 'admin_sessions', 'admin_login_challenges'])
     await database.db(table).delete();
 }
 
@@ -71,11 +71,20 @@ async function sessionRow(idHash: string, lastSeenAt: Date, expiresAt: Date): Pr
   });
 }
 
+async function challengeRow(idHash: string, expiresAt: Date): Promise<void> {
+  await database.db('admin_login_challenges').insert({
+    id_hash: idHash,
+    account_id: accountId,
+    created_at: new Date(expiresAt.getTime() - 5 * 60_000),
+    expires_at: expiresAt,
+  });
+}
+
 const columnOf = async (table: string, column: string) =>
   ((await database.db(table).pluck(column)) as string[]).sort();
 
 describe('purge of stale rows', () => {
-  it('deletes stale sign-in counters, expired idempotency keys and dead sessions; fresh rows stay', async () => {
+  it('deletes stale sign-in counters, expired idempotency keys, dead sessions and second steps; fresh rows stay', async () => {
     await clear();
     const now = new Date();
     // Sign-in counters are forgotten after LOGIN_FAILURE_WINDOW_MINUTES (15) without a failure.
@@ -91,18 +100,23 @@ describe('purge of stale rows', () => {
     await sessionRow('past-absolute', minutesAgo(now, 1), minutesAgo(now, 1));
     await sessionRow('idle', minutesAgo(now, 31), new Date(now.getTime() + 3600_000));
     await sessionRow('live', minutesAgo(now, 5), new Date(now.getTime() + 3600_000));
+    // A sign-in waits 5 minutes for its second-step code.
+    await challengeRow('code-expired', now);
+    await challengeRow('code-waiting', new Date(now.getTime() + 60_000));
 
     const report = await purgeStaleRows({ db: database.db, config: config(), logger, now: () => now });
-    expect(report).toEqual({ loginAttempts: 2, idempotencyKeys: 1, adminSessions: 2 });
+    expect(report).toEqual({ loginAttempts: 2, idempotencyKeys: 1, adminSessions: 2, loginChallenges: 1 });
     expect(await columnOf('login_attempts', 'bucket')).toEqual(['email:recent@example.test', 'ip:192.0.2.2']);
     expect(await columnOf('idempotency_keys', 'key')).toEqual(['live']);
     expect(await columnOf('admin_sessions', 'id_hash')).toEqual(['live']);
+    expect(await columnOf('admin_login_challenges', 'id_hash')).toEqual(['code-waiting']);
 
     // Nothing left to do: a second run deletes nothing.
     expect(await purgeStaleRows({ db: database.db, config: config(), logger, now: () => now })).toEqual({
       loginAttempts: 0,
       idempotencyKeys: 0,
       adminSessions: 0,
+      loginChallenges: 0,
     });
   });
 
@@ -121,9 +135,9 @@ describe('purge of stale rows', () => {
 
     const bounded = config({ PURGE_BATCH_SIZE: '5', PURGE_MAX_BATCHES: '2' });
     const first = await purgeStaleRows({ db: database.db, config: bounded, logger, now: () => now });
-    expect(first).toEqual({ loginAttempts: 10, idempotencyKeys: 7, adminSessions: 0 });
+    expect(first).toEqual({ loginAttempts: 10, idempotencyKeys: 7, adminSessions: 0, loginChallenges: 0 });
     const second = await purgeStaleRows({ db: database.db, config: bounded, logger, now: () => now });
-    expect(second).toEqual({ loginAttempts: 10, idempotencyKeys: 0, adminSessions: 0 });
+    expect(second).toEqual({ loginAttempts: 10, idempotencyKeys: 0, adminSessions: 0, loginChallenges: 0 });
     const third = await purgeStaleRows({ db: database.db, config: bounded, logger, now: () => now });
     expect(third.loginAttempts).toBe(1);
     expect(await database.db('login_attempts').select('bucket')).toEqual([]);

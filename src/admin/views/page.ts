@@ -41,8 +41,39 @@ export function pageContextOf(ctx: AdminContext): PageContext {
   };
 }
 
+/**
+ * A message whose placeholders hold what a person typed (a name, an origin): each value in a `<bdi>` of its own,
+ * so an Arabic name in an English sentence (or the reverse) keeps its own direction and moves nothing around it.
+ */
+export function withUserText(t: Translate, key: MessageKey, values: Record<string, string>): SafeHtml {
+  const marks = Object.fromEntries(Object.keys(values).map((name) => [name, `\uE000${name}\uE000`]));
+  // Split on the marks: odd parts are placeholder names, even parts the message's own text.
+  const parts = t(key, marks).split(/\uE000(\w+)\uE000/);
+  return html`${parts.map((part, i) => (i % 2 === 1 ? html`<bdi>${values[part] ?? ''}</bdi>` : part))}`;
+}
+
 export function csrfInput(token: string): SafeHtml {
   return html`<input type="hidden" name="${CSRF_FIELD}" value="${token}" />`;
+}
+
+/**
+ * A Copy button for the field `targetId` (hidden until the script reveals it); it announces the result in the
+ * page's `#copy-status`.
+ */
+export function copyButton(page: PageContext, targetId: string, label: string): SafeHtml {
+  const { t } = page;
+  return html`<button
+    type="button"
+    class="button button-secondary"
+    hidden
+    data-copy-target="${targetId}"
+    data-copy-status="copy-status"
+    data-copied="${t('copied')}"
+    data-copy-failed="${t('copyFailed')}"
+    aria-label="${t('copyWhat', { what: label })}"
+  >
+    ${t('copy')}
+  </button>`;
 }
 
 export function time(page: PageContext, date: Date | null | undefined, fallback?: string): SafeHtml {
@@ -57,6 +88,8 @@ const FLASH: Record<FlashCode, { key: MessageKey; tone: 'ok' | 'warn' }> = {
   already_revoked: { key: 'flashAlreadyRevoked', tone: 'warn' },
   embed_saved: { key: 'flashEmbedSaved', tone: 'ok' },
   defaults_saved: { key: 'flashDefaultsSaved', tone: 'ok' },
+  code_expired: { key: 'flashCodeExpired', tone: 'warn' },
+  second_factor_off: { key: 'flashSecondFactorOff', tone: 'ok' },
 };
 
 function flash(page: PageContext): SafeHtml {
@@ -88,7 +121,7 @@ function languageLinks(page: PageContext, switchPath: string | undefined): SafeH
   })}`;
 }
 
-type NavItem = 'home' | 'keys';
+type NavItem = 'home' | 'keys' | 'security';
 
 function nav(page: PageContext, current: NavItem | undefined): SafeHtml {
   if (!page.account) return html``;
@@ -96,7 +129,11 @@ function nav(page: PageContext, current: NavItem | undefined): SafeHtml {
     html`<li><a href="${href}" ${current === id ? html`aria-current="page"` : ''}>${page.t(label)}</a></li>`;
   return html`<nav class="site-nav" aria-label="${page.t('mainNav')}">
     <ul>
-      ${item('home', ADMIN_PATHS.home, 'navHome')}${item('keys', ADMIN_PATHS.keys, 'navApiKeys')}
+      ${item('home', ADMIN_PATHS.home, 'navHome')}${item('keys', ADMIN_PATHS.keys, 'navApiKeys')}${item(
+        'security',
+        ADMIN_PATHS.security,
+        'navSecurity',
+      )}
     </ul>
   </nav>`;
 }

@@ -73,6 +73,11 @@ export function adminSessionsStore(db: Db) {
       await db('admin_sessions').where({ id_hash: idHash }).delete();
     },
 
+    /** Ends every session of the account but `keepIdHash`; returns how many ended. */
+    async deleteOthers(accountId: string, keepIdHash: string): Promise<number> {
+      return db('admin_sessions').where({ account_id: accountId }).whereNot({ id_hash: keepIdHash }).delete();
+    },
+
     /**
      * Deletes up to `limit` sessions past their absolute or idle expiry (of no use to anyone); returns how many
      * went. Rows another transaction holds are skipped, so several purgers never queue on each other.
