@@ -4,7 +4,7 @@ import { performance } from 'node:perf_hooks';
 import { Agent, request } from 'undici';
 import { clientSpan, recordHttpOutcome, serverAttributes } from '../tracing/spans.ts';
 import type { WebhookEvent } from './events.ts';
-import { signWebhook } from './signature.ts';
+import { signStandardWebhook, signWebhook } from './signature.ts';
 import { forbiddenAddressReason, hostOf, systemResolveHost, type ResolveHost } from './ssrf-guard.ts';
 
 export const DEFAULT_DELIVERY_TIMEOUT_MS = 10_000;
@@ -164,6 +164,16 @@ async function attempt(input: DeliverOnceInput): Promise<DeliveryResult> {
         'x-wathiq-timestamp': String(timestamp),
         'x-wathiq-signature': signWebhook({ secret: input.secret, timestamp, body: input.body }),
         'x-wathiq-delivery': String(input.deliveryId),
+        // Standard Webhooks: the id is the delivery's (as in the body and X-Wathiq-Delivery), so it is the same
+        // on every attempt and receivers can deduplicate on either.
+        'webhook-id': String(input.deliveryId),
+        'webhook-timestamp': String(timestamp),
+        'webhook-signature': signStandardWebhook({
+          secret: input.secret,
+          id: String(input.deliveryId),
+          timestamp,
+          body: input.body,
+        }),
       },
       body: input.body,
     });
