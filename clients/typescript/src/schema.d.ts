@@ -651,7 +651,7 @@ export interface components {
             finalization: components["schemas"]["Finalization"];
             /**
              * Format: uri
-             * @description Approved documents signed since issue 14: the public verification page {PUBLIC_BASE_URL}/v/{token} that the audit certificate prints with its QR code (no authentication; shows the approvals and checks whether a PDF is the signed file)
+             * @description Approved documents signed with a verification page: the public verification page {PUBLIC_BASE_URL}/v/{token} that the audit certificate prints with its QR code (no authentication; shows the approvals and checks whether a PDF is the signed file)
              */
             verification_url?: string;
             signature: components["schemas"]["Signature"];
