@@ -10,6 +10,8 @@ import { isAppError } from './errors.ts';
 import { createLogger } from './logger.ts';
 import { startEmbeddedPostgres } from './runtime/embedded-postgres.ts';
 import path from 'node:path';
+import { writeFile } from 'node:fs/promises';
+import { buildOpenApiDocument, formatOpenApiFile } from './api/openapi-document.ts';
 import { createApprovalClient } from './approval/client.ts';
 import { retryFinalization } from './approval/retry-finalization.ts';
 import { createTemporalClient } from './temporal/client.ts';
@@ -39,6 +41,8 @@ Commands:
                                             Retry a finalization that failed (finalization.state "failed"), or
                                             the write a workflow is parked on (ApprovalAttention); prints JSON.
                                             Uses DATABASE_URL and TEMPORAL_ADDRESS (default: npm start's)
+  openapi:write [--out FILE]                Write the OpenAPI document GET /api/v1/openapi.json serves to FILE
+                                            (default: openapi.json in the current directory); reaches no service
 `;
 
 /**
@@ -209,6 +213,13 @@ async function main(argv: string[]): Promise<number> {
       } finally {
         await temporal.close();
       }
+      return 0;
+    }
+    case 'openapi:write': {
+      const { values } = parseArgs({ args: rest, options: { out: { type: 'string' } }, strict: true });
+      const out = path.resolve(values.out ?? 'openapi.json');
+      await writeFile(out, formatOpenApiFile(await buildOpenApiDocument()));
+      process.stdout.write(`wrote ${out}\n`);
       return 0;
     }
     default:

@@ -51,12 +51,14 @@ export function createApp(
     apiKeys?: ApiKeyLookup;
     /** When actions are written, as PostgreSQL announces it; the API server hands in its own (without one, read). */
     writeNotices?: WriteNotices;
+    /** Collects the routes' descriptions; hand one in to read the OpenAPI document without serving it. */
+    openapi?: OpenApiRegistry;
   },
 ): Koa<AppState> {
   // The approval client and the webhook dispatcher, built once for every router of this app.
   const deps = { ...apiDeps, ...createApiServices(apiDeps) };
   // Routers add their operations as they mount them; GET /openapi.json renders the result.
-  const openapi = new OpenApiRegistry();
+  const openapi = apiDeps.openapi ?? new OpenApiRegistry();
   registerCoreOperations(openapi);
   // TRUST_PROXY hops: only the last `hops` X-Forwarded-For entries (written by our proxies) are read, and ctx.ip
   // is the first of them: the address the outermost proxy saw. Entries before them are the client's to choose and
@@ -78,9 +80,7 @@ export function createApp(
   const publicApi = new Router<AppState>({ prefix: API_PREFIX });
   publicApi.use(createHealthRouter(deps).routes());
   publicApi.use(createWhatsAppWebhookRouter(deps).routes());
-  publicApi.use(
-    createOpenApiRouter(openapi, { serverUrl: `${deps.config.http.publicBaseUrl}${API_PREFIX}` }).routes(),
-  );
+  publicApi.use(createOpenApiRouter(openapi, API_PREFIX).routes());
 
   const api = new Router<AppState>({ prefix: API_PREFIX });
   api.use(authenticate({ ...deps, apiKeys: apiDeps.apiKeys ?? uncachedApiKeyLookup(deps.db) }));

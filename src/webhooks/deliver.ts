@@ -1,11 +1,12 @@
 import type { RecordAttemptInput } from '../db/stores/webhook-deliveries-store.ts';
-import { isIP, type LookupFunction } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { Agent, request } from 'undici';
 import { clientSpan, recordHttpOutcome, serverAttributes } from '../tracing/spans.ts';
 import type { WebhookEvent } from './events.ts';
-import { signWebhook } from './signature.ts';
+import { signStandardWebhook, signWebhook } from './signature.ts';
+import { guardedLookup } from './guarded-lookup.ts';
 import { forbiddenAddressReason, hostOf, systemResolveHost, type ResolveHost } from './ssrf-guard.ts';
+import { isIP } from 'node:net';
 
 export const DEFAULT_DELIVERY_TIMEOUT_MS = 10_000;
 export const USER_AGENT = 'Wathiq-Webhooks/1';
@@ -164,6 +165,16 @@ async function attempt(input: DeliverOnceInput): Promise<DeliveryResult> {
         'x-wathiq-timestamp': String(timestamp),
         'x-wathiq-signature': signWebhook({ secret: input.secret, timestamp, body: input.body }),
         'x-wathiq-delivery': String(input.deliveryId),
+        // Standard Webhooks: the id is the delivery's (as in the body and X-Wathiq-Delivery), so it is the same
+        // on every attempt and receivers can deduplicate on either.
+        'webhook-id': String(input.deliveryId),
+        'webhook-timestamp': String(timestamp),
+        'webhook-signature': signStandardWebhook({
+          secret: input.secret,
+          id: String(input.deliveryId),
+          timestamp,
+          body: input.body,
+        }),
       },
       body: input.body,
     });
@@ -206,54 +217,6 @@ class DeliveryTimeoutError extends Error {
     super(`No answer within ${timeoutMs} ms`);
     this.name = 'DeliveryTimeoutError';
   }
-}
-
-export class ForbiddenAddressError extends Error {
-  readonly code = 'WATHIQ_FORBIDDEN_ADDRESS';
-  constructor(hostname: string, address: string, reason: string) {
-    super(`${hostname} resolves to ${address}, which is not a public address (${reason})`);
-    this.name = 'ForbiddenAddressError';
-  }
-}
-
-/**
- * A `net.connect` lookup that resolves with `resolve` and refuses the connection when any address is forbidden,
- * the same rule as at creation. Supports both shapes Node asks for (`all: true` with autoSelectFamily, or one).
- */
-export function guardedLookup(resolve: ResolveHost, allowPrivate: boolean): LookupFunction {
-  return (hostname, options, callback) => {
-    const wanted = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : (options.family ?? 0);
-    resolve(hostname).then(
-      (found) => {
-        if (!allowPrivate) {
-          for (const address of found) {
-            const reason = forbiddenAddressReason(address);
-            if (reason) return callback(new ForbiddenAddressError(hostname, address, reason), '');
-          }
-        }
-        const usable = found
-          .map((address) => ({ address, family: isIP(address) }))
-          .filter((a) => a.family !== 0 && (wanted === 0 || a.family === wanted));
-        const first = usable[0];
-        if (!first) return callback(dnsError(hostname, 'ENOTFOUND', 'no usable address'), '');
-        if (options.all) return callback(null, usable);
-        return callback(null, first.address, first.family);
-      },
-      (err: unknown) => {
-        const code = (err as { code?: unknown }).code;
-        const detail = err instanceof Error ? err.message : String(err);
-        callback(dnsError(hostname, typeof code === 'string' ? code : 'ENOTFOUND', detail), '');
-      },
-    );
-  };
-}
-
-function dnsError(hostname: string, code: string, detail: string): NodeJS.ErrnoException {
-  return Object.assign(new Error(`DNS lookup of ${hostname} failed: ${detail}`), {
-    code,
-    hostname,
-    syscall: 'getaddrinfo',
-  });
 }
 
 const DNS_CODES = new Set([

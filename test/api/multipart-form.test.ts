@@ -125,3 +125,137 @@ describe('a malformed part after the file', () => {
     expect(await service.storedFiles()).toEqual(before);
   });
 });
+
+/** A form whose parts are built by Node's FormData: string fields, Blob parts (filename "blob"), then the PDF. */
+async function blobForm(parts: [string, string | Blob][]): Promise<FormData> {
+  const form = new FormData();
+  form.append('title', 'Contract');
+  for (const [name, value] of parts) form.append(name, value);
+  form.append('file', new Blob([await makePdf(1)], { type: 'application/pdf' }), 'c.pdf');
+  return form;
+}
+const jsonBlob = (text: string) => new Blob([text], { type: 'application/json' });
+const postForm = (form: FormData) => service.request('/documents', { method: 'POST', account, body: form });
+
+async function expectRefused(res: Response, details: Record<string, string[]>, before: string[]) {
+  const text = await res.text();
+  expect(res.status, text).toBe(422);
+  expect((JSON.parse(text) as { error: { details: unknown } }).error.details).toEqual(details);
+  expect(await service.storedFiles()).toEqual(before);
+}
+
+describe('the worst values in a multipart create', () => {
+  const approver = { name: 'Sara', phone: '+966501234567' };
+
+  it('refuses a JSON part of 10 MB, as a Blob or as a field, naming it; nothing is kept', async () => {
+    const before = await service.storedFiles();
+    const huge = JSON.stringify([{ ...approver, name: 'x'.repeat(10 * 1024 * 1024) }]);
+    const tooLong = { approvers: ['approvers is too long'] };
+    await expectRefused(await postForm(await blobForm([['approvers', jsonBlob(huge)]])), tooLong, before);
+    await expectRefused(await postForm(await blobForm([['approvers', huge]])), tooLong, before);
+  });
+
+  it('refuses JSON nested 10,000 deep, and JSON nested as deep as the part allows', async () => {
+    const before = await service.storedFiles();
+    const nested = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
+    await expectRefused(
+      await postForm(await blobForm([['reminders', jsonBlob(nested(10_000))]])),
+      { reminders: ['reminders is too long'] },
+      before,
+    );
+    await expectRefused(
+      await postForm(await blobForm([['reminders', jsonBlob(nested(8_000))]])),
+      { reminders: ['reminders must be an object {first_after_hours, every_hours, max}'] },
+      before,
+    );
+    const deep = await postForm(await blobForm([['approvers', jsonBlob(nested(8_000))]]));
+    expect(deep.status, await deep.clone().text()).toBe(422);
+    expect((await service.request('/health')).status).toBe(200);
+  });
+
+  it('treats __proto__ keys as ordinary unknown keys, in a JSON part and in part names', async () => {
+    const poisoned = `[{"name":"Sara","phone":"+966501234567","__proto__":{"notify":false,"polluted":"yes"}}]`;
+    const json = await postForm(await blobForm([['approvers', jsonBlob(poisoned)]]));
+    const named = await postForm(
+      await blobForm([
+        ['approvers[0][name]', 'Sara'],
+        ['approvers[0][phone]', '+966501234567'],
+        ['approvers[0][__proto__]', 'x'],
+        ['__proto__', '{"allow_delegation":true}'],
+      ]),
+    );
+    for (const res of [json, named]) {
+      const text = await res.text();
+      expect(res.status, text).toBe(201);
+      // The key set nothing: not the approver's notify, not the document's allow_delegation, not any prototype.
+      const doc = (
+        JSON.parse(text) as { data: { allow_delegation: boolean; approvers: { notify: boolean }[] } }
+      ).data;
+      expect(doc.approvers.map((a) => a.notify)).toEqual([true]);
+      expect(doc.allow_delegation).toBe(false);
+    }
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(({} as Record<string, unknown>).notify).toBeUndefined();
+  });
+
+  it('takes one file: a second part named file is refused and nothing is kept', async () => {
+    const before = await service.storedFiles();
+    const form = await blobForm([['approvers', jsonBlob(JSON.stringify([approver]))]]);
+    form.append('file', new Blob([await makePdf(2)], { type: 'application/pdf' }), 'd.pdf');
+    await expectRefused(
+      await postForm(form),
+      { file: ['Only one file may be uploaded, in the field named "file"'] },
+      before,
+    );
+  });
+
+  it('reads "true", "false" and numeric strings alike in every list field, and names the field otherwise', async () => {
+    const before = await service.storedFiles();
+    const res = await postForm(
+      await blobForm([
+        ['allow_delegation', 'maybe'],
+        ['approvers[0][name]', 'Sara'],
+        ['approvers[0][phone]', '+966501234567'],
+        ['approvers[0][notify]', 'no'],
+        ['approvers[0][order_index]', 'two'],
+        ['approvers[0][page]', '1.5'],
+        ['approvers[0][x]', '1e3'],
+        ['reminders[first_after_hours]', '12'],
+        ['reminders[every_hours]', 'true'],
+        ['reminders[max]', '-1'],
+      ]),
+    );
+    const text = await res.text();
+    expect(res.status, text).toBe(422);
+    expect(Object.keys((JSON.parse(text) as { error: { details: object } }).error.details).sort()).toEqual([
+      'allow_delegation',
+      'approvers.0.notify',
+      'approvers.0.order_index',
+      'approvers.0.page',
+      'approvers.0.x',
+      'reminders.every_hours',
+      'reminders.max',
+    ]);
+    expect(await service.storedFiles()).toEqual(before);
+
+    const good = await postForm(
+      await blobForm([
+        ['approvers[0][name]', 'Sara'],
+        ['approvers[0][phone]', '+966501234567'],
+        ['approvers[0][notify]', 'false'],
+        ['approvers[0][page]', '1'],
+        ['approvers[0][x]', '10.5'],
+        ['approvers[0][y]', '20'],
+        ['approvers[0][width]', '120'],
+        ['reminders', jsonBlob('{"first_after_hours":"6","every_hours":12,"max":"0"}')],
+      ]),
+    );
+    const goodText = await good.text();
+    expect(good.status, goodText).toBe(201);
+    const doc = (
+      JSON.parse(goodText) as { data: { approvers: Record<string, unknown>[]; reminders: unknown } }
+    ).data;
+    expect(doc.approvers[0]).toMatchObject({ notify: false, page: 1, x: 10.5, y: 20, width: 120 });
+    expect(doc.reminders).toEqual({ first_after_hours: 6, every_hours: 12, max: 0 });
+  });
+});

@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../helpers/test-service.ts';
 
@@ -21,6 +22,13 @@ beforeAll(async () => {
   doc = (await (await service.request('/openapi.json')).json()) as Doc;
 });
 afterAll(() => service.close());
+
+it('the served document is the committed openapi.json', async () => {
+  const committed: unknown = JSON.parse(
+    await readFile(new URL('../../openapi.json', import.meta.url), 'utf8'),
+  );
+  expect(doc).toEqual(committed);
+});
 
 const statuses = (path: string, method: string) => Object.keys(doc.paths[path]![method]!.responses);
 

@@ -22,6 +22,9 @@ const GUIDES = [
   ...readdirSync(path.join(ROOT, 'docs'))
     .filter((f) => f.endsWith('.md'))
     .map((f) => `docs/${f}`),
+  ...readdirSync(path.join(ROOT, 'docs/ar'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/ar/${f}`),
 ];
 
 /** The text outside fenced code blocks and code spans, line numbers kept. */

@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import {
   EVENT_CATALOGUE,
@@ -11,7 +12,10 @@ import { buildEventBody } from '../../src/webhooks/payload.ts';
 import {
   generateWebhookSecret,
   isWebhookSecret,
+  signStandardWebhook,
   signWebhook,
+  standardWebhookKey,
+  standardWebhooksSecret,
   verifyWebhook,
 } from '../../src/webhooks/signature.ts';
 import { KNOWN_ANSWER as K } from './known-answer.ts';
@@ -84,15 +88,56 @@ describe('webhook signatures', () => {
     ).toMatchObject({ id: 1, sequence: null });
   });
 
-  it('generates whsec_ secrets of 32 random bytes, base64url', () => {
+  it('generates whsec_ secrets of 32 random bytes in standard base64, and still knows base64url ones', () => {
     const a = generateWebhookSecret();
     const b = generateWebhookSecret();
-    expect(a).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
-    expect(Buffer.from(a.slice(6), 'base64url')).toHaveLength(32);
+    expect(a).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect(Buffer.from(a.slice(6), 'base64')).toHaveLength(32);
+    expect(Buffer.from(a.slice(6), 'base64').toString('base64')).toBe(a.slice(6));
     expect(a).not.toBe(b);
     expect(isWebhookSecret(a)).toBe(true);
     expect(isWebhookSecret(K.secret)).toBe(true);
     expect(isWebhookSecret('whsec_short')).toBe(false);
+    expect(isWebhookSecret(`whsec_${'A'.repeat(43)}==`)).toBe(false);
+    expect(isWebhookSecret(`whsec_${'+'.repeat(20)}${'-'.repeat(23)}`)).toBe(false);
+  });
+});
+
+describe('Standard Webhooks signatures', () => {
+  const id = '42';
+  // Computed outside this code base, with Python's hmac and base64 modules over the known-answer body.
+  const KNOWN_V1 = 'v1,PykkInTZmtVwFaQBgwPqPYyR1XH769nRFgxxjG2vEMU=';
+  const KNOWN_STANDARD_SECRET = 'whsec_0XHmi2B8+Qwp0xXtcysLfog9LXRFDin1+qoU2rThctY=';
+
+  it('matches the known answer for a base64url secret made before, keyed by its decoded 32 bytes', () => {
+    expect(standardWebhookKey(K.secret)).toEqual(Buffer.from(K.secret.slice(6), 'base64url'));
+    expect(standardWebhooksSecret(K.secret)).toBe(KNOWN_STANDARD_SECRET);
+    expect(signStandardWebhook({ secret: K.secret, id, timestamp: K.timestamp, body: K.body })).toBe(
+      KNOWN_V1,
+    );
+    expect(
+      signStandardWebhook({ secret: KNOWN_STANDARD_SECRET, id, timestamp: K.timestamp, body: K.body }),
+    ).toBe(KNOWN_V1);
+  });
+
+  it('is what the standardwebhooks package signs and verifies, for a secret made now', () => {
+    const secret = generateWebhookSecret();
+    const timestamp = Math.floor(Date.now() / 1000);
+    const signature = signStandardWebhook({ secret, id, timestamp, body: K.body });
+    const wh = new Webhook(secret);
+    expect(wh.sign(id, at(timestamp), K.body)).toBe(signature);
+    const headers = {
+      'webhook-id': id,
+      'webhook-timestamp': String(timestamp),
+      'webhook-signature': signature,
+    };
+    expect(wh.verify(K.body, headers)).toMatchObject({ id: 42, event: 'document.approved' });
+    expect(() => wh.verify(K.body, { ...headers, 'webhook-id': '43' })).toThrow();
+    expect(() => new Webhook(generateWebhookSecret()).verify(K.body, headers)).toThrow();
+  });
+
+  it('refuses a secret that encodes no key', () => {
+    expect(() => standardWebhookKey('whsec_')).toThrow(RangeError);
   });
 });
 

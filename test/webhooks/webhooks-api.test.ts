@@ -12,7 +12,9 @@ import {
   WebhookWithSecretResource,
 } from '../../src/api/schemas/webhooks.ts';
 import { SUBSCRIBABLE_EVENTS } from '../../src/webhooks/events.ts';
-import { isWebhookSecret } from '../../src/webhooks/signature.ts';
+import { Webhook } from 'standardwebhooks';
+import { webhooksStore } from '../../src/db/stores/webhooks-store.ts';
+import { isWebhookSecret, standardWebhooksSecret } from '../../src/webhooks/signature.ts';
 import {
   startWebhookReceiver,
   type WebhookReceiver,
@@ -329,6 +331,55 @@ describe('POST /webhooks/{id}/test', () => {
       attempts: [{ attempt_number: 1, status_code: 200, error_class: null }],
     });
     expect(delivery!.attempts[0]!.duration_ms).toBeGreaterThanOrEqual(0);
+  });
+
+  it('signs every delivery both ways: the X-Wathiq-* recipe and Standard Webhooks', async () => {
+    const r = await receiver();
+    const hook = await createWebhook(service, account, { url: r.url, events: ['document.sent'] });
+    expect(hook.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    // A secret made before standard base64 was used (base64url, 43 characters), as still stored for old webhooks.
+    const legacySecret = 'whsec_' + Buffer.alloc(32, 0xfb).toString('base64url');
+    expect(legacySecret).toMatch(/[-_]/);
+    const legacy = await webhooksStore(service.database.db).create(
+      { accountId: account.accountId, url: r.url, events: ['document.sent'], secret: legacySecret },
+      service.deps.secrets,
+    );
+
+    for (const [id, secret] of [
+      [hook.id, hook.secret],
+      [legacy.id, legacySecret],
+    ] as const) {
+      const res = await post(`/webhooks/${id}/test`);
+      expect(res.body.data).toMatchObject({ ok: true, status_code: 200 });
+      const req = r.requests.at(-1)!;
+      await expectVerified([req], secret);
+      const delivery = (res.body.data as { delivery_id: number }).delivery_id;
+      expect(req.headers['webhook-id']).toBe(String(delivery));
+      expect(req.headers['webhook-timestamp']).toBe(req.headers['x-wathiq-timestamp']);
+      expect(req.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
+      const headers = {
+        'webhook-id': String(req.headers['webhook-id']),
+        'webhook-timestamp': String(req.headers['webhook-timestamp']),
+        'webhook-signature': String(req.headers['webhook-signature']),
+      };
+      const verified = new Webhook(standardWebhooksSecret(secret)).verify(
+        req.rawBody.toString('utf8'),
+        headers,
+      );
+      expect(verified).toMatchObject({ id: delivery, event: 'webhook.test' });
+      expect(() =>
+        new Webhook(standardWebhooksSecret(secret)).verify(`${req.rawBody.toString('utf8')} `, headers),
+      ).toThrow();
+    }
+    // A secret made now goes to the verifier exactly as the API answered it.
+    const last = r.requests.at(-2)!;
+    expect(() =>
+      new Webhook(hook.secret).verify(last.rawBody.toString('utf8'), {
+        'webhook-id': String(last.headers['webhook-id']),
+        'webhook-timestamp': String(last.headers['webhook-timestamp']),
+        'webhook-signature': String(last.headers['webhook-signature']),
+      }),
+    ).not.toThrow();
   });
 
   it('never returns the receiver’s body, and reports failures by class', async () => {

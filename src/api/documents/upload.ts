@@ -8,6 +8,12 @@ import type { AppContext } from '../../http/context.ts';
 /** Room for the form fields next to the file: 50 approvers × a dozen fields fit well within it. */
 export const FIELDS_ALLOWANCE_BYTES = 1024 * 1024;
 const FIELD_MAX_BYTES = 16 * 1024;
+/**
+ * The parts that hold JSON (approvers, cc, reminders). Clients send them as files as often as not: Node's and
+ * browsers' FormData give every Blob part `filename="blob"`, curl's `-F name=@file.json` the file's name. They are
+ * read as the fields they are; every other part with a filename but "file" is refused.
+ */
+const JSON_PARTS: ReadonlySet<string> = new Set(['approvers', 'cc', 'reminders']);
 /** After refusing a body early, read and discard at most this much before closing the connection. */
 const LINGER_BYTES = 4 * 1024 * 1024;
 const LINGER_MS = 5_000;
@@ -72,6 +78,35 @@ export function lingerAndClose(ctx: AppContext): void {
   });
 }
 
+/**
+ * A JSON part that came as a file: read as the field it is, in its place among the fields, under the same size
+ * limit as a field. Its place is taken on arrival, so the order of the fields is the order of the parts. Never rejects: a
+ * part cut off by the end of the body is reported by the parser itself.
+ */
+function readTextPart(
+  name: string,
+  stream: Readable,
+  fields: [string, string][],
+  errors: ErrorDetails,
+): Promise<void> {
+  const slot = fields.push([name, '']) - 1;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  return new Promise((resolve) => {
+    stream.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= FIELD_MAX_BYTES) chunks.push(chunk);
+    });
+    stream.on('error', () => resolve());
+    stream.on('end', () => {
+      // An empty value counts as not given, as for an over-long field, which is reported instead.
+      if (size > FIELD_MAX_BYTES) addDetail(errors, name, `${name} is too long`);
+      else fields[slot] = [name, new TextDecoder().decode(Buffer.concat(chunks))];
+      resolve();
+    });
+  });
+}
+
 class ByteCap extends Transform {
   private seen = 0;
   constructor(
@@ -117,8 +152,9 @@ export async function receiveUpload(
       limits: {
         // busboy reports the limit on reaching it; one byte more lets a file of exactly the limit through.
         fileSize: maxFileBytes + 1,
-        // Two, so a stray second file is reported under its own part name (and discarded).
-        files: 2,
+        // The file, the JSON parts a client may send as Blobs (read as text), and one more, so a stray second file
+        // is reported under its own part name (and discarded).
+        files: 2 + JSON_PARTS.size,
         fields: 1000,
         parts: 1002,
         fieldSize: FIELD_MAX_BYTES,
@@ -190,9 +226,15 @@ export async function receiveUpload(
       else fields.push([name, value]);
     }),
   );
+  // Parts other than "file" sent with a filename, read as text: settled before the fields are handed on.
+  const textParts: Promise<void>[] = [];
   parser.on(
     'file',
     guard((name: string, stream: Readable, info: busboy.FileInfo) => {
+      if (JSON_PARTS.has(name)) {
+        textParts.push(readTextPart(name, stream, fields, errors));
+        return;
+      }
       if (name !== 'file' || fileSink) {
         // A discarded part's own error (cut off by the end of the body) is reported by the parser as well.
         stream.on('error', () => undefined);
@@ -255,6 +297,7 @@ export async function receiveUpload(
 
   try {
     await parsed;
+    await Promise.all(textParts);
     const result = stored ? await stored : undefined;
     if (failure) throw failure;
     return {

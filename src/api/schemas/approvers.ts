@@ -14,6 +14,7 @@ import type { SerializedApprover } from '../../documents/serialize.ts';
 import { Timestamp } from './envelopes.ts';
 import {
   ALWAYS_ON_OBJECTS,
+  boolean,
   clearableText,
   decimal,
   integer,
@@ -82,7 +83,7 @@ const approverShape = {
     description:
       "How the approver proves they hold the WhatsApp number before acting on the approval page. none: holding the link is enough. whatsapp_otp: the page first asks for a 6-digit code sent to the number as a WhatsApp authentication message (valid 10 minutes, 5 attempts); a button reply in the WhatsApp chat itself counts as verified for approve_only and review_only. Default: the account's default_verification (none unless changed).",
   }),
-  notify: z.boolean({ error: 'notify must be true or false' }).optional().meta({
+  notify: boolean('notify').optional().meta({
     description:
       'Default true. false: Wathiq sends this approver no WhatsApp message (no request, reminder or notice); the account shows them the approval page itself (GET /approvers/{id}/link).',
   }),
