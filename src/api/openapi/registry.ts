@@ -268,7 +268,7 @@ export class OpenApiRegistry {
         title: 'Wathiq API',
         version: options.version,
         description:
-          'Document approvals over WhatsApp: upload a PDF with its approvers, send it, and download the digitally signed result. Every response is an envelope: {"success": true, "data": …} or {"success": false, "error": {"code", "message", "details"}}.',
+          'Document approvals over WhatsApp: upload a PDF with its approvers, send it, and download the digitally signed result. Every response is an envelope: {"success": true, "data": …} or {"success": false, "error": {"code", "type", "message", "details"}}; error.type names the cause.',
       },
       servers: [{ url: options.serverUrl }],
       tags: [...new Set(this.operations.flatMap((o) => o.tags))].map((name) => ({ name })),
