@@ -10,8 +10,9 @@ import { isAppError } from './errors.ts';
 import { createLogger } from './logger.ts';
 import { startEmbeddedPostgres } from './runtime/embedded-postgres.ts';
 import path from 'node:path';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { buildOpenApiDocument, formatOpenApiFile } from './api/openapi-document.ts';
+import { breakingChanges } from './api/openapi/breaking-changes.ts';
 import { createApprovalClient } from './approval/client.ts';
 import { retryFinalization } from './approval/retry-finalization.ts';
 import { createTemporalClient } from './temporal/client.ts';
@@ -43,6 +44,11 @@ Commands:
                                             Uses DATABASE_URL and TEMPORAL_ADDRESS (default: npm start's)
   openapi:write [--out FILE]                Write the OpenAPI document GET /api/v1/openapi.json serves to FILE
                                             (default: openapi.json in the current directory); reaches no service
+  openapi:breaking <before.json> [<after.json>]
+                                            List what after (default: openapi.json) breaks for clients of before
+                                            (removed operations and success statuses, newly required request
+                                            fields and parameters, request enum values dropped, response fields
+                                            no longer promised); exit code 1 when anything does
 `;
 
 /**
@@ -221,6 +227,22 @@ async function main(argv: string[]): Promise<number> {
       await writeFile(out, formatOpenApiFile(await buildOpenApiDocument()));
       process.stdout.write(`wrote ${out}\n`);
       return 0;
+    }
+    case 'openapi:breaking': {
+      const { positionals } = parseArgs({ args: rest, options: {}, allowPositionals: true, strict: true });
+      if (positionals.length < 1 || positionals.length > 2) {
+        process.stderr.write(USAGE);
+        return 2;
+      }
+      const read = async (file: string) =>
+        JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>;
+      const changes = breakingChanges(
+        await read(positionals[0]!),
+        await read(positionals[1] ?? 'openapi.json'),
+      );
+      for (const change of changes) process.stdout.write(`breaking: ${change}\n`);
+      if (changes.length === 0) process.stdout.write('no breaking change\n');
+      return changes.length > 0 ? 1 : 0;
     }
     default:
       process.stderr.write(USAGE);

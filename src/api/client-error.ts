@@ -1,9 +1,14 @@
 import type { Duplex } from 'node:stream';
+import { AppError, errorEnvelope, type ErrorType } from '../errors.ts';
 
-const STATUS: Record<string, [number, string, string]> = {
-  HPE_INVALID_METHOD: [501, 'Not Implemented', 'The request method is not implemented by this server'],
-  HPE_HEADER_OVERFLOW: [431, 'Request Header Fields Too Large', 'Request headers too large'],
-  ERR_HTTP_REQUEST_TIMEOUT: [408, 'Request Timeout', 'Request timeout'],
+const STATUS: Record<string, [ErrorType, string, string]> = {
+  HPE_INVALID_METHOD: [
+    'not_implemented',
+    'Not Implemented',
+    'The request method is not implemented by this server',
+  ],
+  HPE_HEADER_OVERFLOW: ['headers_too_large', 'Request Header Fields Too Large', 'Request headers too large'],
+  ERR_HTTP_REQUEST_TIMEOUT: ['request_timeout', 'Request Timeout', 'Request timeout'],
 };
 
 /**
@@ -16,10 +21,11 @@ export function answerClientError(err: Error & { code?: string }, socket: Duplex
     socket.destroy();
     return;
   }
-  const [status, reason, message] = STATUS[err.code ?? ''] ?? [400, 'Bad Request', 'Bad request'];
-  const body = JSON.stringify({ success: false, error: { code: status, message, details: {} } });
+  const [type, reason, message] = STATUS[err.code ?? ''] ?? ['bad_request', 'Bad Request', 'Bad request'];
+  const error = new AppError(type, message);
+  const body = JSON.stringify(errorEnvelope(error));
   socket.end(
-    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+    `HTTP/1.1 ${error.status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
       `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
 }

@@ -231,7 +231,7 @@ export function createApprovalPageRouter(
     const r = await usablePageLink(deps.db, token);
     addToLogContext({ document_id: r.document.id });
     if (r.approver.verification !== 'whatsapp_otp')
-      throw new AppError('conflict', 'This approver does not need a code');
+      throw new AppError('verification_not_needed', 'This approver does not need a code');
     await limitIp(ctx);
     return r;
   };
@@ -314,7 +314,7 @@ export function createApprovalPageRouter(
     const strings = STRINGS[language(ctx, r.approver)];
     addToLogContext({ document_id: r.document.id });
     const t = strings.delegate;
-    if (!r.document.allowDelegation) throw new AppError('conflict', t.notAllowed);
+    if (!r.document.allowDelegation) throw new AppError('delegation_not_allowed', t.notAllowed);
     const evidence = await verifiedEvidence(ctx, r);
     const body = parseBody(DelegateBody, parseJson(await readRawBody(ctx.req, MAX_BODY)));
     const details = newDetails();

@@ -27,7 +27,7 @@ export interface PageLink {
 
 export type LinkProblem = {
   status: 404 | 409 | 410;
-  code: 'not_found' | 'conflict' | 'gone';
+  code: 'not_found' | 'action_refused' | 'gone';
   message: string;
 };
 
@@ -134,7 +134,7 @@ export async function actFromPage(
     await evidenceStore.discard(evidenceId);
     if (evidence.imageKey) await deps.storage.delete(evidence.imageKey).catch(() => undefined);
     if (err.refusal === 'not_your_turn' || err.refusal === 'not_notified')
-      throw new AppError('conflict', err.message);
+      throw new AppError('action_refused', err.message);
     if (err.refusal === 'unknown_approver') throw AppError.notFound('Approver');
     throw new AppError('gone', err.message);
   }

@@ -162,13 +162,13 @@ export async function verifyApproverCode(
   });
   if (outcome === 'ok') return { session, expiresAt };
   if (outcome === 'none')
-    throw new AppError('conflict', 'No code is waiting for this approver; ask for a code');
+    throw new AppError('no_code_requested', 'No code is waiting for this approver; ask for a code');
   if (outcome === 'locked')
-    throw new AppError('rate_limited', 'Too many wrong codes: this code is locked; ask for a new code');
+    throw new AppError('code_locked', 'Too many wrong codes: this code is locked; ask for a new code');
   if (outcome === 'expired')
     throw AppError.validation({ code: ['The code has expired; ask for a new code'] });
   if (outcome.wrong <= 0)
-    throw new AppError('rate_limited', 'Too many wrong codes: this code is locked; ask for a new code');
+    throw new AppError('code_locked', 'Too many wrong codes: this code is locked; ask for a new code');
   throw AppError.validation({
     code: [`Wrong code; ${outcome.wrong} ${outcome.wrong === 1 ? 'try' : 'tries'} left`],
   });

@@ -113,14 +113,17 @@ export function createApprovalClient(deps: ApprovalClientDeps) {
         err instanceof WorkflowUpdateRPCTimeoutOrCancelledError ||
         /deadline|DEADLINE_EXCEEDED|timed? ?out/i.test(String((err as Error)?.message ?? err))
       ) {
-        throw new AppError('unavailable', 'The approval service did not answer in time; try again shortly');
+        throw new AppError(
+          'service_unavailable',
+          'The approval service did not answer in time; try again shortly',
+        );
       }
       // The update call itself failed at Temporal (say the workflow task that held it failed, and the server
       // aborted the update: FAILED_PRECONDITION). The workflow did not answer: the action may not have been taken,
       // and asking again is safe (a taken one is refused as already acted). A 503, so Meta and browsers retry.
       if (err instanceof ServiceError) {
         throw new AppError(
-          'unavailable',
+          'service_unavailable',
           'The approval service could not take this just now; try again shortly',
         );
       }
@@ -179,7 +182,7 @@ export function createApprovalClient(deps: ApprovalClientDeps) {
         if (err instanceof WorkflowExecutionAlreadyStartedError) throw new ApprovalRefused('workflow_closed');
         // Not started, because Temporal could not be reached: the caller rolls back and the client may retry.
         if (unreachable(err))
-          throw new AppError('unavailable', 'The approval service is unavailable; try again shortly');
+          throw new AppError('service_unavailable', 'The approval service is unavailable; try again shortly');
         throw err;
       }
     },
@@ -219,7 +222,7 @@ export function createApprovalClient(deps: ApprovalClientDeps) {
         // The workflow has it and did not answer within waitMs.
         if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return 'pending';
         if (answerLost(err))
-          throw new AppError('unavailable', 'The approval service is unavailable; try again shortly');
+          throw new AppError('service_unavailable', 'The approval service is unavailable; try again shortly');
         throw err;
       }
     },

@@ -67,7 +67,10 @@ export async function delegateFromPage(
 ): Promise<ApprovalView & { delegateId: string }> {
   const { approver, document } = link;
   if (!document.allowDelegation)
-    throw new AppError('conflict', 'This document does not allow delegation (allow_delegation is false)');
+    throw new AppError(
+      'delegation_not_allowed',
+      'This document does not allow delegation (allow_delegation is false)',
+    );
   const again = await settleLeftovers(deps, link, request, messages);
   if (again) return ask(deps, link, again, messages);
   const delegateId = randomUUID();
@@ -114,7 +117,7 @@ async function ask(
     if (!(err instanceof ApprovalRefused)) {
       // A lost answer leaves the row: the workflow may still take it, and recordDelegation reads it.
       if (answerLost(err))
-        throw new AppError('unavailable', messages.unconfirmed, {}, { 'Retry-After': '5' });
+        throw new AppError('service_unavailable', messages.unconfirmed, {}, { 'Retry-After': '5' });
       throw err;
     }
     await delegationsStore(deps.db).discard(delegation.id);
@@ -123,7 +126,10 @@ async function ask(
       err.refusal === 'not_notified' ||
       err.refusal === 'delegation_not_allowed'
     )
-      throw new AppError('conflict', messages.refused(err.refusal));
+      throw new AppError(
+        err.refusal === 'delegation_not_allowed' ? 'delegation_not_allowed' : 'action_refused',
+        messages.refused(err.refusal),
+      );
     if (err.refusal === 'unknown_approver') throw AppError.notFound('Approver');
     throw new AppError('gone', messages.refused(err.refusal));
   }
@@ -157,7 +163,7 @@ async function settleLeftovers(
       if (own || row.createdAt.getTime() < inFlightSince) await store.markNotTaken(row.id);
     } else if (own) {
       if (outcome === 'accepted') throw new AppError('gone', messages.alreadyDelegated(row.name));
-      throw new AppError('conflict', messages.stillPending(row.name));
+      throw new AppError('delegation_pending', messages.stillPending(row.name));
     }
     // Someone else's delegation to this number, taken or being taken: the phone check refuses this one.
   }

@@ -36,11 +36,13 @@ export async function remindApprover(
   const document = (await documentsStore(deps.db).findByIdUnscoped(approver.documentId))!;
   if (!isOpen(document.status)) {
     throw AppError.conflict(
+      'document_closed',
       statusRefusal(document, 'reminders go only to approvers of a pending or in-progress document'),
     );
   }
   if (approver.status !== 'notified') {
     throw AppError.conflict(
+      approver.status === 'waiting' ? 'approver_not_notified' : 'approver_already_acted',
       approver.status === 'waiting'
         ? 'This approver has not been notified yet (it is not their turn); nothing to remind'
         : `This approver has already acted (${approver.status}); nothing to remind`,
@@ -48,6 +50,7 @@ export async function remindApprover(
   }
   if (!approver.notify) {
     throw AppError.conflict(
+      'approver_not_notifiable',
       'This approver gets no WhatsApp messages (notify: false); show them their link (GET /approvers/{id}/link)',
     );
   }
@@ -57,7 +60,8 @@ export async function remindApprover(
       onceTheWorkflowHasCaughtUp(() => deps.approvals.remind(document.id, approver.id)),
     ));
   } catch (err) {
-    if (err instanceof ApprovalRefused) throw AppError.conflict(`Cannot remind: ${err.message}`);
+    if (err instanceof ApprovalRefused)
+      throw AppError.conflict('action_refused', `Cannot remind: ${err.message}`);
     throw err;
   }
   return { approver_id: approver.id, reminded_at: isoTime(new Date()), whatsapp_message_id: wamid };
@@ -110,13 +114,14 @@ function duration(ms: number): string {
 }
 
 function tooSoon(message: string, waitMs: number): AppError {
-  return new AppError('rate_limited', message, {}, { 'Retry-After': String(seconds(waitMs)) });
+  return new AppError('reminder_too_soon', message, {}, { 'Retry-After': String(seconds(waitMs)) });
 }
 
 /** The refusal the limits give for an approver's recorded reminders, or undefined when one more may go. */
 export function reminderRefusal(history: ReminderHistory, limits: ReminderLimits): AppError | undefined {
   if (history.count >= limits.maxPerApprover) {
     return AppError.conflict(
+      'reminder_limit_reached',
       `This approver has been reminded ${history.count} ${history.count === 1 ? 'time' : 'times'}; ` +
         `at most ${limits.maxPerApprover} reminders go to one approver of a document`,
     );

@@ -19,6 +19,7 @@ export async function findDocumentForOperator(db: Knex, idOrReference: string): 
   if (found.length === 0) throw AppError.notFound('Document');
   if (found.length > 1) {
     throw AppError.conflict(
+      'ambiguous_reference',
       `${found.length} accounts have a document ${key}; name it by id: ${found.map((d) => d.id).join(', ')}`,
     );
   }
@@ -47,6 +48,7 @@ export async function retryFinalization(
   const document = await findDocumentForOperator(deps.db, idOrReference);
   if (document.status !== 'in_progress' && document.status !== 'pending') {
     throw AppError.conflict(
+      'nothing_to_retry',
       `Document ${document.reference} is ${document.status}; only a document whose finalization failed (in_progress) can be retried`,
     );
   }
@@ -56,6 +58,7 @@ export async function retryFinalization(
   } catch (err) {
     if (!(err instanceof ApprovalRefused)) throw err;
     throw AppError.conflict(
+      err.refusal === 'nothing_to_retry' ? 'nothing_to_retry' : 'action_refused',
       err.refusal === 'nothing_to_retry'
         ? `Document ${document.reference} is ${document.status} and its finalization has not failed: nothing to retry`
         : `Document ${document.reference}: ${err.message}`,

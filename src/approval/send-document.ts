@@ -51,7 +51,8 @@ async function sendAndAnswer(
   const document = await deps.db.transaction(async (trx) => {
     const draft = await documentsStore(trx).findByIdForUpdate(accountId, documentId);
     if (!draft) throw AppError.notFound('Document');
-    if (draft.status !== 'draft') throw AppError.conflict(statusRefusal(draft, 'only a draft can be sent'));
+    if (draft.status !== 'draft')
+      throw AppError.conflict('already_sent', statusRefusal(draft, 'only a draft can be sent'));
     const approvers = await approversStore(trx).listByDocument(draft.id);
     if (approvers.length === 0) {
       throw AppError.validation({
@@ -65,6 +66,7 @@ async function sendAndAnswer(
     }
     if (draft.expiresAt.getTime() <= Date.now()) {
       throw AppError.conflict(
+        'document_expired',
         `Document expired at ${isoTime(draft.expiresAt)} before it was sent; renew it with PUT /documents/${draft.id} and expires_in_days`,
       );
     }
@@ -77,7 +79,10 @@ async function sendAndAnswer(
       // A run of this workflow id is still open while the document is a draft: an earlier send started it and
       // never committed, and its first activity (waiting for this lock) will settle it.
       if (err instanceof ApprovalRefused)
-        throw AppError.conflict('An earlier send of this document is still being settled; try again shortly');
+        throw AppError.conflict(
+          'send_in_progress',
+          'An earlier send of this document is still being settled; try again shortly',
+        );
       throw err;
     }
     const sent = await documentsStore(trx).transition(draft.id, ['draft'], 'pending', {

@@ -19,13 +19,15 @@ export async function voidDocument(
   documentId: string,
 ): Promise<SerializedDocument> {
   const document = await accountDocument(deps.db, accountId, documentId);
-  if (!isOpen(document.status)) throw AppError.conflict(statusRefusal(document, VOID_RULE));
+  if (!isOpen(document.status))
+    throw AppError.conflict('document_closed', statusRefusal(document, VOID_RULE));
   try {
     await deps.approvals.void(document.id);
   } catch (err) {
     if (!(err instanceof ApprovalRefused)) throw err;
     const now = (await documentsStore(deps.db).findByIdUnscoped(document.id)) ?? document;
     throw AppError.conflict(
+      now.status === 'in_progress' ? 'document_finalizing' : 'document_closed',
       now.status === 'in_progress'
         ? 'Every approver has acted; the document is being finalized and can no longer be voided'
         : statusRefusal(now, VOID_RULE),

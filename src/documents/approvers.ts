@@ -33,6 +33,7 @@ export async function addApprover(
     // A state the request cannot change (the same body is valid on another draft): 409, not 422.
     if (existing.length >= LIMITS.approversMax) {
       throw AppError.conflict(
+        'too_many_approvers',
         `A document can have at most ${LIMITS.approversMax} approvers and this one has them all; remove one first`,
       );
     }
@@ -44,6 +45,7 @@ export async function addApprover(
       orderIndex = Math.max(0, ...existing.map((a) => a.orderIndex)) + 1;
       if (orderIndex > LIMITS.orderMax)
         throw AppError.conflict(
+          'approver_order_full',
           `The last position (${LIMITS.orderMax}) is taken; give order_index explicitly`,
         );
     }

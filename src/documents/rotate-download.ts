@@ -31,12 +31,14 @@ export async function rotateDownload(
     if (!current) throw AppError.notFound('Document');
     if (current.status !== 'approved') {
       throw AppError.conflict(
+        'not_approved',
         statusRefusal(current, 'only an approved document has a download URL to replace.'),
       );
     }
     const rotated = await documentsStore(trx).rotateFinalToken(accountId, documentId, deps.secrets);
     // Finalization stores the file before the document becomes approved, so this is only a safety net.
-    if (!rotated) throw new AppError('unavailable', 'The signed PDF of this document is not available.');
+    if (!rotated)
+      throw new AppError('service_unavailable', 'The signed PDF of this document is not available.');
     const { document, token } = rotated;
     const downloadUrl = finalFileUrl(deps.publicBaseUrl, token, document);
     const approvers = await approversStore(trx).listByDocument(document.id);

@@ -7,7 +7,7 @@ export const statusRefusal = (doc: Pick<Document, 'status'>, rule: string): stri
   `Document is ${doc.status}; ${rule}`;
 
 export function requireDraft(doc: Document, refusal: string): void {
-  if (doc.status !== 'draft') throw AppError.conflict(statusRefusal(doc, refusal));
+  if (doc.status !== 'draft') throw AppError.conflict('not_a_draft', statusRefusal(doc, refusal));
 }
 
 export const REFUSALS = {

@@ -30,7 +30,7 @@ export function parseJson(raw: Buffer): unknown {
   try {
     parsed = JSON.parse(raw.toString('utf8')) as unknown;
   } catch {
-    throw new AppError('bad_request', 'Malformed JSON in request body');
+    throw new AppError('malformed_json', 'Malformed JSON in request body');
   }
   return withoutPrototypes(parsed);
 }

@@ -59,7 +59,7 @@ export function dependencyUnavailable(err: unknown): AppError | undefined {
   const chain = causes(err);
   if (chain.some(isTemporalDown))
     return new AppError(
-      'unavailable',
+      'service_unavailable',
       'The approval service is unavailable; try again shortly',
       {},
       {
@@ -68,7 +68,7 @@ export function dependencyUnavailable(err: unknown): AppError | undefined {
     );
   if (chain.some(isDatabaseDown))
     return new AppError(
-      'unavailable',
+      'service_unavailable',
       'The database is unavailable; try again shortly',
       {},
       {

@@ -214,6 +214,7 @@ export function createWebhookDispatcher(deps: WebhookDispatcherDeps) {
       if (!existing) throw AppError.notFound('Delivery');
       const pendingConflict = () =>
         AppError.conflict(
+          'delivery_pending',
           `Delivery ${deliveryId} is pending: its attempts are still running; redeliver it once it has succeeded or failed`,
         );
       if (existing.status === 'pending') throw pendingConflict();
@@ -221,6 +222,7 @@ export function createWebhookDispatcher(deps: WebhookDispatcherDeps) {
       if (!webhook) throw AppError.notFound('Delivery');
       if (!webhook.active) {
         throw AppError.conflict(
+          'webhook_disabled',
           `Webhook ${webhook.id} is disabled; enable it with PUT /webhooks/${webhook.id} and {"active": true} first`,
         );
       }

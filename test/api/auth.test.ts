@@ -100,7 +100,12 @@ describe('scopes', () => {
     expect(denied.status).toBe(403);
     expect(await denied.json()).toEqual({
       success: false,
-      error: { code: 403, message: 'This API key lacks the "documents:write" scope', details: {} },
+      error: {
+        code: 403,
+        type: 'forbidden',
+        message: 'This API key lacks the "documents:write" scope',
+        details: {},
+      },
     });
     const webhooks = await service.request('/webhooks', { account: readOnly });
     expect(webhooks.status).toBe(403);

@@ -16,7 +16,7 @@ afterAll(() => service.close());
 
 type Envelope = {
   success: false;
-  error: { code: number; message: string; details: Record<string, string[]> };
+  error: { code: number; type: string; message: string; details: Record<string, string[]> };
 };
 
 describe('error envelope', () => {
@@ -27,7 +27,7 @@ describe('error envelope', () => {
     expect(res.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
     expect(await res.json()).toEqual({
       success: false,
-      error: { code: 404, message: 'No route for GET /api/v1/nope', details: {} },
+      error: { code: 404, type: 'not_found', message: 'No route for GET /api/v1/nope', details: {} },
     });
   });
 
@@ -49,7 +49,7 @@ describe('error envelope', () => {
     expect(res.status).toBe(400);
     expect(await res.json()).toEqual({
       success: false,
-      error: { code: 400, message: 'Malformed JSON in request body', details: {} },
+      error: { code: 400, type: 'malformed_json', message: 'Malformed JSON in request body', details: {} },
     });
   });
 
@@ -62,7 +62,7 @@ describe('error envelope', () => {
     expect(res.status).toBe(413);
     expect(await res.json()).toEqual({
       success: false,
-      error: { code: 413, message: 'Request body too large', details: {} },
+      error: { code: 413, type: 'payload_too_large', message: 'Request body too large', details: {} },
     });
   });
 
@@ -112,7 +112,12 @@ describe('error envelope', () => {
       const text = await res.text();
       expect(JSON.parse(text)).toEqual({
         success: false,
-        error: { code: 503, message: 'The database is unavailable; try again shortly', details: {} },
+        error: {
+          code: 503,
+          type: 'service_unavailable',
+          message: 'The database is unavailable; try again shortly',
+          details: {},
+        },
       });
       expect(text).not.toMatch(/ECONNREFUSED|127\.0\.0\.1|knex|stack/i);
     } finally {

@@ -138,7 +138,12 @@ describe('methods the server does not implement: 501', () => {
     expect(head).toMatch(/\r\nConnection: close(\r\n|$)/);
     expect(JSON.parse(body!)).toEqual({
       success: false,
-      error: { code: 501, message: 'The request method is not implemented by this server', details: {} },
+      error: {
+        code: 501,
+        type: 'not_implemented',
+        message: 'The request method is not implemented by this server',
+        details: {},
+      },
     });
   });
 });

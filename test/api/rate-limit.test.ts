@@ -51,10 +51,11 @@ describe('rate limiting, in memory (one API process)', () => {
     const body = (await service
       .request(PATH, { headers: { authorization: basic.authorization } })
       .then((r) => r.json())) as {
-      error: { code: number; message: string };
+      error: { code: number; type: string; message: string };
     };
     expect(body.error).toMatchObject({
       code: 429,
+      type: 'rate_limited',
       message: 'Rate limit exceeded: 100 requests per minute for the basic plan',
     });
 

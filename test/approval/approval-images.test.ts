@@ -62,7 +62,12 @@ async function expect422(res: Response, field: string, message: string): Promise
   expect(res.status).toBe(422);
   expect(await res.json()).toEqual({
     success: false,
-    error: { code: 422, message: 'Validation failed', details: { [field]: [message] } },
+    error: {
+      code: 422,
+      type: 'validation_failed',
+      message: 'Validation failed',
+      details: { [field]: [message] },
+    },
   });
 }
 

@@ -281,6 +281,7 @@ describe('multipart bodies cut off inside a file part', () => {
       success: false,
       error: {
         code: 400,
+        type: 'malformed_multipart',
         message: 'Malformed multipart/form-data request: Unexpected end of form',
         details: {},
       },
@@ -349,7 +350,7 @@ describe('JSON keys', () => {
   async function expectIgnored(res: Response, name: string, status: number): Promise<unknown> {
     if (name === '__proto__') {
       const body = await envelopeOf(res, 400);
-      expect(body.error).toEqual({ code: 400, message: PROTO_JSON, details: {} });
+      expect(body.error).toEqual({ code: 400, type: 'malformed_json', message: PROTO_JSON, details: {} });
       return undefined;
     }
     const text = await res.text();

@@ -98,11 +98,15 @@ describe('Idempotency-Key', () => {
     const key = randomUUID();
     expect((await createWithKey(key, 'First')).status).toBe(201);
     const files = await service.storedFiles();
-    await expectValidation(await createWithKey(key, 'Second'), REUSED);
+    await expectValidation(await createWithKey(key, 'Second'), REUSED, 'idempotency_key_reused');
     expect(await service.storedFiles()).toEqual(files);
     // …and on another route.
     const doc = await createDraft(service, account);
-    await expectValidation(await addWithKey(doc.id, key, { name: 'B', phone: PHONE_B }), REUSED);
+    await expectValidation(
+      await addWithKey(doc.id, key, { name: 'B', phone: PHONE_B }),
+      REUSED,
+      'idempotency_key_reused',
+    );
   });
 
   it('JSON bodies compare by content, not key order or spacing', async () => {
@@ -183,11 +187,12 @@ describe('Idempotency-Key', () => {
         claimed = (await service.database.db('idempotency_keys').where({ key }).first()) !== undefined;
       }
       expect(claimed).toBe(true);
-      await expectError(
+      const inFlight = await expectError(
         await addWithKey(doc.id, key, { name: 'B', phone: PHONE_B }),
         409,
         'A request with this Idempotency-Key is still in progress; retry once it has finished',
       );
+      expect(inFlight.error.type).toBe('idempotency_key_in_flight');
     } finally {
       await trx.commit();
     }
@@ -262,7 +267,11 @@ describe('Idempotency-Key', () => {
     const again = await createWithKey(key, 'Key A', other);
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect(documentOf(await again.json())).toEqual(created);
-    await expectValidation(await createWithKey(key, 'Something else', other), REUSED);
+    await expectValidation(
+      await createWithKey(key, 'Something else', other),
+      REUSED,
+      'idempotency_key_reused',
+    );
     // Key A still gets its own answer.
     const mineAgain = await createWithKey(key, 'Key A');
     expect(mineAgain.headers.get('idempotent-replayed')).toBe('true');

@@ -93,6 +93,7 @@ describe('hostile PDFs at upload, one inspection at a time', () => {
     expect(busy.headers.get('retry-after')).toBe('1');
     expect(ErrorEnvelope.parse(await busy.json()).error).toEqual({
       code: 503,
+      type: 'service_unavailable',
       message: "Too many of this account's PDFs are being checked right now; try again in 1 second.",
       details: {},
     });

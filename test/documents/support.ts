@@ -94,12 +94,16 @@ export function pageOf(body: unknown): { data: unknown[]; meta: z.output<typeof 
   return { data: b.data, meta: PageMeta.parse(b.meta) };
 }
 
-/** Asserts a 422 with exactly these details. */
-export async function expectValidation(res: Response, details: Record<string, string[]>): Promise<void> {
+/** Asserts a 422 of this type (a field's validation unless told) with exactly these details. */
+export async function expectValidation(
+  res: Response,
+  details: Record<string, string[]>,
+  type: 'validation_failed' | 'idempotency_key_reused' = 'validation_failed',
+): Promise<void> {
   const text = await res.text();
   expect(res.status, text).toBe(422);
   const body = ErrorEnvelope.parse(JSON.parse(text));
-  expect(body.error).toEqual({ code: 422, message: 'Validation failed', details });
+  expect(body.error).toEqual({ code: 422, type, message: 'Validation failed', details });
 }
 
 export async function expectError(

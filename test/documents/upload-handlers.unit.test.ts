@@ -70,7 +70,7 @@ describe('an exception inside a busboy handler', () => {
     expect(res.headers.get('x-request-id')).toBeTruthy();
     expect(await res.json()).toEqual({
       success: false,
-      error: { code: 500, message: 'Internal server error', details: {} },
+      error: { code: 500, type: 'internal_error', message: 'Internal server error', details: {} },
     });
   });
 

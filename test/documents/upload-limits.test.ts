@@ -149,7 +149,12 @@ describe('plan size limit', () => {
     expect(result.status).toBe(422);
     expect(JSON.parse(result.body)).toEqual({
       success: false,
-      error: { code: 422, message: 'Validation failed', details: { file: [TOO_LARGE_BASIC] } },
+      error: {
+        code: 422,
+        type: 'validation_failed',
+        message: 'Validation failed',
+        details: { file: [TOO_LARGE_BASIC] },
+      },
     });
     // The answer came while most of the body was still unsent.
     expect(result.sentWhenAnswered).toBeLessThan(20 * MB); // 1 MB read plus what the socket buffers hold

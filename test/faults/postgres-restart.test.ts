@@ -65,7 +65,7 @@ describe.each(TEMPORAL_SHAPES)('PostgreSQL restarted while the API serves (%s Te
     expect(list.status, JSON.stringify(list.body)).toBe(503);
     expect(list.body).toEqual({
       success: false,
-      error: { code: 503, message: expect.any(String) as string, details: {} },
+      error: { code: 503, type: 'service_unavailable', message: expect.any(String) as string, details: {} },
     });
     const status = await answered(driver.request(`/documents/${docs[0]!.id}/status`, bounded()));
     expect(status.status, JSON.stringify(status.body)).toBe(503);

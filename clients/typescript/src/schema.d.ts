@@ -539,7 +539,15 @@ export interface components {
                 notification: {
                     /** @description accepted, sent, delivered, read or failed (WhatsApp); skipped when the approver has notify: false (their turn came, nothing was sent) */
                     status: string | null;
-                    error: unknown | null;
+                    /** @description Why the last message failed: WhatsApp's error as the Cloud API reported it (its code, message and details, and any other fields it gave), or the message alone when it could not be sent */
+                    error: ({
+                        message: string;
+                        code?: number;
+                        details?: string;
+                        retryable?: boolean;
+                    } & {
+                        [key: string]: unknown;
+                    }) | null;
                     sent_at: string | null;
                     updated_at: string | null;
                 } | null;
@@ -696,6 +704,11 @@ export interface components {
             error: {
                 /** @description The HTTP status code */
                 code: number;
+                /**
+                 * @description The cause, stable for clients to branch on: one value per cause, so errors of one status (the 409s above all) tell apart; docs/api.md lists them
+                 * @enum {string}
+                 */
+                type: "bad_request" | "malformed_json" | "malformed_multipart" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "not_a_draft" | "already_sent" | "document_expired" | "send_in_progress" | "document_closed" | "document_finalizing" | "not_approved" | "too_many_approvers" | "approver_order_full" | "link_not_issued" | "approver_not_notified" | "approver_already_acted" | "approver_not_notifiable" | "reminder_limit_reached" | "action_refused" | "delegation_not_allowed" | "delegation_pending" | "verification_not_needed" | "no_code_requested" | "idempotency_key_in_flight" | "delivery_pending" | "webhook_disabled" | "nothing_to_retry" | "ambiguous_reference" | "gone" | "payload_too_large" | "range_not_satisfiable" | "unsupported_media_type" | "validation_failed" | "idempotency_key_reused" | "rate_limited" | "reminder_too_soon" | "code_locked" | "headers_too_large" | "internal_error" | "not_implemented" | "bad_gateway" | "service_unavailable";
                 /** @description Short text; "Validation failed" for every 422 */
                 message: string;
                 /** @description Field (dotted path such as `approvers.0.phone`) → messages; empty unless validation failed */

@@ -75,7 +75,7 @@ async function inspectUpload(inspector: PdfInspector, bytes: Uint8Array): Promis
     if (!(err instanceof PdfBusyError)) throw err;
     const seconds = err.retryAfterSeconds;
     throw new AppError(
-      'unavailable',
+      'service_unavailable',
       `Too many of this account's PDFs are being checked right now; try again in ${seconds} second${seconds === 1 ? '' : 's'}.`,
       {},
       { 'Retry-After': String(seconds) },

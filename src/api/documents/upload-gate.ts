@@ -5,7 +5,7 @@ import { AppError } from '../../errors.ts';
 const RETRY_AFTER_SECONDS = 1;
 
 function busy(message: string): AppError {
-  return new AppError('unavailable', message, {}, { 'Retry-After': String(RETRY_AFTER_SECONDS) });
+  return new AppError('service_unavailable', message, {}, { 'Retry-After': String(RETRY_AFTER_SECONDS) });
 }
 
 export interface UploadGate {

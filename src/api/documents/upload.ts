@@ -213,7 +213,7 @@ export async function receiveUpload(
     };
 
   const malformed = (err: Error) =>
-    new AppError('bad_request', `Malformed multipart/form-data request: ${err.message}`);
+    new AppError('malformed_multipart', `Malformed multipart/form-data request: ${err.message}`);
   const cap = new ByteCap(
     bodyCap,
     guard(() => fail(tooLargeError(maxFileBytes, options.plan))),

@@ -1,10 +1,10 @@
 import type { Middleware } from 'koa';
-import { AppError, ERROR_STATUS, isAppError, type ErrorCode } from '../../errors.ts';
+import { AppError, errorEnvelope, isAppError, type ErrorType } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
 import type { AppState } from '../../http/context.ts';
 import { dependencyUnavailable } from '../../http/unavailable.ts';
 
-const MESSAGES: Partial<Record<number, [ErrorCode, string]>> = {
+const MESSAGES: Partial<Record<number, [ErrorType, string]>> = {
   400: ['bad_request', 'Bad request'],
   404: ['not_found', 'Not found'],
   405: ['method_not_allowed', 'Method not allowed'],
@@ -30,9 +30,9 @@ function toAppError(err: unknown): AppError {
   if (status && status >= 400 && status < 500 && e.expose !== false) {
     // co-body (under koa-body) refuses a JSON body with a "__proto__" key outright.
     if (status === 400 && err instanceof SyntaxError && /forbidden prototype property/.test(err.message))
-      return new AppError('bad_request', 'The JSON body has a "__proto__" key, which is not accepted');
+      return new AppError('malformed_json', 'The JSON body has a "__proto__" key, which is not accepted');
     if (e.type === 'entity.parse.failed' || (status === 400 && err instanceof SyntaxError))
-      return new AppError('bad_request', 'Malformed JSON in request body');
+      return new AppError('malformed_json', 'Malformed JSON in request body');
     if (e.type === 'entity.too.large') return new AppError('payload_too_large', 'Request body too large');
     const known = MESSAGES[status];
     if (known) return new AppError(known[0], known[1]);
@@ -40,7 +40,7 @@ function toAppError(err: unknown): AppError {
   }
   if (status === 501) return new AppError('not_implemented', 'Not implemented');
   // PostgreSQL or the Temporal server out of reach is a 503 the client can retry, not a bug.
-  return dependencyUnavailable(err) ?? new AppError('internal', 'Internal server error');
+  return dependencyUnavailable(err) ?? new AppError('internal_error', 'Internal server error');
 }
 
 /**
@@ -62,10 +62,7 @@ export function errorHandler(logger: Logger): Middleware<AppState> {
       }
       for (const [name, value] of Object.entries(appError.headers)) ctx.set(name, value);
       ctx.status = appError.status;
-      ctx.body = {
-        success: false,
-        error: { code: ERROR_STATUS[appError.code], message: appError.message, details: appError.details },
-      };
+      ctx.body = errorEnvelope(appError);
     }
   };
 }

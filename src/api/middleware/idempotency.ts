@@ -3,7 +3,7 @@ import type { Middleware } from 'koa';
 import type { Db } from '../../db/knex.ts';
 import type { SecretBox } from '../../auth/secret-box.ts';
 import { idempotencyStore, openResponse } from '../../db/stores/idempotency-store.ts';
-import { AppError, ERROR_STATUS, isAppError } from '../../errors.ts';
+import { AppError, errorEnvelope, isAppError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
 import type { AppContext, AppState } from '../../http/context.ts';
 
@@ -115,7 +115,7 @@ export function idempotency(deps: { db: Db; logger: Logger; secrets: SecretBox }
         }
         const existing = result.existing;
         if (existing.requestHash !== fingerprint) {
-          throw AppError.validation({
+          throw new AppError('idempotency_key_reused', 'Validation failed', {
             'Idempotency-Key': [
               'This Idempotency-Key was already used for a different request; use a new key for a new request',
             ],
@@ -123,6 +123,7 @@ export function idempotency(deps: { db: Db; logger: Logger; secrets: SecretBox }
         }
         if (existing.responseStatus === null) {
           throw AppError.conflict(
+            'idempotency_key_in_flight',
             'A request with this Idempotency-Key is still in progress; retry once it has finished',
           );
         }
@@ -142,11 +143,7 @@ export function idempotency(deps: { db: Db; logger: Logger; secrets: SecretBox }
       }
       if (claimed !== undefined) {
         if (isAppError(err) && err.code === 'validation_failed') {
-          const body = {
-            success: false,
-            error: { code: ERROR_STATUS.validation_failed, message: err.message, details: err.details },
-          };
-          await store.complete(claimed, err.status, body, deps.secrets);
+          await store.complete(claimed, err.status, errorEnvelope(err), deps.secrets);
         } else {
           await store
             .release(claimed)

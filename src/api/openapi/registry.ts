@@ -40,6 +40,17 @@ export interface ApiOperation {
   errors?: number[];
 }
 
+/** What each tag's operations are about, for the rendered reference's section headings. */
+const TAG_DESCRIPTIONS: Record<string, string> = {
+  Service: 'Health and this document: public, no key needed.',
+  Documents:
+    'Upload a PDF with its approvers, change or delete it while it is a draft, list and read documents, and download the signed PDF.',
+  Approvers: 'Add, change and remove the approvers of a draft; read an approver and their approval link.',
+  Approvals: 'Send a draft for approval, follow its status, remind an approver, or void it.',
+  Webhooks: 'Signed event deliveries to your URLs, their delivery log, and redelivery.',
+  Account: "The account's settings.",
+};
+
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'Bad request (malformed JSON or multipart body)',
   401: 'Missing, malformed, unknown or revoked API key',
@@ -268,10 +279,13 @@ export class OpenApiRegistry {
         title: 'Wathiq API',
         version: options.version,
         description:
-          'Document approvals over WhatsApp: upload a PDF with its approvers, send it, and download the digitally signed result. Every response is an envelope: {"success": true, "data": …} or {"success": false, "error": {"code", "message", "details"}}.',
+          'Document approvals over WhatsApp: upload a PDF with its approvers, send it, and download the digitally signed result. Every response is an envelope: {"success": true, "data": …} or {"success": false, "error": {"code", "type", "message", "details"}}; error.type names the cause.',
       },
       servers: [{ url: options.serverUrl }],
-      tags: [...new Set(this.operations.flatMap((o) => o.tags))].map((name) => ({ name })),
+      tags: [...new Set(this.operations.flatMap((o) => o.tags))].map((name) => ({
+        name,
+        ...(TAG_DESCRIPTIONS[name] ? { description: TAG_DESCRIPTIONS[name] } : {}),
+      })),
       paths,
       components: {
         schemas: Object.fromEntries(Object.entries(this.components).sort(([a], [b]) => a.localeCompare(b))),

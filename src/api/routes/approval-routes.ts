@@ -20,7 +20,18 @@ const Notification = z
       description:
         'accepted, sent, delivered, read or failed (WhatsApp); skipped when the approver has notify: false (their turn came, nothing was sent)',
     }),
-    error: z.unknown().nullable(),
+    error: z
+      .looseObject({
+        message: z.string(),
+        code: z.number().optional(),
+        details: z.string().optional(),
+        retryable: z.boolean().optional(),
+      })
+      .nullable()
+      .meta({
+        description:
+          "Why the last message failed: WhatsApp's error as the Cloud API reported it (its code, message and details, and any other fields it gave), or the message alone when it could not be sent",
+      }),
     sent_at: Timestamp.nullable(),
     updated_at: Timestamp.nullable(),
   })

@@ -143,6 +143,7 @@ export function createApproversRouter(
       const token = openLinkToken(approver, deps.secrets);
       if (!token) {
         throw AppError.conflict(
+          'link_not_issued',
           document.status === 'draft'
             ? 'The document has not been sent yet: links exist once it is sent'
             : open

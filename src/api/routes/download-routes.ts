@@ -66,12 +66,15 @@ export function createDownloadRouter(deps: DownloadRouterDeps, openapi: OpenApiR
       const doc = await documentsStore(deps.db).findById(authOf(ctx).accountId, id);
       if (!doc) throw AppError.notFound('Document');
       if (doc.status !== 'approved') {
-        throw AppError.conflict(statusRefusal(doc, 'only an approved document can be downloaded.'));
+        throw AppError.conflict(
+          'not_approved',
+          statusRefusal(doc, 'only an approved document can be downloaded.'),
+        );
       }
       const token = openFinalToken(doc, deps.secrets);
       // Finalization stores the file before the document becomes approved, so this is only a safety net.
       if (!token || !doc.finalSha256) {
-        throw new AppError('unavailable', 'The signed PDF of this document is not available.');
+        throw new AppError('service_unavailable', 'The signed PDF of this document is not available.');
       }
       ok(ctx, {
         download_url: finalFileUrl(deps.config.http.publicBaseUrl, token, doc),

@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import type { Knex } from '../../db/knex.ts';
 import { documentsStore } from '../../db/stores/documents-store.ts';
 import { FILES_PREFIX, finalFilename } from '../../documents/final-file.ts';
-import { AppError } from '../../errors.ts';
+import { AppError, errorEnvelope } from '../../errors.ts';
 import { addToLogContext, type Logger } from '../../logger.ts';
 import type { Storage } from '../../storage/storage.ts';
 import { ifRangeHolds, noneMatch, parseRange } from '../byte-range.ts';
@@ -62,10 +62,9 @@ export function createFilesRouter(deps: FilesRouterDeps): Router<AppState> {
     if (range.kind === 'unsatisfiable') {
       ctx.status = 416;
       ctx.set('Content-Range', `bytes */${stat.size}`);
-      ctx.body = {
-        success: false,
-        error: { code: 416, message: `Range not satisfiable: the file has ${stat.size} bytes`, details: {} },
-      };
+      ctx.body = errorEnvelope(
+        new AppError('range_not_satisfiable', `Range not satisfiable: the file has ${stat.size} bytes`),
+      );
       return;
     }
     ctx.set('Content-Type', 'application/pdf');

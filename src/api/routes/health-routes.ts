@@ -59,7 +59,8 @@ export function createHealthRouter(deps: Pick<ApiDeps, 'db' | 'temporal' | 'logg
         'health check: dependency down',
       );
     }
-    if (Object.keys(details).length > 0) throw new AppError('unavailable', 'Service unavailable', details);
+    if (Object.keys(details).length > 0)
+      throw new AppError('service_unavailable', 'Service unavailable', details);
     ok(ctx, { status: 'ok', checks: { postgres: postgres.check, temporal: temporal.check } });
   });
   return router;

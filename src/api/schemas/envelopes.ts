@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ERROR_TYPE_NAMES } from '../../errors.ts';
 
 /** Timestamps as the API writes them: ISO 8601 with an explicit offset (docs/product-rules.md §1). */
 export const Timestamp = z.iso.datetime({ offset: true }).meta({ example: '2026-11-22T09:41:00+00:00' });
@@ -8,6 +9,10 @@ export const ErrorEnvelope = z
     success: z.literal(false),
     error: z.strictObject({
       code: z.int().meta({ description: 'The HTTP status code' }),
+      type: z.enum(ERROR_TYPE_NAMES).meta({
+        description:
+          'The cause, stable for clients to branch on: one value per cause, so errors of one status (the 409s above all) tell apart; docs/api.md lists them',
+      }),
       message: z.string().meta({ description: 'Short text; "Validation failed" for every 422' }),
       details: z.record(z.string(), z.array(z.string())).meta({
         description:
