@@ -58,6 +58,7 @@ const schema = z.object({
   TEMPORAL_CLI_PATH: optionalString,
   TEMPORAL_DEV_PORT: port.default(7233),
   TEMPORAL_UI_PORT: port.default(8233),
+  TEMPORAL_UI_URL: z.url({ protocol: /^https?$/ }).optional(),
   // A Temporal cluster behind TLS (mTLS for self-hosted, an API key for Temporal Cloud).
   TEMPORAL_TLS: bool.optional(),
   TEMPORAL_TLS_CA_PATH: optionalString,
@@ -118,6 +119,10 @@ const schema = z.object({
     .regex(/^\d{1,32}$/, 'the numeric phone number id')
     .optional(),
   WHATSAPP_ACCESS_TOKEN: optionalString,
+  WHATSAPP_BUSINESS_ACCOUNT_ID: z
+    .string()
+    .regex(/^\d{1,32}$/, 'the numeric WhatsApp Business account id')
+    .optional(),
   WHATSAPP_APP_SECRET: optionalString,
   WHATSAPP_VERIFY_TOKEN: optionalString,
   WHATSAPP_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
@@ -257,6 +262,8 @@ export interface Config {
     cliPath?: string;
     devPort: number;
     uiPort: number;
+    /** The Temporal Web UI operators open (`npx wathiq documents show` links a document's workflow there). */
+    uiUrl?: string;
     /** How to reach a configured cluster: TLS files are read when connecting (see temporal/connection-options). */
     tls: TemporalTlsSettings;
     apiKey?: string;
@@ -485,6 +492,10 @@ export function loadConfig(
       cliPath: e.TEMPORAL_CLI_PATH,
       devPort: e.TEMPORAL_DEV_PORT,
       uiPort: e.TEMPORAL_UI_PORT,
+      // Without a cluster address the dev server runs here, and its UI with it.
+      uiUrl: (
+        e.TEMPORAL_UI_URL ?? (e.TEMPORAL_ADDRESS ? undefined : `http://127.0.0.1:${e.TEMPORAL_UI_PORT}`)
+      )?.replace(/\/+$/, ''),
       tls: {
         // An API key or any TLS file means TLS; TEMPORAL_TLS=true alone means TLS with the system's roots.
         enabled:
@@ -529,6 +540,7 @@ export function loadConfig(
       apiUrl: e.WHATSAPP_API_URL.replace(/\/+$/, ''),
       phoneNumberId: e.WHATSAPP_PHONE_NUMBER_ID,
       accessToken: e.WHATSAPP_ACCESS_TOKEN,
+      businessAccountId: e.WHATSAPP_BUSINESS_ACCOUNT_ID,
       appSecret: e.WHATSAPP_APP_SECRET,
       verifyToken: e.WHATSAPP_VERIFY_TOKEN,
       timeoutMs: e.WHATSAPP_TIMEOUT_MS,

@@ -154,6 +154,8 @@ export interface WhatsAppConfig {
   apiUrl: string;
   phoneNumberId?: string;
   accessToken?: string;
+  /** The WhatsApp Business account (WABA) whose message templates `npx wathiq whatsapp templates check` reads. */
+  businessAccountId?: string;
   appSecret?: string;
   verifyToken?: string;
   timeoutMs: number;
