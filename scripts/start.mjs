@@ -1,5 +1,5 @@
 // `npm start` (and `start:api`, `start:worker`): runs src/main.ts as JavaScript compiled from exactly the sources
-// in src/ now.
+// in src/ now. The operator's CLI (bin/wathiq.mjs) runs src/cli.ts the same way, through `runSources('cli')`.
 //   node scripts/start.mjs [api|worker]
 //
 // Under tsx every start pays for TypeScript support: its loader thread boots, and each of the ~1,000 modules a
@@ -15,7 +15,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, cp, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 /** Bumped whenever what is compiled, or how, changes in a way the fingerprint would not see. */
 const FORMAT = 1;
@@ -118,8 +118,8 @@ async function compile(esbuild, files, fingerprint) {
   }
 }
 
-/** main.js compiled from the current sources, or undefined when it cannot be had (then tsx runs the sources). */
-async function compiledMain() {
+/** `<entry>.js` compiled from the current sources, or undefined when it cannot be had (then tsx runs the sources). */
+async function compiledEntry(entry) {
   // tsx's own esbuild: tsx is a dependency, and this is the compiler it runs the sources with.
   const esbuild = createRequire(require.resolve('tsx'))('esbuild');
   const files = await sourceFiles();
@@ -128,23 +128,29 @@ async function compiledMain() {
     await mkdir(path.dirname(outDir), { recursive: true });
     await compile(esbuild, files, fingerprint);
   }
-  return path.join(outDir, 'main.js');
+  return path.join(outDir, `${entry}.js`);
 }
 
-let main;
-try {
-  main = await compiledMain();
-} catch (err) {
-  process.stderr.write(
-    `Running src/ under tsx: compiling it to ${outDir} failed (${err instanceof Error ? err.message : String(err)})\n`,
-  );
+/** Runs src/<entry>.ts: compiled when the sources compile, under tsx otherwise. */
+export async function runSources(entry) {
+  let compiled;
+  try {
+    compiled = await compiledEntry(entry);
+  } catch (err) {
+    process.stderr.write(
+      `Running src/ under tsx: compiling it to ${outDir} failed (${err instanceof Error ? err.message : String(err)})\n`,
+    );
+  }
+  if (compiled) {
+    // Stack traces name the TypeScript sources, as under tsx.
+    process.setSourceMapsEnabled(true);
+    await import(pathToFileURL(compiled).href);
+  } else {
+    const { register } = await import('tsx/esm/api');
+    register();
+    await import(pathToFileURL(path.join(src, `${entry}.ts`)).href);
+  }
 }
-if (main) {
-  // Stack traces name the TypeScript sources, as under tsx.
-  process.setSourceMapsEnabled(true);
-  await import(pathToFileURL(main).href);
-} else {
-  const { register } = await import('tsx/esm/api');
-  register();
-  await import(pathToFileURL(path.join(src, 'main.ts')).href);
-}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url))
+  await runSources('main');

@@ -66,6 +66,7 @@ export const ERROR_TYPES = {
   webhook_disabled: 'conflict',
   nothing_to_retry: 'conflict',
   ambiguous_reference: 'conflict',
+  key_already_revoked: 'conflict',
   gone: 'gone',
   payload_too_large: 'payload_too_large',
   range_not_satisfiable: 'range_not_satisfiable',

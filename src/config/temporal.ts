@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { bool, optionalString, port } from './fields.ts';
+import { bool, httpUrl, optionalString, port } from './fields.ts';
 import { defineSlice } from './slice.ts';
 
 export interface TemporalTlsSettings {
@@ -18,6 +18,8 @@ export interface TemporalConfig {
     cliPath?: string;
     devPort: number;
     uiPort: number;
+    /** The Temporal Web UI operators open (`npx wathiq documents show` links a document's workflow there). */
+    uiUrl?: string;
     /** How to reach a configured cluster: TLS files are read when connecting (see temporal/connection-options). */
     tls: TemporalTlsSettings;
     apiKey?: string;
@@ -41,6 +43,9 @@ export const temporalSlice = defineSlice({
     TEMPORAL_CLI_PATH: optionalString.describe('a `temporal` binary to use for the dev server'),
     TEMPORAL_DEV_PORT: port.default(7233).describe('the port of the dev server'),
     TEMPORAL_UI_PORT: port.default(8233).describe("the port of the dev server's Web UI"),
+    TEMPORAL_UI_URL: httpUrl()
+      .optional()
+      .describe('the Temporal Web UI `npx wathiq documents show` links a workflow to'),
     TEMPORAL_TLS: bool
       .optional()
       .describe('true: TLS to the cluster (with the system roots unless a CA is given); false: plain'),
@@ -56,6 +61,7 @@ export const temporalSlice = defineSlice({
   },
   derivedDefaults: {
     TEMPORAL_ADDRESS: 'the dev server',
+    TEMPORAL_UI_URL: "the dev server's UI when TEMPORAL_ADDRESS is unset",
     TEMPORAL_TLS: 'plain, unless a CA, a client certificate or an API key is set',
   },
   checks: {
@@ -84,6 +90,10 @@ export const temporalSlice = defineSlice({
       cliPath: e.TEMPORAL_CLI_PATH,
       devPort: e.TEMPORAL_DEV_PORT,
       uiPort: e.TEMPORAL_UI_PORT,
+      // Without a cluster address the dev server runs here, and its UI with it.
+      uiUrl: (
+        e.TEMPORAL_UI_URL ?? (e.TEMPORAL_ADDRESS ? undefined : `http://127.0.0.1:${e.TEMPORAL_UI_PORT}`)
+      )?.replace(/\/+$/, ''),
       tls: {
         // An API key or any TLS file means TLS; TEMPORAL_TLS=true alone means TLS with the system's roots.
         enabled:

@@ -40,6 +40,8 @@ export interface WhatsAppConfig {
   apiUrl: string;
   phoneNumberId?: string;
   accessToken?: string;
+  /** The WhatsApp Business account (WABA) whose message templates `npx wathiq whatsapp templates check` reads. */
+  businessAccountId?: string;
   appSecret?: string;
   verifyToken?: string;
   timeoutMs: number;
@@ -74,6 +76,13 @@ export const whatsappSlice = defineSlice({
       .optional()
       .describe("cloud: the sending business phone number's id (required with cloud)"),
     WHATSAPP_ACCESS_TOKEN: optionalString.describe('cloud: a system-user access token (required with cloud)'),
+    WHATSAPP_BUSINESS_ACCOUNT_ID: z
+      .string()
+      .regex(/^\d{1,32}$/, 'the numeric WhatsApp Business account id')
+      .optional()
+      .describe(
+        'the WhatsApp Business account whose templates `npx wathiq whatsapp templates check` compares',
+      ),
     WHATSAPP_APP_SECRET: optionalString.describe(
       'cloud: checks X-Hub-Signature-256 on the inbound webhook (required with cloud)',
     ),
@@ -167,6 +176,7 @@ export const whatsappSlice = defineSlice({
       apiUrl: e.WHATSAPP_API_URL.replace(/\/+$/, ''),
       phoneNumberId: e.WHATSAPP_PHONE_NUMBER_ID,
       accessToken: e.WHATSAPP_ACCESS_TOKEN,
+      businessAccountId: e.WHATSAPP_BUSINESS_ACCOUNT_ID,
       appSecret: e.WHATSAPP_APP_SECRET,
       verifyToken: e.WHATSAPP_VERIFY_TOKEN,
       timeoutMs: e.WHATSAPP_TIMEOUT_MS,

@@ -1,11 +1,13 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { answerTemplateList, type ListedTemplate } from './graph-templates.ts';
 
 /**
  * A stand-in for Meta's WhatsApp Cloud API (the Graph API) on 127.0.0.1, speaking real HTTP:
  * `POST /{version}/{phone-number-id}/messages` with a Bearer token. It records every request and answers
- * success unless a test scripts otherwise (errors, 429, a hang). Also here: builders for Meta's inbound
+ * success unless a test scripts otherwise (errors, 429, a hang); and the business account's template list,
+ * `GET /{version}/{waba-id}/message_templates`, paged as Meta pages it, from `templates`. Also here: builders for Meta's inbound
  * notification payloads and their `X-Hub-Signature-256`, for tests of the inbound webhook.
  */
 
@@ -37,7 +39,11 @@ export interface FakeGraphApi {
   /** What WHATSAPP_API_URL should be: `http://127.0.0.1:<port>/v21.0`. */
   apiUrl: string;
   phoneNumberId: string;
+  /** The WhatsApp Business account whose `templates` the fake lists. */
+  businessAccountId: string;
   accessToken: string;
+  /** What the template list answers; tests fill and change it. */
+  templates: ListedTemplate[];
   requests: RecordedRequest[];
   /** Queue answers for the next requests, in order; when the queue is empty the answer is success. */
   script(...responses: ScriptedResponse[]): void;
@@ -55,6 +61,8 @@ export async function startFakeGraphApi(options: FakeGraphApiOptions = {}): Prom
   const accessToken = options.accessToken ?? `fake-token-${randomBytes(8).toString('hex')}`;
   const phoneNumberId = options.phoneNumberId ?? String(100000000000000 + Math.floor(Math.random() * 1e12));
   const version = options.version ?? 'v21.0';
+  const businessAccountId = String(200000000000000 + Math.floor(Math.random() * 1e12));
+  const templates: ListedTemplate[] = [];
   const requests: RecordedRequest[] = [];
   let queue: ScriptedResponse[] = [];
   const timers = new Set<NodeJS.Timeout>();
@@ -81,6 +89,13 @@ export async function startFakeGraphApi(options: FakeGraphApiOptions = {}): Prom
       };
       requests.push(recorded);
 
+      const url = new URL(req.url ?? '/', 'http://fake');
+      if (req.method === 'GET' && url.pathname === `/${version}/${businessAccountId}/message_templates`) {
+        if (!authorized)
+          return sendGraphError(res, 401, 190, 'Invalid OAuth access token - Cannot parse access token');
+        const refused = answerTemplateList(url, templates, res);
+        return refused ? sendGraphError(res, 400, 100, refused) : undefined;
+      }
       if (req.method !== 'POST' || req.url !== `/${version}/${phoneNumberId}/messages`) {
         return sendGraphError(res, 400, 100, `Unsupported ${req.method} request to ${req.url}`);
       }
@@ -144,6 +159,8 @@ export async function startFakeGraphApi(options: FakeGraphApiOptions = {}): Prom
   return {
     apiUrl: `http://127.0.0.1:${port}/${version}`,
     phoneNumberId,
+    businessAccountId,
+    templates,
     accessToken,
     requests,
     script(...responses) {

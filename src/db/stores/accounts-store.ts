@@ -77,6 +77,15 @@ export function accountsStore(db: Db) {
     },
 
     /** The account and its password hash, for sign-in only. */
+    /** Accounts oldest first, `limit` of them after the `offset` first (the operator's `accounts list`). */
+    async list(page: { limit: number; offset: number }): Promise<Account[]> {
+      const rows = await db<AccountRow>('accounts')
+        .orderBy([{ column: 'created_at' }, { column: 'id' }])
+        .limit(page.limit)
+        .offset(page.offset);
+      return rows.map(toAccount);
+    },
+
     async findCredentialsByEmail(
       email: string,
     ): Promise<{ account: Account; passwordHash: string } | undefined> {

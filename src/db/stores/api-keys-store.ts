@@ -88,6 +88,12 @@ export function apiKeysStore(db: Db) {
       return row && { ...toApiKey(row), secretHash: row.secret_hash, plan: row.plan };
     },
 
+    /** A key by its id, whichever account holds it: the operator names keys by id alone. */
+    async findByIdUnscoped(id: string): Promise<ApiKey | undefined> {
+      const row = await db<ApiKeyRow>('api_keys').where({ id }).first();
+      return row && toApiKey(row);
+    },
+
     async listByAccount(accountId: string): Promise<ApiKey[]> {
       const rows = await db<ApiKeyRow>('api_keys')
         .where({ account_id: accountId })

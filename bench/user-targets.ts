@@ -1,0 +1,88 @@
+/**
+ * The targets users feel, as bench:lifecycle prints them: what an approved document costs in CPU, against one
+ * minimal Temporal round trip measured in the same run; and, at half the saturated rate, how long an approver
+ * waits for the answer to a tap and for the signed PDF after the last action.
+ */
+
+/** CPU of every process, in core-seconds: the Temporal server (and its own PostgreSQL), the worker, Wathiq's
+ * PostgreSQL and this process (the API, the driver and the fake Graph API). */
+export interface CoreSeconds {
+  temporal: number;
+  worker: number;
+  postgres: number;
+  thisProcess: number;
+}
+
+export const totalCoreSeconds = (c: CoreSeconds): number =>
+  c.temporal + c.worker + c.postgres + c.thisProcess;
+
+const percentile = (sorted: readonly number[], p: number) =>
+  sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+
+const verdict = (met: boolean) => (met ? 'met' : 'not met');
+
+/** Cost per approved document in round trips: at most this many. */
+export const COST_TARGET = 6;
+/** An approver's tap answered, p99, at half the saturated rate. */
+export const TAP_P99_TARGET_MS = 150;
+/** The last action to a downloadable signed PDF, p99, at half the saturated rate. */
+export const PDF_P99_TARGET_MS = 1500;
+
+export function costLines(perDocument: CoreSeconds, perRoundTrip: CoreSeconds): string[] {
+  const doc = totalCoreSeconds(perDocument);
+  const trip = totalCoreSeconds(perRoundTrip);
+  const ratio = doc / trip;
+  const parts = (c: CoreSeconds) =>
+    `Temporal ${c.temporal.toFixed(4)}, worker ${c.worker.toFixed(4)}, PostgreSQL ${c.postgres.toFixed(4)}, API + driver ${c.thisProcess.toFixed(4)}`;
+  return [
+    `    cost per approved document: ${doc.toFixed(4)} core-seconds (${parts(perDocument)})`,
+    `      = ${ratio.toFixed(2)}× one minimal round trip's ${trip.toFixed(4)} core-seconds (${parts(perRoundTrip)}) — target ≤ ${COST_TARGET}×: ${verdict(ratio <= COST_TARGET)}`,
+  ];
+}
+
+export function halfRateLines(input: {
+  saturatedRate: number;
+  pacedRate: number;
+  documents: number;
+  achievedRate: number;
+  tapsMs: number[];
+  lastActionToPdfMs: number[];
+}): string[] {
+  const taps = [...input.tapsMs].sort((a, b) => a - b);
+  const pdf = [...input.lastActionToPdfMs].sort((a, b) => a - b);
+  const tap99 = percentile(taps, 99);
+  const pdf99 = percentile(pdf, 99);
+  return [
+    `\n  at half the saturated rate: ${input.documents} documents started at ${input.pacedRate.toFixed(2)}/s (saturated ${input.saturatedRate.toFixed(2)}/s; ${input.achievedRate.toFixed(2)}/s achieved)`,
+    `    an approver's tap answered: p50 ${percentile(taps, 50).toFixed(0)} ms, p99 ${tap99.toFixed(0)} ms (${taps.length} actions) — target p99 ≤ ${TAP_P99_TARGET_MS} ms: ${verdict(tap99 <= TAP_P99_TARGET_MS)}`,
+    `    last action → downloadable signed PDF: p50 ${percentile(pdf, 50).toFixed(0)} ms, p99 ${pdf99.toFixed(0)} ms (${pdf.length} documents) — target p99 ≤ ${PDF_P99_TARGET_MS} ms: ${verdict(pdf99 <= PDF_P99_TARGET_MS)}`,
+  ];
+}
+
+/** What the capacity model needs of PostgreSQL: rows and bytes (tables, indexes and TOAST) per document. */
+export async function storageLines(
+  db: { raw<T>(sql: string): Promise<T> },
+  documents: number,
+): Promise<string[]> {
+  const { rows } = await db.raw<{ rows: { name: string; bytes: string }[] }>(
+    `SELECT relname AS name, pg_total_relation_size(relid) AS bytes FROM pg_stat_user_tables
+      WHERE schemaname = 'public' ORDER BY pg_total_relation_size(relid) DESC`,
+  );
+  const counted: { name: string; rows: number; bytes: number }[] = [];
+  for (const r of rows) {
+    const { rows: n } = await db.raw<{ rows: { n: string }[] }>(`SELECT count(*) AS n FROM "${r.name}"`);
+    counted.push({ name: r.name, rows: Number(n[0]!.n), bytes: Number(r.bytes) });
+  }
+  const rowsPer = counted.reduce((s, t) => s + t.rows, 0) / documents;
+  const bytesPer = counted.reduce((s, t) => s + t.bytes, 0) / documents;
+  return [
+    `\n  PostgreSQL after the run (${documents} documents): ${rowsPer.toFixed(1)} rows and ${(bytesPer / 1024).toFixed(1)} KiB (tables, indexes, TOAST) per document; the largest:`,
+    ...counted
+      .filter((t) => t.rows > 0)
+      .slice(0, 8)
+      .map(
+        (t) =>
+          `      ${t.name.padEnd(28)} ${(t.rows / documents).toFixed(2).padStart(7)} rows  ${(t.bytes / documents / 1024).toFixed(2).padStart(8)} KiB`,
+      ),
+  ];
+}
