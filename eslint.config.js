@@ -21,13 +21,17 @@ const INFRASTRUCTURE = [
   'src/metrics',
   'src/tracing',
 ];
-const FEATURES = ['src/documents', 'src/accounts', 'src/approval', 'src/webhooks'];
+const FEATURES = ['src/documents', 'src/accounts', 'src/features', 'src/webhooks'];
 const SURFACES = ['src/api', 'src/admin', 'src/approval-page', 'src/verify-page', 'src/dev-inbox'];
 const COMPOSITION = ['src/runtime', 'src/workflows', 'src/main.ts', 'src/cli.ts'];
 
 /** One workflow sandbox: the feature's workflow folder and the contract files it shares with the rest. */
 const sandboxes = {
-  approval: ['src/approval/workflow', 'src/approval/definitions.ts', 'src/approval/rules.ts'],
+  approval: [
+    'src/features/approval/workflow',
+    'src/features/approval/definitions.ts',
+    'src/features/approval/rules.ts',
+  ],
   webhooks: ['src/webhooks/workflow', 'src/webhooks/definitions.ts'],
 };
 const SANDBOX_FILES = Object.values(sandboxes)
@@ -87,7 +91,7 @@ const layerZones = [
   {
     target: 'src/workflows',
     from: 'src',
-    except: Object.keys(sandboxes).map((feature) => `./${feature}/workflow`),
+    except: Object.values(sandboxes).map(([workflow]) => `./${workflow.slice('src/'.length)}`),
     message: "The workflow bundle entry re-exports the features' workflow folders and nothing else.",
   },
 ];

@@ -10,8 +10,8 @@ import { isAppError } from './errors.ts';
 import { createLogger } from './logger.ts';
 import { startEmbeddedPostgres } from './runtime/embedded-postgres.ts';
 import path from 'node:path';
-import { createApprovalClient } from './approval/client.ts';
-import { retryFinalization } from './approval/retry-finalization.ts';
+import { createApprovalClient } from './features/approval/client.ts';
+import { retryFinalization } from './features/approval/retry-finalization.ts';
 import { createTemporalClient } from './temporal/client.ts';
 import { temporalConnectionOptions } from './temporal/connection-options.ts';
 import {

@@ -194,7 +194,7 @@ async function main(role: Role): Promise<void> {
     );
     markStartup('worker running');
     // B-LTA archive renewal: one Temporal Schedule per task queue, created or updated by each worker.
-    const { ensureArchiveRenewalSchedule } = await import('./approval/archive-renewal-schedule.ts');
+    const { ensureArchiveRenewalSchedule } = await import('./features/approval/archive-renewal-schedule.ts');
     await ensureArchiveRenewalSchedule(temporal.client, {
       taskQueue: config.temporal.taskQueue,
       ...config.signing.archiveRenewal,

@@ -2,8 +2,8 @@ import type { SecretBox } from '../auth/secret-box.ts';
 import type { Knex } from '../db/knex.ts';
 import type { Logger } from '../logger.ts';
 import type { Storage } from '../storage/storage.ts';
-import { createApprovalActivities, type ApprovalActivityDeps } from '../approval/activities.ts';
-import type { ArchiveRenewalInput, ArchiveRenewalResult } from '../approval/archive-renewal.ts';
+import { createApprovalActivities, type ApprovalActivityDeps } from '../features/approval/activities.ts';
+import type { ArchiveRenewalInput, ArchiveRenewalResult } from '../features/approval/archive-renewal.ts';
 import { createWebhookActivities, type WebhookActivityDeps } from '../webhooks/activities.ts';
 
 export interface ActivityDeps extends ApprovalActivityDeps, WebhookActivityDeps {

@@ -1,7 +1,7 @@
 import { secretBoxFromSettings } from '../auth/secret-box.ts';
-import { activityWorkflowRun } from '../approval/activities.ts';
-import { createArchiveRenewer } from '../approval/archive-renewal.ts';
-import { createFinalizer, signerOnce } from '../approval/finalize.ts';
+import { activityWorkflowRun } from '../features/approval/activities.ts';
+import { createArchiveRenewer } from '../features/approval/archive-renewal.ts';
+import { createFinalizer, signerOnce } from '../features/approval/finalize.ts';
 import type { ActivityDeps } from './activities.ts';
 import { activityTemporalClient } from '../webhooks/activities.ts';
 import type { Config } from '../config.ts';

@@ -15,7 +15,7 @@ import {
   markNotified,
   notifiedApprovers,
   type ApprovalState,
-} from '../../src/approval/workflow/approval-state.ts';
+} from '../../src/features/approval/workflow/approval-state.ts';
 
 const three = [
   { id: 'c', orderIndex: 3, actionType: 'stamp' as const },

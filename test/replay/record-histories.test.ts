@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { approvalStatusQuery, retryFinalizationUpdate } from '../../src/approval/definitions.ts';
+import { approvalStatusQuery, retryFinalizationUpdate } from '../../src/features/approval/definitions.ts';
 import { exportHistory } from '../helpers/histories.ts';
 import {
   createDocument,

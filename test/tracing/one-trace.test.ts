@@ -3,7 +3,7 @@ import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trac
 import { readFile } from 'node:fs/promises';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { approvalWorkflowId } from '../../src/approval/definitions.ts';
+import { approvalWorkflowId } from '../../src/features/approval/definitions.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../fakes/webhook-receiver.ts';
 import {
   createDocument,

@@ -4,7 +4,7 @@ import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { WorkflowHandle } from '@temporalio/client';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { approvalWorkflowId, retryFinalizationUpdate } from '../../src/approval/definitions.ts';
+import { approvalWorkflowId, retryFinalizationUpdate } from '../../src/features/approval/definitions.ts';
 import { workflowsPath } from '../../src/temporal/worker.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../fakes/webhook-receiver.ts';
 import {

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createApprovalClient } from '../../src/approval/client.ts';
+import { createApprovalClient } from '../../src/features/approval/client.ts';
 import { documentEventsStore, fullEventData } from '../../src/db/stores/document-events-store.ts';
 import { openDeliveryBody, webhookDeliveriesStore } from '../../src/db/stores/webhook-deliveries-store.ts';
 import { createWebhookDispatcher, type WebhookDispatcher } from '../../src/webhooks/dispatch.ts';

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { Knex } from '../db/knex.ts';
-import { approversStore } from '../db/stores/approvers-store.ts';
-import { delegationsStore, type Delegation } from '../db/stores/delegations-store.ts';
-import { documentsStore } from '../db/stores/documents-store.ts';
-import type { VerifiedBy } from '../domain/model.ts';
-import { AppError } from '../errors.ts';
+import type { Knex } from '../../db/knex.ts';
+import { approversStore } from '../../db/stores/approvers-store.ts';
+import { delegationsStore, type Delegation } from '../../db/stores/delegations-store.ts';
+import { documentsStore } from '../../db/stores/documents-store.ts';
+import type { VerifiedBy } from '../../domain/model.ts';
+import { AppError } from '../../errors.ts';
 import type { PageLink } from './act-from-page.ts';
 import { answerLost, ApprovalRefused, type ApprovalClient } from './client.ts';
 import type { ApprovalView, Refusal } from './definitions.ts';

@@ -1,13 +1,16 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
-import type { Knex } from '../db/knex.ts';
-import { archiveTimestampsStore, type DueArchiveTimestamp } from '../db/stores/archive-timestamps-store.ts';
-import { finalFileKey } from '../documents/final-file.ts';
-import type { Logger } from '../logger.ts';
-import type { ArchiveRenewalMetrics } from '../metrics/metrics.ts';
-import type { RevocationOptions } from '../pdf/ltv/revocation.ts';
-import { renewArchiveTimestamp } from '../pdf/ltv/renew.ts';
-import type { Storage } from '../storage/storage.ts';
+import type { Knex } from '../../db/knex.ts';
+import {
+  archiveTimestampsStore,
+  type DueArchiveTimestamp,
+} from '../../db/stores/archive-timestamps-store.ts';
+import { finalFileKey } from '../../documents/final-file.ts';
+import type { Logger } from '../../logger.ts';
+import type { ArchiveRenewalMetrics } from '../../metrics/metrics.ts';
+import type { RevocationOptions } from '../../pdf/ltv/revocation.ts';
+import { renewArchiveTimestamp } from '../../pdf/ltv/renew.ts';
+import type { Storage } from '../../storage/storage.ts';
 import type { ArchiveRenewalInput, ArchiveRenewalResult } from './workflow/archive-renewal-workflow.ts';
 
 /**

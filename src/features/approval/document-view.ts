@@ -1,7 +1,7 @@
-import type { Knex } from '../db/knex.ts';
-import { documentsStore, type Document } from '../db/stores/documents-store.ts';
-import { serializeDocument, type SerializedDocument } from '../documents/serialize.ts';
-import { AppError } from '../errors.ts';
+import type { Knex } from '../../db/knex.ts';
+import { documentsStore, type Document } from '../../db/stores/documents-store.ts';
+import { serializeDocument, type SerializedDocument } from '../../documents/serialize.ts';
+import { AppError } from '../../errors.ts';
 
 /** The account's document; another account's document is the same 404 as none. */
 export async function accountDocument(db: Knex, accountId: string, documentId: string): Promise<Document> {

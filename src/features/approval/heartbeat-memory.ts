@@ -1,5 +1,5 @@
 import { Context } from '@temporalio/activity';
-import type { ProviderAnswerMemory } from '../whatsapp/index.ts';
+import type { ProviderAnswerMemory } from '../../whatsapp/index.ts';
 
 /** What a notification activity heartbeats once WhatsApp has answered: the message id, for this notice. */
 export interface SentHeartbeat {

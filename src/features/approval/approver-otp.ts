@@ -1,11 +1,11 @@
 import { createHash, randomBytes, randomInt, scrypt, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
-import type { Config } from '../config.ts';
-import type { Knex } from '../db/knex.ts';
-import type { Approver } from '../db/stores/approvers-store.ts';
-import { AppError } from '../errors.ts';
-import { languageFor } from '../whatsapp/templates.ts';
-import type { OtpSender } from '../whatsapp/otp-message.ts';
+import type { Config } from '../../config.ts';
+import type { Knex } from '../../db/knex.ts';
+import type { Approver } from '../../db/stores/approvers-store.ts';
+import { AppError } from '../../errors.ts';
+import { languageFor } from '../../whatsapp/templates.ts';
+import type { OtpSender } from '../../whatsapp/otp-message.ts';
 
 /**
  * One-time codes of verified approvers (issue 15 item 2; migration 019, table `approver_otp_codes`). An approver

@@ -1,15 +1,15 @@
-import type { SecretBox } from '../auth/secret-box.ts';
-import type { Knex } from '../db/knex.ts';
-import { actionEvidenceStore } from '../db/stores/action-evidence-store.ts';
-import { approversStore, type Approver } from '../db/stores/approvers-store.ts';
-import { whatsAppMessagesStore } from '../db/stores/whatsapp-messages-store.ts';
-import type { Logger } from '../logger.ts';
+import type { SecretBox } from '../../auth/secret-box.ts';
+import type { Knex } from '../../db/knex.ts';
+import { actionEvidenceStore } from '../../db/stores/action-evidence-store.ts';
+import { approversStore, type Approver } from '../../db/stores/approvers-store.ts';
+import { whatsAppMessagesStore } from '../../db/stores/whatsapp-messages-store.ts';
+import type { Logger } from '../../logger.ts';
 import {
   parseButtonPayload,
   type ButtonPayload,
   type InboundReply,
   type ParsedNotification,
-} from '../whatsapp/index.ts';
+} from '../../whatsapp/index.ts';
 import { ApprovalRefused, type ApprovalClient } from './client.ts';
 import { actWhenWritten } from './act-answer.ts';
 import type { WriteNotices } from './write-notices.ts';

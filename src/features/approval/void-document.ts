@@ -1,7 +1,7 @@
-import { documentsStore } from '../db/stores/documents-store.ts';
-import type { SerializedDocument } from '../documents/serialize.ts';
-import { statusRefusal } from '../documents/rules.ts';
-import { AppError } from '../errors.ts';
+import { documentsStore } from '../../db/stores/documents-store.ts';
+import type { SerializedDocument } from '../../documents/serialize.ts';
+import { statusRefusal } from '../../documents/rules.ts';
+import { AppError } from '../../errors.ts';
 import { ApprovalRefused, type ApprovalDeps } from './client.ts';
 import { accountDocument, documentView } from './document-view.ts';
 import { isOpen } from './rules.ts';

@@ -1,4 +1,4 @@
-import type { ApproverStatus, DocumentStatus, WorkflowType } from '../domain/model.ts';
+import type { ApproverStatus, DocumentStatus, WorkflowType } from '../../domain/model.ts';
 
 /**
  * The approval rules that the workflow, its activities, the API, the approval page and WhatsApp replies all apply,

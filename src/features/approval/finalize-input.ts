@@ -1,11 +1,11 @@
-import type { Db } from '../db/knex.ts';
-import type { DocumentStatus } from '../domain/model.ts';
-import { accountsStore } from '../db/stores/accounts-store.ts';
-import { approversStore, type Approver } from '../db/stores/approvers-store.ts';
-import { documentsStore, type Document } from '../db/stores/documents-store.ts';
-import { whatsAppMessagesStore, type SentReminder } from '../db/stores/whatsapp-messages-store.ts';
-import type { FinalizeApprover, FinalizeDocumentInfo, FinalizeInput } from '../pdf/index.ts';
-import { readObject, type Storage } from '../storage/storage.ts';
+import type { Db } from '../../db/knex.ts';
+import type { DocumentStatus } from '../../domain/model.ts';
+import { accountsStore } from '../../db/stores/accounts-store.ts';
+import { approversStore, type Approver } from '../../db/stores/approvers-store.ts';
+import { documentsStore, type Document } from '../../db/stores/documents-store.ts';
+import { whatsAppMessagesStore, type SentReminder } from '../../db/stores/whatsapp-messages-store.ts';
+import type { FinalizeApprover, FinalizeDocumentInfo, FinalizeInput } from '../../pdf/index.ts';
+import { readObject, type Storage } from '../../storage/storage.ts';
 import { OPEN_STATUSES } from './rules.ts';
 
 /** A document that cannot be finalized as it stands in the database or storage; retrying will not change it. */

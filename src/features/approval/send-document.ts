@@ -1,16 +1,16 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { approversStore } from '../db/stores/approvers-store.ts';
-import { documentEventsStore } from '../db/stores/document-events-store.ts';
-import { documentsStore } from '../db/stores/documents-store.ts';
-import { LIMITS, type ReminderSettings } from '../domain/model.ts';
-import { isoTime } from '../domain/time.ts';
-import type { SerializedDocument } from '../documents/serialize.ts';
-import { statusRefusal } from '../documents/rules.ts';
-import { AppError } from '../errors.ts';
+import { approversStore } from '../../db/stores/approvers-store.ts';
+import { documentEventsStore } from '../../db/stores/document-events-store.ts';
+import { documentsStore } from '../../db/stores/documents-store.ts';
+import { LIMITS, type ReminderSettings } from '../../domain/model.ts';
+import { isoTime } from '../../domain/time.ts';
+import type { SerializedDocument } from '../../documents/serialize.ts';
+import { statusRefusal } from '../../documents/rules.ts';
+import { AppError } from '../../errors.ts';
 import { ApprovalRefused, type ApprovalDeps } from './client.ts';
 import { approvalWorkflowId } from './definitions.ts';
 import { documentView } from './document-view.ts';
-import type { NoticeWait } from '../db/notice-waits.ts';
+import type { NoticeWait } from '../../db/notice-waits.ts';
 
 /**
  * Sends a draft for approval (docs/product-rules.md §3–§4). Preconditions: the document is a draft (409), has

@@ -9,11 +9,11 @@ import {
   type Client,
 } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import type { SecretBox } from '../auth/secret-box.ts';
-import type { Knex } from '../db/knex.ts';
-import type { Approver } from '../db/stores/approvers-store.ts';
-import type { Document } from '../db/stores/documents-store.ts';
-import { AppError } from '../errors.ts';
+import type { SecretBox } from '../../auth/secret-box.ts';
+import type { Knex } from '../../db/knex.ts';
+import type { Approver } from '../../db/stores/approvers-store.ts';
+import type { Document } from '../../db/stores/documents-store.ts';
+import { AppError } from '../../errors.ts';
 import {
   actUpdate,
   APPROVAL_WORKFLOW_TYPE,
@@ -29,10 +29,10 @@ import {
   type DelegateInput,
   type Refusal,
 } from './definitions.ts';
-import type { ReminderSettings } from '../domain/model.ts';
+import type { ReminderSettings } from '../../domain/model.ts';
 import type { WriteNotices } from './write-notices.ts';
 import { effectiveReminders, workflowReminders } from './workflow/reminder-schedule.ts';
-import { AccountIdKey, DocumentReferenceKey, DocumentStatusKey } from '../temporal/search-attributes.ts';
+import { AccountIdKey, DocumentReferenceKey, DocumentStatusKey } from '../../temporal/search-attributes.ts';
 
 export interface ApprovalClientDeps {
   client: Client;

@@ -1,19 +1,19 @@
 import { performance } from 'node:perf_hooks';
 import { Readable } from 'node:stream';
 import { ApplicationFailure } from '@temporalio/activity';
-import type { SecretBox } from '../auth/secret-box.ts';
-import type { Knex } from '../db/knex.ts';
+import type { SecretBox } from '../../auth/secret-box.ts';
+import type { Knex } from '../../db/knex.ts';
 import {
   type DocumentSignature,
   documentsStore,
   type Document,
   openFinalToken,
-} from '../db/stores/documents-store.ts';
-import { verificationUrl, verificationsStore } from '../db/stores/verifications-store.ts';
-import { isoTime } from '../domain/time.ts';
-import { finalFileKey, finalFileUrl, finalFilename } from '../documents/final-file.ts';
-import type { Logger } from '../logger.ts';
-import type { FinalizationFailureReason, FinalizationMetrics } from '../metrics/metrics.ts';
+} from '../../db/stores/documents-store.ts';
+import { verificationUrl, verificationsStore } from '../../db/stores/verifications-store.ts';
+import { isoTime } from '../../domain/time.ts';
+import { finalFileKey, finalFileUrl, finalFilename } from '../../documents/final-file.ts';
+import type { Logger } from '../../logger.ts';
+import type { FinalizationFailureReason, FinalizationMetrics } from '../../metrics/metrics.ts';
 import {
   type CreateSignerOptions,
   FinalizeError,
@@ -23,13 +23,13 @@ import {
   type Signer,
   SignerConfigError,
   createSigner,
-} from '../pdf/index.ts';
-import { certificateSummary } from '../pdf/sign/signature-info.ts';
-import { DEFAULT_PDF_LIMITS, type PdfLimits, PdfTooComplexError } from '../pdf/limits.ts';
-import type { SignatureLevel } from '../pdf/ltv/levels.ts';
-import { LtvError, type RevocationOptions } from '../pdf/ltv/revocation.ts';
-import { type PdfFinalizer, createPdfFinalizer } from '../pdf/workers/pdf-workers.ts';
-import type { Storage } from '../storage/storage.ts';
+} from '../../pdf/index.ts';
+import { certificateSummary } from '../../pdf/sign/signature-info.ts';
+import { DEFAULT_PDF_LIMITS, type PdfLimits, PdfTooComplexError } from '../../pdf/limits.ts';
+import type { SignatureLevel } from '../../pdf/ltv/levels.ts';
+import { LtvError, type RevocationOptions } from '../../pdf/ltv/revocation.ts';
+import { type PdfFinalizer, createPdfFinalizer } from '../../pdf/workers/pdf-workers.ts';
+import type { Storage } from '../../storage/storage.ts';
 import { recordArchiveTimestamp } from './archive-renewal.ts';
 import { FinalizeStateError, loadFinalizeInput, loadFinalizeRecord } from './finalize-input.ts';
 

@@ -1,8 +1,8 @@
-import type { Db } from '../db/knex.ts';
-import { createNoticeWaits, type NoticeWaits } from '../db/notice-waits.ts';
-import { EVIDENCE_ACCEPTED_CHANNEL } from '../db/stores/action-evidence-store.ts';
-import { DOCUMENT_SENT_CHANNEL } from '../db/stores/document-events-store.ts';
-import type { Logger } from '../logger.ts';
+import type { Db } from '../../db/knex.ts';
+import { createNoticeWaits, type NoticeWaits } from '../../db/notice-waits.ts';
+import { EVIDENCE_ACCEPTED_CHANNEL } from '../../db/stores/action-evidence-store.ts';
+import { DOCUMENT_SENT_CHANNEL } from '../../db/stores/document-events-store.ts';
+import type { Logger } from '../../logger.ts';
 
 /**
  * The workflow's writes an API answer waits for, announced by PostgreSQL when they commit: an action's evidence

@@ -1,4 +1,4 @@
-import type { ReminderSettings } from '../../domain/model.ts';
+import type { ReminderSettings } from '../../../domain/model.ts';
 import type { WorkflowReminders } from '../definitions.ts';
 
 const HOUR_MS = 3_600_000;

@@ -1,9 +1,9 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
-import type { Db } from '../db/knex.ts';
-import { approversStore, type Approver } from '../db/stores/approvers-store.ts';
-import { documentsStore } from '../db/stores/documents-store.ts';
-import type { CcRecipient } from '../domain/model.ts';
+import type { Db } from '../../db/knex.ts';
+import { approversStore, type Approver } from '../../db/stores/approvers-store.ts';
+import { documentsStore } from '../../db/stores/documents-store.ts';
+import type { CcRecipient } from '../../domain/model.ts';
 
 /**
  * Temporal keeps what activities return and the messages and stack traces of their failures in the workflow's

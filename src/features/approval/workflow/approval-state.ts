@@ -1,4 +1,4 @@
-import type { ApproverStatus, WorkflowType } from '../../domain/model.ts';
+import type { ApproverStatus, WorkflowType } from '../../../domain/model.ts';
 import type { ActionKind, ApproverSnapshot, FinalizationFailure, Refusal } from '../definitions.ts';
 import * as rules from '../rules.ts';
 import type { ApprovalStatus } from '../rules.ts';

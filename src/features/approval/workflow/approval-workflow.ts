@@ -15,7 +15,7 @@ import {
   workflowInfo,
   type ActivityOptions,
 } from '@temporalio/workflow';
-import { ApprovalAttentionKey, DocumentStatusKey } from '../../temporal/search-attributes.ts';
+import { ApprovalAttentionKey, DocumentStatusKey } from '../../../temporal/search-attributes.ts';
 import {
   acceptsActions,
   allCompleted,

@@ -1,14 +1,14 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import type { SecretBox } from '../auth/secret-box.ts';
-import type { Db, Knex } from '../db/knex.ts';
-import { actionEvidenceStore, type StoredEvidence } from '../db/stores/action-evidence-store.ts';
-import { approversStore, openLinkToken, type Approver } from '../db/stores/approvers-store.ts';
-import { delegationsStore } from '../db/stores/delegations-store.ts';
-import { documentEventsStore, type DocumentEvent } from '../db/stores/document-events-store.ts';
-import { documentsStore, openFinalToken, type Document } from '../db/stores/documents-store.ts';
-import { whatsAppMessagesStore } from '../db/stores/whatsapp-messages-store.ts';
-import { serializeApprover, serializeDocument } from '../documents/serialize.ts';
-import type { Logger } from '../logger.ts';
+import type { SecretBox } from '../../auth/secret-box.ts';
+import type { Db, Knex } from '../../db/knex.ts';
+import { actionEvidenceStore, type StoredEvidence } from '../../db/stores/action-evidence-store.ts';
+import { approversStore, openLinkToken, type Approver } from '../../db/stores/approvers-store.ts';
+import { delegationsStore } from '../../db/stores/delegations-store.ts';
+import { documentEventsStore, type DocumentEvent } from '../../db/stores/document-events-store.ts';
+import { documentsStore, openFinalToken, type Document } from '../../db/stores/documents-store.ts';
+import { whatsAppMessagesStore } from '../../db/stores/whatsapp-messages-store.ts';
+import { serializeApprover, serializeDocument } from '../../documents/serialize.ts';
+import type { Logger } from '../../logger.ts';
 import {
   CC_GREETING,
   isWhatsAppSendError,
@@ -18,7 +18,7 @@ import {
   type RecordRetry,
   type WhatsAppProvider,
   type WhatsAppTemplateConfig,
-} from '../whatsapp/index.ts';
+} from '../../whatsapp/index.ts';
 import {
   ACTION_NOT_WRITTEN,
   type ApprovalActivities,
@@ -33,13 +33,13 @@ import {
   type RecordDelegationInput,
   type SignedCopiesInput,
 } from './definitions.ts';
-import { finalFilename, finalFileUrl } from '../documents/final-file.ts';
+import { finalFilename, finalFileUrl } from '../../documents/final-file.ts';
 import type { FinalizedDocument } from './finalize.ts';
 import { heartbeatMemory } from './heartbeat-memory.ts';
 import { personalData, redact, withHistorySafeFailures } from './history-safe.ts';
 import { REMIND_LOCK_CLASS } from './remind-approver.ts';
 import { hasActed, isOpen, OPEN_STATUSES } from './rules.ts';
-import { whileHeartbeating } from '../temporal/heartbeat.ts';
+import { whileHeartbeating } from '../../temporal/heartbeat.ts';
 
 /** The workflow run an activity works for, seen through the worker's own Temporal client. */
 export interface WorkflowRun {

@@ -6,7 +6,7 @@ import type {
   ApproverStatus,
   NoticeKind,
   WorkflowType,
-} from '../domain/model.ts';
+} from '../../domain/model.ts';
 import type { ApprovalStatus } from './rules.ts';
 
 /**
@@ -59,7 +59,7 @@ export interface WorkflowReminders {
   expiryNoticeMs: number;
 }
 
-export type { ActionEvidence, ActionKind } from '../domain/model.ts';
+export type { ActionEvidence, ActionKind } from '../../domain/model.ts';
 
 /**
  * An approver's action as the workflow is asked to take it. Its evidence is stored in PostgreSQL first
