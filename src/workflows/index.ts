@@ -1,5 +1,5 @@
 // Every workflow the worker registers. Imported by the worker's bundler, never by Node directly.
-export { approvalWorkflow } from '../features/approval/workflow/approval-workflow.ts';
+export { approvalWorkflow } from '../features/approval/workflow/legacy/approval-workflow.ts';
 export { webhookDeliveryRoundWorkflow } from '../webhooks/workflow/delivery-round-workflow.ts';
 // The per-(webhook, document) queue of the previous design: no longer started, kept so running queues drain.
 export { webhookDeliveryWorkflow } from '../webhooks/workflow/delivery-workflow.ts';

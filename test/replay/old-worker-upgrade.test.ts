@@ -4,7 +4,7 @@ import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { createActivities } from '../../src/runtime/activities.ts';
 import { createWorkerDeps } from '../../src/runtime/worker-deps.ts';
-import { PATCHES } from '../../src/features/approval/workflow/approval-workflow.ts';
+import { PATCHES } from '../../src/features/approval/workflow/legacy/approval-workflow.ts';
 import {
   eventually,
   linkTokenOf,

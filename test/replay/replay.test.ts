@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.ts';
 import { installTemporalRuntime } from '../../src/temporal/runtime.ts';
 import { workflowsPath } from '../../src/temporal/worker.ts';
-import { PATCHES } from '../../src/features/approval/workflow/approval-workflow.ts';
+import { PATCHES } from '../../src/features/approval/workflow/legacy/approval-workflow.ts';
 import { recordedHistories, replayRecorded } from '../helpers/histories.ts';
 
 // The expected nondeterminism below would otherwise be logged as warnings.

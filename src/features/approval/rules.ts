@@ -45,21 +45,16 @@ export const acceptsActions = (status: DocumentStatus, approvers: readonly Appro
  * approver not yet acted of the lowest `order_index` that still has one (approvers sharing an `order_index` form a
  * group and act in any order among themselves; the next group's turn comes when the whole group has completed).
  * Parallel: everyone who has not acted (one group). Nobody once the document no longer accepts actions.
- *
- * `oneAtATime` is the rule before signing groups (issue 15): sequential takes only the first waiting approver in
- * the given order. Only the approval workflow passes it, for a history recorded before groups (see PATCHES).
  */
 export function currentApprovers<A extends { orderIndex: number }>(
   workflowType: WorkflowType,
   status: DocumentStatus,
   ordered: readonly A[],
   statusOf: (approver: A) => ApproverStatus,
-  options: { oneAtATime?: boolean } = {},
 ): A[] {
   if (!acceptsActions(status, ordered.map(statusOf))) return [];
   const waiting = ordered.filter((a) => !hasActed(statusOf(a)));
   if (workflowType !== 'sequential') return waiting;
-  if (options.oneAtATime) return waiting.slice(0, 1);
   const turn = Math.min(...waiting.map((a) => a.orderIndex));
   return waiting.filter((a) => a.orderIndex === turn);
 }

@@ -1,6 +1,6 @@
 import { sleep } from '@temporalio/workflow';
 import type { ApprovalWorkflowInput } from '../../../src/features/approval/definitions.ts';
-import { approvalWorkflow as current } from '../../../src/features/approval/workflow/approval-workflow.ts';
+import { approvalWorkflow as current } from '../../../src/features/approval/workflow/legacy/approval-workflow.ts';
 
 /**
  * The approval workflow with one incompatible change (a timer before anything else), the kind of edit that

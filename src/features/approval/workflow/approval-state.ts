@@ -18,9 +18,7 @@ export interface ApprovalState {
   approvers: readonly ApproverEntry[];
   /** Every approver completed but finalization failed for good; waits for a retry or a void. */
   finalizationFailure?: FinalizationFailure | null;
-  /** Sequential one approver at a time even where approvers share an order_index (histories before groups). */
-  oneAtATime?: boolean;
-  /** The document allows delegation (its `allow_delegation` when sent; absent before issue 15 item 3: no). */
+  /** The document allows delegation (its `allow_delegation` when sent). */
   allowDelegation?: boolean;
 }
 
@@ -62,9 +60,7 @@ export const acceptsActions = (s: ApprovalState): boolean =>
  * has one). Parallel: everyone not yet acted.
  */
 export const currentApprovers = (s: ApprovalState): ApproverEntry[] =>
-  rules.currentApprovers(s.workflowType, s.status, s.approvers, (a) => a.state, {
-    oneAtATime: s.oneAtATime === true,
-  });
+  rules.currentApprovers(s.workflowType, s.status, s.approvers, (a) => a.state);
 
 /** Approvers who must be notified now. */
 export const dueForNotification = (s: ApprovalState): ApproverEntry[] =>
@@ -115,7 +111,7 @@ export type DelegationDecision =
   { accepted: true; next: ApprovalState } | { accepted: false; refusal: Refusal };
 
 /**
- * The approver whose turn it is hands their step to a delegate (issue 15 item 3): they become `delegated` and the
+ * The approver whose turn it is hands their step to a delegate: they become `delegated` and the
  * delegate — a new approver `delegateId` with the same `order_index` and action — takes their place in the order,
  * `waiting` until notified. Refused when the document does not allow delegation, and on the same terms as an
  * action (not an approver, already acted or delegated, document closed, not their turn); an id already on the

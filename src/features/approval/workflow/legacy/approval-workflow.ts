@@ -1,3 +1,15 @@
+/**
+ * The approval workflow as it ran before Worker Versioning, frozen with everything of ours it imports (this
+ * folder). It is registered under its original type name, `approvalWorkflow`, because runs started before
+ * versioning are handed by Temporal to whichever worker version is current at their next workflow task: that
+ * version must replay their histories, so this code may never change — every command it issues is recorded in
+ * them, and each `patched()` branch below is a path some of them took (test/histories/ v1–v9 replay through it).
+ * New documents start `documentApproval` (../document-approval.ts), which has no patches at all.
+ *
+ * Delete this folder, its export in src/workflows/index.ts and the histories it replays once no run of type
+ * `approvalWorkflow` is open: `npm run cli -- workers status` reports `legacyOpenRuns: 0` (the same as
+ * `temporal workflow count --query 'WorkflowType="approvalWorkflow" AND ExecutionStatus="Running"'`).
+ */
 import {
   ActivityFailure,
   ApplicationFailure,
@@ -15,7 +27,7 @@ import {
   workflowInfo,
   type ActivityOptions,
 } from '@temporalio/workflow';
-import { ApprovalAttentionKey, DocumentStatusKey } from '../../../temporal/search-attributes.ts';
+import { ApprovalAttentionKey, DocumentStatusKey } from './search-attributes.ts';
 import {
   acceptsActions,
   allCompleted,
@@ -36,7 +48,7 @@ import {
   type ApprovalState,
 } from './approval-state.ts';
 import { expiryNoticeTime, reminderTimes } from './reminder-schedule.ts';
-import { hasSharedPositions } from '../rules.ts';
+import { hasSharedPositions } from './rules.ts';
 import {
   actUpdate,
   approvalStatusQuery,
@@ -60,79 +72,16 @@ import {
   type DelegateInput,
   type Refusal,
   type WorkflowNoticeKind,
-} from '../definitions.ts';
+} from './definitions.ts';
 
 /**
- * Versioning (see the README's operators' section): approval workflows live up to 365 days, so every change to the
- * commands this workflow issues goes behind `patched(<name>)` and the previous path stays until no workflow that
- * could take it is open. The patches, oldest first:
- *
- * - `approval-recovery-v1` (issue 12), taken once at the start: finite activity policies from the worker's config
- *   (a local activity), notifications that never hold back the deadline, a notification that exhausts its policy
- *   recorded as failed, a read-model write that exhausts its policy parks the workflow in `attention`.
- * - `approval-finalization-recovery-v1` (issue 12), taken where finalization starts, so a workflow started by the
- *   previous code that reaches finalization on this code gets it too: a finalization that fails for good leaves
- *   the document `in_progress` with `finalization.state = "failed"` until `retryFinalization` or a void.
- * - `approval-signed-copies-v1` (issue 15), taken once the document is approved: one `sendSignedCopies` activity
- *   sends every approver the signed PDF over WhatsApp; its failure is logged and never fails the document.
- * - `approval-auto-reminders-v1` (issue 15, item 1), taken once at the start by a workflow whose input carries
- *   `reminders` (none before it does): per notified approver, durable timers for the automatic reminders and the
- *   "expires tomorrow" one, each sent by the `sendAutomaticReminder` activity.
- * - `approval-signing-groups-v1` (issue 15, item 4), asked once at the start, and only by a sequential workflow
- *   whose approvers share an `order_index` (the API refused shared positions before, so every earlier history
- *   replays unchanged): the whole group is notified at once, the next group when all of it has completed. A
- *   history recorded without the marker (a worker before groups ran it, as in a rolling deploy) keeps one approver
- *   at a time.
- * - `approval-delegation-v1` (issue 15, item 3), taken by the `delegate` update when it is accepted (only a
- *   workflow whose input carries `allowDelegation`, which none before it does, accepts one): the approver becomes
- *   `delegated`, the `recordDelegation` activity creates the delegate's row, then the delegate is notified in the
- *   same place in the order. A history without a `delegate` update never reaches it and replays unchanged.
- * - `approval-lean-v1` (issue 16), taken once at the start by a workflow that took `approval-recovery-v1`: less
- *   Temporal work per document — the read-model writes are local activities (on the write policy), the status
- *   search attribute is upserted only when it changes, and finalization sends the signed copies in the same
- *   activity (`finalizeAndSendSignedCopies`; `sendSignedCopies` alone only when those failed retryably).
- * - `approval-lean-v2` (issue 16), taken once at the start instead of `approval-lean-v1` (which is then never
- *   asked), by a workflow that took `approval-recovery-v1`: everything of `approval-lean-v1`, except that a write
- *   that closes the document from an update (a rejection's `recordApproverAction`, `markDocumentVoided`) is an
- *   ordinary activity again — so the workflow task that accepts the update never also completes the workflow
- *   (see `closingWrites`) — and the approval requests are local activities too (`leanNotices`): an attempt in
- *   the workflow task that asked, then the ordinary `notifyApprover` on the notify policy when it fails.
- * - `approval-lean-v3` (issue 16, found by CI under load), taken once at the start instead of `approval-lean-v2`
- *   (which is then never asked), by a workflow that took `approval-recovery-v1`: everything of `approval-lean-v2`,
- *   except that an accepted `act` (but a rejection, whose write is an ordinary activity already) or `delegate` has
- *   no effect outside the workflow until its acceptance is in the history: the handler waits for a 1 ms timer
- *   first (`acceptanceRecorded`), and no approval request starts meanwhile. Under `approval-lean-v2` the write and
- *   the next approver's request ran as local activities inside the workflow task that accepted the update; when
- *   that task failed (a worker killed, a task timed out on a starved core), Temporal aborted the update, but the
- *   read model already showed the approver done and the next one had been asked: the approver's link was gone
- *   (410) and the workflow waited for them for ever.
- * - `approval-lean-v4` (issue 16), taken once at the start instead of `approval-lean-v3` (which is then never
- *   asked), by a workflow that took `approval-recovery-v1`: everything of `approval-lean-v3`, except how an accepted
- *   `act` or `delegate` waits for its acceptance. Its write (`recordApproverAction`, `recordDelegation`) is an
- *   ordinary activity, scheduled by the workflow task that accepts the update, so the acceptance and the schedule
- *   are recorded together and the write runs after both; no approval request starts until the write has settled.
- *   The 1 ms timer of `approval-lean-v3` fired after about a second, not a millisecond: Temporal's history service
- *   moves a timer due sooner than `history.timerProcessorMaxTimeShift` (1 s by default) to about that far ahead,
- *   so every action's answer waited a second for it. An activity task is dispatched at once.
- * - `approval-lean-v5` (issue 16), asked first, once at the start; a workflow that took it asks no other patch, as
- *   it takes all of them (`approval-recovery-v1`, the signing groups, the automatic reminders, delegation, the signed
- *   copies and `approval-lean-v4`): each patch asked costs two history events (its marker and Temporal's upsert of
- *   TemporalChangeVersion). On top of `approval-lean-v4`, one activity where two or three followed each other:
- *   - the send recorded, the policies read and the first approval requests sent by one local activity
- *     (`beginApproval`);
- *   - an accepted action's write and the approval requests it made due (a sequential document's next approver or
- *     group) by one ordinary activity (`recordActionAndNotify`), the write first;
- *   - the action that completes the document (with, again, those whose own write is still in flight) written and
- *     the document finalized by one ordinary activity (`recordActionAndFinalize`).
- *   Both ordinary ones are scheduled by the task that accepts the update, as v4's write is, so nothing leaves the
- *   workflow before the acceptance is recorded. When one fails, the action is written on its own and the rest runs
- *   as before. Other requests due together go in one local activity (`notifyApprovers`), each that fails then
- *   retried alone as before.
- * - `approval-delegate-request-v1`, asked where a delegate accepted by this run is first due (so only a history with
- *   a `delegate` update has its marker): the delegate's approval request is the ordinary `notifyApprover`, not a
- *   local activity. A local activity holds back the completion of the workflow task that scheduled it, and that
- *   task also completes the `delegate` update: the approver who delegated waited for WhatsApp to accept their
- *   delegate's message before the page answered.
+ * The patches a run of this workflow may have taken, oldest first (its history holds the marker of each):
+ * `recovery` finite retry policies and parking in `attention`; `finalizationRecovery` a failed finalization waits
+ * for a retry or a void; `signedCopies` the signed PDF to every approver; `autoReminders` durable reminder timers;
+ * `signingGroups` approvers sharing an order_index notified together; `delegation` the `delegate` update;
+ * `lean` .. `leanV4` fewer Temporal tasks per document, each replacing the one before; `leanV5` all of them and one
+ * activity where two followed each other (a new run of this type asked only it); `delegateRequest` a delegate's
+ * request as an ordinary activity.
  */
 export const PATCHES = {
   recovery: 'approval-recovery-v1',
@@ -149,7 +98,7 @@ export const PATCHES = {
   delegateRequest: 'approval-delegate-request-v1',
 } as const;
 
-/** The policies before issue 12 (retried without end); kept for workflows started by that code. */
+/** The policies before `recovery` (retried without end). */
 const legacyActivities = proxyActivities<ApprovalActivities>({
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '5 minutes' },
@@ -443,7 +392,7 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
       const dueBefore = new Set(dueForNotification(state).map((a) => a.id));
       state = decision.next;
       publishStatus();
-      // The evidence by reference (its row in PostgreSQL); inline only in updates recorded before issue 13.
+      // The evidence by reference (its row in PostgreSQL); inline only in the oldest runs' updates.
       const action =
         evidenceId === undefined
           ? { documentId: input.documentId, approverId, kind, evidence }
@@ -653,7 +602,7 @@ export async function approvalWorkflow(input: ApprovalWorkflowInput): Promise<Ap
     requests = leanV2 ? leanNotices(p) : notices;
   } else closingWrites = activities;
 
-  /** Before issue 12: one batch of notices at a time, awaited (the deadline waited for them). */
+  /** Before `recovery`: one batch of notices at a time, awaited (the deadline waited for them). */
   const notifyAll = (approverIds: string[], kind: WorkflowNoticeKind) =>
     Promise.all(
       approverIds.map((approverId) =>
