@@ -16,7 +16,7 @@ import type { Document } from '../../db/stores/documents-store.ts';
 import { AppError } from '../../errors.ts';
 import {
   actUpdate,
-  APPROVAL_WORKFLOW_TYPE,
+  DOCUMENT_APPROVAL_WORKFLOW_TYPE,
   approvalWorkflowId,
   delegateUpdate,
   remindUpdate,
@@ -160,7 +160,7 @@ export function createApprovalClient(deps: ApprovalClientDeps) {
       };
       try {
         await withAnswer(() =>
-          deps.client.workflow.start(APPROVAL_WORKFLOW_TYPE, {
+          deps.client.workflow.start(DOCUMENT_APPROVAL_WORKFLOW_TYPE, {
             workflowId: approvalWorkflowId(document.id),
             taskQueue: deps.taskQueue,
             args: [input],

@@ -14,10 +14,12 @@ import type { ApprovalStatus } from './rules.ts';
  * and its query, the refusals, and the activities it calls. Approver actions, void and remind are updates because
  * the caller must learn the outcome; a refused update (validator) never enters the history.
  *
- * The names here (workflow type, update, query and activity names) are recorded in workflow histories: renaming
- * one breaks running workflows and the replay tests.
+ * The names here (update, query and activity names, and their inputs) are the same for the legacy workflow
+ * (workflow/legacy/), so one client talks to runs of either type and one set of activities serves both.
  */
-export const APPROVAL_WORKFLOW_TYPE = 'approvalWorkflow';
+export const DOCUMENT_APPROVAL_WORKFLOW_TYPE = 'documentApproval';
+/** The type of the runs started before worker versioning (workflow/legacy/); none is started any more. */
+export const LEGACY_APPROVAL_WORKFLOW_TYPE = 'approvalWorkflow';
 export const approvalWorkflowId = (documentId: string): string => `document-${documentId}`;
 
 /** An approver as the workflow knows them: fixed when the document is sent. */
@@ -35,15 +37,9 @@ export interface ApprovalWorkflowInput {
   /** ISO 8601: the durable deadline; the document expires when it passes unfinished. */
   expiresAt: string;
   approvers: ApproverSnapshot[];
-  /**
-   * Automatic reminders (issue 15, item 1; patch `approval-auto-reminders-v1`): absent for none, and in every
-   * workflow started before them. Numbers only: no personal data in the history.
-   */
+  /** Automatic reminders: absent for none. Numbers only: no personal data in the history. */
   reminders?: WorkflowReminders;
-  /**
-   * The document's `allow_delegation` (issue 15, item 3): absent for false, and in every workflow started before
-   * delegation (so they refuse it).
-   */
+  /** The document's `allow_delegation`: absent for false. */
   allowDelegation?: boolean;
 }
 
@@ -64,20 +60,17 @@ export type { ActionEvidence, ActionKind } from '../../domain/model.ts';
 /**
  * An approver's action as the workflow is asked to take it. Its evidence is stored in PostgreSQL first
  * (`approver_action_evidence`, see actionEvidenceStore) and only the row's id travels here, so the workflow's
- * history holds no IP address, user agent, typed name or reason. Histories recorded before issue 13 carry the
- * evidence itself (`evidence`): the workflow still accepts that shape, and recordApproverAction reads either.
+ * history holds no IP address, user agent, typed name or reason.
  */
 export interface ActInput {
   approverId: string;
   kind: ActionKind;
   /** The id of the action's evidence row (approver_action_evidence.id). */
-  evidenceId?: string;
-  /** Before issue 13: the evidence inline. Never sent by current code. */
-  evidence?: ActionEvidence;
+  evidenceId: string;
 }
 
 /**
- * A delegation as the workflow is asked to take it (patch `approval-delegation-v1`): ids only. The delegate's name
+ * A delegation as the workflow is asked to take it: ids only. The delegate's name
  * and phone, the reason and the evidence are in PostgreSQL (`approver_delegations`, row `delegationId`); the
  * delegate's approver row, created by recordDelegation, gets the id `delegateId`.
  */
@@ -118,8 +111,6 @@ export const actUpdate = defineUpdate<ApprovalView, [ActInput]>('act');
 export const delegateUpdate = defineUpdate<ApprovalView, [DelegateInput]>('delegate');
 export const voidUpdate = defineUpdate<ApprovalView, [{ at: string }]>('void');
 export const remindUpdate = defineUpdate<{ wamid: string | null }, [{ approverId: string }]>('remind');
-/** Completes once the document reads `pending` in PostgreSQL; sent with the start (update-with-start). */
-export const sentUpdate = defineUpdate<ApprovalView>('sent');
 export const approvalStatusQuery = defineQuery<ApprovalView>('status');
 /**
  * The operator's retry (`npm run cli -- documents:retry-finalization`, or `temporal workflow update execute --name
@@ -167,7 +158,7 @@ export interface SignedCopiesResult {
 }
 
 /**
- * What `finalizeAndSendSignedCopies` (patch `approval-lean-v1`) did with the signed copies after finalizing:
+ * What `finalizeAndSendSignedCopies` did with the signed copies after finalizing:
  * `copies` when it sent them; otherwise `retryCopies` says whether the workflow should still send them with
  * `sendSignedCopies` on its own policy (a retryable failure) or not (refused for good; logged). Counts only.
  */
@@ -202,7 +193,7 @@ export interface RecordActionInput {
   kind: ActionKind;
   /** The action's evidence row, read in the activity's transaction and marked accepted there. */
   evidenceId?: string;
-  /** Before issue 13: the evidence inline (activities scheduled by workflows of that time). */
+  /** The evidence inline: only in actions of the oldest legacy runs, which carried it so. */
   evidence?: ActionEvidence;
 }
 
@@ -217,7 +208,7 @@ export interface ApprovalPolicies {
 }
 
 /**
- * `recordActionAndFinalize` (patch `approval-lean-v5`): the action that completes the document, and the prefix of
+ * `recordActionAndFinalize`: the action that completes the document, and the prefix of
  * the signed copies' idempotency keys.
  */
 export interface FinalActionInput {
@@ -241,14 +232,14 @@ export const ACTION_NOT_WRITTEN = 'action_not_written';
 /** One approval request of `notifyApprovers`: its result, or `failed` (the workflow retries it on its own). */
 export type BatchedNoticeResult = { result: NotifyApproverResult } | { failed: true };
 
-/** `recordActionAndNotify` (patch `approval-lean-v5`): an action, and the approval requests it made due. */
+/** `recordActionAndNotify`: an action, and the approval requests it made due. */
 export interface ActionNoticesInput {
   documentId: string;
   action: RecordActionInput;
   notices: NotifyApproverInput[];
 }
 
-/** `beginApproval` (patch `approval-lean-v5`): the send to record, and the approval requests due at once. */
+/** `beginApproval`: the send to record, and the approval requests due at once. */
 export interface BeginInput {
   documentId: string;
   workflowId: string;
@@ -288,14 +279,14 @@ export interface ApprovalActivities {
   markFinalizationFailed(input: { documentId: string; error: string; failedAt: string }): Promise<void>;
   markDocumentSent(input: { documentId: string; workflowId: string }): Promise<void>;
   /**
-   * Issue 16 (patch `approval-lean-v5`, a local activity): markDocumentSent, the worker's activity policies, and
+   * A local activity: markDocumentSent, the worker's activity policies, and
    * the first approval requests (as notifyApprovers; none when the run was ended instead) — one marker where
    * approvalPolicies, markDocumentSent and a request each were one.
    */
   beginApproval(input: BeginInput): Promise<BeginResult>;
   notifyApprover(input: NotifyApproverInput): Promise<NotifyApproverResult>;
   /**
-   * Issue 16 (patch `approval-lean-v5`, a local activity): the approval requests due at one moment (a parallel
+   * A local activity: the approval requests due at one moment (a parallel
    * document's, a signing group's), each as notifyApprover, side by side. A request that fails is reported
    * (`failed`, nothing personal) and the others still go; the workflow retries a failed one with notifyApprover.
    */
@@ -312,12 +303,12 @@ export interface ApprovalActivities {
   markDocumentVoided(input: { documentId: string; at: string }): Promise<void>;
   markDocumentExpired(input: { documentId: string }): Promise<void>;
   /**
-   * An automatic reminder (patch `approval-auto-reminders-v1`): sent through notifyApprover as a `reminder`
+   * An automatic reminder: sent through notifyApprover as a `reminder`
    * when the approver is still notified, the document open and REMIND_MAX_PER_APPROVER not reached; skipped
    * otherwise (`sent: false` with the reason).
    */
   sendAutomaticReminder(input: NotifyApproverInput): Promise<AutomaticReminderResult>;
-  /** Produces the signed final PDF and marks the document approved. */
+  /** Produces the signed final PDF and marks the document approved (the legacy workflow's first runs call it). */
   finalizeApprovedDocument(input: { documentId: string }): Promise<void>;
   /**
    * Sends the signed PDF to every approver as a WhatsApp `signed_copy` message, once per recipient (idempotency
@@ -326,20 +317,20 @@ export interface ApprovalActivities {
    */
   sendSignedCopies(input: SignedCopiesInput): Promise<SignedCopiesResult>;
   /**
-   * Issue 16 (patch `approval-lean-v1`): one activity where two followed each other — finalizeApprovedDocument,
+   * One activity where two would follow each other — finalizeApprovedDocument,
    * then sendSignedCopies once. A finalization failure fails it as before; a signed-copies failure never does
    * (it is reported in the result, and the workflow retries the copies alone when it was retryable).
    */
   finalizeAndSendSignedCopies(input: SignedCopiesInput): Promise<FinalizeWithCopiesResult>;
   /**
-   * Issue 16 (patch `approval-lean-v5`): one activity where two followed each other — the writes of the actions
+   * One activity where two would follow each other — the writes of the actions
    * (recordApproverAction each, idempotent; the one that completes the document last), then
    * finalizeAndSendSignedCopies. When a write fails the attempt fails with type ACTION_NOT_WRITTEN; a finalization
    * failure fails it as before.
    */
   recordActionAndFinalize(input: FinalActionInput): Promise<FinalizeWithCopiesResult>;
   /**
-   * Issue 16 (patch `approval-lean-v5`): one activity where two followed each other — the write of an accepted
+   * One activity where two would follow each other — the write of an accepted
    * action (recordApproverAction, idempotent; a failure typed ACTION_NOT_WRITTEN), then the approval requests it
    * made due (a sequential document's next approver or group), as notifyApprovers.
    */
