@@ -23,7 +23,7 @@ const INFRASTRUCTURE = [
 ];
 const FEATURES = ['src/documents', 'src/accounts', 'src/features', 'src/webhooks'];
 const SURFACES = ['src/api', 'src/admin', 'src/approval-page', 'src/verify-page', 'src/dev-inbox'];
-const COMPOSITION = ['src/runtime', 'src/workflows', 'src/main.ts', 'src/cli.ts'];
+const COMPOSITION = ['src/runtime', 'src/activities', 'src/workflows', 'src/main.ts', 'src/cli.ts'];
 
 /** One workflow sandbox: the feature's workflow folder and the contract files it shares with the rest. */
 const sandboxes = {

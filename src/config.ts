@@ -47,6 +47,14 @@ const schema = z.object({
   TEMPORAL_ADDRESS: optionalString,
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('document-approval'),
+  // Temporal's own limits on a deployment name: at most 255 characters, and no ':' (it separates the build id).
+  TEMPORAL_DEPLOYMENT_NAME: z
+    .string()
+    .min(1)
+    .max(255)
+    .regex(/^[^:\s]+$/, 'no colon and no whitespace')
+    .default('wathiq'),
+  WORKER_VERSION_PROMOTION: z.enum(['auto', 'manual']).default('auto'),
   TEMPORAL_CLI_PATH: optionalString,
   TEMPORAL_DEV_PORT: port.default(7233),
   TEMPORAL_UI_PORT: port.default(8233),
@@ -249,6 +257,13 @@ export interface Config {
     address?: string;
     namespace: string;
     taskQueue: string;
+    /** The Worker Deployment every worker of this service joins, its version named by the workflow code. */
+    deploymentName: string;
+    /**
+     * `auto`: a worker makes its version current when it starts, if that version never was (a new deploy); a
+     * restarted worker of an older version never takes it back. `manual`: an operator does (`workers promote`).
+     */
+    versionPromotion: 'auto' | 'manual';
     cliPath?: string;
     devPort: number;
     uiPort: number;
@@ -466,6 +481,8 @@ export function loadConfig(
       address: e.TEMPORAL_ADDRESS,
       namespace: e.TEMPORAL_NAMESPACE,
       taskQueue: e.TEMPORAL_TASK_QUEUE,
+      deploymentName: e.TEMPORAL_DEPLOYMENT_NAME,
+      versionPromotion: e.WORKER_VERSION_PROMOTION,
       cliPath: e.TEMPORAL_CLI_PATH,
       devPort: e.TEMPORAL_DEV_PORT,
       uiPort: e.TEMPORAL_UI_PORT,

@@ -191,6 +191,11 @@ async function main(role: Role): Promise<void> {
       metrics,
       tracing,
       bundle,
+      // npm start is the whole deployment in one process: its worker makes its own version current.
+      {
+        connection: temporal.connection,
+        promote: role === 'all' || config.temporal.versionPromotion === 'auto',
+      },
     );
     markStartup('worker running');
     // B-LTA archive renewal: one Temporal Schedule per task queue, created or updated by each worker.

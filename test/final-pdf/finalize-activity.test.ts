@@ -8,7 +8,7 @@ import { Registry } from 'prom-client';
 import { createWorkerMetrics, type FinalizationMetrics } from '../../src/metrics/metrics.ts';
 import { parseSamples, sumOf } from '../helpers/prometheus.ts';
 import { createFinalizer, type FinalizedDocument, signerOnce } from '../../src/features/approval/finalize.ts';
-import { createActivities } from '../../src/runtime/activities.ts';
+import { createActivities } from '../../src/activities/index.ts';
 import { createWorkerDeps } from '../../src/runtime/worker-deps.ts';
 import { sha256Hex } from '../../src/auth/tokens.ts';
 import { documentEventsStore, fullEventData } from '../../src/db/stores/document-events-store.ts';

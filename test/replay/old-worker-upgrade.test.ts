@@ -2,7 +2,7 @@ import { writeFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
-import { createActivities } from '../../src/runtime/activities.ts';
+import { createActivities } from '../../src/activities/index.ts';
 import { createWorkerDeps } from '../../src/runtime/worker-deps.ts';
 import { PATCHES } from '../../src/features/approval/workflow/legacy/approval-workflow.ts';
 import {

@@ -4,6 +4,7 @@ import type { Logger } from '../logger.ts';
 import type { Storage } from '../storage/storage.ts';
 import { createApprovalActivities, type ApprovalActivityDeps } from '../features/approval/activities.ts';
 import type { ArchiveRenewalInput, ArchiveRenewalResult } from '../features/approval/archive-renewal.ts';
+import type { ApprovalActivities as LegacyApprovalActivities } from '../features/approval/workflow/legacy/definitions.ts';
 import { createWebhookActivities, type WebhookActivityDeps } from '../webhooks/activities.ts';
 
 export interface ActivityDeps extends ApprovalActivityDeps, WebhookActivityDeps {
@@ -16,10 +17,17 @@ export interface ActivityDeps extends ApprovalActivityDeps, WebhookActivityDeps 
   archiveRenewal?: (input: ArchiveRenewalInput) => Promise<ArchiveRenewalResult>;
 }
 
-/** Builds every activity from the clients the worker owns; nothing here reaches for a global. */
+/**
+ * The worker's activity registry: every feature's activities, built from the clients the worker owns (nothing here
+ * reaches for a global). The approval activities serve both approval workflows: the legacy one calls them by the
+ * names and with the inputs it was frozen with, which the assignment below holds to.
+ */
 export function createActivities(deps: ActivityDeps) {
+  const approval = createApprovalActivities(deps);
+  const legacy: LegacyApprovalActivities = approval;
   return {
-    ...createApprovalActivities(deps),
+    ...legacy,
+    ...approval,
     ...createWebhookActivities(deps),
     async renewArchiveTimestamps(input: ArchiveRenewalInput): Promise<ArchiveRenewalResult> {
       return deps.archiveRenewal ? deps.archiveRenewal(input) : { renewed: 0, failed: 0 };
