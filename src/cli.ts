@@ -14,6 +14,7 @@ import { createApprovalClient } from './features/approval/client.ts';
 import { retryFinalization } from './features/approval/retry-finalization.ts';
 import { createTemporalClient } from './temporal/client.ts';
 import { temporalConnectionOptions } from './temporal/connection-options.ts';
+import { WORKERS_USAGE, workersCommand } from './runtime/workers-command.ts';
 import {
   PASSWORD_FLAG_WARNING,
   PasswordInputError,
@@ -39,7 +40,7 @@ Commands:
                                             Retry a finalization that failed (finalization.state "failed"), or
                                             the write a workflow is parked on (ApprovalAttention); prints JSON.
                                             Uses DATABASE_URL and TEMPORAL_ADDRESS (default: npm start's)
-`;
+${WORKERS_USAGE}`;
 
 /**
  * The database the CLI works on: DATABASE_URL, or the embedded one (the running `npm start`'s when it is up,
@@ -78,6 +79,12 @@ async function withDatabase<T>(config: Config, run: (db: Knex) => Promise<T>): P
     await stopEmbedded?.();
   }
 }
+
+/** The configured cluster (TLS and API key read here), or npm start's dev server. */
+const temporalOf = (config: Config) =>
+  config.temporal.address
+    ? temporalConnectionOptions({ ...config.temporal, address: config.temporal.address })
+    : { address: `127.0.0.1:${config.temporal.devPort}` };
 
 /** The new account's password: the prompt, standard input, or (with a warning) the command line. */
 async function accountPassword(values: { password?: string; 'password-stdin'?: boolean }): Promise<string> {
@@ -190,12 +197,7 @@ async function main(argv: string[]): Promise<number> {
         process.stderr.write(USAGE);
         return 2;
       }
-      const temporal = createTemporalClient({
-        ...(config.temporal.address
-          ? temporalConnectionOptions({ ...config.temporal, address: config.temporal.address })
-          : { address: `127.0.0.1:${config.temporal.devPort}` }),
-        namespace: config.temporal.namespace,
-      });
+      const temporal = createTemporalClient({ ...temporalOf(config), namespace: config.temporal.namespace });
       try {
         const approvals = createApprovalClient({
           client: temporal.client,
@@ -206,6 +208,20 @@ async function main(argv: string[]): Promise<number> {
           retryFinalization({ db, approvals }, positionals[0]!),
         );
         process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+      } finally {
+        await temporal.close();
+      }
+      return 0;
+    }
+    case 'workers': {
+      const temporal = createTemporalClient({ ...temporalOf(config), namespace: config.temporal.namespace });
+      try {
+        const out = await workersCommand(config, temporal.connection, rest);
+        if (out === undefined) {
+          process.stderr.write(USAGE);
+          return 2;
+        }
+        process.stdout.write(out);
       } finally {
         await temporal.close();
       }

@@ -95,6 +95,47 @@ export class ApprovalRefused extends Error {
 }
 
 /**
+ * How a document's approval run starts: the workflow's input (exactly these approvers; the reminders its own, its
+ * account's or the configured default) and the start's options, whatever the workflow type.
+ */
+export function approvalStart(
+  document: Document,
+  approvers: readonly Approver[],
+  options: Pick<ApprovalClientDeps, 'taskQueue' | 'autoReminders'> & {
+    accountReminders: ReminderSettings | null;
+  },
+) {
+  const reminders = workflowReminders(
+    effectiveReminders(document.reminders, options.accountReminders, options.autoReminders?.defaults ?? null),
+    options.autoReminders?.timerScale ?? 1,
+  );
+  const input: ApprovalWorkflowInput = {
+    documentId: document.id,
+    accountId: document.accountId,
+    reference: document.reference,
+    workflowType: document.workflowType,
+    expiresAt: document.expiresAt.toISOString(),
+    approvers: approvers.map((a) => ({ id: a.id, orderIndex: a.orderIndex, actionType: a.actionType })),
+    ...(reminders ? { reminders } : {}),
+    ...(document.allowDelegation ? { allowDelegation: true } : {}),
+  };
+  return {
+    workflowId: approvalWorkflowId(document.id),
+    taskQueue: options.taskQueue,
+    args: [input] as [ApprovalWorkflowInput],
+    workflowIdConflictPolicy: 'FAIL' as const,
+    // A closed run blocks the id unless it was ended without taking effect (markDocumentSent terminates a run
+    // whose send never committed); a document is sent at most once because send holds its row lock.
+    workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY' as const,
+    typedSearchAttributes: [
+      { key: DocumentStatusKey, value: 'pending' },
+      { key: DocumentReferenceKey, value: document.reference },
+      { key: AccountIdKey, value: document.accountId },
+    ],
+  };
+}
+
+/**
  * The API's door into the approval workflows: starts them and sends them updates, and turns the workflow's
  * refusals into ApprovalRefused so each caller (API, approval page, WhatsApp) words its own answer.
  */
@@ -144,37 +185,9 @@ export function createApprovalClient(deps: ApprovalClientDeps) {
       approvers: readonly Approver[],
       accountReminders: ReminderSettings | null = null,
     ): Promise<void> {
-      const reminders = workflowReminders(
-        effectiveReminders(document.reminders, accountReminders, deps.autoReminders?.defaults ?? null),
-        deps.autoReminders?.timerScale ?? 1,
-      );
-      const input: ApprovalWorkflowInput = {
-        documentId: document.id,
-        accountId: document.accountId,
-        reference: document.reference,
-        workflowType: document.workflowType,
-        expiresAt: document.expiresAt.toISOString(),
-        approvers: approvers.map((a) => ({ id: a.id, orderIndex: a.orderIndex, actionType: a.actionType })),
-        ...(reminders ? { reminders } : {}),
-        ...(document.allowDelegation ? { allowDelegation: true } : {}),
-      };
+      const options = approvalStart(document, approvers, { ...deps, accountReminders });
       try {
-        await withAnswer(() =>
-          deps.client.workflow.start(DOCUMENT_APPROVAL_WORKFLOW_TYPE, {
-            workflowId: approvalWorkflowId(document.id),
-            taskQueue: deps.taskQueue,
-            args: [input],
-            workflowIdConflictPolicy: 'FAIL',
-            // A closed run blocks the id unless it was ended without taking effect (markDocumentSent terminates a
-            // run whose send never committed); a document is sent at most once because send holds its row lock.
-            workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
-            typedSearchAttributes: [
-              { key: DocumentStatusKey, value: 'pending' },
-              { key: DocumentReferenceKey, value: document.reference },
-              { key: AccountIdKey, value: document.accountId },
-            ],
-          }),
-        );
+        await withAnswer(() => deps.client.workflow.start(DOCUMENT_APPROVAL_WORKFLOW_TYPE, options));
       } catch (err) {
         if (err instanceof WorkflowExecutionAlreadyStartedError) throw new ApprovalRefused('workflow_closed');
         // Not started, because Temporal could not be reached: the caller rolls back and the client may retry.
