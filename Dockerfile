@@ -27,7 +27,8 @@ EXPOSE 3000
 # Metrics (GET /metrics, unauthenticated): on by default in production, on loopback unless METRICS_HOST says
 # otherwise; docker-compose.yml opens it to its own network only, for a Prometheus there. Never publish it.
 EXPOSE 9464
-# The API's health (PostgreSQL and Temporal reachable). The worker serves no HTTP: compose disables this check for it.
+# The API's health (PostgreSQL and Temporal reachable). Compose gives the worker its own check instead (its
+# WORKER_HEALTH_PORT endpoint).
 HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/api/v1/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 ENTRYPOINT ["node", "dist/main.js"]

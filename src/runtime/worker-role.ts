@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import type { Connection } from '@temporalio/client';
+import type { NativeConnection, Worker } from '@temporalio/worker';
 import type { Config } from '../config.ts';
 import { signatureLevelWarning } from '../config.ts';
 import type { Knex } from '../db/knex.ts';
@@ -13,6 +14,7 @@ import type { Tracing } from '../tracing/sdk.ts';
 import { createActivities } from '../activities/index.ts';
 import type { ProcessMetrics } from './metrics.ts';
 import { createWorkerDeps, signerOptions } from './worker-deps.ts';
+import { checkWorkerHealth, startWorkerHealthServer, type RunningHealthServer } from './worker-health.ts';
 import { markStartup } from './startup-timings.ts';
 
 export { installTemporalRuntime } from '../temporal/runtime.ts';
@@ -63,6 +65,9 @@ export async function runWorker(
     logger.fatal({ err }, 'worker stopped unexpectedly');
     process.exit(1);
   });
+  // Pushed before the worker's stop, so it runs after it: while the worker drains, the endpoint answers 503.
+  const health = config.workerHealth && (await startHealth(config.workerHealth, worker, connection));
+  if (health) stops.push(() => health.stop());
   stops.push(async () => {
     worker.shutdown();
     await running.catch(() => undefined);
@@ -86,7 +91,31 @@ export async function runWorker(
     );
   }
   const tls = connectionOptions.tls ? (connectionOptions.apiKey ? ', TLS and API key' : ', TLS') : '';
-  return `task queue "${config.temporal.taskQueue}" on ${connectionOptions.address}${tls}, ${version}`;
+  const healthUrl = health ? `; health: ${health.url}` : '';
+  return `task queue "${config.temporal.taskQueue}" on ${connectionOptions.address}${tls}, ${version}${healthUrl}`;
+}
+
+/** How long the health check waits for Temporal's answer on the worker's connection. */
+const TEMPORAL_PING_MS = 2_000;
+
+function startHealth(
+  settings: NonNullable<Config['workerHealth']>,
+  worker: Worker,
+  connection: NativeConnection,
+): Promise<RunningHealthServer> {
+  return startWorkerHealthServer({
+    ...settings,
+    check: () =>
+      checkWorkerHealth({
+        status: () => worker.getStatus(),
+        pingTemporal: async () => {
+          await connection.withDeadline(Date.now() + TEMPORAL_PING_MS, () =>
+            connection.healthService.check({}),
+          );
+        },
+        pingTimeoutMs: TEMPORAL_PING_MS,
+      }),
+  });
 }
 
 /** Where the worker's own version is made current (`promote`), through the process's Temporal client. */

@@ -515,10 +515,20 @@ describe('the approval page', () => {
     );
   });
 
-  it.each(HOSTILE)('a urlencoded form with the name %s is not JSON: 400', async (name) => {
+  it.each(HOSTILE)('a urlencoded form with the name %s is refused before it is read: 415', async (name) => {
     const res = await page(`${token}/complete`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `${encodeURIComponent(name)}=x&${encodeURIComponent(`${name}[polluted]`)}=yes`,
+    });
+    const body = await envelopeOf(res, 415);
+    expect(body.error.message).toMatch(/application\/json/);
+  });
+
+  it.each(HOSTILE)('JSON that is not JSON, with the name %s, is 400', async (name) => {
+    const res = await page(`${token}/complete`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
       body: `${encodeURIComponent(name)}=x&${encodeURIComponent(`${name}[polluted]`)}=yes`,
     });
     const body = await envelopeOf(res, 400);

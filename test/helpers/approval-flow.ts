@@ -92,10 +92,19 @@ export async function createDocument(
       file: options.file ?? (await makePdf(2, 'Contract')),
     },
   );
-  const res = await h.service.request('/documents', { method: 'POST', account: h.account, body: form });
-  const body = (await res.json()) as { data: CreatedDocument };
-  expect(res.status, JSON.stringify(body)).toBe(201);
-  return body.data;
+  // As a client that honours Retry-After: an account may have only a few uploads in flight at once (503 past it).
+  for (let attempt = 1; ; attempt++) {
+    const res = await h.service.request('/documents', { method: 'POST', account: h.account, body: form });
+    const retryAfter = Number(res.headers.get('retry-after'));
+    if (res.status === 503 && retryAfter > 0 && attempt < 30) {
+      await res.body?.cancel();
+      await new Promise((resolve) => setTimeout(resolve, retryAfter * 1000));
+      continue;
+    }
+    const body = (await res.json()) as { data: CreatedDocument };
+    expect(res.status, JSON.stringify(body)).toBe(201);
+    return body.data;
+  }
 }
 
 export async function send(h: FlowHarness, documentId: string): Promise<Response> {

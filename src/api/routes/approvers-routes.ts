@@ -126,9 +126,9 @@ export function createApproversRouter(
       operationId: 'getApproverLink',
       summary: "An approver's approval page URL",
       description:
-        "For showing the approver their page in the account's own app (often with notify: false, when Wathiq sends them nothing). The URL is the approver's for good: it exists from the moment the document is sent, and usable_now tells whether they can act on it now (it is their turn and the document is open). Anyone holding the URL can act as the approver, so this needs documents:write, and it should be handed only to them. This reads the link and never makes one: 409 for a draft, and for an approver who has none (a document closed before it reached them).",
+        "For showing the approver their page in the account's own app (often with notify: false, when Wathiq sends them nothing). The URL is the approver's for good: it exists from the moment the document is sent, and usable_now tells whether they can act on it now (it is their turn and the document is open). Anyone holding the URL can act as the approver, so this needs documents:write as well as documents:read, and it should be handed only to them. This reads the link and never makes one: 409 for a draft, and for an approver who has none (a document closed before it reached them).",
       tags: TAGS,
-      auth: 'documents:write',
+      auth: CHANGES_AND_SHOWS_DOCUMENTS,
       pathParams: IdParams,
       responses: { 200: { description: 'The link', schema: envelope(ApproverLinkResource) } },
       errors: [404, 409],

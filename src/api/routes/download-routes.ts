@@ -1,3 +1,4 @@
+import { CHANGES_AND_SHOWS_DOCUMENTS } from '../openapi/scopes.ts';
 import Router from '@koa/router';
 import { z } from 'zod';
 import type { Knex } from '../../db/knex.ts';
@@ -92,7 +93,7 @@ export function createDownloadRouter(deps: DownloadRouterDeps, openapi: OpenApiR
       description:
         'For a URL that leaked: the signed PDF gets a new permanent URL, and the old one answers 404 from this answer on. Records the event document.download_rotated (with the new URL). Only for an approved document; any other status is 409, naming it.',
       tags: ['Documents'],
-      auth: 'documents:write',
+      auth: CHANGES_AND_SHOWS_DOCUMENTS,
       pathParams: IdParams,
       responses: { 200: { description: 'The new URL of the signed PDF', schema: envelope(Download) } },
       errors: [404, 409, 503],
