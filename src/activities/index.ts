@@ -2,7 +2,10 @@ import type { SecretBox } from '../auth/secret-box.ts';
 import type { Knex } from '../db/knex.ts';
 import type { Logger } from '../logger.ts';
 import type { Storage } from '../storage/storage.ts';
-import { createApprovalActivities, type ApprovalActivityDeps } from '../features/approval/activities.ts';
+import {
+  createApprovalActivities,
+  type ApprovalActivityDeps,
+} from '../features/approval/activities/index.ts';
 import type { ArchiveRenewalInput, ArchiveRenewalResult } from '../features/approval/archive-renewal.ts';
 import type { ApprovalActivities as LegacyApprovalActivities } from '../features/approval/workflow/legacy/definitions.ts';
 import { createWebhookActivities, type WebhookActivityDeps } from '../webhooks/activities.ts';

@@ -1,5 +1,5 @@
 import { secretBoxFromSettings } from '../auth/secret-box.ts';
-import { activityWorkflowRun } from '../features/approval/activities.ts';
+import { activityWorkflowRun } from '../features/approval/activities/index.ts';
 import { createArchiveRenewer } from '../features/approval/archive-renewal.ts';
 import { createFinalizer, signerOnce } from '../features/approval/finalize.ts';
 import type { ActivityDeps } from '../activities/index.ts';

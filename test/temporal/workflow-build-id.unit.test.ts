@@ -35,7 +35,7 @@ describe('the worker build id (its Worker Deployment Version)', () => {
   it('keeps its value for a change outside the workflows, and for a type the workflows only import as a type', async () => {
     const dir = await checkout(tmp, 'elsewhere');
     await appendFile(path.join(dir, 'src/api/app.ts'), '\nexport const changed = 1;\n');
-    await appendFile(path.join(dir, 'src/features/approval/activities.ts'), '\n// a comment\n');
+    await appendFile(path.join(dir, 'src/features/approval/activities/notify.ts'), '\n// a comment\n');
     // The approval state imports the domain's types only: the bundler drops such an import.
     await appendFile(path.join(dir, 'src/domain/model.ts'), '\nexport type Unused = string;\n');
     expect(await idOf(dir)).toBe(here);

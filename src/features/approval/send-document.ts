@@ -10,6 +10,7 @@ import { AppError } from '../../errors.ts';
 import { ApprovalRefused, type ApprovalDeps } from './client.ts';
 import { approvalWorkflowId } from './definitions.ts';
 import { documentView } from './document-view.ts';
+import { markPending } from './mark-pending.ts';
 import type { NoticeWait } from '../../db/notice-waits.ts';
 
 /**
@@ -80,12 +81,7 @@ async function sendAndAnswer(
         throw AppError.conflict('An earlier send of this document is still being settled; try again shortly');
       throw err;
     }
-    const sent = await documentsStore(trx).transition(draft.id, ['draft'], 'pending', {
-      sentAt: new Date(),
-      workflowId: approvalWorkflowId(draft.id),
-    });
-    // Every approver's link exists from the send on (GET /approvers/{id}/link reads it, never makes one).
-    await approversStore(trx).issueLinkTokens(draft.id, deps.secrets);
+    const sent = await markPending(trx, deps.secrets, draft.id, approvalWorkflowId(draft.id));
     return sent!; // the row lock held since the read: still a draft
   });
   // Sent and committed: a slow `document.sent` changes nothing the client can act on (a retry would be 409), so
