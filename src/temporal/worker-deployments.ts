@@ -43,6 +43,39 @@ type Timestamp = { seconds?: unknown; nanos?: number | null } | null | undefined
 const iso = (t: Timestamp): string | null =>
   t?.seconds == null ? null : new Date(Number(t.seconds) * 1000 + (t.nanos ?? 0) / 1e6).toISOString();
 
+type DeploymentInfo = NonNullable<
+  Awaited<ReturnType<Connection['workflowService']['describeWorkerDeployment']>>['workerDeploymentInfo']
+>;
+
+/** The deployment as Temporal describes it, in the names `workers status` prints. */
+function deploymentState(name: string, info: DeploymentInfo | null | undefined): DeploymentState {
+  const routing = info?.routingConfig;
+  const versions = (info?.versionSummaries ?? []).map((v): DeploymentVersion => {
+    const drainage = enumName(
+      v.drainageStatus ?? v.drainageInfo?.status,
+      DRAINAGE,
+      'VERSION_DRAINAGE_STATUS_',
+    );
+    return {
+      buildId: v.deploymentVersion?.buildId ?? '',
+      status: enumName(v.status, STATUSES, 'WORKER_DEPLOYMENT_VERSION_STATUS_'),
+      drainage: drainage === 'unspecified' ? null : drainage,
+      createdAt: iso(v.createTime),
+      currentSince: iso(v.currentSinceTime),
+      rampingSince: iso(v.rampingSinceTime),
+    };
+  });
+  const rampingBuild = routing?.rampingDeploymentVersion?.buildId;
+  return {
+    name,
+    current: routing?.currentDeploymentVersion?.buildId ?? null,
+    ramping: rampingBuild
+      ? { buildId: rampingBuild, percentage: routing?.rampingVersionPercentage ?? 0 }
+      : null,
+    versions,
+  };
+}
+
 const GRPC_NOT_FOUND = 5;
 
 /** The deployment's operations, as the worker (promotion at start) and the operator's CLI use them. */
@@ -72,31 +105,7 @@ export function workerDeployments(options: {
         if (isGrpcServiceError(err) && Number(err.code) === GRPC_NOT_FOUND) return undefined;
         throw err;
       }
-      const routing = info?.routingConfig;
-      const versions = (info?.versionSummaries ?? []).map((v): DeploymentVersion => {
-        const drainage = enumName(
-          v.drainageStatus ?? v.drainageInfo?.status,
-          DRAINAGE,
-          'VERSION_DRAINAGE_STATUS_',
-        );
-        return {
-          buildId: v.deploymentVersion?.buildId ?? '',
-          status: enumName(v.status, STATUSES, 'WORKER_DEPLOYMENT_VERSION_STATUS_'),
-          drainage: drainage === 'unspecified' ? null : drainage,
-          createdAt: iso(v.createTime),
-          currentSince: iso(v.currentSinceTime),
-          rampingSince: iso(v.rampingSinceTime),
-        };
-      });
-      const rampingBuild = routing?.rampingDeploymentVersion?.buildId;
-      return {
-        name: deploymentName,
-        current: routing?.currentDeploymentVersion?.buildId ?? null,
-        ramping: rampingBuild
-          ? { buildId: rampingBuild, percentage: routing?.rampingVersionPercentage ?? 0 }
-          : null,
-        versions,
-      };
+      return deploymentState(deploymentName, info);
     },
 
     /** New runs start on `buildId` from now on; runs pinned to other versions stay where they are. */

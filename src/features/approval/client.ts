@@ -7,6 +7,7 @@ import {
   WorkflowUpdateFailedError,
   WorkflowUpdateRPCTimeoutOrCancelledError,
   type Client,
+  type WorkflowHandle,
 } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { SecretBox } from '../../auth/secret-box.ts';
@@ -136,38 +137,68 @@ export function approvalStart(
 }
 
 /**
+ * `run` (a call to a workflow), given `timeoutMs` to answer; the workflow's refusal as ApprovalRefused, no answer
+ * in time or a call Temporal failed as a 503 (AppError 'unavailable').
+ */
+async function answered<T>(client: Client, timeoutMs: number, run: () => Promise<T>): Promise<T> {
+  try {
+    return await client.withDeadline(Date.now() + timeoutMs, run);
+  } catch (err) {
+    const refusal = refusalOf(err);
+    if (refusal) throw new ApprovalRefused(refusal);
+    if (err instanceof WorkflowExecutionAlreadyStartedError) throw err;
+    // No answer in time: the client's deadline, or the call cancelled on its way (gRPC CANCELLED, "Call
+    // cancelled", which the client reports as the same error). The workflow may still take it.
+    if (
+      err instanceof WorkflowUpdateRPCTimeoutOrCancelledError ||
+      /deadline|DEADLINE_EXCEEDED|timed? ?out/i.test(String((err as Error)?.message ?? err))
+    ) {
+      throw new AppError('unavailable', 'The approval service did not answer in time; try again shortly');
+    }
+    // The update call itself failed at Temporal (say the workflow task that held it failed, and the server
+    // aborted the update: FAILED_PRECONDITION). The workflow did not answer: the action may not have been taken,
+    // and asking again is safe (a taken one is refused as already acted). A 503, so Meta and browsers retry.
+    if (err instanceof ServiceError) {
+      throw new AppError(
+        'unavailable',
+        'The approval service could not take this just now; try again shortly',
+      );
+    }
+    throw err;
+  }
+}
+
+/** The outcome of a delegation update, without sending it again: see ApprovalClient.delegationOutcome. */
+async function delegationOutcome(
+  client: Client,
+  workflow: WorkflowHandle,
+  delegationId: string,
+  waitMs: number,
+): Promise<DelegationOutcome> {
+  try {
+    await client.withDeadline(Date.now() + waitMs, () =>
+      workflow.getUpdateHandle<ApprovalView>(delegationId).result(),
+    );
+    return 'accepted';
+  } catch (err) {
+    if (err instanceof WorkflowUpdateFailedError) return 'refused';
+    // NOT_FOUND: no such update (or no such workflow run any more).
+    if (err instanceof WorkflowNotFoundError) return 'not_taken';
+    // The workflow has it and did not answer within waitMs.
+    if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return 'pending';
+    if (answerLost(err))
+      throw new AppError('unavailable', 'The approval service is unavailable; try again shortly');
+    throw err;
+  }
+}
+
+/**
  * The API's door into the approval workflows: starts them and sends them updates, and turns the workflow's
  * refusals into ApprovalRefused so each caller (API, approval page, WhatsApp) words its own answer.
  */
 export function createApprovalClient(deps: ApprovalClientDeps) {
   const timeout = deps.answerTimeoutMs ?? 20_000;
-  const withAnswer = async <T>(run: () => Promise<T>): Promise<T> => {
-    try {
-      return await deps.client.withDeadline(Date.now() + timeout, run);
-    } catch (err) {
-      const refusal = refusalOf(err);
-      if (refusal) throw new ApprovalRefused(refusal);
-      if (err instanceof WorkflowExecutionAlreadyStartedError) throw err;
-      // No answer in time: the client's deadline, or the call cancelled on its way (gRPC CANCELLED, "Call
-      // cancelled", which the client reports as the same error). The workflow may still take it.
-      if (
-        err instanceof WorkflowUpdateRPCTimeoutOrCancelledError ||
-        /deadline|DEADLINE_EXCEEDED|timed? ?out/i.test(String((err as Error)?.message ?? err))
-      ) {
-        throw new AppError('unavailable', 'The approval service did not answer in time; try again shortly');
-      }
-      // The update call itself failed at Temporal (say the workflow task that held it failed, and the server
-      // aborted the update: FAILED_PRECONDITION). The workflow did not answer: the action may not have been taken,
-      // and asking again is safe (a taken one is refused as already acted). A 503, so Meta and browsers retry.
-      if (err instanceof ServiceError) {
-        throw new AppError(
-          'unavailable',
-          'The approval service could not take this just now; try again shortly',
-        );
-      }
-      throw err;
-    }
-  };
+  const withAnswer = <T>(run: () => Promise<T>) => answered(deps.client, timeout, run);
   const handle = (documentId: string) => deps.client.workflow.getHandle(approvalWorkflowId(documentId));
 
   return {
@@ -215,27 +246,8 @@ export function createApprovalClient(deps: ApprovalClientDeps) {
      * The outcome of the delegation update `delegationId`, without sending it again: waits at most `waitMs` for an
      * update the workflow has but has not finished. Temporal unreachable is a 503 (AppError 'unavailable').
      */
-    async delegationOutcome(
-      documentId: string,
-      delegationId: string,
-      waitMs = Math.min(timeout, 5_000),
-    ): Promise<DelegationOutcome> {
-      try {
-        await deps.client.withDeadline(Date.now() + waitMs, () =>
-          handle(documentId).getUpdateHandle<ApprovalView>(delegationId).result(),
-        );
-        return 'accepted';
-      } catch (err) {
-        if (err instanceof WorkflowUpdateFailedError) return 'refused';
-        // NOT_FOUND: no such update (or no such workflow run any more).
-        if (err instanceof WorkflowNotFoundError) return 'not_taken';
-        // The workflow has it and did not answer within waitMs.
-        if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return 'pending';
-        if (answerLost(err))
-          throw new AppError('unavailable', 'The approval service is unavailable; try again shortly');
-        throw err;
-      }
-    },
+    delegationOutcome: (documentId: string, delegationId: string, waitMs = Math.min(timeout, 5_000)) =>
+      delegationOutcome(deps.client, handle(documentId), delegationId, waitMs),
 
     void(documentId: string): Promise<ApprovalView> {
       return withAnswer(() =>

@@ -93,6 +93,24 @@ export function signerOnce(options: CreateSignerOptions): () => Promise<Signer> 
   };
 }
 
+/** What a finalization answers: when the document completed, and its signed file's permanent URLs. */
+function finalized(
+  publicBaseUrl: string,
+  doc: Document,
+  token: string,
+  completedAt: Date,
+  verifyToken: string | undefined,
+): FinalizedDocument {
+  return {
+    completedAt,
+    document: {
+      download_url: finalFileUrl(publicBaseUrl, token, doc),
+      filename: finalFilename(doc),
+      ...(verifyToken && { verification_url: verificationUrl(publicBaseUrl, verifyToken) }),
+    },
+  };
+}
+
 /**
  * Produces, signs and stores the final PDF of a document whose approvers have all completed, once.
  *
@@ -106,19 +124,8 @@ export function createFinalizer(deps: FinalizerDeps): (documentId: string) => Pr
   // The original is read and composed in a worker thread (time, heap and decoding limited); signing stays here.
   const pdf = createPdfFinalizer(deps.pdf ?? DEFAULT_PDF_LIMITS, deps.logger);
 
-  const outcome = (
-    doc: Document,
-    token: string,
-    completedAt: Date,
-    verifyToken: string | undefined,
-  ): FinalizedDocument => ({
-    completedAt,
-    document: {
-      download_url: finalFileUrl(deps.publicBaseUrl, token, doc),
-      filename: finalFilename(doc),
-      ...(verifyToken && { verification_url: verificationUrl(deps.publicBaseUrl, verifyToken) }),
-    },
-  });
+  const outcome = (doc: Document, token: string, completedAt: Date, verifyToken: string | undefined) =>
+    finalized(deps.publicBaseUrl, doc, token, completedAt, verifyToken);
 
   return async (documentId) => {
     const started = performance.now();
