@@ -46,10 +46,14 @@ import { failWrites } from '../helpers/write-faults.ts';
  * v9 (patch `approval-delegate-request-v1`): as v8, with a delegate's approval request an ordinary activity, so the
  * task that completes the `delegate` update does not wait for it; only `delegated-approved` is recorded, the one
  * run whose commands changed.
+ * document-approval: the runs of `documentApproval`, the workflow every new document starts since Worker
+ * Versioning (no patches: each run stays on the worker version that started it). v1 to v9 are runs of the legacy
+ * type `approvalWorkflow`. A change to `documentApproval` is a new worker version, not a new folder: a history
+ * here that stops replaying means a run of a deployed version would fail on the new code if it were moved there.
  *
  * RECORD_HISTORIES=1 records every missing name; RECORD_HISTORIES=name,name only those (still never overwriting).
  */
-const VERSION = 'v9';
+const VERSION = 'document-approval';
 const DIR = path.resolve(import.meta.dirname, '../histories', VERSION);
 const wanted = (process.env.RECORD_HISTORIES ?? '').split(',').map((s) => s.trim());
 const NAMES = [
