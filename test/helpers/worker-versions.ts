@@ -5,6 +5,9 @@ import { createActivities } from '../../src/activities/index.ts';
 import { createWorkerDeps } from '../../src/runtime/worker-deps.ts';
 import { createWorker } from '../../src/temporal/worker.ts';
 import { workflowBuildId } from '../../src/temporal/workflow-build-id.ts';
+import { approvalStart, createApprovalClient } from '../../src/features/approval/client.ts';
+import { LEGACY_APPROVAL_WORKFLOW_TYPE } from '../../src/features/approval/definitions.ts';
+import { sendDocument } from '../../src/features/approval/send-document.ts';
 import type { TestService } from './test-service.ts';
 
 const silent = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} };
@@ -68,4 +71,34 @@ export async function buildsThatRan(handle: WorkflowHandle): Promise<string[]> {
     if (builds.at(-1) !== build) builds.push(build);
   }
   return builds;
+}
+
+/**
+ * POST /documents/{id}/send as the API of the last release before worker versioning did it: the same send, the
+ * workflow type of then (`approvalWorkflow`), which a worker of that release runs.
+ */
+export async function sendAsBeforeVersioning(
+  h: { service: TestService; account: { accountId: string } },
+  documentId: string,
+): Promise<void> {
+  const { client } = h.service.temporal;
+  const approvals = createApprovalClient({ client, taskQueue: h.service.taskQueue });
+  await sendDocument(
+    {
+      db: h.service.database.db,
+      secrets: h.service.deps.secrets,
+      approvals: {
+        ...approvals,
+        async start(document, approvers, accountReminders = null) {
+          const options = approvalStart(document, approvers, {
+            taskQueue: h.service.taskQueue,
+            accountReminders,
+          });
+          await client.workflow.start(LEGACY_APPROVAL_WORKFLOW_TYPE, options);
+        },
+      },
+    },
+    h.account.accountId,
+    documentId,
+  );
 }

@@ -1,12 +1,10 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { approvalStart, createApprovalClient } from '../../src/features/approval/client.ts';
 import {
   approvalWorkflowId,
   LEGACY_APPROVAL_WORKFLOW_TYPE,
 } from '../../src/features/approval/definitions.ts';
-import { sendDocument } from '../../src/features/approval/send-document.ts';
 import { PATCHES } from '../../src/features/approval/workflow/legacy/approval-workflow.ts';
 import { workflowBuildId } from '../../src/temporal/workflow-build-id.ts';
 import { workflowsPath } from '../../src/temporal/worker.ts';
@@ -23,7 +21,12 @@ import {
 } from '../helpers/approval-flow.ts';
 import { type FinalPdfHarness, startFinalPdfHarness } from '../helpers/final-pdf.ts';
 import { patchesIn, replayHistories } from '../helpers/histories.ts';
-import { buildsThatRan, pinnedBuildOf, startWorkerOf } from '../helpers/worker-versions.ts';
+import {
+  buildsThatRan,
+  pinnedBuildOf,
+  sendAsBeforeVersioning,
+  startWorkerOf,
+} from '../helpers/worker-versions.ts';
 
 /**
  * The first release with worker versioning, deployed under a document in flight: the document was sent by the
@@ -46,30 +49,6 @@ afterAll(async () => {
   await rm(h.dataDir, { recursive: true, force: true });
 });
 
-/** POST /documents/{id}/send as the API of the release before did it: the same send, the workflow type of then. */
-async function sendAsBeforeVersioning(documentId: string): Promise<void> {
-  const { client } = h.service.temporal;
-  const approvals = createApprovalClient({ client, taskQueue: h.service.taskQueue });
-  await sendDocument(
-    {
-      db: h.service.database.db,
-      secrets: h.service.deps.secrets,
-      approvals: {
-        ...approvals,
-        async start(document, approvers, accountReminders = null) {
-          const options = approvalStart(document, approvers, {
-            taskQueue: h.service.taskQueue,
-            accountReminders,
-          });
-          await client.workflow.start(LEGACY_APPROVAL_WORKFLOW_TYPE, options);
-        },
-      },
-    },
-    h.account.accountId,
-    documentId,
-  );
-}
-
 describe('upgrading to worker versioning with a document in flight', () => {
   it('a document sent before versioning finishes on the code that started it, on the new version', async () => {
     const before = await startWorkerOf(h.service, { workflowsPath: BEFORE_VERSIONING, versioned: false });
@@ -80,7 +59,7 @@ describe('upgrading to worker versioning with a document in flight', () => {
         { name: 'Approver', phone: PHONES.saudiB, action_type: 'approve_only' },
       ],
     });
-    await sendAsBeforeVersioning(doc.id);
+    await sendAsBeforeVersioning(h, doc.id);
     const signer = await requestFor(h, PHONES.saudiA, doc.id, 60_000);
     await eventually(async () => (await statusOf(h, doc.id)).approvers[0]!.status === 'notified');
     const handle = h.service.temporal.client.workflow.getHandle(approvalWorkflowId(doc.id));
