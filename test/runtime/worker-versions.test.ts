@@ -20,7 +20,7 @@ import { cli } from '../helpers/retry-cli.ts';
 import { buildsThatRan, pinnedBuildOf, startWorkerOf, type ExtraWorker } from '../helpers/worker-versions.ts';
 
 /**
- * The upgrade procedure of docs/operations.md ("Upgrading workers"), followed with two versions of the workflow
+ * The upgrade procedure of docs/operations.md ("Upgrading workflow code"), followed with two versions of the workflow
  * code: the service's (A) and a variant whose approval runs say so in their result (B). B is deployed beside A,
  * ramped, made current with the operator's command; documents started on A finish on A, new ones start on B, A
  * reports drained and its worker is retired.
