@@ -1,6 +1,6 @@
 /**
  * End-to-end lifecycle benchmark: `npm run bench:lifecycle [-- --documents 200 --concurrency 20]`, or the series
- * of issue 16 (cost grows linearly): `npm run bench:lifecycle -- --series` (100, 400 and 1,600 documents, one
+ * that shows whether cost grows linearly: `npm run bench:lifecycle -- --series` (100, 400 and 1,600 documents, one
  * after the other in the same environment; `--sizes 100,400,1600` to choose them).
  *
  * Everything real and on this machine: an embedded PostgreSQL, a Temporal dev server (or, with `--temporal
@@ -12,10 +12,10 @@
  *
  * - documents per second end to end, as a ratio against the baseline measured in the same run: the minimal
  *   Temporal round trip (a trivial workflow with one activity, bench/round-trip/workflow.ts, on a worker of this
- *   process), started and awaited with the same concurrency — target ≥ 0.4× (issue 16);
+ *   process), started and awaited with the same concurrency — target ≥ 0.4×;
  * - the Temporal work per document, counted from the real histories of the run's workflows (fetched through the
  *   client): workflow tasks, activity tasks, local activities, timers, history events — against the numbers of
- *   the code before issue 16 (RECORDED_BASELINE below), target at most half; and the same counts in round trips
+ *   the code before the leaner workflow (RECORDED_BASELINE below), target at most half; and the same counts in round trips
  *   (one round trip's history counted the same way), with the ceiling they set on the ratio above;
  * - p50/p99 of the answer to an approver's action (the page's POST, the WhatsApp webhook) and from the last action to
  *   `approved`, the CPU share of the Temporal server, the worker, PostgreSQL and
@@ -142,8 +142,8 @@ const WORK_LABELS: Record<keyof Work, string> = {
 };
 
 /**
- * The work per document of the code before issue 16, measured with this benchmark (200 documents, concurrency
- * 20) on `main` at the commit below. Issue 16's target: workflow tasks, activity tasks and history events at most
+ * The work per document of the code before the leaner workflow, measured with this benchmark (200 documents, concurrency
+ * 20) on `main` at the commit below. The leaner workflow's target: workflow tasks, activity tasks and history events at most
  * half of these (local activities replace activity tasks; the one timer is the document's deadline).
  */
 const RECORDED_BASELINE: { commit: string; measured: string; work: Work } = {

@@ -1,7 +1,7 @@
 import { parse } from 'tldts';
 
 /**
- * The origins an account lets frame its approval pages (issue 15 item 6): each an https origin — scheme, host and
+ * The origins an account lets frame its approval pages: each an https origin — scheme, host and
  * an optional port, nothing else — or `https://*.example.com` for every subdomain of a registrable domain.
  * Each is checked strictly, because it is written verbatim into the page's Content-Security-Policy
  * (`frame-ancestors`): no paths, queries, credentials, whitespace, semicolons, quotes or bare wildcards.

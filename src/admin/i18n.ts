@@ -256,7 +256,7 @@ const STRINGS = {
     en: 'An unexpected error occurred. Please try again; if it keeps happening, contact support and quote {requestId}.',
     ar: 'حدث خطأ غير متوقع. يُرجى المحاولة مرة أخرى؛ وإذا تكرر فتواصل مع الدعم واذكر الرمز {requestId}.',
   },
-  // Embedding (issue 15 item 6)
+  // Embedding
   embedHeading: { en: 'Embedding the approval page', ar: 'تضمين صفحة الموافقة' },
   embedHint: {
     en: 'The https origins (one a line, at most 10) whose pages may show the approval page in a frame, for example https://app.example.com or https://*.example.com. Empty: no site may frame it.',
@@ -271,7 +271,7 @@ const STRINGS = {
     ar: '«{origin}» يشمل كل موقع تحت {suffix}، وهو لاحقة عامة يمكن لأي أحد تسجيل اسم تحتها. اذكر نطاقك أنت، مثل https://*.yourdomain.{suffix}.',
   },
   errorEmbedTooMany: { en: 'At most {max} origins.', ar: '{max} أصول على الأكثر.' },
-  // Account defaults (issue 15 items 1 and 2)
+  // Account defaults
   defaultsHeading: { en: 'Defaults for new documents', ar: 'الإعدادات الافتراضية للمستندات الجديدة' },
   defaultsHint: {
     en: 'Documents sent without their own automatic reminders take these; approvers added without their own verification take this one. Leave the three reminder fields empty for the server default.',

@@ -218,7 +218,7 @@ export function createApprovalPageRouter(
     ok(ctx, { status: view.status, completed: view.completed, total: view.total });
   }
 
-  // Verified approvers (issue 15 item 2): each client address may send or check OTP_IP_PER_MINUTE codes a minute.
+  // Verified approvers: each client address may send or check OTP_IP_PER_MINUTE codes a minute.
   const limitIp = async (ctx: AppContext) => {
     const hit = await deps.rateLimiter.hit(`approval-otp:${ctx.ip}`, otp.ipPerMinute);
     if (!hit.allowed) {
@@ -307,7 +307,7 @@ export function createApprovalPageRouter(
   });
 
   /**
-   * Delegation (issue 15 item 3): `{name, phone, reason}`; the approver must be verified first when they have
+   * Delegation: `{name, phone, reason}`; the approver must be verified first when they have
    * whatsapp_otp (403). Validation messages are in the page's language.
    */
   router.post('/:token/delegate', async (ctx) => {

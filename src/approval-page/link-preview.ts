@@ -1,5 +1,5 @@
 /**
- * Link previews (issue 15 item 7, review): chat apps and social sites fetch a link as soon as it is pasted or
+ * Link previews: chat apps and social sites fetch a link as soon as it is pasted or
  * received, to draw its preview card. Such a fetch is not the approver opening their page, so it records no
  * `approver.viewed` (docs/webhooks.md). A fetch is a preview when it is a HEAD request (no browser opens a page
  * with HEAD) or when its User-Agent is a known preview fetcher's. The list is of crawlers, not of in-app browsers:

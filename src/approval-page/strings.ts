@@ -71,7 +71,7 @@ const en = {
       tooManyBytes: (mb: number) => `The stamp image is larger than ${mb} MB; choose a smaller one.`,
     },
   },
-  /** The code step of a verified approver (issue 15 item 2). */
+  /** The code step of a verified approver. */
   code: {
     title: 'Confirm it is you',
     intro: 'Before you act, we send a 6-digit code to your WhatsApp number. Enter it here.',
@@ -86,7 +86,7 @@ const en = {
     sendFailed: 'The code could not be sent. Try again shortly.',
     needed: 'Enter the code sent to your WhatsApp first.',
   },
-  /** The delegation step (issue 15 item 3), when the document allows it and it is the approver's turn. */
+  /** The delegation step, when the document allows it and it is the approver's turn. */
   delegate: {
     open: 'Delegate to someone else',
     intro:

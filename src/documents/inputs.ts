@@ -15,7 +15,7 @@ export interface DocumentInput {
   approvers: ApproverFields[];
   /** Null: the account's default applies when the document is sent. */
   reminders: ReminderSettings | null;
-  /** Approvers may hand their step to someone else from the approval page (issue 15 item 3). */
+  /** Approvers may hand their step to someone else from the approval page. */
   allowDelegation: boolean;
   /** Who else receives the signed copy; never an approver's number. */
   cc: CcRecipient[];

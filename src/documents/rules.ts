@@ -43,7 +43,7 @@ export function expiresAtFrom(now: Date, days: number): Date {
 
 /**
  * The cc recipients that are not approvers of the document: a number that is also an approver's is dropped, as the
- * approver receives the signed copy anyway (issue 15 item 5: a number never gets two).
+ * approver receives the signed copy anyway (a number never gets two).
  */
 export function ccWithoutApprovers<T extends { phone: string }>(
   cc: readonly T[],

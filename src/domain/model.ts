@@ -21,7 +21,7 @@ export type Language = (typeof LANGUAGES)[number];
 
 /**
  * Where an approver stands: `waiting` until the approval workflow notifies them, then `notified`, and finally
- * `completed` or `rejected` — or `delegated` when they handed their step to someone else (issue 15 item 3): their
+ * `completed` or `rejected` — or `delegated` when they handed their step to someone else: their
  * link is spent like an approver's who acted, and the delegate's row (same `order_index`) takes their place. The
  * workflow owns every move after `waiting`.
  */
@@ -35,7 +35,7 @@ export type ApprovalChannel = (typeof APPROVAL_CHANNELS)[number];
 export type ActionKind = 'complete' | 'reject';
 
 /** What an approver did and how: kept for the audit certificate (in PostgreSQL, never in a workflow history). */
-/** How an approver must prove they hold their WhatsApp number before acting on the page (issue 15 item 2). */
+/** How an approver must prove they hold their WhatsApp number before acting on the page. */
 export const VERIFICATIONS = ['none', 'whatsapp_otp'] as const;
 export type Verification = (typeof VERIFICATIONS)[number];
 /** How an approver that acted was verified: a one-time code, their own WhatsApp reply, or not at all. */
@@ -86,8 +86,7 @@ export const LIMITS = {
 } as const;
 
 /**
- * Someone besides the approvers who receives the signed PDF over WhatsApp once the document is approved (issue 15
- * item 5). Never an approver of the same document: that phone already gets the approver's own copy.
+ * Someone besides the approvers who receives the signed PDF over WhatsApp once the document is approved. Never an approver of the same document: that phone already gets the approver's own copy.
  */
 export interface CcRecipient {
   /** E.164 digits without the plus sign. */
@@ -99,7 +98,7 @@ export interface CcRecipient {
 }
 
 /**
- * A document's automatic reminders (issue 15, item 1): the first `first_after_hours` after an approver's
+ * A document's automatic reminders: the first `first_after_hours` after an approver's
  * notification, then every `every_hours`, at most `max` in all; with `max` of 1 or more also one "expires
  * tomorrow" reminder 24 hours before the deadline. `max: 0` turns them off.
  */

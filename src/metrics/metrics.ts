@@ -1,7 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /**
- * Prometheus metrics (issue 13, item 4). One registry per process, built here and handed down through the deps of
+ * Prometheus metrics. One registry per process, built here and handed down through the deps of
  * whoever counts (never prom-client's global registry). Every label takes a bounded set of values: route templates,
  * never paths; template names from config; failure classes, never messages; no account or document ids.
  */

@@ -42,7 +42,7 @@ export interface FinalizeApprover {
   /** The reminders sent to the approver, oldest first (manual, automatic, "expires tomorrow"); absent: none. */
   reminders?: { at: Date; kind: 'manual' | 'automatic' | 'expires_tomorrow' }[];
   /**
-   * A delegate (issue 15 item 3): the approvers who handed this step on, first one first, each with when and why;
+   * A delegate: the approvers who handed this step on, first one first, each with when and why;
    * printed in this approver's block.
    */
   delegatedFrom?: DelegationRecord[];

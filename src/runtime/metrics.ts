@@ -19,7 +19,7 @@ import { templateNames } from '../whatsapp/index.ts';
 const TEMPORAL_EXPORTER_TIMEOUT_MS = 2_000;
 
 /**
- * The metrics of one process (issue 13, item 4): one registry, with what this role counts. The API role counts
+ * The metrics of one process: one registry, with what this role counts. The API role counts
  * HTTP requests and reports documents by status; the worker role counts WhatsApp sends, webhook deliveries and
  * finalizations and has the Temporal SDK export its worker metrics on a loopback port, which `/metrics` appends:
  * one scrape target per process. `npm start` (role all) has both on one endpoint.

@@ -7,7 +7,7 @@ import { verificationsStore } from '../db/stores/verifications-store.ts';
 import type { ActionType } from '../domain/model.ts';
 import { describeOutcome, maskPhone } from '../pdf/compose/wording.ts';
 
-/** What the signed file's signature is, when the document records it (issue 14, item 4). */
+/** What the signed file's signature is, when the document records it. */
 export interface SignatureFacts {
   /** PAdES baseline level: B-B, B-T, B-LT or B-LTA. */
   level: string;
@@ -28,7 +28,7 @@ export interface VerifiedApprover {
   channel: 'whatsapp' | 'page';
   actedAt: Date;
   /**
-   * A delegate (issue 15 item 3): the delegations that led to them, first one first, as the certificate prints
+   * A delegate: the delegations that led to them, first one first, as the certificate prints
    * them in their block: who handed the step to whom (names; the giver's phone masked), when and why.
    */
   delegations: VerifiedDelegation[];

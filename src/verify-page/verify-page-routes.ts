@@ -27,7 +27,7 @@ const ASSET_FILES: PageAssets = {
 };
 
 /**
- * The public verification page (issue 14, item 6): `GET /v/{token}` shows, in Arabic (right to left, the default)
+ * The public verification page: `GET /v/{token}` shows, in Arabic (right to left, the default)
  * or English (`?lang=`), what the signed document's audit certificate records, and checks whether a PDF is the
  * signed file by its SHA-256 (in the browser; `POST /v/{token}/check` when the browser cannot hash). No
  * authentication: the token, printed on the certificate with its QR code, is the key. Every request counts against

@@ -4,7 +4,7 @@ import type { Language } from '../domain/model.ts';
 import type { Logger } from '../logger.ts';
 
 /**
- * The one-time code of a verified approver (issue 15 item 2), sent as a WhatsApp authentication template with a
+ * The one-time code of a verified approver, sent as a WhatsApp authentication template with a
  * copy-code button. Meta fixes such a template's text ("<code> is your verification code."); the request names
  * the code twice: as the body's parameter and as the parameter of button 0, whose sub_type is `url` (Meta turns
  * the registered `otp`/`copy_code` button into a URL button). src/whatsapp/README.md lists the template.

@@ -3,7 +3,7 @@ import { createDocument, PHONES, startFlowHarness, type FlowHarness } from '../h
 import { FormClient } from '../helpers/dashboard.ts';
 
 /**
- * The dashboard's document page lists the document's cc recipients (issue 15 item 5, review): who gets the
+ * The dashboard's document page lists the document's cc recipients: who gets the
  * signed PDF besides the approvers, in Arabic and English. Over plain HTTP, signed in as the account's holder.
  */
 let h: FlowHarness;

@@ -87,7 +87,7 @@ describe('error envelope', () => {
   });
 
   it('a database that refuses connections: 503 unavailable (Retry-After), without internals', async () => {
-    // Authentication needs the database; a refused connection is a dependency down, not a bug (issue 12).
+    // Authentication needs the database; a refused connection is a dependency down, not a bug.
     const deadPort = await freePort();
     const db = createDb(`postgres://nobody:nothing@127.0.0.1:${deadPort}/none`, { poolMax: 1 });
     const config = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent' });

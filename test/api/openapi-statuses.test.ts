@@ -70,7 +70,7 @@ describe('the OpenAPI document states every status an operation answers', () => 
       expect(doc.paths[path]!.put!.requestBody!.required, path).toBe(false);
   });
 
-  it('the document and its download tell what signed the PDF (Signature, issue 14)', () => {
+  it('the document and its download tell what signed the PDF (Signature)', () => {
     const schemas = (doc as unknown as { components: { schemas: Record<string, SchemaObject> } }).components
       .schemas;
     const signature = schemas.Signature!;

@@ -125,7 +125,7 @@ describe('approval activities are idempotent', () => {
       (await database.db('approvers').where({ id: approvers[1]!.id }).first<{ status: string }>()).status,
     ).not.toBe('completed');
 
-    // A worker older than issue 13 drops the id from the update: the approver's latest submitted row is used.
+    // An older worker drops the id from the update: the approver's latest submitted row is used.
     const second = await evidence.submit({
       documentId,
       approverId: approvers[1]!.id,

@@ -17,7 +17,7 @@ import {
   type FlowHarness,
 } from '../helpers/approval-flow.ts';
 
-/** The code step of a verified approver (issue 15 item 2), in Debian's Chromium against the real service. */
+/** The code step of a verified approver, in Debian's Chromium against the real service. */
 const ARTIFACTS = path.resolve('test-artifacts');
 
 let h: FlowHarness;

@@ -17,7 +17,7 @@ import {
   type FlowHarness,
 } from '../helpers/approval-flow.ts';
 
-/** The delegation step of the approval page (issue 15 item 3), in Debian's Chromium against the real service. */
+/** The delegation step of the approval page, in Debian's Chromium against the real service. */
 const ARTIFACTS = path.resolve('test-artifacts');
 
 let h: FlowHarness;

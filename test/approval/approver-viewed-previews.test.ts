@@ -6,7 +6,7 @@ import { createDocument, PHONES, startFlowHarness, type FlowHarness } from '../h
 
 /**
  * `approver.viewed` is the approver opening their page, not a chat app fetching the link to draw its preview card
- * (issue 15 item 7, review). No worker: the link is given to the approver row directly, as the send would.
+ *. No worker: the link is given to the approver row directly, as the send would.
  */
 let h: FlowHarness;
 beforeAll(async () => {

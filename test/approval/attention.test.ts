@@ -18,7 +18,7 @@ import { retryFinalizationCli } from '../helpers/retry-cli.ts';
 import { failWrites, type WriteFault } from '../helpers/write-faults.ts';
 
 /**
- * Item 2 of issue 12, for read-model writes: a write of the approval workflow that exhausts its retry policy
+ * For read-model writes: a write of the approval workflow that exhausts its retry policy
  * (APPROVAL_WRITE_RETRY_SECONDS, 3 s here) parks the workflow in `attention` — visible in its `status` query and as
  * the search attribute ApprovalAttention — until the operator's `documents:retry-finalization` resumes it. The
  * failure is real: a PL/pgSQL trigger makes PostgreSQL refuse the write until the test drops it.

@@ -16,7 +16,7 @@ import {
 } from '../helpers/approval-flow.ts';
 
 /**
- * Automatic reminders (issue 15, item 1) through the real API, workflow (durable timers) and WhatsApp provider
+ * Automatic reminders through the real API, workflow (durable timers) and WhatsApp provider
  * (the fake Graph API at the border). The timers are real: APPROVAL_TIMER_SCALE (tests only) makes an hour of a
  * document's schedule one second when it is sent. Where a test proves that no further reminder goes, it watches
  * for some scaled hours more than the schedule would need (an observation window, not a synchronization).

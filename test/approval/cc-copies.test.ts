@@ -28,7 +28,7 @@ import { makePdf } from '../helpers/pdf.ts';
 import { pageCount, pageText } from '../helpers/pdf-tools.ts';
 
 /**
- * Issue 15, the parts left of items 1, 2 and 5, end to end (real service, Temporal and PostgreSQL, WhatsApp through
+ * Automatic reminders, verified approvers and copies to others, end to end (real service, Temporal and PostgreSQL, WhatsApp through
  * the fake Graph API): the account's defaults set through GET/PUT /account/settings and taken by a document that
  * gives none; `cc` recipients who get the signed copy as the approvers do, in their language; and the reminders on
  * the audit certificate. APPROVAL_TIMER_SCALE (tests only) makes a scheduled hour one second.

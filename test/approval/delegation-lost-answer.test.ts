@@ -14,7 +14,7 @@ import {
 import { freePort } from '../setup/free-port.ts';
 
 /**
- * A delegation whose answer from the workflow was lost (issue 15 item 3, review): the request row is settled by
+ * A delegation whose answer from the workflow was lost: the request row is settled by
  * the next delegation it concerns, so its number is not blocked for good and the approver who retries hears what
  * became of it. The lost answer is real: the same request through a second API on the same database whose
  * Temporal address nothing listens on. Time is moved by editing the row's `created_at`, never by waiting.

@@ -14,7 +14,7 @@ import {
   type ApprovalState,
 } from '../../src/features/approval/workflow/approval-state.ts';
 
-/** Delegation in the pure reducer (issue 15 item 3). */
+/** Delegation in the pure reducer. */
 const three = [
   { id: 'a', orderIndex: 1, actionType: 'sign' as const },
   { id: 'b', orderIndex: 2, actionType: 'stamp' as const },

@@ -30,7 +30,7 @@ import { historyText } from '../helpers/histories.ts';
 import { pageCount, pageText } from '../helpers/pdf-tools.ts';
 
 /**
- * Delegation (issue 15 item 3) end to end: the real service, Temporal and PostgreSQL, WhatsApp through the fake
+ * Delegation end to end: the real service, Temporal and PostgreSQL, WhatsApp through the fake
  * Graph API, webhooks to a fake receiver.
  */
 let h: FinalPdfHarness;

@@ -11,7 +11,7 @@ import {
 } from '../helpers/approval-flow.ts';
 
 /**
- * Item 3 of issue 12: expiry is exact. The WhatsApp Cloud API (the fake) answers 500 to everything; the deadline
+ * Expiry is exact. The WhatsApp Cloud API (the fake) answers 500 to everything; the deadline
  * timer races the notification being retried, and an approver whose notification exhausted its policy reads
  * "failed" and can be reminded once WhatsApp is back.
  */

@@ -18,7 +18,7 @@ import { pdfsig } from '../helpers/pdf-tools.ts';
 import { retryFinalizationCli } from '../helpers/retry-cli.ts';
 
 /**
- * Item 2 of issue 12: a finalization that fails for good leaves the document in_progress with
+ * A finalization that fails for good leaves the document in_progress with
  * finalization.state "failed", an event, and a way out (void, or the operator's documents:retry-finalization).
  * The failure is real: the worker's signing certificate (SIGNING_P12_PATH) is moved away, which is retryable,
  * until APPROVAL_FINALIZE_RETRY_SECONDS (3 s here) runs out.

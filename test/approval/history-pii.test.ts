@@ -29,7 +29,7 @@ import { historyText, needlesIn, type Needle } from '../helpers/histories.ts';
 import { failWrites } from '../helpers/write-faults.ts';
 
 /**
- * Item 7 of issue 13: Temporal's histories hold ids and states only. Every path a document can take is driven
+ * Temporal's histories hold ids and states only. Every path a document can take is driven
  * against the real service and Temporal — sequential and parallel, sign (drawn and typed), stamp (uploaded and
  * generated), approve and review by page and by WhatsApp button, a retried page submit, reject with a reason,
  * remind, void, expiry, WhatsApp failures whose messages name the number, a finalization that fails and is
@@ -227,7 +227,7 @@ async function rejected(): Promise<void> {
   await untilStatus(doc, 'rejected');
 }
 
-/** Delegation (issue 15 item 3): the approver hands their step to a delegate on the page, who approves by button. */
+/** Delegation: the approver hands their step to a delegate on the page, who approves by button. */
 async function delegated(): Promise<void> {
   const [first, delegate] = [person('Isembard Quillfeather'), person('شهد المطيري', true)];
   const doc = await created({

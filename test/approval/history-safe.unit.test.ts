@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { historySafeError, personalData, redact } from '../../src/features/approval/history-safe.ts';
 import type { Approver } from '../../src/db/stores/approvers-store.ts';
 
-/** What an activity's failure may carry into a workflow history (issue 13 item 7). */
+/** What an activity's failure may carry into a workflow history. */
 const approver = {
   id: 'a1b2c3d4-0000-4000-8000-000000000001',
   phone: '966501234567',

@@ -14,7 +14,7 @@ import {
 } from '../helpers/approval-flow.ts';
 
 /**
- * Issue 16 (patch `approval-lean-v2`): a rejection from the approval page closes the document, so the workflow
+ * The leaner workflow (patch `approval-lean-v2`): a rejection from the approval page closes the document, so the workflow
  * completes right after the `act` update. With the rejection's read-model write as a local activity (patch
  * `approval-lean-v1`), the update's acceptance and the workflow's completion went to Temporal in one workflow
  * task; when any event reached the workflow while that task ran (in CI: the approval request's activity finishing
@@ -78,7 +78,7 @@ describe('a rejection from the page while another event reaches the workflow', (
         await trx.raw('SELECT id FROM documents WHERE id = ? FOR NO KEY UPDATE', [doc.id]);
         answer = pagePost(h, linkTokenOf(request), 'reject', { reason: `round ${round}` });
         await writeWaits();
-        await handle.signal('issue16-probe');
+        await handle.signal('unknown-probe');
       } finally {
         await trx.commit();
       }

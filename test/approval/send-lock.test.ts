@@ -22,7 +22,7 @@ import {
 import { freePort } from '../setup/free-port.ts';
 
 /**
- * Send against approver edits and document updates (issue 12, item 1): send holds the document's row lock from
+ * Send against approver edits and document updates: send holds the document's row lock from
  * its status check to `pending`, and starts the workflow with the approvers it read under that lock. Whatever
  * the interleaving, the workflow's approvers are the document's approvers, and an edit either landed before the
  * send (2xx) or was refused with 409 naming the status.

@@ -17,7 +17,7 @@ import {
 import type { RecordedRequest } from '../fakes/fake-graph-api.ts';
 
 /**
- * Issue 15 item 5: once the document is approved, every approver gets the signed PDF over WhatsApp — a template
+ * Once the document is approved, every approver gets the signed PDF over WhatsApp — a template
  * whose DOCUMENT header links to the signed file's permanent public URL — once, in their language.
  */
 let h: FlowHarness;
@@ -89,7 +89,7 @@ describe('signed copies', () => {
     expect(rows.every((r: { wamid: string | null }) => typeof r.wamid === 'string')).toBe(true);
   }, 300_000);
 
-  it('issue 16: the copies go out in the finalization’s activity; when WhatsApp fails them for the moment, they are sent again on their own, once each', async () => {
+  it('the copies go out in the finalization’s activity; when WhatsApp fails them for the moment, they are sent again on their own, once each', async () => {
     const doc = await createDocument(h, {
       workflowType: 'parallel',
       approvers: [

@@ -18,7 +18,7 @@ import {
 } from '../helpers/approval-flow.ts';
 
 /**
- * Signing groups (issue 15, item 4) through the real API, workflow and WhatsApp provider (the fake Graph API at the
+ * Signing groups through the real API, workflow and WhatsApp provider (the fake Graph API at the
  * border): in a sequential document, approvers sharing an order_index are notified together, act in any order, and
  * the next position is notified only when the whole group has completed. The automatic reminders' timers are real
  * and scaled (APPROVAL_TIMER_SCALE: an hour of the schedule is one second).

@@ -26,7 +26,7 @@ import {
 import { pageCount, pageText } from '../helpers/pdf-tools.ts';
 
 /**
- * Verified approvers (issue 15 item 2) end to end: the real service, Temporal and PostgreSQL, WhatsApp through the
+ * Verified approvers end to end: the real service, Temporal and PostgreSQL, WhatsApp through the
  * fake Graph API. Time is moved by editing the code's row (sent earlier, expired), never by waiting.
  */
 let h: FinalPdfHarness;

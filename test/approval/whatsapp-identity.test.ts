@@ -13,7 +13,7 @@ import {
 } from '../helpers/approval-flow.ts';
 
 /**
- * Issue 15 item 8: Meta's usernames. A user who adopts one may reply without the phone number; the reply then names
+ * Meta's usernames. A user who adopts one may reply without the phone number; the reply then names
  * its sender by `contacts[].wa_id` and the business-scoped user id `contacts[].user_id` only. Those ids are stored
  * from the first reply matched by the phone, and a later reply carrying only them is matched to the approver.
  */

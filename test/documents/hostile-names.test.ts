@@ -11,7 +11,7 @@ import { startTestService, type TestAccount, type TestService } from '../helpers
 import { approverOf, createDraft, documentOf, json, PHONE_A, PHONE_B, type DocumentJson } from './support.ts';
 
 /**
- * Issue 10: no input crashes the process. Every own property name of Object.prototype — `__proto__`,
+ * No input crashes the process. Every own property name of Object.prototype — `__proto__`,
  * `constructor`, `toString`, `hasOwnProperty`, `valueOf`, `__defineGetter__`, … — goes in as a multipart part
  * name (file and field), a JSON key, a urlencoded form name, a query-string key and a header name. Each answer is
  * a 4xx in the envelope, or the 2xx the request deserves when the name is simply not one the route reads; after

@@ -3,7 +3,7 @@ import { accountsStore } from '../../src/db/stores/accounts-store.ts';
 import { createDashboardAccount, FormClient, type DashboardAccount } from '../helpers/dashboard.ts';
 import { startTestService, type TestService } from '../helpers/test-service.ts';
 
-/** The dashboard's embed origins form (issue 15 item 6), over plain HTTP as a browser would post it. */
+/** The dashboard's embed origins form, over plain HTTP as a browser would post it. */
 
 let service: TestService;
 let origin: string;

@@ -14,7 +14,7 @@ import {
 } from '../helpers/approval-flow.ts';
 
 /**
- * Issue 15 items 6 and 7 end to end: an approver with notify: false gets nothing from the fake Graph API, the
+ * Embedding and link previews end to end: an approver with notify: false gets nothing from the fake Graph API, the
  * account's app gets their link, the page may be framed by the account's origins only, and the lifecycle events
  * arrive at a real webhook receiver.
  */

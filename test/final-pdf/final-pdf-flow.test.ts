@@ -75,7 +75,7 @@ describe.each([
     expect(((await (await download(h, doc.id)).json()) as DownloadBody).data).toEqual(data);
   });
 
-  it('tells what signed it: level, time and certificate, on the download and the document (issue 14)', async () => {
+  it('tells what signed it: level, time and certificate, on the download and the document', async () => {
     const leaf = h.pki.leaf.cert;
     const expected = {
       level: 'B-B',

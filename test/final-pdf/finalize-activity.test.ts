@@ -389,7 +389,7 @@ describe('finalization options', () => {
       await writeFile(file, Buffer.from(await (await fetchPublic(h, document.download_url)).arrayBuffer()));
       const { signatures, output } = pdfsig(file, h.pki.nssDir);
       expect(signatures[0], output).toMatchObject({ valid: true, total: true, trusted: true });
-      // The stored signature says B-T and names the time-stamp authority (issue 14, item 4).
+      // The stored signature says B-T and names the time-stamp authority.
       const { signature } = await h.service.database
         .db('documents')
         .where({ id: doc.id })

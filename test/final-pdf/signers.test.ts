@@ -23,7 +23,7 @@ import { retryFinalizationCli } from '../helpers/retry-cli.ts';
 import { SOFTHSM_MODULE, type SoftHsmToken, createSoftHsmToken } from '../helpers/softhsm.ts';
 
 /**
- * Issue 14, item 3: keys outside the process. A document is signed end to end (real Temporal, PostgreSQL and
+ * Keys outside the process. A document is signed end to end (real Temporal, PostgreSQL and
  * worker) with a key on a PKCS#11 token (SoftHSM2) and with a key held by a remote CSC v2 service; each file is
  * checked with pdfsig (and pyHanko) trusting the test CA, and carries the certificate the token or service gave.
  * The PKCS#12 kind is today's signer, exercised by final-pdf-flow.test.ts.

@@ -23,7 +23,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/test-database.
 import { freePort } from '../setup/free-port.ts';
 
 /**
- * Issue 13, item 1: the app as an operator deploys it. The Dockerfile's build stage is followed in a fresh folder
+ * The app as an operator deploys it. The Dockerfile's build stage is followed in a fresh folder
  * (its COPY lines, node_modules in place of `npm ci`, its `RUN npm run build`), its runtime stage keeps only
  * package.json, node_modules and dist/, and `node dist/main.js api` and `node dist/main.js worker` run as two
  * processes with NODE_ENV=production, the Cloud API provider against the fake Graph API, a PKCS#12 certificate of a
@@ -41,7 +41,7 @@ let database: TestDatabase;
 let graph: FakeGraphApi;
 let pki: TestPki;
 let api: string;
-/** Each role's Prometheus endpoint (issue 13, item 4), on a port of its own. */
+/** Each role's Prometheus endpoint, on a port of its own. */
 let metrics: { api: string; worker: string };
 let driver: LifecycleDriver;
 /** Tokens of the lifecycle below, which must never appear in a metric label. */

@@ -14,7 +14,7 @@ const HISTORIES = path.resolve(import.meta.dirname, '../histories');
 /**
  * One directory per version of the workflow code that recorded them: test/histories itself holds the runs of the
  * code before issue 12 (v1), test/histories/v2 those of the code with the issue 12 patches (record-histories.test.ts),
- * test/histories/v3 those whose actions carry the id of their evidence row instead of the evidence (issue 13),
+ * test/histories/v3 those whose actions carry the id of their evidence row instead of the evidence,
  * test/histories/v4 those of the leaner workflow of issue 16 (patch `approval-lean-v1`: local activities for the
  * read-model writes, finalization and signed copies in one activity), test/histories/v5 those of patch
  * `approval-lean-v2` (approval requests as local activities too; a write that closes the document from an update an
@@ -113,7 +113,7 @@ describe('replaying recorded approval histories', () => {
     const v5 = name.startsWith('v5/');
     const v6 = name.startsWith('v6/');
     const v7 = name.startsWith('v7/');
-    // Recorded after signed copies (issue 15 item 5): their approved documents took that patch too.
+    // Recorded after signed copies: their approved documents took that patch too.
     const grouped = /^v[3567]\/signing-groups/.test(name);
     const delegated = /^v[3567]\/delegated/.test(name);
     return [
@@ -192,7 +192,7 @@ describe('replaying recorded approval histories', () => {
     }
   });
 
-  it('v4 (issue 16) makes its read-model writes local activities and finalizes with the signed copies in one activity', async () => {
+  it('v4 makes its read-model writes local activities and finalizes with the signed copies in one activity', async () => {
     const historyOf = async (name: string) =>
       (
         JSON.parse(await readFile(path.join(HISTORIES, `${name}.json`), 'utf8')) as {

@@ -182,7 +182,7 @@ describe('loadConfig', () => {
       expect(issuesOf({ ...PRODUCTION, NODE_ENV: 'development', SIGNING_P12_PATH: undefined })).toEqual([]);
     });
 
-    it('an HSM or a CSC service instead of a PKCS#12: what each needs, named (issue 14)', () => {
+    it('an HSM or a CSC service instead of a PKCS#12: what each needs, named', () => {
       const hsm = { ...PRODUCTION, SIGNING_P12_PATH: undefined, SIGNER: 'pkcs11' };
       expect(issuesOf(hsm)).toEqual([
         expect.stringMatching(/^SIGNING_PKCS11_MODULE: required when SIGNER=pkcs11/),

@@ -21,7 +21,7 @@ import { meteredProvider, templateNames, WhatsAppSendError } from '../../src/wha
 import { parseSamples, scrape, sumOf } from '../helpers/prometheus.ts';
 import { PRODUCTION_ENV } from '../helpers/production-env.ts';
 
-/** Issue 13, item 4: the metrics' configuration, their route labels (never a path, never a token), the endpoint. */
+/** The metrics' configuration, their route labels (never a path, never a token), the endpoint. */
 
 const PRODUCTION = PRODUCTION_ENV;
 

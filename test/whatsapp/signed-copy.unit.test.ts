@@ -6,7 +6,7 @@ import { startFakeGraphApi, type FakeGraphApi } from '../fakes/fake-graph-api.ts
 import { notice, templates } from '../helpers/whatsapp-fixtures.ts';
 
 /**
- * Issue 15 item 5, the WhatsApp side: the signed copy is a template message whose DOCUMENT header carries the signed
+ * Signed copies, the WhatsApp side: the signed copy is a template message whose DOCUMENT header carries the signed
  * PDF by link (Meta fetches it), so it reaches recipients outside the 24-hour customer service window too.
  */
 const document = { link: 'https://wathiq.example/v/abc123/signed.pdf', filename: 'WQT-2026-000042.pdf' };

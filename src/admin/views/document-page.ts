@@ -14,7 +14,7 @@ function approverRole(page: PageContext, a: ApproverSummary): string {
   return (page.locale === 'ar' ? a.roleAr : a.roleEn) ?? a.roleAr ?? a.roleEn ?? page.t('dash');
 }
 
-/** "delegated to …" under the status of an approver who delegated (issue 15 item 3). */
+/** "delegated to …" under the status of an approver who delegated. */
 function delegatedTo(page: PageContext, a: ApproverSummary, approvers: ApproverSummary[]): SafeHtml | '' {
   const to = a.delegatedToId ? approvers.find((d) => d.id === a.delegatedToId) : undefined;
   return to
@@ -61,7 +61,7 @@ function approversTable(page: PageContext, approvers: ApproverSummary[]): SafeHt
   </div>`;
 }
 
-/** The document's cc recipients (issue 15 item 5): who gets the signed PDF besides the approvers. */
+/** The document's cc recipients: who gets the signed PDF besides the approvers. */
 function ccTable(page: PageContext, cc: CcRecipient[]): SafeHtml {
   const { t } = page;
   if (!cc.length) return html`<p id="cc-none">${t('noCc')}</p>`;

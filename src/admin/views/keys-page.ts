@@ -21,7 +21,7 @@ export interface EmbedForm {
   error?: SafeHtml;
 }
 
-/** The account defaults form (issue 15 items 1, 2): the fields as typed, and what is wrong with each. */
+/** The account defaults form: the fields as typed, and what is wrong with each. */
 export interface DefaultsForm {
   firstAfterHours: string;
   everyHours: string;

@@ -19,7 +19,7 @@ const settingsOf = (account: Account) => ({
   default_verification: account.defaultVerification,
 });
 
-/** GET/PUT /account/settings: the settings of the key's own account (issue 15 item 6: embedding). */
+/** GET/PUT /account/settings: the settings of the key's own account (embedding). */
 export function createAccountRouter(deps: { db: Knex }, openapi: OpenApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
   const { db } = deps;

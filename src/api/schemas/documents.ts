@@ -35,7 +35,7 @@ const Approvers = z
   .max(LIMITS.approversMax, { error: `A document can have at most ${LIMITS.approversMax} approvers` });
 
 /**
- * Automatic reminders (issue 15, item 1). `max` is bounded statically (the OpenAPI document is the same for every
+ * Automatic reminders. `max` is bounded statically (the OpenAPI document is the same for every
  * deployment); reminders beyond REMIND_MAX_PER_APPROVER are not sent.
  */
 export const Reminders = z
@@ -65,7 +65,7 @@ export const Reminders = z
       'Automatic WhatsApp reminders to each notified approver who has not acted: the first first_after_hours after their notification, then every every_hours, at most max; plus one "expires tomorrow" reminder 24 hours before the deadline (when the approver was notified more than 24 hours before it). Stopped by the approver\'s action, a void, a rejection or expiry. Each counts against REMIND_MAX_PER_APPROVER with manual reminders; one beyond it is not sent.',
   });
 
-/** One recipient of the signed copy besides the approvers (issue 15 item 5). */
+/** One recipient of the signed copy besides the approvers. */
 const CcRecipientInput = z
   .strictObject(
     {
@@ -255,7 +255,7 @@ export const Finalization = z
   .nullable()
   .meta({ id: 'Finalization' });
 
-/** What signed the final PDF (issue 14, item 4): on the document, its download and `document.approved`. */
+/** What signed the final PDF: on the document, its download and `document.approved`. */
 export const Signature = z
   .strictObject({
     level: z.string().meta({
@@ -311,7 +311,7 @@ export const DocumentResource = z
     finalization: Finalization,
     verification_url: z.url().optional().meta({
       description:
-        'Approved documents signed since issue 14: the public verification page {PUBLIC_BASE_URL}/v/{token} that the audit certificate prints with its QR code (no authentication; shows the approvals and checks whether a PDF is the signed file)',
+        'Approved documents signed with a verification page: the public verification page {PUBLIC_BASE_URL}/v/{token} that the audit certificate prints with its QR code (no authentication; shows the approvals and checks whether a PDF is the signed file)',
     }),
     signature: Signature,
     reminders: Reminders.nullable().meta({

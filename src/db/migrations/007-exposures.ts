@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Exposures found in review (issue 10):
+ * Exposures found in review:
  * - An idempotency key belongs to the API key that used it, not only to its account: another key of the same
  *   account sending the same Idempotency-Key runs as a new request under its own record and never receives the
  *   first key's stored response. Rows from before (a 24-hour cache that did not record the key) are dropped.

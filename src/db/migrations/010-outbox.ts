@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * The outbox (issue 12): an outbound message's row is written, status `sending`, before the provider is called,
+ * The outbox: an outbound message's row is written, status `sending`, before the provider is called,
  * and keyed by its idempotency key alone. A message id (`wamid`) is no longer unique across the table:
  *
  * - Outbound: the provider's answer must always be recordable. A provider that repeats a message id for two

@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
  * `approver_action_evidence`: what an approver's action came with (time, channel, client IP address and user agent,
  * WhatsApp message id, image key, typed name, generated seal, rejection reason), written before the approval
  * workflow is asked to take the action, so the workflow's update and its activities carry only the row's id and
- * Temporal's history holds no personal data (issue 13). `state` is `submitted` until the workflow's
+ * Temporal's history holds no personal data. `state` is `submitted` until the workflow's
  * recordApproverAction copies the row onto the approver and marks it `accepted`; a refused action's row is
  * deleted. An approver has at most one accepted row. Rows go with their document or approver.
  */

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * What the final PDF's signature is (issue 14, item 4): its PAdES level, signing time, the signing certificate's
+ * What the final PDF's signature is: its PAdES level, signing time, the signing certificate's
  * subject, issuer, serial and expiry, and the time-stamp authority. Written once with `final_sha256` by the
  * finalization; null for documents that are not approved (and for those finalized before this migration).
  */

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * The public verification page's token (issue 14, item 6): one per document, reserved by the finalization activity
+ * The public verification page's token: one per document, reserved by the finalization activity
  * before the certificate is composed (the certificate prints `{PUBLIC_BASE_URL}/v/{token}` and is signed), kept
  * across retries so a retried finalization prints the same URL. The page looks the token up by its SHA-256
  * (`token_sha256`), so the index compares digests, never the token the visitor sent; the token itself is kept to

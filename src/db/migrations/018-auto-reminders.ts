@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Automatic reminders (issue 15, item 1): a document's own schedule `{first_after_hours, every_hours, max}`, and
+ * Automatic reminders: a document's own schedule `{first_after_hours, every_hours, max}`, and
  * an account's default for documents without one. Null means "not set here": a document falls back to its
  * account's default, an account to the AUTO_REMIND_* configuration.
  */

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Verified approvers (issue 15 item 2). `approvers.verification` is how the approver must prove they hold their
+ * Verified approvers. `approvers.verification` is how the approver must prove they hold their
  * WhatsApp number before acting on the page (`none` or `whatsapp_otp`), taken from the request or else from the
  * account's `default_verification`; `approvers.verified_by` and `approver_action_evidence.verified_by` record how
  * the approver that acted was verified (`whatsapp_otp`, `whatsapp_reply`, `none`), for the certificate.

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Embedding (issue 15 item 6): `approvers.notify` — false means Wathiq sends that approver no WhatsApp message,
+ * Embedding: `approvers.notify` — false means Wathiq sends that approver no WhatsApp message,
  * the account's own app shows them the approval page link (GET /approvers/{id}/link); `accounts.embed_origins` —
  * the https origins allowed to frame the approval page (its CSP `frame-ancestors`), empty for none.
  */

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Delegation (issue 15 item 3). `documents.allow_delegation`: whether an approver may hand their step to someone
+ * Delegation. `documents.allow_delegation`: whether an approver may hand their step to someone
  * else from the approval page (default false).
  *
  * `approver_delegations`: a delegation as the approver asked for it (the delegate's name and phone, the reason, the

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Copies to others (issue 15 item 5): `documents.cc`, the people besides the approvers who receive the signed PDF
+ * Copies to others: `documents.cc`, the people besides the approvers who receive the signed PDF
  * over WhatsApp once the document is approved — a JSON array of `{phone, language, name}` (E.164 digits, `ar`,
  * `en` or null for automatic, an optional name for the greeting), at most LIMITS.ccMax, `[]` for none.
  */

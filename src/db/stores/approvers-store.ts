@@ -216,7 +216,7 @@ export function approversStore(db: Db) {
     },
 
     /**
-     * A delegate's row (issue 15 item 3), with the id the delegation reserved: `from`'s place in the order, action,
+     * A delegate's row, with the id the delegation reserved: `from`'s place in the order, action,
      * placement, verification and notify; named and reached as the delegating approver gave; `waiting`.
      */
     async insertDelegate(

@@ -2,7 +2,7 @@ import { X509Certificate } from 'node:crypto';
 import forge from 'node-forge';
 import { der, fromDer } from './cms.ts';
 
-/** What the API tells about a signature's certificate (issue 14, item 4). */
+/** What the API tells about a signature's certificate. */
 export interface CertificateSummary {
   /** RFC 2253-like, comma separated: "CN=…, O=…". */
   subject: string;
