@@ -27,7 +27,7 @@ import { pdfsig } from '../helpers/pdf-tools.ts';
 import { sendAsBeforeVersioning } from '../helpers/worker-versions.ts';
 
 /**
- * Item 6 of issue 12: a workflow started by the previous code finishes on the new worker. The previous approval
+ * A workflow started by the previous code finishes on the new worker. The previous approval
  * workflow is the one frozen from commit 49f5e27 under test/fixtures/workflow-v1 (by its freeze.sh); it runs on a
  * worker for the test's task queue, is stopped once the first approver has been notified (a deploy), and the
  * current worker takes the same queue and finishes the document.

@@ -13,9 +13,9 @@ installTemporalRuntime(createLogger({ logLevel: 'silent' }));
 const HISTORIES = path.resolve(import.meta.dirname, '../histories');
 /**
  * One directory per version of the workflow code that recorded them: test/histories itself holds the runs of the
- * code before issue 12 (v1), test/histories/v2 those of the code with the issue 12 patches (record-histories.test.ts),
+ * code before the first patch (v1), test/histories/v2 those of the code with the recovery patches (record-histories.test.ts),
  * test/histories/v3 those whose actions carry the id of their evidence row instead of the evidence,
- * test/histories/v4 those of the leaner workflow of issue 16 (patch `approval-lean-v1`: local activities for the
+ * test/histories/v4 those of the leaner workflow (patch `approval-lean-v1`: local activities for the
  * read-model writes, finalization and signed copies in one activity), test/histories/v5 those of patch
  * `approval-lean-v2` (approval requests as local activities too; a write that closes the document from an update an
  * ordinary activity again), test/histories/v6 those of patch `approval-lean-v3` (an accepted action or delegation
@@ -241,7 +241,7 @@ describe('replaying recorded approval histories', () => {
     expect(v4.length).toBeLessThan(v3.length);
   });
 
-  it('v5 (issue 16, approval-lean-v2) asks for approval requests as local activities, closes from an update through an ordinary activity, and does less than v4', async () => {
+  it('v5 (approval-lean-v2) asks for approval requests as local activities, closes from an update through an ordinary activity, and does less than v4', async () => {
     const historyOf = async (name: string) =>
       (
         JSON.parse(await readFile(path.join(HISTORIES, `${name}.json`), 'utf8')) as {
@@ -272,7 +272,7 @@ describe('replaying recorded approval histories', () => {
     expect(scheduledIn(await historyOf('v5/notification-failed-expired'))).toContain('notifyApprover');
     const count = (events: { eventType: string }[], type: string) =>
       events.filter((e) => e.eventType === `EVENT_TYPE_${type}`).length;
-    // The same runs (recorded by the same scenarios) before issue 16: v3, or v2 where v3 has none.
+    // The same runs (recorded by the same scenarios) before the lean patches: v3, or v2 where v3 has none.
     for (const name of [
       'v3/sequential-approved',
       'v3/parallel-approved',

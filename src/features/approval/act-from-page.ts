@@ -76,7 +76,7 @@ export async function usablePageLink(
 export const OTP_COOKIE = 'wathiq_verified';
 
 /**
- * How an approver acting from the page is verified (issue 15 item 2): `none` when their `verification` is none;
+ * How an approver acting from the page is verified: `none` when their `verification` is none;
  * `whatsapp_otp` when it is whatsapp_otp and `session` is their current proof of a right code; otherwise 403.
  */
 export async function pageVerification(

@@ -8,7 +8,7 @@ import { languageFor } from '../../whatsapp/templates.ts';
 import type { OtpSender } from '../../whatsapp/otp-message.ts';
 
 /**
- * One-time codes of verified approvers (issue 15 item 2; migration 019, table `approver_otp_codes`). An approver
+ * One-time codes of verified approvers (migration 019, table `approver_otp_codes`). An approver
  * has at most one code: 6 random digits, kept as an scrypt hash with its own salt, valid OTP_TTL_MINUTES, locked
  * after OTP_MAX_ATTEMPTS wrong tries, and a new one replaces it (at most one per OTP_RESEND_SECONDS and
  * OTP_MAX_SENDS_PER_HOUR an hour; a send WhatsApp did not take, answered 502, counts against neither). A right code is used up and gives the page a session proof: a random token

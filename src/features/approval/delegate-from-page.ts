@@ -44,7 +44,7 @@ export interface DelegationMessages {
 const IN_FLIGHT_MARGIN_MS = 10_000;
 
 /**
- * The approver hands their step to someone else from the approval page (issue 15 item 3). Refused with 409 when
+ * The approver hands their step to someone else from the approval page. Refused with 409 when
  * the document does not allow delegation, with 422 (`phone`, in `messages.phoneTaken`) when the number is already
  * an approver of the document or a delegate being added. The delegation is stored first (name, phone, reason,
  * evidence) and the workflow is asked to take it with ids only (the update's id is the row's id); if it refuses,

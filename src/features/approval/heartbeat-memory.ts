@@ -31,7 +31,7 @@ function keepLocally(idempotencyKey: string, wamid: string): void {
  * worker that dies after the send. No heartbeat time-out is needed for this. Undefined outside an activity (tests
  * that call the activity functions directly).
  *
- * A local activity (issue 16: approval requests, patch `approval-lean-v2`) has no heartbeat: its answer is kept
+ * A local activity (approval requests of the legacy workflow's `approval-lean-v2` runs) has no heartbeat: its answer is kept
  * in this process, where the ordinary activity that takes over a failed local attempt also looks (it usually runs
  * on the same worker; on another one the notice is sent again, as sendNotice logs).
  */

@@ -95,7 +95,7 @@ const SENT_WAIT_MS = 20_000;
 
 /**
  * Waits until the workflow's first write (markDocumentSent) has recorded `document.sent` in the read model, or
- * SENT_WAIT_MS. Issue 16: read from PostgreSQL rather than asked of the workflow with the `sent` update, which cost
+ * SENT_WAIT_MS. Read from PostgreSQL rather than asked of the workflow with the `sent` update, which would cost
  * a workflow task and its history events per document; read once PostgreSQL announces it (`recorded`, migration
  * 029), or, without the notices (or should one not come within 250 ms), at growing intervals (one indexed lookup).
  */
