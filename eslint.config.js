@@ -8,7 +8,7 @@ import globals from 'globals';
  * The layers of src, lowest first (ARCHITECTURE.md). A folder imports from its own layer and the layers below;
  * `src/api/app.ts` mounts the other HTTP surfaces, and src/runtime, main.ts and cli.ts wire everything.
  */
-const FOUNDATION = ['src/domain', 'src/config.ts', 'src/errors.ts', 'src/logger.ts'];
+const FOUNDATION = ['src/domain', 'src/config.ts', 'src/config', 'src/errors.ts', 'src/logger.ts'];
 const INFRASTRUCTURE = [
   'src/db',
   'src/storage',
@@ -38,6 +38,48 @@ const SANDBOX_FILES = Object.values(sandboxes)
   .flat()
   .map((p) => (p.endsWith('.ts') ? p : `${p}/**/*.ts`));
 
+/**
+ * Files that held a function over 80 lines when the limit came in: each is a factory or handler still to be split
+ * by concern. The limit holds for every other file, and a file leaves this list once it is split.
+ */
+const LONG_FUNCTIONS_TO_SPLIT = [
+  'src/admin/routes/keys-routes.ts',
+  'src/api/documents/upload.ts',
+  'src/api/middleware/idempotency.ts',
+  'src/api/routes/approval-routes.ts',
+  'src/api/routes/approvers-routes.ts',
+  'src/api/routes/documents-routes.ts',
+  'src/api/routes/webhooks-routes.ts',
+  'src/approval-page/approval-page-routes.ts',
+  'src/cli.ts',
+  'src/db/stores/admin-overview-store.ts',
+  'src/db/stores/approvers-store.ts',
+  'src/db/stores/documents-store.ts',
+  'src/db/stores/webhook-deliveries-store.ts',
+  'src/db/stores/webhooks-store.ts',
+  'src/db/stores/whatsapp-messages-store.ts',
+  'src/dev-inbox/dev-inbox-routes.ts',
+  'src/images/png.ts',
+  'src/main.ts',
+  'src/metrics/metrics.ts',
+  'src/pdf/compose/compose-final-pdf.ts',
+  'src/pdf/sign/csc-signer.ts',
+  'src/pdf/sign/pkcs11-signer.ts',
+  'src/pdf/text/subset-truetype.ts',
+  'src/pdf/writer/write-increment.ts',
+  'src/storage/s3-storage.ts',
+  'src/verify-page/render-page.ts',
+  'src/webhooks/activities.ts',
+  'src/webhooks/deliver.ts',
+  'src/webhooks/dispatch.ts',
+];
+
+/**
+ * The approval core is being restructured on its own branch (workflow by Worker Versioning, activities by
+ * concern), which meets both limits and removes this exemption when it lands.
+ */
+const APPROVAL_CORE = ['src/approval/**/*.ts'];
+
 const below = (target, from, message) => ({ target, from, message });
 
 const layerZones = [
@@ -50,8 +92,8 @@ const layerZones = [
   ...FOUNDATION.filter((p) => p !== 'src/domain').map((target) =>
     below(
       target,
-      [...FEATURES, ...SURFACES, 'src/http', ...COMPOSITION],
-      'The foundation imports no feature, HTTP or wiring.',
+      [...INFRASTRUCTURE, ...FEATURES, ...SURFACES, 'src/http', ...COMPOSITION],
+      'The foundation imports no store or client, feature, HTTP or wiring: their types and defaults of configuration live in its slice.',
     ),
   ),
   below(
@@ -125,6 +167,20 @@ export default tseslint.config(
     rules: {
       'import-x/no-restricted-paths': ['error', { zones: layerZones, basePath: import.meta.dirname }],
     },
+  },
+  {
+    // Small files and short functions: a file over 400 lines or a function over 80 holds more than one concern.
+    // Migrations are a schema's history and the frozen legacy workflow replays old runs: neither is edited.
+    files: ['src/**/*.ts'],
+    ignores: ['src/db/migrations/**', 'src/features/approval/workflow/legacy/**', ...APPROVAL_CORE],
+    rules: {
+      'max-lines': ['error', { max: 400 }],
+      'max-lines-per-function': ['error', { max: 80, skipBlankLines: true, skipComments: true }],
+    },
+  },
+  {
+    files: LONG_FUNCTIONS_TO_SPLIT,
+    rules: { 'max-lines-per-function': 'off' },
   },
   {
     // Workflow code runs in Temporal's deterministic sandbox: no Node built-ins, no I/O, no package but the

@@ -1,7 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { asyncLocalStorage as activityContext } from '@temporalio/activity';
-import { pino, type DestinationStream, type Logger } from 'pino';
-import type { Config } from './config.ts';
+import { pino, type DestinationStream, type LevelWithSilentOrString, type Logger } from 'pino';
 import { redactLogLine } from './domain/log-redaction.ts';
 
 export type { Logger };
@@ -64,7 +63,7 @@ function redacting(destination: DestinationStream): DestinationStream {
  * (and `document_id` for a document's workflow). `destination` is stdout unless a test passes its own.
  */
 export function createLogger(
-  config: Pick<Config, 'logLevel'>,
+  config: { logLevel: LevelWithSilentOrString },
   bindings: Record<string, unknown> = {},
   destination: DestinationStream = pino.destination(1),
 ): Logger {

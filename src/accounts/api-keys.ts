@@ -2,7 +2,7 @@ import { API_SCOPES, generateApiKey, type ApiScope } from '../auth/api-key-forma
 import type { Db } from '../db/knex.ts';
 import { apiKeysStore, type ApiKey } from '../db/stores/api-keys-store.ts';
 import { AppError } from '../errors.ts';
-import { FAIR_SHARE_DEFAULTS } from '../rate-limit/fair-shares.ts';
+import { FAIR_SHARE_DEFAULTS } from '../config/api-limits.ts';
 
 export interface IssuedApiKey {
   apiKey: ApiKey;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { hashPassword } from '../auth/passwords.ts';
-import { PLANS } from '../config.ts';
+import { PLANS } from '../domain/plans.ts';
 import type { Knex } from '../db/knex.ts';
 import { accountsStore, type Account } from '../db/stores/accounts-store.ts';
 import { AppError } from '../errors.ts';

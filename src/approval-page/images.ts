@@ -1,5 +1,6 @@
 import { AppError } from '../errors.ts';
-import { type PngLimits, PngError, validatePng } from '../images/png.ts';
+import { validatePng } from '../images/png-inflate.ts';
+import { type PngLimits, PngError } from '../images/png.ts';
 import type { PageStrings } from './strings.ts';
 
 /** Largest signature or stamp image accepted from the approval page. */

@@ -1,18 +1,14 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import {
+  KEY_ID_PATTERN,
+  parseEncryptionKeys,
+  type EncryptionKey,
+  type EncryptionSettings,
+} from '../config/encryption.ts';
 
-/** One AES-256 key, named so a sealed value says which key sealed it. */
-export interface EncryptionKey {
-  id: string;
-  key: Buffer;
-}
-
-/** Where the keys come from: `ENCRYPTION_KEYS`, or (outside production) one key kept in `devKeyPath`. */
-export interface EncryptionSettings {
-  keys: readonly EncryptionKey[];
-  devKeyPath: string;
-}
+export { parseEncryptionKeys, type EncryptionKey, type EncryptionSettings } from '../config/encryption.ts';
 
 /**
  * Seals the secrets Wathiq must read back (webhook signing secrets, the read-back copy of a link token, TOTP
@@ -34,7 +30,6 @@ export interface SecretBox {
 const FORMAT = 'wqs1';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
-export const KEY_ID_PATTERN = /^[A-Za-z0-9_-]{1,32}$/;
 
 export class SecretBoxError extends Error {
   override name = 'SecretBoxError';
@@ -95,38 +90,6 @@ export function createSecretBox(keys: readonly EncryptionKey[]): SecretBox {
       return parse(sealed).keyId;
     },
   };
-}
-
-/**
- * Reads `id:base64key[,id:base64key…]` (the form of `ENCRYPTION_KEYS` and of the development key file). Returns
- * the keys, or the problems found, each naming the entry.
- */
-export function parseEncryptionKeys(text: string): { keys: EncryptionKey[]; issues: string[] } {
-  const keys: EncryptionKey[] = [];
-  const issues: string[] = [];
-  const seen = new Set<string>();
-  for (const [i, raw] of text.split(',').entries()) {
-    const entry = raw.trim();
-    const colon = entry.indexOf(':');
-    const id = colon > 0 ? entry.slice(0, colon) : '';
-    const encoded = colon > 0 ? entry.slice(colon + 1) : '';
-    if (!KEY_ID_PATTERN.test(id)) {
-      issues.push(`entry ${i + 1} is not "<id>:<base64 key>" with an id of [A-Za-z0-9_-]{1,32}`);
-      continue;
-    }
-    const key = /^[A-Za-z0-9+/_-]+={0,2}$/.test(encoded) ? Buffer.from(encoded, 'base64') : Buffer.alloc(0);
-    if (key.length !== 32) {
-      issues.push(`key "${id}" is not 32 bytes of base64 (openssl rand -base64 32 makes one)`);
-      continue;
-    }
-    if (seen.has(id)) {
-      issues.push(`key id "${id}" is given twice`);
-      continue;
-    }
-    seen.add(id);
-    keys.push({ id, key });
-  }
-  return { keys, issues };
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { ParameterizedContext } from 'koa';
 import type { ApiScope } from '../auth/api-key-format.ts';
-import type { Plan } from '../config.ts';
+import type { Plan } from '../domain/plans.ts';
 
 /** Who is calling: set by the authentication middleware, read by every protected route. */
 export interface AuthContext {

@@ -1,57 +1,20 @@
+import { PDF_LIMIT_DEFAULTS, type DecodeLimits, type PdfLimits } from '../config/pdf-limits.ts';
+
 /**
- * Limits on what one untrusted PDF may cost to read. The defaults are the defaults of the PDF_* variables in
- * src/config.ts (one place), and the in-process functions (`inspectPdf`, `finalizeDocument`) fall back on them.
+ * Limits on what one untrusted PDF may cost to read. Their types and defaults are those of the PDF_* variables
+ * (src/config/pdf-limits.ts, one place), and the in-process functions (`inspectPdf`, `finalizeDocument`) fall back on them.
  */
+export {
+  PDF_LIMIT_DEFAULTS,
+  type DecodeLimits,
+  type PdfLimits,
+  type WorkerLimits,
+} from '../config/pdf-limits.ts';
 
 const MiB = 1024 * 1024;
 
 /** More pages than this and the upload is refused: the certificate and signatures pages stay a small share. */
 export const MAX_PDF_PAGES = 500;
-
-/** What the pre-scan of the raw bytes enforces before pdf-lib decodes anything (see prescan.ts). */
-export interface DecodeLimits {
-  /** The total that object and cross-reference streams may expand to, in bytes, whatever the file's size. */
-  maxDecodedBytes: number;
-  /** ... and at most this many times the file's size. */
-  maxDecodeRatio: number;
-  /** Filters in one stream's /Filter chain. */
-  maxFilters: number;
-  /** Indirect objects: top-level ones plus those the object streams declare (/N). */
-  maxObjects: number;
-  maxObjectStreams: number;
-}
-
-/** One worker pool: its threads, and what one task may take before its thread is terminated. */
-export interface WorkerLimits {
-  /** Tasks running at once (one thread each). */
-  concurrency: number;
-  /** Wall-clock time of one task, from the moment it has a thread. */
-  timeoutMs: number;
-  /** V8 old-generation heap of one thread (`resourceLimits.maxOldGenerationSizeMb`). */
-  memoryMb: number;
-}
-
-export interface PdfLimits {
-  decode: DecodeLimits;
-  /** At upload, in the API process: past `concurrency` the answer is 503. */
-  inspection: WorkerLimits;
-  /** Finalization, in the Temporal worker process: past `concurrency` tasks wait for a thread. */
-  finalization: WorkerLimits;
-}
-
-export const PDF_LIMIT_DEFAULTS = {
-  maxDecodedMb: 128,
-  maxDecodeRatio: 16,
-  maxFilters: 2,
-  maxObjects: 200_000,
-  maxObjectStreams: 10_000,
-  workerTimeoutMs: 15_000,
-  workerMemoryMb: 256,
-  maxConcurrentInspections: 2,
-  finalizeTimeoutMs: 120_000,
-  finalizeMemoryMb: 512,
-  maxConcurrentFinalizations: 2,
-} as const;
 
 export const DEFAULT_DECODE_LIMITS: DecodeLimits = {
   maxDecodedBytes: PDF_LIMIT_DEFAULTS.maxDecodedMb * MiB,

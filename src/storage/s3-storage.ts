@@ -7,7 +7,7 @@ import { AwsV4Signer } from 'aws4fetch';
 import { request, type Dispatcher } from 'undici';
 import { HashingCounter } from './hashing.ts';
 import { writeNewFile } from './write-new-file.ts';
-import type { S3Settings } from './storage-config.ts';
+import type { S3Settings } from '../config/storage.ts';
 import { assertKey, type ObjectStat, type Storage, type StorageBody, type StoredObject } from './storage.ts';
 
 export interface S3StorageOptions extends S3Settings {

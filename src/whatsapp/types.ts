@@ -1,5 +1,13 @@
 import type { ActionType, Language, NoticeKind } from '../domain/model.ts';
 
+// The configuration's shapes of WhatsApp (templates, the outbox's retries), owned by its slice.
+export type {
+  RecordRetry,
+  TemplateVariants,
+  WhatsAppConfig,
+  WhatsAppTemplateConfig,
+} from '../config/whatsapp.ts';
+
 /** The WhatsApp layer's vocabulary: what the workflow asks to send, and how a send can fail. */
 
 /**
@@ -116,47 +124,4 @@ export interface SendErrorRecord {
 
 export function isWhatsAppSendError(err: unknown): err is WhatsAppSendError {
   return err instanceof WhatsAppSendError;
-}
-
-/**
- * Template names per button set: `link` has only the URL button (sign, stamp); `approve` and `review` add the
- * quick replies (approve_only, review_only). A template's buttons are fixed when Meta approves it, so each set
- * is its own template.
- */
-export interface TemplateVariants {
-  link: string;
-  approve: string;
-  review: string;
-}
-
-export interface WhatsAppTemplateConfig {
-  approvalRequest: TemplateVariants;
-  reminder: TemplateVariants;
-  voided: string;
-  rejected: string;
-  /** The signed copy: a template with a DOCUMENT header (the signed PDF) and the name/title/reference body. */
-  signedCopy: string;
-  /** Meta language codes of the approved translations, e.g. `ar` and `en` (or `en_US`). */
-  languages: Record<Language, string>;
-}
-
-/**
- * How recording a sent message's id is retried in-process before the attempt fails: `attempts` tries in all,
- * waiting backoffMs, 2×backoffMs, 4×backoffMs … between them.
- */
-export interface RecordRetry {
-  attempts: number;
-  backoffMs: number;
-}
-
-export interface WhatsAppConfig {
-  provider: 'cloud' | 'console';
-  apiUrl: string;
-  phoneNumberId?: string;
-  accessToken?: string;
-  appSecret?: string;
-  verifyToken?: string;
-  timeoutMs: number;
-  templates: WhatsAppTemplateConfig;
-  recordRetry: RecordRetry;
 }

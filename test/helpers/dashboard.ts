@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Agent } from 'undici';
 import { createAccountWithKey } from '../../src/accounts/create-account.ts';
-import type { Plan } from '../../src/config.ts';
+import type { Plan } from '../../src/domain/plans.ts';
 import type { TestService } from './test-service.ts';
 
 export interface DashboardAccount {

@@ -1,7 +1,8 @@
 import zlib from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.ts';
-import { type PngLimits, type PngProblem, PngError, validatePng } from '../../src/images/png.ts';
+import { validatePng } from '../../src/images/png-inflate.ts';
+import { type PngLimits, type PngProblem, PngError } from '../../src/images/png.ts';
 import { decodePng } from '../../src/pdf/compose/png.ts';
 import { TINY_PNG } from '../helpers/approval-flow.ts';
 import {

@@ -71,6 +71,35 @@ describe('METRICS_PORT and METRICS_HOST', () => {
   });
 });
 
+describe('WORKER_HEALTH_PORT and WORKER_HEALTH_HOST', () => {
+  it('are off unless set, and give the worker a health endpoint of its own when set', () => {
+    expect(loadConfig({}).workerHealth).toBeUndefined();
+    expect(loadConfig(PRODUCTION).workerHealth).toBeUndefined();
+    expect(loadConfig({ WORKER_HEALTH_PORT: '8081' }).workerHealth).toEqual({
+      host: '127.0.0.1',
+      port: 8081,
+    });
+    expect(loadConfig({ WORKER_HEALTH_PORT: '0', WORKER_HEALTH_HOST: '0.0.0.0' }).workerHealth).toEqual({
+      host: '0.0.0.0',
+      port: 0,
+    });
+  });
+
+  it('refuse what is not a port, and the metrics port, naming the variable', () => {
+    expect(issuesOf({ WORKER_HEALTH_PORT: '{"__proto__":1}' })).toEqual([
+      expect.stringMatching(/^WORKER_HEALTH_PORT: /),
+    ]);
+    expect(issuesOf({ WORKER_HEALTH_PORT: '9'.repeat(10_000) })).toEqual([
+      expect.stringMatching(/^WORKER_HEALTH_PORT: /),
+    ]);
+    expect(issuesOf({ ...PRODUCTION, WORKER_HEALTH_PORT: '9464' })).toEqual([
+      expect.stringMatching(/^WORKER_HEALTH_PORT: 9464 is METRICS_PORT/),
+    ]);
+    // Port 0 takes any free port, so two endpoints asking for it never clash.
+    expect(issuesOf({ METRICS_PORT: '0', WORKER_HEALTH_PORT: '0' })).toEqual([]);
+  });
+});
+
 const TOKEN = 'q7Vb3kXo9PzL2mWn8RtY5uHs1JcA6dEf4GiK0lMp';
 
 /** Routers shaped like the app's: prefixes, nested routers, overlapping templates, token parameters. */

@@ -1,6 +1,6 @@
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import busboy from 'busboy';
-import type { Plan } from '../../config.ts';
+import type { Plan } from '../../domain/plans.ts';
 import { addDetail, AppError, newDetails, type ErrorDetails } from '../../errors.ts';
 import type { Storage } from '../../storage/storage.ts';
 import type { AppContext } from '../../http/context.ts';

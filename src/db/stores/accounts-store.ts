@@ -1,4 +1,4 @@
-import type { Plan } from '../../config.ts';
+import type { Plan } from '../../domain/plans.ts';
 import type { ReminderSettings, Verification } from '../../domain/model.ts';
 import type { Db } from '../knex.ts';
 

@@ -1,4 +1,4 @@
-import type { Plan } from '../../config.ts';
+import type { Plan } from '../../domain/plans.ts';
 import type { Db, Knex } from '../knex.ts';
 
 /** A dashboard session with the account it belongs to. Only the SHA-256 of the cookie token is stored. */

@@ -1,5 +1,5 @@
 import type { ApiScope } from '../../auth/api-key-format.ts';
-import type { Plan } from '../../config.ts';
+import type { Plan } from '../../domain/plans.ts';
 import type { Db } from '../knex.ts';
 
 /** Where PostgreSQL announces a change to a key (its `key`) or to an account's plan (`account:<id>`); migration 017. */

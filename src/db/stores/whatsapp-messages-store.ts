@@ -1,171 +1,34 @@
 import type { SecretBox } from '../../auth/secret-box.ts';
 import type { Db } from '../knex.ts';
 import { messagePayloadContext } from '../sealed-columns.ts';
+import { approverDeliveryQueries } from './whatsapp-delivery-queries.ts';
+import {
+  toMessage,
+  toStatusEvent,
+  type DeliveryError,
+  type MessageRow,
+  type OutboundInput,
+  type OutboundStatus,
+  type StatusEvent,
+  type StatusRow,
+  type StatusUpdate,
+  type WhatsAppMessage,
+} from './whatsapp-messages-rows.ts';
 
-/**
- * Outbound WhatsApp messages (the console outbox too), inbound replies (the replay dedupe), and the delivery
- * statuses Meta reports for each outbound message (evidence for the audit certificate).
- *
- * Outbound status moves only forward: sending/pending → accepted → sent → delivered → read, and `failed` beats
- * every other. Meta's notifications can arrive out of order (a `delivered` after a `read`) or twice; neither moves
- * a message backwards, and every status received is also kept in `whatsapp_message_statuses`.
- *
- * The outbox: `sending` is written (claimOutbound) and committed before the provider is called, so a retry finds
- * the message whatever happened after; `accepted` with the provider's id once recorded (recordOutbound); `pending`
- * or `failed` when the provider refused (recordSendFailure). An outbound message id is not unique: a provider that
- * repeats one still gets both messages recorded (migration 010).
- *
- * Payloads are kept sealed (migration 032): an approval request's buttons carry the approver's link token, a signed
- * copy the file's permanent URL, a button reply `approve:<token>`. They are bound to the message's idempotency key
- * (outbound) or message id (inbound), which are known before the upsert that writes them.
- */
-export const OUTBOUND_STATUSES = [
-  'sending',
-  'pending',
-  'accepted',
-  'sent',
-  'delivered',
-  'read',
-  'failed',
-] as const;
-export type OutboundStatus = (typeof OUTBOUND_STATUSES)[number];
-export type ReportedStatus = Extract<OutboundStatus, 'sent' | 'delivered' | 'read' | 'failed'>;
-
-/** What `status_error` holds: a refused send, or the first error of a `failed` status. */
-export interface DeliveryError {
-  message: string;
-  code?: number;
-  details?: string;
-  retryable?: boolean;
-  [extra: string]: unknown;
-}
-
-export interface WhatsAppMessage {
-  id: number;
-  wamid: string | null;
-  direction: 'in' | 'out';
-  accountId: string | null;
-  documentId: string | null;
-  approverId: string | null;
-  phone: string;
-  kind: string;
-  /** `openPayload` reads it. */
-  payloadSealed: string;
-  status: OutboundStatus | null;
-  statusAt: Date | null;
-  statusError: DeliveryError | null;
-  idempotencyKey: string | null;
-  createdAt: Date;
-}
-
-/** The message's payload, opened. */
-export function openPayload(message: WhatsAppMessage, secrets: SecretBox): unknown {
-  return JSON.parse(secrets.open(message.payloadSealed, messagePayloadContext(message))) as unknown;
-}
-
-export interface StatusUpdate {
-  wamid: string;
-  status: ReportedStatus;
-  timestamp: Date;
-  recipient?: string;
-  errors: { code?: number; title?: string; message?: string; details?: string }[];
-}
-
-export interface StatusEvent {
-  wamid: string;
-  status: ReportedStatus;
-  statusAt: Date;
-  recipient: string | null;
-  errors: StatusUpdate['errors'] | null;
-  receivedAt: Date;
-}
-
-export interface ApproverDeliveryStatus {
-  approverId: string;
-  messageId: number;
-  wamid: string | null;
-  kind: string;
-  status: OutboundStatus | null;
-  statusAt: Date | null;
-  statusError: DeliveryError | null;
-  sentAt: Date;
-}
-
-/** A reminder WhatsApp accepted: when it was first attempted, and whether the sender or the schedule sent it. */
-export interface SentReminder {
-  at: Date;
-  kind: 'manual' | 'automatic' | 'expires_tomorrow';
-}
-
-export interface ReminderHistory {
-  count: number;
-  lastAt: Date | null;
-  /** The database's time of the read. */
-  now: Date;
-}
-
-/** An outbound message as the outbox records it, before and after the provider answers. */
-export interface OutboundInput {
-  idempotencyKey: string;
-  accountId?: string | null;
-  documentId?: string | null;
-  approverId?: string | null;
-  phone: string;
-  kind: string;
-  payload: unknown;
-}
-
-interface MessageRow {
-  id: number;
-  wamid: string | null;
-  direction: 'in' | 'out';
-  account_id: string | null;
-  document_id: string | null;
-  approver_id: string | null;
-  phone: string;
-  kind: string;
-  payload_sealed: string;
-  status: OutboundStatus | null;
-  status_at: Date | null;
-  status_error: DeliveryError | null;
-  idempotency_key: string | null;
-  created_at: Date;
-}
-
-interface StatusRow {
-  wamid: string;
-  status: ReportedStatus;
-  status_at: Date;
-  recipient: string | null;
-  errors: StatusUpdate['errors'] | null;
-  received_at: Date;
-}
-
-const toMessage = (r: MessageRow): WhatsAppMessage => ({
-  id: r.id,
-  wamid: r.wamid,
-  direction: r.direction,
-  accountId: r.account_id,
-  documentId: r.document_id,
-  approverId: r.approver_id,
-  phone: r.phone,
-  kind: r.kind,
-  payloadSealed: r.payload_sealed,
-  status: r.status,
-  statusAt: r.status_at,
-  statusError: r.status_error,
-  idempotencyKey: r.idempotency_key,
-  createdAt: r.created_at,
-});
-
-const toStatusEvent = (r: StatusRow): StatusEvent => ({
-  wamid: r.wamid,
-  status: r.status,
-  statusAt: r.status_at,
-  recipient: r.recipient,
-  errors: r.errors,
-  receivedAt: r.received_at,
-});
+export {
+  OUTBOUND_STATUSES,
+  openPayload,
+  type ApproverDeliveryStatus,
+  type DeliveryError,
+  type OutboundInput,
+  type OutboundStatus,
+  type ReminderHistory,
+  type ReportedStatus,
+  type SentReminder,
+  type StatusEvent,
+  type StatusUpdate,
+  type WhatsAppMessage,
+} from './whatsapp-messages-rows.ts';
 
 /** The order a status may only move forward in, as SQL over a column (null ranks lowest). */
 const rank = (column: string) =>
@@ -192,6 +55,23 @@ function statusErrorOf(update: StatusUpdate): DeliveryError | null {
   };
 }
 
+/**
+ * Outbound WhatsApp messages (the console outbox too), inbound replies (the replay dedupe), and the delivery
+ * statuses Meta reports for each outbound message (evidence for the audit certificate).
+ *
+ * Outbound status moves only forward: sending/pending → accepted → sent → delivered → read, and `failed` beats
+ * every other. Meta's notifications can arrive out of order (a `delivered` after a `read`) or twice; neither moves
+ * a message backwards, and every status received is also kept in `whatsapp_message_statuses`.
+ *
+ * The outbox: `sending` is written (claimOutbound) and committed before the provider is called, so a retry finds
+ * the message whatever happened after; `accepted` with the provider's id once recorded (recordOutbound); `pending`
+ * or `failed` when the provider refused (recordSendFailure). An outbound message id is not unique: a provider that
+ * repeats one still gets both messages recorded (migration 010).
+ *
+ * Payloads are kept sealed (migration 032): an approval request's buttons carry the approver's link token, a signed
+ * copy the file's permanent URL, a button reply `approve:<token>`. They are bound to the message's idempotency key
+ * (outbound) or message id (inbound), which are known before the upsert that writes them.
+ */
 export function whatsAppMessagesStore(db: Db) {
   /** Returns the rows it moved. */
   async function applyRecordedStatuses(wamid: string): Promise<MessageRow[]> {
@@ -446,87 +326,7 @@ export function whatsAppMessagesStore(db: Db) {
       if (options.phone) void q.where({ phone: options.phone });
       return (await q).map(toMessage);
     },
-
-    /**
-     * The reminders WhatsApp accepted (they have a message id) for each approver of a document, oldest first, for
-     * the audit certificate. Which kind each was is in its idempotency key, made by the workflow:
-     * `…:reminder:auto:N` automatic, `…:reminder:expires-tomorrow` the one before the deadline, `…:reminder:N` the
-     * manual remind.
-     */
-    async sentRemindersByApprover(documentId: string): Promise<Map<string, SentReminder[]>> {
-      const rows = await db<MessageRow>('whatsapp_messages')
-        .where({ document_id: documentId, direction: 'out', kind: 'reminder' })
-        .whereNotNull('wamid')
-        .whereNotNull('approver_id')
-        .orderBy('id', 'asc')
-        .select('approver_id', 'idempotency_key', 'created_at');
-      const out = new Map<string, SentReminder[]>();
-      for (const r of rows) {
-        const key = r.idempotency_key ?? '';
-        const kind: SentReminder['kind'] = key.endsWith(':reminder:expires-tomorrow')
-          ? 'expires_tomorrow'
-          : /:reminder:auto:\d+$/.test(key)
-            ? 'automatic'
-            : 'manual';
-        const list = out.get(r.approver_id!) ?? [];
-        list.push({ at: r.created_at, kind });
-        out.set(r.approver_id!, list);
-      }
-      return out;
-    },
-
-    /** The status of the latest outbound message to each approver (optionally of some kinds only). */
-    async latestStatusForApprovers(
-      approverIds: readonly string[],
-      options: { kinds?: readonly string[] } = {},
-    ): Promise<Map<string, ApproverDeliveryStatus>> {
-      const out = new Map<string, ApproverDeliveryStatus>();
-      if (approverIds.length === 0) return out;
-      const q = db<MessageRow>('whatsapp_messages')
-        .distinctOn('approver_id')
-        .whereIn('approver_id', [...approverIds])
-        .andWhere({ direction: 'out' })
-        .orderBy([
-          { column: 'approver_id', order: 'asc' },
-          { column: 'id', order: 'desc' },
-        ]);
-      if (options.kinds) void q.whereIn('kind', [...options.kinds]);
-      for (const r of await q) {
-        out.set(r.approver_id!, {
-          approverId: r.approver_id!,
-          messageId: r.id,
-          wamid: r.wamid,
-          kind: r.kind,
-          status: r.status,
-          statusAt: r.status_at,
-          statusError: r.status_error,
-          sentAt: r.created_at,
-        });
-      }
-      return out;
-    },
-
-    /**
-     * The reminders recorded for one approver (outbound, kind `reminder`, whatever became of them) and when
-     * the latest was first attempted, read with the database's clock so every API process agrees.
-     */
-    async reminderHistory(approverId: string): Promise<ReminderHistory> {
-      const result = await db.raw<{ rows: { count: number; last_at: Date | null; now: Date }[] }>(
-        `SELECT count(*)::int AS count, max(created_at) AS last_at, now() AS now
-           FROM whatsapp_messages
-          WHERE approver_id = ? AND direction = 'out' AND kind = 'reminder'`,
-        [approverId],
-      );
-      const row = result.rows[0]!;
-      return { count: row.count, lastAt: row.last_at, now: row.now };
-    },
-
-    async latestStatusForApprover(
-      approverId: string,
-      options: { kinds?: readonly string[] } = {},
-    ): Promise<ApproverDeliveryStatus | undefined> {
-      return (await store.latestStatusForApprovers([approverId], options)).get(approverId);
-    },
+    ...approverDeliveryQueries(db),
   };
   return store;
 }

@@ -1,5 +1,6 @@
 import type { PDFContext, PDFRef } from 'pdf-lib';
-import { type PngLimits, type PngPass, inflateRows, parsePng, sampleAt } from '../../images/png.ts';
+import { inflateRows, sampleAt } from '../../images/png-inflate.ts';
+import { type PngLimits, type PngPass, parsePng } from '../../images/png.ts';
 import { flateStream } from '../writer/flate.ts';
 
 export interface DecodedPng {

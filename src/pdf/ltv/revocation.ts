@@ -21,16 +21,9 @@ import {
   tagged,
   timeValue,
 } from './der.ts';
+import type { RevocationOptions } from '../../config/signing-options.ts';
 
-/** Time limits of revocation fetching (REVOCATION_* in the configuration). */
-export interface RevocationOptions {
-  /** Per request. */
-  timeoutMs: number;
-  /** Further attempts after a failed request (network error, time-out, HTTP error, unreadable answer). */
-  retries: number;
-  /** Largest OCSP response or CRL read. */
-  maxBytes: number;
-}
+export type { RevocationOptions } from '../../config/signing-options.ts';
 
 export const DEFAULT_REVOCATION_OPTIONS: RevocationOptions = {
   timeoutMs: 10_000,

@@ -3,38 +3,10 @@ import { request } from 'undici';
 import { z } from 'zod';
 import { OID } from './cms.ts';
 import { ecdsaRawToDer } from './signature-encoding.ts';
-import { type Signer, SignerConfigError, certificateKeyType, orderChain } from './signer.ts';
+import type { CscSignerOptions } from '../../config/signing-options.ts';
+import { type Signer, SignerConfigError, certificateKeyType, orderChain } from './signer-interface.ts';
 
-/**
- * A signing key held by a remote signing service speaking the Cloud Signature Consortium API v2 (a licensed
- * trust service provider's QSCD, for one). Only the SHA-256 digest of the signed attributes is sent
- * (credentials/authorize for the signature activation data, then signatures/signHash); the certificate chain
- * comes from credentials/info.
- *
- * Authentication: a bearer token (SIGNING_CSC_TOKEN), or the service's OAuth 2.0 client-credentials grant
- * (SIGNING_CSC_CLIENT_ID and SIGNING_CSC_CLIENT_SECRET) at SIGNING_CSC_OAUTH_TOKEN_URL, or else at
- * `{oauth2}/oauth2/token` with `oauth2` from /info (see `tokenUrl`). The
- * credential's authMode must be `implicit`, or `explicit` with a PIN (SIGNING_CSC_PIN); an OTP or `oauth2code`
- * needs a person at signing time and is refused at load.
- *
- * A 5xx, a time-out or a broken connection is tried again (SIGNING_CSC_RETRIES, backoff doubling from
- * SIGNING_CSC_RETRY_BACKOFF_MS); a 4xx is the service refusing us: a SignerConfigError naming the call.
- */
-export interface CscSignerOptions {
-  /** SIGNING_CSC_URL: the API's base, ending in /csc/v2. */
-  baseUrl: string;
-  token?: string;
-  clientId?: string;
-  clientSecret?: string;
-  /** SIGNING_CSC_OAUTH_TOKEN_URL: the OAuth 2.0 token endpoint, used as given instead of the one /info names. */
-  oauthTokenUrl?: string;
-  /** SIGNING_CSC_CREDENTIAL_ID; unset: the account's only credential (credentials/list). */
-  credentialId?: string;
-  pin?: string;
-  timeoutMs: number;
-  retries: number;
-  retryBackoffMs: number;
-}
+export type { CscSignerOptions } from '../../config/signing-options.ts';
 
 /** A CSC answer is at most this large (a certificate chain is a few kilobytes). */
 const MAX_RESPONSE_BYTES = 1024 * 1024;
@@ -102,6 +74,21 @@ export function tokenUrl(base: string, oauth2: string | undefined, configured: s
   return `${oauth2.replace(/\/+$/, '')}/oauth2/token`;
 }
 
+/**
+ * A signing key held by a remote signing service speaking the Cloud Signature Consortium API v2 (a licensed
+ * trust service provider's QSCD, for one). Only the SHA-256 digest of the signed attributes is sent
+ * (credentials/authorize for the signature activation data, then signatures/signHash); the certificate chain
+ * comes from credentials/info.
+ *
+ * Authentication: a bearer token (SIGNING_CSC_TOKEN), or the service's OAuth 2.0 client-credentials grant
+ * (SIGNING_CSC_CLIENT_ID and SIGNING_CSC_CLIENT_SECRET) at SIGNING_CSC_OAUTH_TOKEN_URL, or else at
+ * `{oauth2}/oauth2/token` with `oauth2` from /info (see `tokenUrl`). The
+ * credential's authMode must be `implicit`, or `explicit` with a PIN (SIGNING_CSC_PIN); an OTP or `oauth2code`
+ * needs a person at signing time and is refused at load.
+ *
+ * A 5xx, a time-out or a broken connection is tried again (SIGNING_CSC_RETRIES, backoff doubling from
+ * SIGNING_CSC_RETRY_BACKOFF_MS); a 4xx is the service refusing us: a SignerConfigError naming the call.
+ */
 export async function createCscSigner(opts: CscSignerOptions): Promise<Signer> {
   const base = opts.baseUrl.replace(/\/+$/, '');
   let accessToken: { value: string; expiresAt: number } | undefined = opts.token

@@ -3,30 +3,10 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import type * as Pkcs11Types from 'pkcs11js';
 import { digestInfoSha256, ecdsaRawToDer } from './signature-encoding.ts';
-import { type Signer, SignerConfigError, certificateKeyType, orderChain } from './signer.ts';
+import type { Pkcs11SignerOptions } from '../../config/signing-options.ts';
+import { type Signer, SignerConfigError, certificateKeyType, orderChain } from './signer-interface.ts';
 
-/**
- * A signing key on a PKCS#11 token (an HSM, a smart card, SoftHSM in the tests). The key never leaves the token:
- * the token is given the SHA-256 digest of the signed attributes (CKM_RSA_PKCS over a DigestInfo, or CKM_ECDSA),
- * and the certificate and its chain are read from the token's certificate objects.
- *
- * One module initialisation per process and module path; one login per signer, kept by a session held open for
- * the signer's life (a token's login belongs to the application while any of its sessions is open); each
- * signature in a session of its own, so concurrent finalizations do not share an operation.
- */
-export interface Pkcs11SignerOptions {
-  /** SIGNING_PKCS11_MODULE: the vendor's PKCS#11 library (.so). */
-  modulePath: string;
-  /** SIGNING_PKCS11_SLOT: the slot id; or SIGNING_PKCS11_TOKEN_LABEL; neither: the only token present. */
-  slot?: number;
-  tokenLabel?: string;
-  /** SIGNING_PKCS11_PIN, or SIGNING_PKCS11_PIN_FILE (read at each login, so a fixed file is picked up). */
-  pin?: string;
-  pinFile?: string;
-  /** SIGNING_PKCS11_KEY_LABEL and/or SIGNING_PKCS11_KEY_ID (hex CKA_ID); neither: the token's only private key. */
-  keyLabel?: string;
-  keyId?: string;
-}
+export type { Pkcs11SignerOptions } from '../../config/signing-options.ts';
 
 type Pkcs11Module = typeof Pkcs11Types;
 
@@ -149,6 +129,15 @@ function findObjects(lib: Pkcs11Types.PKCS11, session: Handle, template: Pkcs11T
   }
 }
 
+/**
+ * A signing key on a PKCS#11 token (an HSM, a smart card, SoftHSM in the tests). The key never leaves the token:
+ * the token is given the SHA-256 digest of the signed attributes (CKM_RSA_PKCS over a DigestInfo, or CKM_ECDSA),
+ * and the certificate and its chain are read from the token's certificate objects.
+ *
+ * One module initialisation per process and module path; one login per signer, kept by a session held open for
+ * the signer's life (a token's login belongs to the application while any of its sessions is open); each
+ * signature in a session of its own, so concurrent finalizations do not share an operation.
+ */
 export async function createPkcs11Signer(opts: Pkcs11SignerOptions): Promise<Signer> {
   const p = loadBinding();
   const lib = moduleFor(opts.modulePath);
