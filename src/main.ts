@@ -191,10 +191,15 @@ async function main(role: Role): Promise<void> {
       metrics,
       tracing,
       bundle,
+      // npm start is the whole deployment in one process: its worker makes its own version current.
+      {
+        connection: temporal.connection,
+        promote: role === 'all' || config.temporal.versionPromotion === 'auto',
+      },
     );
     markStartup('worker running');
     // B-LTA archive renewal: one Temporal Schedule per task queue, created or updated by each worker.
-    const { ensureArchiveRenewalSchedule } = await import('./approval/archive-renewal-schedule.ts');
+    const { ensureArchiveRenewalSchedule } = await import('./features/approval/archive-renewal-schedule.ts');
     await ensureArchiveRenewalSchedule(temporal.client, {
       taskQueue: config.temporal.taskQueue,
       ...config.signing.archiveRenewal,

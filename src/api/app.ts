@@ -32,7 +32,7 @@ import { createWebhooksRouter } from './routes/webhooks-routes.ts';
 import { createAccountRouter } from './routes/account-routes.ts';
 import { createApiServices } from './services.ts';
 import type { ResolveHost } from '../webhooks/ssrf-guard.ts';
-import type { WriteNotices } from '../approval/write-notices.ts';
+import type { WriteNotices } from '../features/approval/write-notices.ts';
 
 export const API_PREFIX = '/api/v1';
 

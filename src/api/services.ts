@@ -1,4 +1,4 @@
-import { createApprovalClient, type ApprovalClient } from '../approval/client.ts';
+import { createApprovalClient, type ApprovalClient } from '../features/approval/client.ts';
 import type { ApiDeps } from '../http/deps.ts';
 import { createWebhookDispatcher, type WebhookDispatcher } from '../webhooks/dispatch.ts';
 

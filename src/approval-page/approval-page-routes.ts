@@ -9,13 +9,17 @@ import {
   usablePageLink,
   type LinkProblem,
   type PageLink,
-} from '../approval/act-from-page.ts';
-import { hasVerifiedSession, sendApproverCode, verifyApproverCode } from '../approval/approver-otp.ts';
+} from '../features/approval/act-from-page.ts';
+import {
+  hasVerifiedSession,
+  sendApproverCode,
+  verifyApproverCode,
+} from '../features/approval/approver-otp.ts';
 import { createOtpSender, type OtpSender } from '../whatsapp/otp-message.ts';
-import type { ApprovalClient } from '../approval/client.ts';
-import type { ActionEvidence, ActionKind, Refusal } from '../approval/definitions.ts';
-import { delegateFromPage } from '../approval/delegate-from-page.ts';
-import { currentApprovers, hasActed } from '../approval/rules.ts';
+import type { ApprovalClient } from '../features/approval/client.ts';
+import type { ActionEvidence, ActionKind, Refusal } from '../features/approval/definitions.ts';
+import { delegateFromPage } from '../features/approval/delegate-from-page.ts';
+import { currentApprovers, hasActed } from '../features/approval/rules.ts';
 import { normalizePhone } from '../documents/phone.ts';
 import { addDetail, newDetails } from '../errors.ts';
 import { LIMITS } from '../domain/model.ts';

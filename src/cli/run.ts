@@ -8,6 +8,7 @@ import { documentCommands } from './commands/documents.ts';
 import { openapiCommands } from './commands/openapi.ts';
 import { setupCommands } from './commands/setup.ts';
 import { whatsappCommands } from './commands/whatsapp.ts';
+import { workerCommands } from './commands/workers.ts';
 import { workflowCommands } from './commands/workflows.ts';
 import { withDatabase, withTemporal } from './resources.ts';
 
@@ -18,6 +19,7 @@ export const COMMANDS: readonly CliCommand[] = [
   ...documentCommands,
   ...openapiCommands,
   ...workflowCommands,
+  ...workerCommands,
   ...whatsappCommands,
 ].sort((a, b) => a.words.join(' ').localeCompare(b.words.join(' ')));
 

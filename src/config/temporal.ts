@@ -15,6 +15,13 @@ export interface TemporalConfig {
     address?: string;
     namespace: string;
     taskQueue: string;
+    /** The Worker Deployment every worker of this service joins, its version named by the workflow code. */
+    deploymentName: string;
+    /**
+     * `auto`: a worker makes its version current when it starts, if that version never was (a new deploy); a
+     * restarted worker of an older version never takes it back. `manual`: an operator does (`workers promote`).
+     */
+    versionPromotion: 'auto' | 'manual';
     cliPath?: string;
     devPort: number;
     uiPort: number;
@@ -40,6 +47,22 @@ export const temporalSlice = defineSlice({
       .min(1)
       .default('document-approval')
       .describe('the task queue of the workflows and activities'),
+    // Temporal's own limits on a deployment name: at most 255 characters, and no ':' (it separates the build id).
+    TEMPORAL_DEPLOYMENT_NAME: z
+      .string()
+      .min(1)
+      .max(255)
+      .regex(/^[^:\s]+$/, 'no colon and no whitespace')
+      .default('wathiq')
+      .describe(
+        'the Worker Deployment every worker joins; each version is named by its workflow code (docs/operations.md, "Upgrading workflow code")',
+      ),
+    WORKER_VERSION_PROMOTION: z
+      .enum(['auto', 'manual'])
+      .default('auto')
+      .describe(
+        'auto: a new worker version becomes current when its worker starts; manual: `npm run cli -- workers promote` (npm start always promotes)',
+      ),
     TEMPORAL_CLI_PATH: optionalString.describe('a `temporal` binary to use for the dev server'),
     TEMPORAL_DEV_PORT: port.default(7233).describe('the port of the dev server'),
     TEMPORAL_UI_PORT: port.default(8233).describe("the port of the dev server's Web UI"),
@@ -87,6 +110,8 @@ export const temporalSlice = defineSlice({
       address: e.TEMPORAL_ADDRESS,
       namespace: e.TEMPORAL_NAMESPACE,
       taskQueue: e.TEMPORAL_TASK_QUEUE,
+      deploymentName: e.TEMPORAL_DEPLOYMENT_NAME,
+      versionPromotion: e.WORKER_VERSION_PROMOTION,
       cliPath: e.TEMPORAL_CLI_PATH,
       devPort: e.TEMPORAL_DEV_PORT,
       uiPort: e.TEMPORAL_UI_PORT,

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import Router from '@koa/router';
 import { html } from '../http/html.ts';
-import type { ApprovalClient } from '../approval/client.ts';
-import { handleWhatsAppNotification } from '../approval/apply-whatsapp-reply.ts';
+import type { ApprovalClient } from '../features/approval/client.ts';
+import { handleWhatsAppNotification } from '../features/approval/apply-whatsapp-reply.ts';
 import type { AppState } from '../http/context.ts';
 import type { ApiDeps } from '../http/deps.ts';
 import { readRawBody } from '../http/raw-body.ts';

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { createApiKeyCache } from '../accounts/api-key-cache.ts';
-import { createWriteNotices } from '../approval/write-notices.ts';
+import { createWriteNotices } from '../features/approval/write-notices.ts';
 import { createApp } from '../api/app.ts';
 import { answerClientError } from '../api/client-error.ts';
 import { pageAssetsFor } from '../http/precompressed.ts';

@@ -1,8 +1,8 @@
 import { secretBoxFromSettings } from '../auth/secret-box.ts';
-import { activityWorkflowRun } from '../approval/activities.ts';
-import { createArchiveRenewer } from '../approval/archive-renewal.ts';
-import { createFinalizer, signerOnce } from '../approval/finalize.ts';
-import type { ActivityDeps } from './activities.ts';
+import { activityWorkflowRun } from '../features/approval/activities/index.ts';
+import { createArchiveRenewer } from '../features/approval/archive-renewal.ts';
+import { createFinalizer, signerOnce } from '../features/approval/finalize.ts';
+import type { ActivityDeps } from '../activities/index.ts';
 import { activityTemporalClient } from '../webhooks/activities.ts';
 import type { Config } from '../config.ts';
 import type { CreateSignerOptions } from '../pdf/sign/signer.ts';

@@ -1,3 +1,5 @@
+import { hostname } from 'node:os';
+import type { Connection } from '@temporalio/client';
 import type { NativeConnection, Worker } from '@temporalio/worker';
 import type { Config } from '../config.ts';
 import { signatureLevelWarning } from '../config.ts';
@@ -5,9 +7,11 @@ import type { Knex } from '../db/knex.ts';
 import type { Logger } from '../logger.ts';
 import { createSigner } from '../pdf/sign/signer.ts';
 import type { TemporalConnectionOptions } from '../temporal/connection-options.ts';
-import { connectWorker, createWorker } from '../temporal/worker.ts';
+import { connectWorker, createWorker, workflowsPath } from '../temporal/worker.ts';
+import { promoteOnStart, workerDeployments } from '../temporal/worker-deployments.ts';
+import { workflowBuildId } from '../temporal/workflow-build-id.ts';
 import type { Tracing } from '../tracing/sdk.ts';
-import { createActivities } from './activities.ts';
+import { createActivities } from '../activities/index.ts';
 import type { ProcessMetrics } from './metrics.ts';
 import { createWorkerDeps, signerOptions } from './worker-deps.ts';
 import { checkWorkerHealth, startWorkerHealthServer, type RunningHealthServer } from './worker-health.ts';
@@ -30,6 +34,7 @@ export async function runWorker(
   metrics: ProcessMetrics | undefined,
   tracing: Tracing | undefined,
   workflowBundle: Promise<{ code: string; cached: boolean }>,
+  versioning: WorkerVersioning,
 ): Promise<string> {
   const levelWarning = signatureLevelWarning(config);
   if (levelWarning) logger.warn({ signatureLevel: config.signing.signatureLevel }, levelWarning);
@@ -37,8 +42,12 @@ export async function runWorker(
     // A certificate that cannot sign would fail every approved document for good: refuse to start instead.
     await createSigner(signerOptions(config));
   }
-  const [connection, bundle] = await Promise.all([connectWorker(connectionOptions), workflowBundle]);
-  logger.debug({ cached: bundle.cached }, 'workflow bundle ready');
+  const [connection, bundle, buildId] = await Promise.all([
+    connectWorker(connectionOptions),
+    workflowBundle,
+    workflowBuildId(workflowsPath()),
+  ]);
+  logger.debug({ cached: bundle.cached, buildId }, 'workflow bundle ready');
   markStartup('worker connected, bundle ready');
   const worker = await createWorker({
     workflowBundle: { code: bundle.code },
@@ -49,6 +58,7 @@ export async function runWorker(
       createWorkerDeps(config, db, logger, metrics?.worker ? { metrics: metrics.worker } : {}),
     ),
     ...(tracing && { telemetry: tracing.worker }),
+    version: { deploymentName: config.temporal.deploymentName, buildId },
   });
   const running = worker.run();
   running.catch((err: unknown) => {
@@ -63,9 +73,26 @@ export async function runWorker(
     await running.catch(() => undefined);
     await connection.close();
   });
+  const version = `version ${buildId} of deployment "${config.temporal.deploymentName}"`;
+  if (versioning.promote) {
+    const outcome = await promoteOnStart(
+      workerDeployments({
+        connection: versioning.connection,
+        namespace: config.temporal.namespace,
+        deploymentName: config.temporal.deploymentName,
+        taskQueue: config.temporal.taskQueue,
+        identity: `wathiq worker ${hostname()}:${process.pid}`,
+      }),
+      buildId,
+    );
+    logger.info(
+      { buildId, outcome },
+      outcome === 'promoted' ? 'worker version made current' : 'worker version kept',
+    );
+  }
   const tls = connectionOptions.tls ? (connectionOptions.apiKey ? ', TLS and API key' : ', TLS') : '';
   const healthUrl = health ? `; health: ${health.url}` : '';
-  return `task queue "${config.temporal.taskQueue}" on ${connectionOptions.address}${tls}${healthUrl}`;
+  return `task queue "${config.temporal.taskQueue}" on ${connectionOptions.address}${tls}, ${version}${healthUrl}`;
 }
 
 /** How long the health check waits for Temporal's answer on the worker's connection. */
@@ -89,4 +116,14 @@ function startHealth(
         pingTimeoutMs: TEMPORAL_PING_MS,
       }),
   });
+}
+
+/** Where the worker's own version is made current (`promote`), through the process's Temporal client. */
+export interface WorkerVersioning {
+  connection: Connection;
+  /**
+   * Make this version current once it registers, if it never was (a new deploy): always for `npm start`, the
+   * whole deployment in one process; for a worker process, WORKER_VERSION_PROMOTION=auto.
+   */
+  promote: boolean;
 }

@@ -16,7 +16,7 @@ export interface CreateWorkerOptions {
   connection: NativeConnection;
   namespace: string;
   taskQueue: string;
-  /** Every activity the workflows call, by name (src/runtime/activities.ts builds them). */
+  /** Every activity the workflows call, by name (src/activities builds them). */
   activities: object;
   /** A prebuilt bundle (tests build one once for all files); otherwise the worker bundles the source. */
   workflowBundle?: { code: string };
@@ -25,6 +25,12 @@ export interface CreateWorkerOptions {
    * goes into the bundle the worker makes; a prebuilt bundle must have been made with it.
    */
   telemetry?: Pick<WorkerOptions, 'interceptors' | 'sinks'>;
+  /**
+   * The Worker Deployment Version the worker polls as (its build id names the workflow code: workflowBuildId).
+   * Every workflow it starts is pinned to that version: it finishes on this code, whatever version later becomes
+   * current, so a change to the workflows needs no `patched()` branch. Without it the worker is unversioned.
+   */
+  version?: { deploymentName: string; buildId: string };
   extra?: Partial<WorkerOptions>;
 }
 
@@ -38,6 +44,13 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
       ? { workflowBundle: options.workflowBundle }
       : { workflowsPath: workflowsPath() }),
     ...options.telemetry,
+    ...(options.version && {
+      workerDeploymentOptions: {
+        useWorkerVersioning: true,
+        version: options.version,
+        defaultVersioningBehavior: 'PINNED',
+      },
+    }),
     ...options.extra,
   });
 }

@@ -121,7 +121,7 @@ export async function loadVerification(
 
 /**
  * The chain of delegations that made `a` an approver, first one first (a delegate may delegate in turn): each link
- * names who delegated and to whom, as the certificate does (src/approval/finalize-input.ts).
+ * names who delegated and to whom, as the certificate does (src/features/approval/finalize-input.ts).
  */
 function delegationsTo(a: Approver, all: readonly Approver[]): VerifiedDelegation[] {
   const byId = new Map(all.map((x) => [x.id, x]));

@@ -14,7 +14,7 @@ import {
 /**
  * Somewhere outside the database to keep the provider's answer for one notice, that the next attempt of the same
  * send can read even when the database write failed: the Temporal activity's heartbeat details
- * (src/approval/heartbeat-memory.ts).
+ * (src/features/approval/heartbeat-memory.ts).
  */
 export interface ProviderAnswerMemory {
   /** The message id an earlier attempt got from the provider and kept, if any. */

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import { createApprovalActivities } from '../../src/approval/activities.ts';
+import { createApprovalActivities } from '../../src/features/approval/activities/index.ts';
 import { createSecretBox } from '../../src/auth/secret-box.ts';
 import { actionEvidenceStore } from '../../src/db/stores/action-evidence-store.ts';
 import type { DocumentEvent } from '../../src/db/stores/document-events-store.ts';

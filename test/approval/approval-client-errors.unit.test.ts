@@ -7,7 +7,7 @@ import {
 } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
-import { answerLost, ApprovalRefused, createApprovalClient } from '../../src/approval/client.ts';
+import { answerLost, ApprovalRefused, createApprovalClient } from '../../src/features/approval/client.ts';
 import { AppError } from '../../src/errors.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { approvalStatusQuery, type ApprovalView } from '../../src/approval/definitions.ts';
+import { approvalStatusQuery, type ApprovalView } from '../../src/features/approval/definitions.ts';
 import { ApprovalAttentionKey } from '../../src/temporal/search-attributes.ts';
 import {
   createDocument,

@@ -12,7 +12,7 @@ import {
   notifiedApprovers,
   progress,
   type ApprovalState,
-} from '../../src/approval/workflow/approval-state.ts';
+} from '../../src/features/approval/workflow/approval-state.ts';
 
 /** Delegation in the pure reducer. */
 const three = [

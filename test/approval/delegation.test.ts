@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { approvalWorkflowId } from '../../src/approval/definitions.ts';
+import { approvalWorkflowId } from '../../src/features/approval/definitions.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../fakes/webhook-receiver.ts';
 import type { RecordedRequest } from '../fakes/fake-graph-api.ts';
 import {

@@ -5,7 +5,7 @@ import {
   approvalStatusQuery,
   approvalWorkflowId,
   retryFinalizationUpdate,
-} from '../../src/approval/definitions.ts';
+} from '../../src/features/approval/definitions.ts';
 import { readObject } from '../../src/storage/storage.ts';
 import { webhookOutboxSweepWorkflowId } from '../../src/webhooks/definitions.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../fakes/webhook-receiver.ts';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { approvalWorkflowId, type ApprovalView } from '../../src/approval/definitions.ts';
+import { approvalWorkflowId, type ApprovalView } from '../../src/features/approval/definitions.ts';
 import {
   createDocument,
   eventually,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ApprovalRefused } from '../../src/approval/client.ts';
-import { onceTheWorkflowHasCaughtUp } from '../../src/approval/remind-approver.ts';
+import { ApprovalRefused } from '../../src/features/approval/client.ts';
+import { onceTheWorkflowHasCaughtUp } from '../../src/features/approval/remind-approver.ts';
 
 describe('a reminder asked for while the workflow catches up with a notification', () => {
   it('is asked again while the workflow says not_notified, and sent once it has caught up', async () => {

@@ -4,7 +4,7 @@ import {
   expiryNoticeTime,
   reminderTimes,
   workflowReminders,
-} from '../../src/approval/workflow/reminder-schedule.ts';
+} from '../../src/features/approval/workflow/reminder-schedule.ts';
 
 const H = 3_600_000;
 const settings = (first_after_hours: number, every_hours: number, max: number) => ({

@@ -5,8 +5,8 @@ import {
   approvalStatusQuery,
   approvalWorkflowId,
   type ApprovalWorkflowInput,
-} from '../../src/approval/definitions.ts';
-import { createApprovalClient } from '../../src/approval/client.ts';
+} from '../../src/features/approval/definitions.ts';
+import { createApprovalClient } from '../../src/features/approval/client.ts';
 import { approversStore } from '../../src/db/stores/approvers-store.ts';
 import { documentsStore } from '../../src/db/stores/documents-store.ts';
 import { startApiServer } from '../../src/runtime/api-server.ts';

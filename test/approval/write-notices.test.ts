@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createWriteNotices, type WriteNotices } from '../../src/approval/write-notices.ts';
+import { createWriteNotices, type WriteNotices } from '../../src/features/approval/write-notices.ts';
 import { actionEvidenceStore } from '../../src/db/stores/action-evidence-store.ts';
 import { createLogger } from '../../src/logger.ts';
 import {

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createArchiveRenewer, recordArchiveTimestamp } from '../../src/approval/archive-renewal.ts';
+import { createArchiveRenewer, recordArchiveTimestamp } from '../../src/features/approval/archive-renewal.ts';
 import { createLogger } from '../../src/logger.ts';
 import { createMetricsRegistry, createWorkerMetrics } from '../../src/metrics/metrics.ts';
 import { createLocalStorage } from '../../src/storage/local-storage.ts';

@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   archiveRenewalScheduleId,
   ensureArchiveRenewalSchedule,
-} from '../../src/approval/archive-renewal-schedule.ts';
-import type { archiveRenewalWorkflow } from '../../src/approval/workflow/archive-renewal-workflow.ts';
+} from '../../src/features/approval/archive-renewal-schedule.ts';
+import type { archiveRenewalWorkflow } from '../../src/features/approval/workflow/archive-renewal-workflow.ts';
 import { pdfSignatures } from '../../src/pdf/ltv/pdf-signatures.ts';
 import {
   type DownloadBody,

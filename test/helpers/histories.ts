@@ -45,31 +45,63 @@ export async function recordedHistories(dir: string, sets: readonly string[] = [
 
 const silent = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} };
 
+/** How replays are run: the workflow code (a bundle is made of it unless given) and the worker's sinks. */
+export interface ReplayOptions {
+  /** A prebuilt bundle of that code (with interceptors, as a traced worker has it). */
+  bundle?: { code: string };
+  sinks?: ReplayWorkerOptions['sinks'];
+}
+
 /**
- * Replays the named histories of `dir` (the JSON export of `temporal workflow show --output json`, which the
- * worker reads itself) through the workflow code at `workflowsPath`: one result per history, in order. `options`
- * gives a prebuilt bundle (of that code, with interceptors) and the worker's sinks, as a traced worker has them.
+ * Replays `histories` (a history as `temporal workflow show --output json` exports it, or as the client fetches
+ * it) through the workflow code at `workflowsPath`: one result per history, in order, `error` set for one the
+ * code does not replay.
  */
+export async function replayHistories(
+  workflowsPath: string,
+  histories:
+    | Iterable<{ workflowId: string; history: unknown }>
+    | AsyncIterable<{ workflowId: string; history: unknown }>,
+  options: ReplayOptions = {},
+): Promise<{ workflowId: string; error?: unknown }[]> {
+  const bundle = options.bundle ?? (await bundleWorkflowCode({ workflowsPath, logger: silent }));
+  const results: { workflowId: string; error?: unknown }[] = [];
+  for await (const result of Worker.runReplayHistories(
+    { workflowBundle: bundle, ...(options.sinks && { sinks: options.sinks }) },
+    histories,
+  ))
+    results.push(result);
+  return results;
+}
+
+/** Replays the named histories of `dir` (see recordedHistories) through the workflow code at `workflowsPath`. */
 export async function replayRecorded(
   dir: string,
   names: readonly string[],
   workflowsPath: string,
-  options: { bundle?: { code: string }; sinks?: ReplayWorkerOptions['sinks'] } = {},
+  options: ReplayOptions = {},
 ): Promise<{ workflowId: string; error?: unknown }[]> {
-  const bundle = options.bundle ?? (await bundleWorkflowCode({ workflowsPath, logger: silent }));
   async function* histories() {
     for (const name of names) {
       const history: unknown = JSON.parse(await readFile(path.join(dir, `${name}.json`), 'utf8'));
       yield { workflowId: name, history };
     }
   }
-  const results: { workflowId: string; error?: unknown }[] = [];
-  for await (const result of Worker.runReplayHistories(
-    { workflowBundle: bundle, ...(options.sinks && { sinks: options.sinks }) },
-    histories(),
-  ))
-    results.push(result);
-  return results;
+  return replayHistories(workflowsPath, histories(), options);
+}
+
+/** The patches a history's run took (its `core_patch` markers), in order. */
+export function patchesIn(history: { events?: unknown[] | null }): string[] {
+  return (history.events ?? []).flatMap((event) => {
+    const marker = (
+      event as { markerRecordedEventAttributes?: { markerName?: string; details?: Record<string, unknown> } }
+    ).markerRecordedEventAttributes;
+    if (marker?.markerName !== 'core_patch') return [];
+    const data = (marker.details?.['patch-data'] as { payloads: { data: string | Uint8Array }[] })
+      .payloads[0]!.data;
+    const json = typeof data === 'string' ? Buffer.from(data, 'base64') : Buffer.from(data);
+    return [(JSON.parse(json.toString('utf8')) as { id: string }).id];
+  });
 }
 
 /**

@@ -12,27 +12,28 @@ export interface CliOutcome {
 }
 
 /**
- * `npm run cli -- documents:retry-finalization <arg>` as an operator runs it: a real process, against the test
- * service's database, Temporal server, namespace and task queue.
+ * `npm run cli -- <args>` as an operator runs it: a real process, against the test service's database, Temporal
+ * server, namespace, task queue and worker deployment.
  */
-export function retryFinalizationCli(service: TestService, arg: string): Promise<CliOutcome> {
-  return promisify(execFile)(
-    process.execPath,
-    ['--import', 'tsx', 'src/cli.ts', 'documents:retry-finalization', arg],
-    {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        NODE_ENV: 'test',
-        LOG_LEVEL: 'silent',
-        DATABASE_URL: service.database.url,
-        TEMPORAL_ADDRESS: service.config.temporal.address!,
-        TEMPORAL_NAMESPACE: service.config.temporal.namespace,
-        TEMPORAL_TASK_QUEUE: service.taskQueue,
-      },
+export function cli(service: TestService, args: readonly string[]): Promise<CliOutcome> {
+  return promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'silent',
+      DATABASE_URL: service.database.url,
+      TEMPORAL_ADDRESS: service.config.temporal.address!,
+      TEMPORAL_NAMESPACE: service.config.temporal.namespace,
+      TEMPORAL_TASK_QUEUE: service.taskQueue,
+      TEMPORAL_DEPLOYMENT_NAME: service.config.temporal.deploymentName,
     },
-  ).then(
+  }).then(
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
     (err: CliOutcome) => ({ code: err.code, stdout: err.stdout, stderr: err.stderr }),
   );
 }
+
+/** `npm run cli -- documents:retry-finalization <arg>`. */
+export const retryFinalizationCli = (service: TestService, arg: string): Promise<CliOutcome> =>
+  cli(service, ['documents:retry-finalization', arg]);

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { bundleWorkflowCode, NativeConnection, type Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
-import { createActivities } from '../../src/runtime/activities.ts';
+import { createActivities } from '../../src/activities/index.ts';
 import type { ApiDeps } from '../../src/http/deps.ts';
 import { issueApiKey } from '../../src/accounts/api-keys.ts';
 import type { ApiScope } from '../../src/auth/api-key-format.ts';
@@ -22,6 +22,8 @@ import { createWorkerDeps } from '../../src/runtime/worker-deps.ts';
 import { createTemporalClient, type TemporalClientHandle } from '../../src/temporal/client.ts';
 import { installTemporalRuntime } from '../../src/temporal/runtime.ts';
 import { createWorker, workflowsPath } from '../../src/temporal/worker.ts';
+import { promoteOnStart, workerDeployments } from '../../src/temporal/worker-deployments.ts';
+import { workflowBuildId } from '../../src/temporal/workflow-build-id.ts';
 import { startTracingFromConfig } from '../../src/runtime/tracing.ts';
 import type { Tracing } from '../../src/tracing/sdk.ts';
 import { createTestDatabase, type TestDatabase } from './test-database.ts';
@@ -63,6 +65,8 @@ export interface TestService {
 }
 
 let workflowBundle: { code: string } | undefined;
+/** The build id of the global setup's bundle (the same sources; tracing's interceptors do not change it). */
+let buildId: Promise<string> | undefined;
 /** The bundle with tracing's workflow interceptors, made once per test file that traces. */
 let tracedWorkflowBundle: { code: string } | undefined;
 const silentBundler = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} };
@@ -97,6 +101,8 @@ export async function startTestService(
     DATABASE_URL: database.url,
     TEMPORAL_ADDRESS: inject('temporalAddress'),
     TEMPORAL_TASK_QUEUE: taskQueue,
+    // A deployment of its own, so making its version current changes no other test's workers.
+    TEMPORAL_DEPLOYMENT_NAME: `test-${taskQueue}`,
     DATA_DIR: inject('dataDir'),
     // Webhook receivers in tests are real HTTP servers on 127.0.0.1.
     WEBHOOK_ALLOW_PRIVATE: 'true',
@@ -138,11 +144,26 @@ export async function startTestService(
       activities: createActivities(createWorkerDeps(config, database.db, logger, options.workerOverrides)),
       workflowBundle,
       ...(tracing && { telemetry: tracing.worker }),
+      version: {
+        deploymentName: config.temporal.deploymentName,
+        buildId: await (buildId ??= workflowBuildId(workflowsPath())),
+      },
       // A stopped worker leaves its workflows' next tasks on its sticky queue until this passes; a test that
       // restarts the worker should not wait the default 10 s for them to reach the new one.
       extra: { stickyQueueScheduleToStartTimeout: '1s' },
     });
     workerRun = worker.run();
+    // As `npm start` does: the version becomes current once it registers (a restart finds it current already).
+    await promoteOnStart(
+      workerDeployments({
+        connection: temporal.connection,
+        namespace: config.temporal.namespace,
+        deploymentName: config.temporal.deploymentName,
+        taskQueue,
+        identity: 'test-service',
+      }),
+      await buildId,
+    );
   };
   const stopWorker = async () => {
     if (!worker) return;

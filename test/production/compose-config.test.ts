@@ -250,6 +250,30 @@ describe('docker-compose.yml', () => {
       expect.objectContaining({ target: 3000, host_ip: '0.0.0.0' }),
     ]);
   }, 60_000);
+
+  it('joins every worker to one deployment, and runs the previous version beside the new one only during an upgrade', async () => {
+    await writeEnv();
+    const plain = (JSON.parse((await config()).stdout) as Project).services;
+    expect(plain['worker-previous']).toBeUndefined();
+    expect(plain.worker!.image).toBe('wathiq-worker:latest');
+    expect(plain.worker!.environment).toMatchObject({
+      TEMPORAL_DEPLOYMENT_NAME: 'wathiq',
+      WORKER_VERSION_PROMOTION: 'auto',
+    });
+    await writeEnv('WORKER_VERSION_PROMOTION=manual\n');
+    const upgrade = (JSON.parse((await config(['--profile', 'upgrade'])).stdout) as Project).services;
+    expect(upgrade.worker!.environment!.WORKER_VERSION_PROMOTION).toBe('manual');
+    const previous = upgrade['worker-previous']!;
+    expect(previous.image).toBe('wathiq-worker:previous');
+    expect(previous.profiles).toEqual(['upgrade']);
+    // The same deployment and task queue, and it never takes routing: the operator promotes.
+    expect(previous.environment).toMatchObject({
+      TEMPORAL_DEPLOYMENT_NAME: 'wathiq',
+      TEMPORAL_TASK_QUEUE: upgrade.worker!.environment!.TEMPORAL_TASK_QUEUE,
+      WORKER_VERSION_PROMOTION: 'manual',
+    });
+    expect(previous.healthcheck!.test).toEqual(upgrade.worker!.healthcheck!.test);
+  }, 60_000);
 });
 
 describe('Dockerfile', () => {

@@ -2,16 +2,15 @@ import { writeFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
-import { createActivities } from '../../src/runtime/activities.ts';
+import { createActivities } from '../../src/activities/index.ts';
 import { createWorkerDeps } from '../../src/runtime/worker-deps.ts';
-import { PATCHES } from '../../src/approval/workflow/approval-workflow.ts';
+import { PATCHES } from '../../src/features/approval/workflow/legacy/approval-workflow.ts';
 import {
   eventually,
   linkTokenOf,
   messagesTo,
   pagePost,
   quickRepliesOf,
-  send,
   statusOf,
   tapButton,
 } from '../helpers/approval-flow.ts';
@@ -25,9 +24,10 @@ import {
   startFinalPdfHarness,
 } from '../helpers/final-pdf.ts';
 import { pdfsig } from '../helpers/pdf-tools.ts';
+import { sendAsBeforeVersioning } from '../helpers/worker-versions.ts';
 
 /**
- * Item 6 of issue 12: a workflow started by the previous code finishes on the new worker. The previous approval
+ * A workflow started by the previous code finishes on the new worker. The previous approval
  * workflow is the one frozen from commit 49f5e27 under test/fixtures/workflow-v1 (by its freeze.sh); it runs on a
  * worker for the test's task queue, is stopped once the first approver has been notified (a deploy), and the
  * current worker takes the same queue and finishes the document.
@@ -64,7 +64,8 @@ describe('a deploy in the middle of an approval', () => {
     const doc = await createBilingualDocument(h, 'sequential', approvers);
     const before = messagesTo(h, approver.phone).length;
     const first = messagesTo(h, signer.phone).length;
-    expect((await send(h, doc.id)).status).toBe(200);
+    // Sent as the API of that time sent it: the workflow type the old worker runs.
+    await sendAsBeforeVersioning(h, doc.id);
     const request = await eventually(() => messagesTo(h, signer.phone)[first], 60_000);
     await eventually(async () => (await statusOf(h, doc.id)).approvers[0]!.status === 'notified');
 

@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { approvalStatusQuery, retryFinalizationUpdate } from '../../src/approval/definitions.ts';
+import { approvalStatusQuery, retryFinalizationUpdate } from '../../src/features/approval/definitions.ts';
 import { exportHistory } from '../helpers/histories.ts';
 import {
   createDocument,
@@ -26,30 +26,35 @@ import { failWrites } from '../helpers/write-faults.ts';
  * Records the workflow histories that `replay.test.ts` replays (`npm run histories:record`; the normal suite only
  * replays what is committed under test/histories).
  *
- * A history proves that runs of the code that recorded it replay through today's code, so a committed history is
- * never recorded again. test/histories/*.json came from the workflow before issue 12 (v1), v2/ from the code with
- * issue 12's patches (actions carrying their evidence inline); this recorder writes the current code's runs (issue
- * 13: actions carry the id of their evidence row) under test/histories/<VERSION>/ and skips every name already
- * there. When the workflow changes on purpose again, bump VERSION and record the new set beside the old ones.
+ * A legacy history proves that runs of the code that recorded it replay through today's code, so it is never
+ * recorded again. test/histories/*.json came from the workflow before the first patch (v1), v2/ from the code with
+ * the recovery patches (actions carrying their evidence inline); this recorder writes the current code's runs (since
+ * evidence rows: actions carry the id of their evidence row) under test/histories/<VERSION>/ and skips every name already
+ * there. The legacy workflow (v1 to v9) never changes again, so its sets are final.
  *
- * v4 (issue 16, patch `approval-lean-v1`): read-model writes as local activities, finalization and signed copies
+ * v4 (patch `approval-lean-v1`): read-model writes as local activities, finalization and signed copies
  * in one activity.
- * v5 (issue 16, patch `approval-lean-v2`): as v4, with approval requests as local activities too, and the writes
+ * v5 (patch `approval-lean-v2`): as v4, with approval requests as local activities too, and the writes
  * that close the document from an update (a rejection, a void) ordinary activities again.
- * v6 (issue 16, patch `approval-lean-v3`): as v5, with an accepted action or delegation touching nothing outside
+ * v6 (patch `approval-lean-v3`): as v5, with an accepted action or delegation touching nothing outside
  * the workflow (no read-model write, no approval request) before its acceptance is in the history.
- * v7 (issue 16, patch `approval-lean-v4`): as v6, with that write an ordinary activity scheduled by the task that
+ * v7 (patch `approval-lean-v4`): as v6, with that write an ordinary activity scheduled by the task that
  * accepts the update (no 1 ms timer, which Temporal fires after a second), and nobody asked until it has settled.
- * v8 (issue 16, patch `approval-lean-v5`, the only patch a new workflow asks): as v7, with the send recorded, the
+ * v8 (patch `approval-lean-v5`, the only patch the last legacy runs ask): as v7, with the send recorded, the
  * policies read and the first requests sent by one local activity; an action and the requests it made due, or the
  * action that completes the document and its finalization, in one ordinary activity.
  * v9 (patch `approval-delegate-request-v1`): as v8, with a delegate's approval request an ordinary activity, so the
  * task that completes the `delegate` update does not wait for it; only `delegated-approved` is recorded, the one
  * run whose commands changed.
+ * document-approval: the runs of `documentApproval`, the workflow every new document starts since Worker
+ * Versioning. Each run is pinned to the worker version that started it, so a change to its commands needs no
+ * `patched()`, and this set then stops replaying: deploy the change as a new version (docs/operations.md,
+ * "Upgrading workflow code") and record the set again (delete the folder, RECORD_HISTORIES=1), so it always
+ * holds runs of the code in the tree.
  *
  * RECORD_HISTORIES=1 records every missing name; RECORD_HISTORIES=name,name only those (still never overwriting).
  */
-const VERSION = 'v9';
+const VERSION = 'document-approval';
 const DIR = path.resolve(import.meta.dirname, '../histories', VERSION);
 const wanted = (process.env.RECORD_HISTORIES ?? '').split(',').map((s) => s.trim());
 const NAMES = [

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.ts';
 import { installTemporalRuntime } from '../../src/temporal/runtime.ts';
 import { workflowsPath } from '../../src/temporal/worker.ts';
-import { PATCHES } from '../../src/approval/workflow/approval-workflow.ts';
+import { PATCHES } from '../../src/features/approval/workflow/legacy/approval-workflow.ts';
 import { recordedHistories, replayRecorded } from '../helpers/histories.ts';
 
 // The expected nondeterminism below would otherwise be logged as warnings.
@@ -13,9 +13,9 @@ installTemporalRuntime(createLogger({ logLevel: 'silent' }));
 const HISTORIES = path.resolve(import.meta.dirname, '../histories');
 /**
  * One directory per version of the workflow code that recorded them: test/histories itself holds the runs of the
- * code before issue 12 (v1), test/histories/v2 those of the code with the issue 12 patches (record-histories.test.ts),
+ * code before the first patch (v1), test/histories/v2 those of the code with the recovery patches (record-histories.test.ts),
  * test/histories/v3 those whose actions carry the id of their evidence row instead of the evidence,
- * test/histories/v4 those of the leaner workflow of issue 16 (patch `approval-lean-v1`: local activities for the
+ * test/histories/v4 those of the leaner workflow (patch `approval-lean-v1`: local activities for the
  * read-model writes, finalization and signed copies in one activity), test/histories/v5 those of patch
  * `approval-lean-v2` (approval requests as local activities too; a write that closes the document from an update an
  * ordinary activity again), test/histories/v6 those of patch `approval-lean-v3` (an accepted action or delegation
@@ -24,9 +24,12 @@ const HISTORIES = path.resolve(import.meta.dirname, '../histories');
  * test/histories/v8 those of patch `approval-lean-v5` (the only patch asked; one activity where two followed each
  * other: the send, the policies and the first requests; an action and the requests it made due; the last action
  * and the finalization).
+ * test/histories/document-approval holds runs of `documentApproval`, the workflow new documents start since Worker
+ * Versioning (no patches: a run stays on the worker version that started it); the sets before are runs of the
+ * legacy type `approvalWorkflow`, which the same bundle still registers.
  * A recorded history is never re-recorded: each set proves that runs of its code replay through today's code.
  */
-const SETS = ['', 'v2', 'v3', 'v4', 'v5', 'v6', 'v7', 'v8', 'v9'];
+const SETS = ['', 'v2', 'v3', 'v4', 'v5', 'v6', 'v7', 'v8', 'v9', 'document-approval'];
 /** The v4 set (test/replay/record-histories.test.ts, VERSION v4). */
 const V4 = [
   'v4/attention-retried-expired',
@@ -59,6 +62,8 @@ const V7 = V5.map((name) => name.replace(/^v5/, 'v7'));
 const V8 = V5.map((name) => name.replace(/^v5/, 'v8'));
 /** The v9 set (VERSION v9): only the run whose commands changed (approval-delegate-request-v1). */
 const V9 = ['v9/delegated-approved'];
+/** The runs of `documentApproval` (VERSION document-approval): the v5 scenarios. */
+const DOCUMENT_APPROVAL = V5.map((name) => name.replace(/^v5/, 'document-approval'));
 const EXPECTED = [
   'expired',
   'parallel-approved',
@@ -86,6 +91,7 @@ const EXPECTED = [
   ...V7,
   ...V8,
   ...V9,
+  ...DOCUMENT_APPROVAL,
 ];
 
 const recorded = () => recordedHistories(HISTORIES, SETS);
@@ -124,6 +130,18 @@ describe('replaying recorded approval histories', () => {
         : []),
     ];
   };
+
+  it('each set is of the workflow type that recorded it: documentApproval for the newest, the legacy type before', async () => {
+    for (const name of await recorded()) {
+      const { events } = JSON.parse(await readFile(path.join(HISTORIES, `${name}.json`), 'utf8')) as {
+        events: { workflowExecutionStartedEventAttributes?: { workflowType: { name: string } } }[];
+      };
+      const type = events[0]!.workflowExecutionStartedEventAttributes!.workflowType.name;
+      expect(type, name).toBe(
+        name.startsWith('document-approval/') ? 'documentApproval' : 'approvalWorkflow',
+      );
+    }
+  });
 
   it('each set took the patches of the code that recorded it, the old set none', async () => {
     for (const name of await recorded()) {
@@ -166,7 +184,7 @@ describe('replaying recorded approval histories', () => {
       if (!/approved|rejected/.test(name)) continue;
       expect(acts.length, name).toBeGreaterThan(0);
       for (const act of acts) {
-        if (/^v[3-9]\//.test(name)) {
+        if (/^(v[3-9]|document-approval)\//.test(name)) {
           expect(typeof act.evidenceId, name).toBe('string');
           expect(act, name).not.toHaveProperty('evidence');
         } else expect(typeof (act.evidence as { at?: unknown } | undefined)?.at, name).toBe('string');
@@ -223,7 +241,7 @@ describe('replaying recorded approval histories', () => {
     expect(v4.length).toBeLessThan(v3.length);
   });
 
-  it('v5 (issue 16, approval-lean-v2) asks for approval requests as local activities, closes from an update through an ordinary activity, and does less than v4', async () => {
+  it('v5 (approval-lean-v2) asks for approval requests as local activities, closes from an update through an ordinary activity, and does less than v4', async () => {
     const historyOf = async (name: string) =>
       (
         JSON.parse(await readFile(path.join(HISTORIES, `${name}.json`), 'utf8')) as {
@@ -254,7 +272,7 @@ describe('replaying recorded approval histories', () => {
     expect(scheduledIn(await historyOf('v5/notification-failed-expired'))).toContain('notifyApprover');
     const count = (events: { eventType: string }[], type: string) =>
       events.filter((e) => e.eventType === `EVENT_TYPE_${type}`).length;
-    // The same runs (recorded by the same scenarios) before issue 16: v3, or v2 where v3 has none.
+    // The same runs (recorded by the same scenarios) before the lean patches: v3, or v2 where v3 has none.
     for (const name of [
       'v3/sequential-approved',
       'v3/parallel-approved',

@@ -53,6 +53,18 @@ describe('loadConfig', () => {
     expect((caught as ConfigError).message).toContain(name);
   });
 
+  it('names the worker deployment and how a new version is promoted, refusing names Temporal would refuse', () => {
+    expect(loadConfig({}).temporal).toMatchObject({ deploymentName: 'wathiq', versionPromotion: 'auto' });
+    expect(
+      loadConfig({ TEMPORAL_DEPLOYMENT_NAME: 'acme-prod', WORKER_VERSION_PROMOTION: 'manual' }).temporal,
+    ).toMatchObject({ deploymentName: 'acme-prod', versionPromotion: 'manual' });
+    // A colon separates the deployment from the build id in Temporal's version strings.
+    for (const bad of ['a:b', 'with space', 'x'.repeat(256), '__proto__:x'])
+      expect(issuesOf({ TEMPORAL_DEPLOYMENT_NAME: bad }).join('\n'), bad).toMatch(/TEMPORAL_DEPLOYMENT_NAME/);
+    for (const bad of ['always', 'AUTO', '__proto__'])
+      expect(issuesOf({ WORKER_VERSION_PROMOTION: bad }).join('\n'), bad).toMatch(/WORKER_VERSION_PROMOTION/);
+  });
+
   it('has the reminder, sign-in delay and purge limits of the README by default', () => {
     const config = loadConfig({});
     expect(config.reminders).toEqual({ cooldownMs: 60 * 60_000, maxPerApprover: 5 });

@@ -85,8 +85,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
         executable: { type: 'existing-path', path: cliPath },
         ip: '127.0.0.1',
         searchAttributes: [...SEARCH_ATTRIBUTE_KEYS],
-        // The settings `npm start` gives its dev server.
-        extraArgs: devServerConfigFlags(),
+        // The settings `npm start` gives its dev server, and what tests of worker versions need: a deployment
+        // per test service (each makes its own version current), and a version's drainage checked every second
+        // rather than every few minutes.
+        extraArgs: [...devServerConfigFlags(), ...TEST_SERVER_FLAGS],
         log: { format: 'pretty', level: 'error' },
       },
     });
@@ -123,6 +125,12 @@ async function warmPageAssets(): Promise<string> {
   await assets.warm();
   return cacheDir;
 }
+
+const TEST_SERVER_FLAGS = [
+  'matching.maxDeployments=100000',
+  'matching.wv.VersionDrainageStatusRefreshInterval="1s"',
+  'matching.wv.VersionDrainageStatusVisibilityGracePeriod="1s"',
+].flatMap((value) => ['--dynamic-config-value', value]);
 
 const quietBundlerLogger = {
   trace: () => undefined,

@@ -1,9 +1,10 @@
 import { SpanKind } from '@opentelemetry/api';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { readFile } from 'node:fs/promises';
-import { Worker } from '@temporalio/worker';
+import { replayHistories } from '../helpers/histories.ts';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { approvalWorkflowId } from '../../src/approval/definitions.ts';
+import { approvalWorkflowId } from '../../src/features/approval/definitions.ts';
+import { workflowsPath } from '../../src/temporal/worker.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../fakes/webhook-receiver.ts';
 import {
   createDocument,
@@ -169,10 +170,9 @@ describe('one send, one trace', () => {
 
     // Switching tracing off: the traced run replays through the bundle of a worker without tracing.
     const history = await h.service.temporal.client.workflow.getHandle(workflowId).fetchHistory();
-    await Worker.runReplayHistory(
-      { workflowBundle: { code: await readFile(inject('workflowBundlePath'), 'utf8') } },
-      history,
-      workflowId,
-    );
+    const [replayed] = await replayHistories(workflowsPath(), [{ workflowId, history }], {
+      bundle: { code: await readFile(inject('workflowBundlePath'), 'utf8') },
+    });
+    expect(replayed?.error).toBeUndefined();
   }, 180_000);
 });

@@ -2,9 +2,10 @@ import { readFile } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { WorkflowHandle } from '@temporalio/client';
-import { bundleWorkflowCode, Worker } from '@temporalio/worker';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { replayHistories } from '../helpers/histories.ts';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { approvalWorkflowId, retryFinalizationUpdate } from '../../src/approval/definitions.ts';
+import { approvalWorkflowId, retryFinalizationUpdate } from '../../src/features/approval/definitions.ts';
 import { workflowsPath } from '../../src/temporal/worker.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../fakes/webhook-receiver.ts';
 import {
@@ -200,13 +201,17 @@ async function historiesOf(h: FlowHarness): Promise<{ workflowId: string; histor
 const carriesTrace = (history: History) => JSON.stringify(history.events ?? []).includes(TRACE_HEADER);
 
 async function replay(histories: { workflowId: string; history: History }[], bundle: { code: string }) {
-  const failures: string[] = [];
-  for await (const r of Worker.runReplayHistories(
-    { workflowBundle: bundle, ...(traced.service.tracing && { sinks: traced.service.tracing.worker.sinks }) },
-    histories,
-  ))
-    if (r.error) failures.push(`${r.workflowId}: ${String(r.error).slice(0, 600)}`);
-  return failures;
+  const results = await replayHistories(workflowsPath(), histories, {
+    bundle,
+    ...(traced.service.tracing && { sinks: traced.service.tracing.worker.sinks }),
+  });
+  return results.flatMap((r) =>
+    r.error
+      ? [
+          `${r.workflowId}: ${(r.error instanceof Error ? r.error.message : JSON.stringify(r.error)).slice(0, 600)}`,
+        ]
+      : [],
+  );
 }
 
 describe('switching tracing on or off with approvals in flight', () => {

@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createApprovalClient } from '../../src/approval/client.ts';
+import { createApprovalClient } from '../../src/features/approval/client.ts';
+import { actionEvidenceStore } from '../../src/db/stores/action-evidence-store.ts';
 import { documentEventsStore, fullEventData } from '../../src/db/stores/document-events-store.ts';
 import { openDeliveryBody, webhookDeliveriesStore } from '../../src/db/stores/webhook-deliveries-store.ts';
 import { createWebhookDispatcher, type WebhookDispatcher } from '../../src/webhooks/dispatch.ts';
@@ -573,11 +574,14 @@ describe('events of the documents API and the approval workflow', () => {
         .first<{ status: string }>('status');
       expect(a.status).toBe('notified');
     });
-    await approvals.act(document.id, {
+    // As the approval page does: the evidence stored first, its row's id to the workflow.
+    const evidenceId = await actionEvidenceStore(service.database.db).submit({
+      documentId: document.id,
       approverId,
       kind: 'complete',
       evidence: { at: new Date().toISOString(), channel: 'page' },
     });
+    await approvals.act(document.id, { approverId, kind: 'complete', evidenceId });
 
     // Five deliveries. With this file's 400 ms receiver time-out, a loaded machine can time out an attempt the
     // receiver did take, and the retry brings the same delivery again under the same id — as receivers are told

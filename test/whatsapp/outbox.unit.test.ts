@@ -1,6 +1,6 @@
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { describe, expect, it } from 'vitest';
-import { heartbeatMemory, wamidFromHeartbeat } from '../../src/approval/heartbeat-memory.ts';
+import { heartbeatMemory, wamidFromHeartbeat } from '../../src/features/approval/heartbeat-memory.ts';
 import { retryDelays, withRetries } from '../../src/whatsapp/record-retry.ts';
 
 describe('retryDelays', () => {

@@ -1,9 +1,9 @@
 import Router from '@koa/router';
 import { z } from 'zod';
-import { approvalStatus } from '../../approval/approval-status.ts';
-import { remindApprover, type RemindDeps } from '../../approval/remind-approver.ts';
-import { sendDocument } from '../../approval/send-document.ts';
-import { voidDocument } from '../../approval/void-document.ts';
+import { approvalStatus } from '../../features/approval/approval-status.ts';
+import { remindApprover, type RemindDeps } from '../../features/approval/remind-approver.ts';
+import { sendDocument } from '../../features/approval/send-document.ts';
+import { voidDocument } from '../../features/approval/void-document.ts';
 import { authOf, type AppState } from '../../http/context.ts';
 import { ok } from '../../http/respond.ts';
 import type { OpenApiRegistry } from '../openapi/registry.ts';

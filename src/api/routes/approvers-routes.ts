@@ -6,7 +6,7 @@ import { addApprover, deleteApprover, listApprovers, updateApprover } from '../.
 import { LIMITS } from '../../domain/model.ts';
 import { REFUSALS, requireDraft, statusRefusal } from '../../documents/rules.ts';
 import type { SecretBox } from '../../auth/secret-box.ts';
-import { isOpen } from '../../approval/rules.ts';
+import { isOpen } from '../../features/approval/rules.ts';
 import { serializeApprover } from '../../documents/serialize.ts';
 import { AppError } from '../../errors.ts';
 import { authOf, type AppState } from '../../http/context.ts';

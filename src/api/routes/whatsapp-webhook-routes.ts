@@ -1,7 +1,7 @@
 import Router from '@koa/router';
-import type { ApprovalClient } from '../../approval/client.ts';
-import type { WriteNotices } from '../../approval/write-notices.ts';
-import { handleWhatsAppNotification } from '../../approval/apply-whatsapp-reply.ts';
+import type { ApprovalClient } from '../../features/approval/client.ts';
+import type { WriteNotices } from '../../features/approval/write-notices.ts';
+import { handleWhatsAppNotification } from '../../features/approval/apply-whatsapp-reply.ts';
 import { AppError } from '../../errors.ts';
 import { parseNotification, verifyHandshake, verifyMetaSignature } from '../../whatsapp/index.ts';
 import type { AppState } from '../../http/context.ts';

@@ -1,6 +1,6 @@
 import { createAccountWithKey } from '../../accounts/create-account.ts';
-import { createApprovalClient } from '../../approval/client.ts';
-import { retryFinalization } from '../../approval/retry-finalization.ts';
+import { createApprovalClient } from '../../features/approval/client.ts';
+import { retryFinalization } from '../../features/approval/retry-finalization.ts';
 import { secretBoxFromSettings } from '../../auth/secret-box.ts';
 import { resealAll, sealedKeyCensus } from '../../db/reseal.ts';
 import {

@@ -6,7 +6,7 @@ import type { Knex } from 'knex';
  * `SA.1502576394655843`). Meta is introducing usernames: a user who adopts one may reply without the phone number,
  * and the BSUID is then the only stable handle. Both are stored the first time a reply is matched to the approver,
  * and a later reply to the same number in the account is matched on the phone or on either of them
- * (src/approval/apply-whatsapp-reply.ts).
+ * (src/features/approval/apply-whatsapp-reply.ts).
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.alterTable('approvers', (t) => {

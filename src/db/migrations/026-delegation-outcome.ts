@@ -9,7 +9,7 @@ import type { Knex } from 'knex';
  * - refused — the workflow's refusal is known: the row is deleted (as before);
  * - `not_taken` — the workflow never took it: its update is unknown to Temporal (never delivered, or refused by
  *   the validator, which leaves no trace). Set by the approval page when it reconciles rows left `submitted`
- *   (src/approval/delegate-from-page.ts); its phone no longer blocks another delegation. Should the workflow
+ *   (src/features/approval/delegate-from-page.ts); its phone no longer blocks another delegation. Should the workflow
  *   take it after all, recordDelegation marks it `accepted`.
  *
  * `settled_at`: when the row left `submitted`.

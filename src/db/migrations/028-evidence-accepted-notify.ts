@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 /**
  * An action's evidence becoming `accepted` (recordApproverAction, in the transaction that writes the action) is
  * announced on the channel `wathiq_evidence_accepted` when it commits, with the evidence id. The API process that
- * sent the action answers the approver as soon as it hears it (src/approval/write-notices.ts), instead of reading
+ * sent the action answers the approver as soon as it hears it (src/features/approval/write-notices.ts), instead of reading
  * the row every 100 ms while the workflow's own answer waits on an activity that does more after the write.
  */
 export const CHANNEL = 'wathiq_evidence_accepted';

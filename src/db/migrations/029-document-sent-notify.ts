@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 /**
  * A document's `document.sent` event (markDocumentSent, the workflow's first write) is announced on the channel
  * `wathiq_document_sent` when it commits, with the document id. The API process that sent the document answers as
- * soon as it hears it (src/approval/write-notices.ts), instead of looking the event up at growing intervals.
+ * soon as it hears it (src/features/approval/write-notices.ts), instead of looking the event up at growing intervals.
  */
 export const CHANNEL = 'wathiq_document_sent';
 

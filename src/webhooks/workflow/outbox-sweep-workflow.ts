@@ -1,4 +1,4 @@
-import { continueAsNew, proxyActivities, sleep } from '@temporalio/workflow';
+import { continueAsNew, proxyActivities, setWorkflowOptions, sleep } from '@temporalio/workflow';
 import type { OutboxSweepInput, WebhookActivities } from '../definitions.ts';
 
 const activities = proxyActivities<WebhookActivities>({
@@ -13,6 +13,10 @@ const ROUNDS_PER_RUN = 200;
 /**
  * Dispatches stranded webhook events, round after round, for as long as the service exists: the safety net under
  * dispatch-after-commit, so an event committed by a process that died before dispatching it is still delivered.
+ *
+ * It never ends, so it is not pinned to the worker version that started it (every workflow else is): it moves to
+ * the current version at its next workflow task, and an old version can drain and be retired. A change to its
+ * commands therefore needs `patched()`, as before worker versioning.
  */
 export async function webhookOutboxSweepWorkflow(input: OutboxSweepInput): Promise<void> {
   for (let round = 0; round < ROUNDS_PER_RUN; round++) {
@@ -25,3 +29,4 @@ export async function webhookOutboxSweepWorkflow(input: OutboxSweepInput): Promi
   }
   await continueAsNew<typeof webhookOutboxSweepWorkflow>(input);
 }
+setWorkflowOptions({ versioningBehavior: 'AUTO_UPGRADE' }, webhookOutboxSweepWorkflow);

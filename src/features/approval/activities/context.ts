@@ -1,0 +1,58 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import type { Db } from '../../../db/knex.ts';
+import { approversStore } from '../../../db/stores/approvers-store.ts';
+import { documentsStore } from '../../../db/stores/documents-store.ts';
+import type { RecordRetry, WhatsAppProvider, WhatsAppTemplateConfig } from '../../../whatsapp/index.ts';
+import type { DocumentEvents, DocumentEventsDeps } from '../../events/document-events.ts';
+import type { ApprovalPolicies } from '../definitions.ts';
+import type { FinalizedDocument } from '../finalize.ts';
+import type { WorkflowRun } from './workflow-run.ts';
+
+export interface ApprovalActivityDeps extends DocumentEventsDeps {
+  whatsapp: { provider: WhatsAppProvider; templates: WhatsAppTemplateConfig; recordRetry?: RecordRetry };
+  /** Produces and stores the signed final PDF; set by the finalization module. */
+  finalize?: (documentId: string) => Promise<FinalizedDocument>;
+  /**
+   * The current activity's workflow run (the worker passes `activityWorkflowRun`). markDocumentSent uses it when
+   * it finds a draft; without it (activities called directly) the draft is moved unchecked.
+   */
+  workflowRun?: () => WorkflowRun;
+  /** The per-approver reminder cap automatic reminders respect (REMIND_MAX_PER_APPROVER); 5 when not given. */
+  reminderLimits?: { maxPerApprover: number };
+  /** How long the approval workflow retries each kind of activity (config.approvalPolicies). */
+  approvalPolicies?: ApprovalPolicies;
+  /** PUBLIC_BASE_URL: signed copies link to the signed file's permanent public URL under it. */
+  publicBaseUrl?: string;
+}
+
+/** What every approval activity works with: its dependencies and the event machinery built on them. */
+export interface ActivityContext {
+  deps: ApprovalActivityDeps;
+  events: DocumentEvents;
+}
+
+/** The defaults of APPROVAL_NOTIFY/FINALIZE/WRITE_RETRY_SECONDS: 6 h, 4 h, 1 h. */
+export const DEFAULT_APPROVAL_POLICIES: ApprovalPolicies = {
+  notifyMs: 6 * 3_600_000,
+  finalizeMs: 4 * 3_600_000,
+  writeMs: 3_600_000,
+};
+
+/**
+ * The document (its row locked when `db` is a transaction), its approvers and the one named; a document or an
+ * approver that is not there fails for good (no retry brings it back).
+ */
+export async function loadForWorkflow(db: Db, documentId: string, approverId?: string) {
+  const document = await documentsStore(db).findByIdUnscoped(documentId, { forUpdate: true });
+  if (!document)
+    throw ApplicationFailure.nonRetryable(`Document ${documentId} does not exist`, 'document_missing');
+  const approvers = await approversStore(db).listByDocument(documentId);
+  const approver = approverId ? approvers.find((a) => a.id === approverId) : undefined;
+  if (approverId && !approver) {
+    throw ApplicationFailure.nonRetryable(
+      `Approver ${approverId} is not on document ${documentId}`,
+      'approver_missing',
+    );
+  }
+  return { document, approvers, approver };
+}

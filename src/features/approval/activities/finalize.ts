@@ -1,0 +1,100 @@
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import { documentsStore } from '../../../db/stores/documents-store.ts';
+import { whileHeartbeating } from '../../../temporal/heartbeat.ts';
+import type { ApprovalActivities, SignedCopiesInput } from '../definitions.ts';
+import { OPEN_STATUSES } from '../rules.ts';
+import type { ActivityContext } from './context.ts';
+import { sendSignedCopies } from './signed-copies.ts';
+
+/** Signed copies are tried in the finalization's activity only with at least this long left of its time-outs. */
+const COPIES_MIN_BUDGET_MS = 30_000;
+
+/** What is left of the running activity's time-outs, less a margin of a quarter; unlimited outside an activity. */
+function copiesBudgetMs(): number {
+  let info: Context['info'];
+  try {
+    info = Context.current().info;
+  } catch {
+    return Number.POSITIVE_INFINITY;
+  }
+  const now = Date.now();
+  const ends = [
+    info.scheduleToCloseTimeoutMs ? info.scheduledTimestampMs + info.scheduleToCloseTimeoutMs : Infinity,
+    info.startToCloseTimeoutMs
+      ? info.currentAttemptScheduledTimestampMs + info.startToCloseTimeoutMs
+      : Infinity,
+  ];
+  return (Math.min(...ends) - now) * 0.75;
+}
+
+/** `work`, or a rejection once `ms` have passed (the work itself goes on; its sends are idempotent). */
+function withinMs<T>(work: Promise<T>, ms: number): Promise<T> {
+  if (!Number.isFinite(ms)) return work;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`the signed copies took longer than ${Math.round(ms)} ms`)),
+      ms,
+    );
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}
+
+/** Produces the signed PDF, then moves the document to `approved` with its event: the one writer of → approved. */
+async function finalizeApprovedDocument(
+  { deps, events }: ActivityContext,
+  documentId: string,
+): Promise<void> {
+  const final = await whileHeartbeating(async () => deps.finalize?.(documentId));
+  const key = `document.approved:${documentId}`;
+  await events.inTransaction([key], async (trx) => {
+    const current = await documentsStore(trx).findByIdUnscoped(documentId, { forUpdate: true });
+    const approved = await documentsStore(trx).transition(documentId, OPEN_STATUSES, 'approved', {
+      completedAt: final?.completedAt ?? new Date(),
+      // A retried finalization that succeeded: the failure is over (its time stays as failed_at).
+      ...(current?.finalizationState === 'failed' && { finalizationState: 'succeeded' as const }),
+    });
+    // The event carries the permanent download URL of the signed file (data.document.download_url).
+    if (approved)
+      await events.record(trx, {
+        event: 'document.approved',
+        dedupeKey: key,
+        document: approved,
+        documentExtra: final?.document,
+      });
+  });
+}
+
+async function finalizeAndSendSignedCopies(ctx: ActivityContext, input: SignedCopiesInput) {
+  await finalizeApprovedDocument(ctx, input.documentId);
+  // The copies never make the finalization time out: they get what is left of this activity's time-outs
+  // (less a margin), and what does not fit goes to sendSignedCopies on its own policy.
+  const budget = copiesBudgetMs();
+  if (budget < COPIES_MIN_BUDGET_MS) return { copies: null, retryCopies: true };
+  try {
+    // Heartbeating as the finalization does: the activity's heartbeat time-out still applies.
+    const copies = await whileHeartbeating(() => withinMs(sendSignedCopies(ctx, input), budget));
+    return { copies, retryCopies: false };
+  } catch (err) {
+    const retryCopies = !(err instanceof ApplicationFailure && err.nonRetryable);
+    ctx.deps.logger.warn(
+      { err, documentId: input.documentId, retryCopies },
+      'the signed copies did not go out with the finalization',
+    );
+    return { copies: null, retryCopies };
+  }
+}
+
+export type FinalizeActivities = Pick<
+  ApprovalActivities,
+  'finalizeApprovedDocument' | 'finalizeAndSendSignedCopies' | 'sendSignedCopies'
+>;
+
+/** The approved document's signed PDF, its `approved` state and event, and the signed copies. */
+export function finalizeActivities(ctx: ActivityContext): FinalizeActivities {
+  return {
+    finalizeApprovedDocument: ({ documentId }) => finalizeApprovedDocument(ctx, documentId),
+    finalizeAndSendSignedCopies: (input) => finalizeAndSendSignedCopies(ctx, input),
+    sendSignedCopies: (input) => sendSignedCopies(ctx, input),
+  };
+}

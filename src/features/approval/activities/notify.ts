@@ -1,0 +1,175 @@
+import { approversStore, openLinkToken } from '../../../db/stores/approvers-store.ts';
+import { documentsStore } from '../../../db/stores/documents-store.ts';
+import { whatsAppMessagesStore } from '../../../db/stores/whatsapp-messages-store.ts';
+import { isWhatsAppSendError, languageFor, sendNotice } from '../../../whatsapp/index.ts';
+import type {
+  ApprovalActivities,
+  BatchedNoticeResult,
+  NotificationFailureInput,
+  NotifyApproverInput,
+} from '../definitions.ts';
+import { heartbeatMemory } from '../heartbeat-memory.ts';
+import { personalData, redact } from '../history-safe.ts';
+import { REMIND_LOCK_CLASS } from '../remind-approver.ts';
+import { isOpen } from '../rules.ts';
+import { type ActivityContext, loadForWorkflow } from './context.ts';
+
+type Notification = { status: string; error: string | null };
+
+/**
+ * Marks the approver notified (once: only from `waiting`) and records `approver.notified` in the same
+ * transaction — keyed per approver, so a retry or a later reminder records nothing more.
+ */
+async function recordNotified(
+  { deps, events }: ActivityContext,
+  approverId: string,
+  documentId: string,
+  notification: Notification,
+): Promise<void> {
+  const event = await deps.db.transaction(async (trx) => {
+    const { document, approver } = await loadForWorkflow(trx, documentId, approverId);
+    if (approver!.status !== 'waiting') return undefined;
+    await approversStore(trx).markNotified(approverId, notification);
+    // record() reads the approvers again, so the event carries this approver as notified.
+    return events.record(trx, {
+      event: 'approver.notified',
+      dedupeKey: `approver.notified:${approverId}`,
+      document,
+      approver,
+    });
+  });
+  // Handed to delivery without waiting: the activity returns as soon as the approver reads notified, so the
+  // workflow learns it at once (a reminder asked for right after sees them notified).
+  if (event) events.dispatchSoon(event, { documentId });
+}
+
+async function notifyApprover(ctx: ActivityContext, input: NotifyApproverInput) {
+  const { deps } = ctx;
+  const { document, approver } = await loadForWorkflow(deps.db, input.documentId, input.approverId);
+  const target = approver!;
+  // Issued at send; a document sent before that rule gets it here, once (a retry reads the first one's).
+  const linkToken =
+    openLinkToken(target, deps.secrets) ??
+    (await approversStore(deps.db).ensureLinkToken(target.id, deps.secrets))!;
+  const language = languageFor(target.phone, target.language);
+  const markNotified = async (notification: Notification) => {
+    if (input.kind === 'approval_request') await recordNotified(ctx, target.id, document.id, notification);
+  };
+  if (!target.notify) {
+    // `notify: false`: the account shows this approver the page itself. Their turn has come all the same, so
+    // they are marked notified (status `notified`, notification status `skipped`) and the workflow goes on;
+    // no WhatsApp row is written, so reminders count none. Nothing personal goes into the result.
+    await markNotified({ status: 'skipped', error: null });
+    return { wamid: null, sent: false, skipped: true };
+  }
+  try {
+    const { wamid } = await sendNotice(
+      {
+        provider: deps.whatsapp.provider,
+        templates: deps.whatsapp.templates,
+        messages: whatsAppMessagesStore(deps.db),
+        secrets: deps.secrets,
+        // The outbox: WhatsApp's answer survives a failed record in the heartbeat, so a retry never re-sends.
+        memory: heartbeatMemory(input.idempotencyKey),
+        recordRetry: deps.whatsapp.recordRetry,
+        logger: deps.logger,
+      },
+      {
+        kind: input.kind,
+        accountId: document.accountId,
+        documentId: document.id,
+        approverId: target.id,
+        phone: target.phone,
+        language,
+        approverName: language === 'ar' ? target.nameAr : target.nameEn,
+        documentTitle: language === 'ar' ? document.titleAr : document.titleEn,
+        reference: document.reference,
+        linkToken,
+        actionType: target.actionType,
+        idempotencyKey: input.idempotencyKey,
+      },
+    );
+    await markNotified({ status: 'accepted', error: null });
+    return { wamid, sent: true };
+  } catch (err) {
+    if (!isWhatsAppSendError(err) || err.retryable) throw err; // Temporal tries again on the activity's policy
+    // WhatsApp refused for good (say, a number not on WhatsApp): recorded, visible in the status, and the
+    // approval goes on — the approver can still be given the link some other way.
+    deps.logger.warn({ err, approverId: target.id }, 'WhatsApp refused a notification');
+    await markNotified({ status: 'failed', error: err.message });
+    // The result is kept in the workflow's history: the approver's number and name are not.
+    return { wamid: null, sent: false, error: redact(err.message, personalData([target])) };
+  }
+}
+
+async function sendAutomaticReminder(ctx: ActivityContext, input: NotifyApproverInput) {
+  const maxPerApprover = ctx.deps.reminderLimits?.maxPerApprover ?? 5;
+  // The manual remind's lock (remindWithinLimits): one reminder to an approver at a time, counted under it.
+  return ctx.deps.db.transaction(async (trx) => {
+    await trx.raw('SELECT pg_advisory_xact_lock(?::int, hashtext(?))', [REMIND_LOCK_CLASS, input.approverId]);
+    const document = await documentsStore(trx).findByIdUnscoped(input.documentId);
+    const approver = document
+      ? (await approversStore(trx).listByDocument(document.id)).find((a) => a.id === input.approverId)
+      : undefined;
+    if (!document || !approver || !isOpen(document.status))
+      return { sent: false, skipped: 'closed' as const };
+    if (approver.status !== 'notified') return { sent: false, skipped: 'acted' as const };
+    // A retry of an attempt whose message went out finds its own row: it counts, but is this reminder.
+    const mine = await whatsAppMessagesStore(trx).findByIdempotencyKey(input.idempotencyKey);
+    if (!mine) {
+      const history = await whatsAppMessagesStore(trx).reminderHistory(input.approverId);
+      if (history.count >= maxPerApprover) return { sent: false, skipped: 'limit' as const };
+    }
+    const result = await notifyApprover(ctx, { ...input, kind: 'reminder' });
+    return result.sent ? { sent: true } : { sent: false, skipped: 'refused' as const };
+  });
+}
+
+async function recordNotificationFailure(ctx: ActivityContext, input: NotificationFailureInput) {
+  ctx.deps.logger.warn(
+    { documentId: input.documentId, approverId: input.approverId, kind: input.kind, error: input.error },
+    'a WhatsApp notification exhausted its retry policy; the approver can be reminded',
+  );
+  if (input.kind !== 'approval_request') return;
+  // Only from `waiting`: a notice that got through on an earlier attempt keeps its status.
+  await recordNotified(ctx, input.approverId, input.documentId, { status: 'failed', error: input.error });
+}
+
+/**
+ * Each approval request as notifyApprover, side by side; one that fails is reported as `failed` (nothing of the
+ * failure: it may name the approver) and the workflow retries it with notifyApprover on its own policy.
+ */
+export function notifyEach(
+  ctx: ActivityContext,
+  notices: NotifyApproverInput[],
+): Promise<BatchedNoticeResult[]> {
+  return Promise.all(
+    notices.map((notice) =>
+      notifyApprover(ctx, notice).then(
+        (result): BatchedNoticeResult => ({ result }),
+        (err: unknown): BatchedNoticeResult => {
+          ctx.deps.logger.warn(
+            { err, approverId: notice.approverId },
+            'an approval request failed; retried alone',
+          );
+          return { failed: true };
+        },
+      ),
+    ),
+  );
+}
+
+type NotifyActivities = Pick<
+  ApprovalActivities,
+  'notifyApprover' | 'notifyApprovers' | 'sendAutomaticReminder' | 'recordNotificationFailure'
+>;
+
+/** The approvers' WhatsApp messages of the approval: requests, reminders, and the record of each. */
+export function notifyActivities(ctx: ActivityContext): NotifyActivities {
+  return {
+    notifyApprover: (input) => notifyApprover(ctx, input),
+    notifyApprovers: ({ notices }) => notifyEach(ctx, notices),
+    sendAutomaticReminder: (input) => sendAutomaticReminder(ctx, input),
+    recordNotificationFailure: (input) => recordNotificationFailure(ctx, input),
+  };
+}

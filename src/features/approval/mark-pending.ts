@@ -1,0 +1,24 @@
+import type { SecretBox } from '../../auth/secret-box.ts';
+import type { Knex } from '../../db/knex.ts';
+import { approversStore } from '../../db/stores/approvers-store.ts';
+import { documentsStore, type Document } from '../../db/stores/documents-store.ts';
+
+/**
+ * The one write of draft → pending, by the send (src/features/approval/send-document.ts) or, when that send's
+ * transaction never committed, by the workflow's first activity: the document is sent with this workflow, and
+ * every approver's link exists from then on (GET /approvers/{id}/link reads it, never makes one). Undefined when
+ * the document is no longer a draft. The caller holds the document's row lock.
+ */
+export async function markPending(
+  trx: Knex.Transaction,
+  secrets: SecretBox,
+  documentId: string,
+  workflowId: string,
+): Promise<Document | undefined> {
+  const sent = await documentsStore(trx).transition(documentId, ['draft'], 'pending', {
+    sentAt: new Date(),
+    workflowId,
+  });
+  if (sent) await approversStore(trx).issueLinkTokens(documentId, secrets);
+  return sent;
+}

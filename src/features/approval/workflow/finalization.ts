@@ -1,0 +1,113 @@
+import { ActivityFailure, condition, isCancellation, log } from '@temporalio/workflow';
+import type { RecordActionInput } from '../definitions.ts';
+import { finalizationFailed } from './approval-state.ts';
+import { failureMessage, type RunContext } from './run-context.ts';
+
+/**
+ * The end of an approved document: the final PDF, signed, and the signed copies to everyone. A finalization that
+ * fails for good never fails the workflow: the document stays `in_progress` with `finalization.state = "failed"`
+ * until an operator's `retryFinalization` (run again) or a void.
+ */
+
+/**
+ * The write of the action that completes the document (and again, idempotently, of those whose own write is still
+ * in flight: `actions`, this one last) and the finalization, in one activity, ending at the shorter of the write's
+ * and the finalization's windows. When it fails (typed `action_not_written` when the write did, for the operator),
+ * the action is written on its own (`record`: a no-op once written; parks as any write that fails for good), and
+ * the run then finalizes as usual (finalizeOrPark, with its whole window).
+ */
+export async function recordAndFinalize(
+  run: RunContext,
+  actions: RecordActionInput[],
+  record: () => Promise<void>,
+): Promise<void> {
+  const { policies } = run.effects;
+  const finalization = run.effects.finalization(Math.min(policies.writeMs, policies.finalizeMs));
+  try {
+    run.approve(
+      await finalization.recordActionAndFinalize({
+        documentId: run.input.documentId,
+        actions,
+        idempotencyPrefix: run.workflowId,
+      }),
+    );
+  } catch (err) {
+    if (!(err instanceof ActivityFailure)) throw err;
+    log.warn('the last action and the finalization did not complete together', {
+      error: failureMessage(err),
+    });
+    await record();
+  }
+}
+
+/**
+ * Finalization on a finite policy: a retryable failure (a signing certificate being fixed, storage) is retried
+ * until APPROVAL_FINALIZE_RETRY_SECONDS runs out; that or a permanent failure parks the document until
+ * `retryFinalization` or a void.
+ */
+export async function finalizeOrPark(run: RunContext): Promise<void> {
+  const finalization = run.effects.finalization(run.effects.policies.finalizeMs);
+  let failedOnce = false;
+  for (;;) {
+    try {
+      run.approve(
+        await finalization.finalizeAndSendSignedCopies({
+          documentId: run.input.documentId,
+          idempotencyPrefix: run.workflowId,
+        }),
+      );
+      if (failedOnce) run.publishAttention(null);
+      return;
+    } catch (err) {
+      if (!(err instanceof ActivityFailure)) throw err;
+      const failure = { error: failureMessage(err), failedAt: new Date().toISOString() };
+      run.failFinalization(failure);
+      failedOnce = true;
+      run.publishAttention('finalization');
+      await run.durably('markFinalizationFailed', () =>
+        run.effects.localWrites.markFinalizationFailed({ documentId: run.input.documentId, ...failure }),
+      );
+      await condition(() => !finalizationFailed(run.state));
+      if (run.state.status !== 'in_progress') {
+        run.publishAttention(null);
+        return; // voided
+      }
+    }
+  }
+}
+
+/**
+ * The signed PDF to every approver and cc recipient on the notify policy, when the finalization's own activity
+ * could not send them. Only ids go in and only counts come back; a copy WhatsApp refuses, or the policy running
+ * out, is logged and the document stays approved.
+ */
+export async function sendSignedCopies(run: RunContext): Promise<void> {
+  try {
+    const result = await run.effects.notices.sendSignedCopies({
+      documentId: run.input.documentId,
+      idempotencyPrefix: run.workflowId,
+    });
+    if (result.failed > 0) log.warn('WhatsApp refused some signed copies', { ...result });
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    log.warn('the signed copies exhausted their retry policy', { error: failureMessage(err) });
+  }
+}
+
+/** The voided notice to each approver who heard of the document; one that exhausts its policy is dropped (logged). */
+export async function tellVoided(run: RunContext, approverIds: readonly string[]): Promise<void> {
+  await Promise.all(
+    approverIds.map((approverId) =>
+      run.effects.notices
+        .notifyApprover({
+          documentId: run.input.documentId,
+          approverId,
+          kind: 'voided',
+          idempotencyKey: `${run.workflowId}:${approverId}:voided`,
+        })
+        .catch((err: unknown) =>
+          log.warn('a voided notice exhausted its retry policy', { approverId, error: failureMessage(err) }),
+        ),
+    ),
+  );
+}
