@@ -22,6 +22,13 @@ const INFRASTRUCTURE = [
   'src/tracing',
 ];
 const FEATURES = ['src/documents', 'src/accounts', 'src/approval', 'src/webhooks'];
+/**
+ * Features in the layout the code is moving to: one folder each, its HTTP routes (`*-routes.ts`) and request
+ * schemas (`schemas.ts`, built on the API's field builders) beside its services and stores. Everything but those
+ * two imports no HTTP; nothing below the features imports them.
+ */
+const FEATURE_FOLDERS = 'src/features';
+const FEATURE_CORE = 'src/features/**/!(*-routes|schemas).ts';
 const SURFACES = ['src/api', 'src/admin', 'src/approval-page', 'src/verify-page', 'src/dev-inbox'];
 const COMPOSITION = ['src/runtime', 'src/workflows', 'src/main.ts', 'src/cli.ts'];
 
@@ -29,6 +36,7 @@ const COMPOSITION = ['src/runtime', 'src/workflows', 'src/main.ts', 'src/cli.ts'
 const sandboxes = {
   approval: ['src/approval/workflow', 'src/approval/definitions.ts', 'src/approval/rules.ts'],
   webhooks: ['src/webhooks/workflow', 'src/webhooks/definitions.ts'],
+  bulkSends: ['src/features/bulk-sends/workflow', 'src/features/bulk-sends/definitions.ts'],
 };
 const SANDBOX_FILES = Object.values(sandboxes)
   .flat()
@@ -46,23 +54,33 @@ const layerZones = [
   ...FOUNDATION.filter((p) => p !== 'src/domain').map((target) =>
     below(
       target,
-      [...FEATURES, ...SURFACES, 'src/http', ...COMPOSITION],
+      [...FEATURES, FEATURE_FOLDERS, ...SURFACES, 'src/http', ...COMPOSITION],
       'The foundation imports no feature, HTTP or wiring.',
     ),
   ),
   below(
     INFRASTRUCTURE,
-    [...FEATURES, ...SURFACES, 'src/http', ...COMPOSITION],
+    [...FEATURES, FEATURE_FOLDERS, ...SURFACES, 'src/http', ...COMPOSITION],
     'Stores and clients import no feature, HTTP or wiring.',
   ),
   below(
     FEATURES,
-    [...SURFACES, 'src/http', ...COMPOSITION],
+    [FEATURE_FOLDERS, ...SURFACES, 'src/http', ...COMPOSITION],
     'Features import no HTTP and no wiring: routes call them, not the other way.',
   ),
   below(
+    FEATURE_CORE,
+    [...SURFACES, 'src/http', ...COMPOSITION],
+    "A feature's services and stores import no HTTP and no wiring: its routes call them, not the other way.",
+  ),
+  below(
+    FEATURE_FOLDERS,
+    [...SURFACES.filter((s) => s !== 'src/api'), ...COMPOSITION],
+    'A feature imports no HTTP surface but the API it mounts on, and no wiring.',
+  ),
+  below(
     'src/http',
-    [...FEATURES, ...SURFACES, ...COMPOSITION],
+    [...FEATURES, FEATURE_FOLDERS, ...SURFACES, ...COMPOSITION],
     'src/http is shared by every HTTP surface and imports none of them.',
   ),
   ...SURFACES.filter((s) => s !== 'src/api').map((target) =>
@@ -87,7 +105,10 @@ const layerZones = [
   {
     target: 'src/workflows',
     from: 'src',
-    except: Object.keys(sandboxes).map((feature) => `./${feature}/workflow`),
+    except: Object.values(sandboxes)
+      .flat()
+      .filter((p) => !p.endsWith('.ts'))
+      .map((p) => `./${p.slice('src/'.length)}`),
     message: "The workflow bundle entry re-exports the features' workflow folders and nothing else.",
   },
 ];

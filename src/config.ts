@@ -158,6 +158,19 @@ const schema = z.object({
   // How long the API waits for Temporal's answer to a send, an action, a delegation, a void or a remind before a 503
   APPROVAL_ANSWER_TIMEOUT_SECONDS: z.coerce.number().int().min(1).max(300).default(20),
 
+  // Templates and bulk send: the size of a list, how a batch is worked through, and WhatsApp's limits per sending
+  // number (messaging tier: unique recipients per rolling 24 h; throughput: messages per second) of which bulk
+  // sends take at most BULK_SEND_QUOTA_SHARE
+  BULK_SEND_MAX_ROWS: z.coerce.number().int().min(1).max(100_000).default(5000),
+  BULK_SEND_MAX_MB: z.coerce.number().positive().max(100).default(5),
+  BULK_SEND_PAGE_SIZE: z.coerce.number().int().min(1).max(1000).default(50),
+  BULK_SEND_PAGES_PER_RUN: z.coerce.number().int().min(1).max(1000).default(20),
+  BULK_SEND_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  BULK_SEND_QUOTA_SHARE: z.coerce.number().gt(0).max(1).default(0.5),
+  BULK_SEND_TIME_SCALE: z.coerce.number().gt(0).max(1).default(1),
+  WHATSAPP_TIER_RECIPIENTS_PER_DAY: z.coerce.number().int().min(1).max(100_000_000).default(1000),
+  WHATSAPP_THROUGHPUT_MPS: z.coerce.number().gt(0).max(10_000).default(80),
+
   // Keys that seal the secrets Wathiq must read back: "id:base64key[,id:base64key…]", the first seals.
   ENCRYPTION_KEYS: optionalString,
   SIGNING_P12_PATH: optionalString,
@@ -286,6 +299,7 @@ export interface Config {
   approvalPolicies: { notifyMs: number; finalizeMs: number; writeMs: number };
   /** How long the API waits for an approval workflow's answer before answering 503 (the answer is then lost). */
   approvalAnswerTimeoutMs: number;
+  bulkSends: BulkSendSettings;
   /**
    * Dashboard sign-in: after `freeFailures` failures of one email (or one address, or one account's second-step
    * codes), each further attempt waits baseMs, 2×baseMs, 4×baseMs … up to maxMs; failures are forgotten after
@@ -358,6 +372,28 @@ export interface Config {
     /** OTEL_SERVICE_NAME, or wathiq-api / wathiq-worker / wathiq by role. */
     serviceName: string;
   };
+}
+
+/** Templates and bulk send (BULK_SEND_*, WHATSAPP_TIER_*, WHATSAPP_THROUGHPUT_*). */
+export interface BulkSendSettings {
+  /** Rows one bulk send may have. */
+  maxRows: number;
+  /** Bytes of a bulk send's body (JSON rows or the CSV file), refused before it is parsed. */
+  maxBytes: number;
+  /** Rows the workflow hands one activity at a time. */
+  pageSize: number;
+  /** Pages one workflow run works through before it continues as new (its history stays bounded). */
+  pagesPerRun: number;
+  /** Rows of a page made and sent at the same time (the throughput share paces them all the same). */
+  concurrency: number;
+  /** The part of the messaging tier and of the throughput bulk sends may take (the rest is ordinary documents'). */
+  share: number;
+  /** Meta's messaging tier of the sending number: unique recipients of business-initiated messages per 24 h. */
+  tierRecipientsPerDay: number;
+  /** Meta's throughput of the sending number: messages per second. */
+  throughputPerSecond: number;
+  /** Multiplies the 24-hour window and the pauses it causes: 1, below it only in tests. */
+  timeScale: number;
 }
 
 export const PLANS = ['basic', 'business', 'enterprise'] as const;
@@ -544,6 +580,17 @@ export function loadConfig(
       writeMs: e.APPROVAL_WRITE_RETRY_SECONDS * 1000,
     },
     approvalAnswerTimeoutMs: e.APPROVAL_ANSWER_TIMEOUT_SECONDS * 1000,
+    bulkSends: {
+      maxRows: e.BULK_SEND_MAX_ROWS,
+      maxBytes: mb(e.BULK_SEND_MAX_MB),
+      pageSize: e.BULK_SEND_PAGE_SIZE,
+      pagesPerRun: e.BULK_SEND_PAGES_PER_RUN,
+      concurrency: e.BULK_SEND_CONCURRENCY,
+      share: e.BULK_SEND_QUOTA_SHARE,
+      tierRecipientsPerDay: e.WHATSAPP_TIER_RECIPIENTS_PER_DAY,
+      throughputPerSecond: e.WHATSAPP_THROUGHPUT_MPS,
+      timeScale: e.BULK_SEND_TIME_SCALE,
+    },
     reminders: {
       cooldownMs: Math.round(e.REMIND_COOLDOWN_MINUTES * 60_000),
       maxPerApprover: e.REMIND_MAX_PER_APPROVER,

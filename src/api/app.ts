@@ -30,6 +30,7 @@ import { createVerifyPageRouter } from '../verify-page/verify-page-routes.ts';
 import { devToolsAllowed } from '../config.ts';
 import { createWebhooksRouter } from './routes/webhooks-routes.ts';
 import { createAccountRouter } from './routes/account-routes.ts';
+import { createTemplatesRouter } from '../features/templates/templates-routes.ts';
 import { createApiServices } from './services.ts';
 import type { ResolveHost } from '../webhooks/ssrf-guard.ts';
 import type { WriteNotices } from '../approval/write-notices.ts';
@@ -93,6 +94,7 @@ export function createApp(
   api.use(createApprovalRouter(deps, openapi).routes());
   api.use(createWebhooksRouter(deps, openapi).routes());
   api.use(createAccountRouter(deps, openapi).routes());
+  api.use(createTemplatesRouter(deps, openapi).routes());
 
   const routers = [approvalPage, verifyPage, files, ...(devInbox ? [devInbox] : []), publicApi, api];
   // Metrics outermost, so every answer is timed and counted by its route template (never its path).

@@ -27,6 +27,7 @@ import * as evidenceAcceptedNotify from './migrations/028-evidence-accepted-noti
 import * as documentSentNotify from './migrations/029-document-sent-notify.ts';
 import * as secondFactor from './migrations/036-second-factor.ts';
 import * as loginChallenges from './migrations/037-login-challenges.ts';
+import * as templatesAndBulkSends from './migrations/040-templates-and-bulk-sends.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -66,6 +67,7 @@ const migrations: Record<string, Migration> = {
   '029-document-sent-notify': documentSentNotify,
   '036-second-factor': secondFactor,
   '037-login-challenges': loginChallenges,
+  '040-templates-and-bulk-sends': templatesAndBulkSends,
 };
 
 const source: Knex.MigrationSource<string> = {

@@ -37,6 +37,8 @@ export interface Document {
   allowDelegation: boolean;
   /** Who else receives the signed copy (migration 024); [] for no one. */
   cc: CcRecipient[];
+  /** The template version the document was made from (migration 040); null for a document made by hand. */
+  template: { id: string; version: number } | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -84,6 +86,8 @@ export interface DocumentRow {
   reminders?: ReminderSettings | null;
   allow_delegation?: boolean;
   cc?: CcRecipient[] | null;
+  template_id?: string | null;
+  template_version?: number | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -117,6 +121,8 @@ export const toDocument = (r: DocumentRow): Document => ({
   reminders: r.reminders ?? null,
   allowDelegation: r.allow_delegation ?? false,
   cc: r.cc ?? [],
+  template:
+    r.template_id && r.template_version != null ? { id: r.template_id, version: r.template_version } : null,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
@@ -168,6 +174,8 @@ const DOCUMENT_COLUMNS = [
   'reminders',
   'allow_delegation',
   'cc',
+  'template_id',
+  'template_version',
   'created_at',
   'updated_at',
 ] as const satisfies readonly (keyof DocumentRow)[];
@@ -209,7 +217,7 @@ function fromWithApproversRow(row: WithApproversRow): {
 
 /** Everything but the identity and the bookkeeping columns can change. */
 export type DocumentPatch = Partial<
-  Omit<Document, 'id' | 'accountId' | 'reference' | 'createdAt' | 'updatedAt'>
+  Omit<Document, 'id' | 'accountId' | 'reference' | 'template' | 'createdAt' | 'updatedAt'>
 >;
 
 const COLUMNS: Record<keyof DocumentPatch, keyof DocumentRow> = {
@@ -267,7 +275,7 @@ export type NewDocument = Pick<
   | 'fileSize'
   | 'pageCount'
 > &
-  Partial<Pick<Document, 'reminders' | 'allowDelegation' | 'cc'>>;
+  Partial<Pick<Document, 'reminders' | 'allowDelegation' | 'cc' | 'template'>>;
 
 /** `WQT-<year>-<6 digits>` (the sequence counts per account and calendar year). */
 export function formatReference(year: number, sequence: number): string {
@@ -316,6 +324,9 @@ export function documentsStore(db: Db) {
           ...(input.allowDelegation ? { allow_delegation: true } : {}),
           // A JS array would be sent as a PostgreSQL array: jsonb takes the JSON text.
           ...(input.cc?.length ? { cc: JSON.stringify(input.cc) as unknown as CcRecipient[] } : {}),
+          ...(input.template
+            ? { template_id: input.template.id, template_version: input.template.version }
+            : {}),
         })
         .returning('*');
       return toDocument(row!);
