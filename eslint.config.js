@@ -23,12 +23,12 @@ const INFRASTRUCTURE = [
 ];
 const FEATURES = ['src/documents', 'src/accounts', 'src/approval', 'src/webhooks'];
 /**
- * Features in the layout the code is moving to: one folder each, its HTTP routes (`*-routes.ts`) and request
- * schemas (`schemas.ts`, built on the API's field builders) beside its services and stores. Everything but those
- * two imports no HTTP; nothing below the features imports them.
+ * Features in the layout the code is moving to: one folder each, its HTTP routes (`*-routes.ts`, with helpers
+ * named `*.http.ts`) and request schemas (`schemas.ts`, built on the API's field builders) beside its services and
+ * stores. Everything else in it imports no HTTP; nothing below the features imports them.
  */
 const FEATURE_FOLDERS = 'src/features';
-const FEATURE_CORE = 'src/features/**/!(*-routes|schemas).ts';
+const FEATURE_CORE = 'src/features/**/!(*-routes|*.http|schemas).ts';
 const SURFACES = ['src/api', 'src/admin', 'src/approval-page', 'src/verify-page', 'src/dev-inbox'];
 const COMPOSITION = ['src/runtime', 'src/workflows', 'src/main.ts', 'src/cli.ts'];
 

@@ -55,6 +55,7 @@ export function createWorkerDeps(
     storage,
     secrets: secretBoxFromSettings(config.encryption),
     approvalPolicies: config.approvalPolicies,
+    config,
     publicBaseUrl: config.http.publicBaseUrl,
     reminderLimits: config.reminders,
     finalize: createFinalizer({

@@ -40,9 +40,15 @@ export interface Recipient {
  */
 export const ROLE_KEY = /^[a-z][a-z0-9_]{0,31}$/;
 
-/** Names every plain object already answers to: refused as role keys, so no reader of ours or theirs trips. */
+/** A bulk-send row's own fields, beside its roles: no role may take their names. */
+export const ROW_TITLE_FIELDS = ['title', 'title_ar', 'title_en'] as const;
+
+/**
+ * Refused as role keys: names every plain object already answers to (so no reader of ours or theirs trips), and
+ * the row fields a bulk-send row has beside its roles.
+ */
 export function reservedRoleKey(key: string): boolean {
-  return key in Object.prototype;
+  return key in Object.prototype || (ROW_TITLE_FIELDS as readonly string[]).includes(key);
 }
 
 /** Recipients keyed by role key: a Map, since the keys are the client's. */
