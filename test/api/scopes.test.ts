@@ -34,6 +34,9 @@ const SHOWS_OR_ROUTES_DOCUMENT_DATA = [
   'POST /documents/{id}/send',
   'POST /documents/{id}/void',
   'PUT /approvers/{id}',
+  'PUT /templates/{id}',
+  'POST /templates/{id}/documents',
+  'POST /templates/{id}/bulk-sends',
 ];
 
 let service: TestService;
