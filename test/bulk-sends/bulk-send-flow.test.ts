@@ -158,7 +158,7 @@ describe('a bulk send', () => {
       .db('whatsapp_bulk_pacing')
       .where({ sender: h.graph.phoneNumberId })
       .first<{ rate_factor: number }>('rate_factor');
-    expect(factor!.rate_factor).toBeLessThan(1);
+    expect(factor.rate_factor).toBeLessThan(1);
     // Every employee still got their message: the refused ones were retried by their approval workflows.
     const employees = rowsFor(6, base).map((r) => r.employee.phone);
     await eventually(

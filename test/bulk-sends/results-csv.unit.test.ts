@@ -33,7 +33,7 @@ describe('the results CSV', () => {
       },
     ]);
     expect(csv.startsWith('\uFEFFrow,status,')).toBe(true);
-    const records = parse(csv.slice(1), { relax_column_count: false }) as string[][];
+    const records: string[][] = parse(csv.slice(1), { relax_column_count: false });
     expect(records).toHaveLength(3);
     expect(records[1]![5]).toBe(`employee.name_en: =cmd|" /C calc"!A0, "quoted"\nline | whole row`);
     expect(records[2]!.slice(0, 5)).toEqual([

@@ -92,7 +92,15 @@ export async function readBulkSendBody(ctx: AppContext, maxBytes: number): Promi
   return { source: { rows: body.rows }, skipInvalid: body.skip_invalid, details };
 }
 
-function readCsvForm(ctx: AppContext, maxBytes: number): Promise<BulkSendBody> {
+/**
+ * A multipart form with a CSV file in the part `file` (at most `maxBytes`: 413 past it) and the fields named in
+ * `allowed` (any other is a problem in `details`). Shared by the API and the dashboard's upload.
+ */
+export function readCsvForm(
+  ctx: AppContext,
+  maxBytes: number,
+  allowed: readonly string[] = ['skip_invalid'],
+): Promise<BulkSendBody & { fields: ReadonlyMap<string, string> }> {
   const declared = Number(ctx.get('content-length'));
   if (Number.isFinite(declared) && declared > maxBytes + FIELDS_ALLOWANCE_BYTES) {
     lingerAndClose(ctx);
@@ -102,12 +110,19 @@ function readCsvForm(ctx: AppContext, maxBytes: number): Promise<BulkSendBody> {
   try {
     parser = busboy({
       headers: ctx.req.headers,
-      limits: { fileSize: maxBytes + 1, files: 1, fields: 10, parts: 11, fieldSize: 1024 },
+      limits: {
+        fileSize: maxBytes + 1,
+        files: 1,
+        fields: 10,
+        parts: 11,
+        fieldSize: 1024,
+        fieldNameSize: 100,
+      },
     });
   } catch (err) {
     throw new AppError('bad_request', `Malformed multipart/form-data request: ${(err as Error).message}`);
   }
-  return new Promise<BulkSendBody>((resolve, reject) => {
+  return new Promise((resolve, reject) => {
     const details = newDetails();
     const fields = new Map<string, string>();
     const chunks: Buffer[] = [];
@@ -143,8 +158,13 @@ function readCsvForm(ctx: AppContext, maxBytes: number): Promise<BulkSendBody> {
       if (failed) return;
       if (!file) addDetail(details, 'file', 'A CSV file is required in the part named "file"');
       for (const name of fields.keys())
-        if (name !== 'skip_invalid') addDetail(details, name, `${name} is not a field of a bulk send`);
-      resolve({ source: { csv: Buffer.concat(chunks) }, skipInvalid: fields.get('skip_invalid'), details });
+        if (!allowed.includes(name)) addDetail(details, name, `${name} is not a field of a bulk send`);
+      resolve({
+        source: { csv: Buffer.concat(chunks) },
+        skipInvalid: fields.get('skip_invalid'),
+        details,
+        fields,
+      });
     });
     ctx.req.on('error', () => fail(new AppError('bad_request', 'The request was aborted by the client')));
     ctx.req.pipe(parser);
