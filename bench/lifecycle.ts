@@ -3,7 +3,8 @@
  * of issue 16 (cost grows linearly): `npm run bench:lifecycle -- --series` (100, 400 and 1,600 documents, one
  * after the other in the same environment; `--sizes 100,400,1600` to choose them).
  *
- * Everything real and on this machine: an embedded PostgreSQL, a Temporal dev server, the worker (its own
+ * Everything real and on this machine: an embedded PostgreSQL, a Temporal dev server (or, with `--temporal
+ * production`, the production-shaped server of the fault tests: PostgreSQL persistence, 4 shards), the worker (its own
  * process, as deployed) and the API in this process, and a fake WhatsApp Cloud API on loopback standing in for
  * Meta. N documents (3 approvers each, half sequential, half parallel) are created, sent, and driven to
  * `approved` the way approvers act: the WhatsApp button (approve_only, review_only, through Meta-signed webhook
@@ -40,7 +41,6 @@ import { accountsStore } from '../src/db/stores/accounts-store.ts';
 import { createLogger } from '../src/logger.ts';
 import { startApiServer } from '../src/runtime/api-server.ts';
 import { startEmbeddedPostgres } from '../src/runtime/embedded-postgres.ts';
-import { startTemporalDevServer } from '../src/runtime/temporal-dev-server.ts';
 import { createRateLimiter } from '../src/runtime/rate-limiter-factory.ts';
 import { secretBoxFromSettings } from '../src/auth/secret-box.ts';
 import { createStorage } from '../src/storage/create-storage.ts';
@@ -56,6 +56,7 @@ import {
 import { freePort } from '../test/setup/free-port.ts';
 import { makePdf } from '../test/helpers/pdf.ts';
 import { createTaskTimes, createTimeline } from './phases.ts';
+import { parseTemporalShape, startBenchTemporal } from './temporal-shape.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -67,8 +68,10 @@ const { values: args } = parseArgs({
     sizes: { type: 'string' },
     statements: { type: 'string', default: '8' },
     phases: { type: 'boolean', default: false },
+    temporal: { type: 'string', default: 'development' },
   },
 });
+const TEMPORAL_SHAPE = parseTemporalShape(args.temporal);
 const SIZES = (args.sizes ?? (args.series ? '100,400,1600' : args.documents))
   .split(',')
   .map((n) => Number(n.trim()));
@@ -195,13 +198,7 @@ async function main() {
     settings: { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track': 'top' },
   });
   onFailure.push(() => pg.stop());
-  const temporalPort = await freePort();
-  const temporal = await startTemporalDevServer({
-    port: temporalPort,
-    uiPort: await freePort(),
-    namespace: 'default',
-    logger,
-  });
+  const temporal = await startBenchTemporal(TEMPORAL_SHAPE, dir, logger);
   onFailure.push(() => temporal.stop());
   const graph = await startFakeGraphApi();
   const appSecret = randomBytes(16).toString('hex');
@@ -383,21 +380,32 @@ async function main() {
     }
   })();
 
-  const temporalPids = await pidsMatching(/temporal server start-dev/);
+  const temporalPids = temporal.pid ? [temporal.pid] : await pidsMatching(/temporal server start-dev/);
   const workerPids = [workerProcess.pid!];
-  // PostgreSQL's processes are listed again at each reading: the pools open backends during the run.
+  // PostgreSQL's processes are listed again at each reading: the pools open backends during the run. The
+  // production-shaped Temporal's own PostgreSQL is counted with Temporal, not here.
   const pgTicks = async () => {
     const pids = await pidsMatching(new RegExp(`postgres.*${path.join(dir, 'pg')}|postgres:`));
-    return new Map(await Promise.all(pids.map(async (pid) => [pid, await cpuTicks([pid])] as const)));
+    const ours = temporal.postgresPattern
+      ? new Set(await pidsMatching(temporal.postgresPattern))
+      : new Set<number>();
+    const all = await Promise.all(pids.map(async (pid) => [pid, await cpuTicks([pid])] as const));
+    return {
+      wathiq: new Map(all.filter(([pid]) => !ours.has(pid))),
+      temporal: new Map(all.filter(([pid]) => ours.has(pid))),
+    };
   };
   const pgTicksSince = (before: Map<number, number>, after: Map<number, number>) =>
     [...after].reduce((sum, [pid, t]) => sum + t - (before.get(pid) ?? 0), 0);
-  const ticks = () => Promise.all([cpuTicks(temporalPids), pgTicks(), cpuTicks(workerPids)]);
+  const ticks = async () => {
+    const [t, pgs, w] = await Promise.all([cpuTicks(temporalPids), pgTicks(), cpuTicks(workerPids)]);
+    return [t, pgs, w] as const;
+  };
   const hz = 100; // USER_HZ on Linux
   const yes = (met: boolean) => (met ? 'met' : 'NOT met');
 
   console.log(
-    `\nWathiq lifecycle benchmark — ${SIZES.join(', ')} documents (3 approvers: sign on the page, approve and review by WhatsApp button, half sequential), concurrency ${CONCURRENCY}, ${os.cpus().length} cores`,
+    `\nWathiq lifecycle benchmark — ${SIZES.join(', ')} documents (3 approvers: sign on the page, approve and review by WhatsApp button, half sequential), concurrency ${CONCURRENCY}, ${os.cpus().length} cores, on the ${temporal.label}`,
   );
   const uploads = limiter(UPLOAD_SLOTS);
   const rates: { n: number; rate: number }[] = [];
@@ -530,8 +538,9 @@ async function main() {
     console.log(
       `    last action → approved: p50 ${percentile(latencies, 50).toFixed(0)} ms, p99 ${percentile(latencies, 99).toFixed(0)} ms (${latencies.length} documents)`,
     );
+    const temporalTicks = t1 - t0 + pgTicksSince(p0.temporal, p1.temporal);
     console.log(
-      `    CPU over ${seconds.toFixed(1)} s: Temporal server ${share(t1 - t0)}, worker ${share(w1 - w0)}, PostgreSQL ${share(pgTicksSince(p0, p1))}, API + benchmark driver ${(((cpu1.user + cpu1.system) / 1e6 / seconds) * 100).toFixed(0)}% of one core; ${((t1 - t0 + w1 - w0) / hz / N).toFixed(3)} Temporal + worker core-seconds per document`,
+      `    CPU over ${seconds.toFixed(1)} s: ${temporal.label} ${share(temporalTicks)}, worker ${share(w1 - w0)}, PostgreSQL ${share(pgTicksSince(p0.wathiq, p1.wathiq))}, API + benchmark driver ${(((cpu1.user + cpu1.system) / 1e6 / seconds) * 100).toFixed(0)}% of one core; ${((temporalTicks + w1 - w0) / hz / N).toFixed(3)} Temporal + worker core-seconds per document`,
     );
     if (args.phases) for (const l of [...timeline.lines(), ...taskTimes.lines()]) console.log(l);
     console.log(`    WhatsApp messages sent: ${graph.requests.length - messagesBefore}`);

@@ -4,6 +4,8 @@ import { createAccountWithKey } from './accounts/create-account.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createDb, type Knex } from './db/knex.ts';
 import { migrateLatest } from './db/migrate.ts';
+import { resealAll, sealedKeyCensus } from './db/reseal.ts';
+import { secretBoxFromSettings } from './auth/secret-box.ts';
 import { isAppError } from './errors.ts';
 import { createLogger } from './logger.ts';
 import { startEmbeddedPostgres } from './runtime/embedded-postgres.ts';
@@ -29,6 +31,10 @@ Commands:
                                             from the first line of standard input with
                                             --password-stdin. (--password P still works, with a
                                             warning: it lands in shell history and the process list)
+  secrets:reseal [--batch N]                Seal every stored secret again with the current encryption key (the
+                                            first of ENCRYPTION_KEYS); progress on stderr, counts as JSON. Safe to
+                                            run twice and while the service runs (docs/security.md)
+  secrets:status                            How many stored secrets each encryption key seals; prints JSON
   documents:retry-finalization <document id or reference>
                                             Retry a finalization that failed (finalization.state "failed"), or
                                             the write a workflow is parked on (ApprovalAttention); prints JSON.
@@ -65,7 +71,7 @@ async function withDatabase<T>(config: Config, run: (db: Knex) => Promise<T>): P
   }
   const db = createDb(url, { poolMax: 2 });
   try {
-    await migrateLatest(db);
+    await migrateLatest(db, { secrets: secretBoxFromSettings(config.encryption) });
     return await run(db);
   } finally {
     await db.destroy();
@@ -129,6 +135,53 @@ async function main(argv: string[]): Promise<number> {
           2,
         )}\n`,
       );
+      return 0;
+    }
+    case 'secrets:reseal': {
+      const { values } = parseArgs({ args: rest, options: { batch: { type: 'string' } }, strict: true });
+      const batch = values.batch === undefined ? 500 : Number(values.batch);
+      if (!Number.isInteger(batch) || batch < 1 || batch > 10_000) {
+        process.stderr.write('--batch: a whole number from 1 to 10000\n');
+        return 2;
+      }
+      const secrets = secretBoxFromSettings(config.encryption);
+      const report = await withDatabase(config, (db) =>
+        resealAll(db, secrets, {
+          batch,
+          onProgress: (c) =>
+            process.stderr.write(
+              `${c.table}.${c.column}: ${c.resealed} resealed, ${c.changedMeanwhile} changed meanwhile, ${c.failed} failed\n`,
+            ),
+        }),
+      );
+      const out = {
+        current_key_id: report.currentKeyId,
+        resealed: report.resealed,
+        failed: report.failed,
+        keys_in_use: report.keysInUse,
+        columns: report.columns.map((c) => ({
+          table: c.table,
+          column: c.column,
+          resealed: c.resealed,
+          changed_meanwhile: c.changedMeanwhile,
+          failed: c.failed,
+          failed_keys: c.failedKeys,
+          keys_in_use: c.keysInUse,
+        })),
+      };
+      process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+      // Values no configured key opens are left as they are; the operator must not drop a key they need.
+      return report.failed > 0 ? 1 : 0;
+    }
+    case 'secrets:status': {
+      const secrets = secretBoxFromSettings(config.encryption);
+      const census = await withDatabase(config, (db) => sealedKeyCensus(db));
+      const columns = [...census].map(([c, keys]) => ({
+        table: c.table,
+        column: c.column,
+        keys_in_use: keys,
+      }));
+      process.stdout.write(`${JSON.stringify({ current_key_id: secrets.currentKeyId, columns }, null, 2)}\n`);
       return 0;
     }
     case 'documents:retry-finalization': {

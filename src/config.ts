@@ -31,6 +31,14 @@ const templateLanguage = z
   .regex(/^[a-z]{2,3}(_[A-Z]{2})?$/, 'a WhatsApp language code such as ar or en_US');
 
 /** Every environment variable Wathiq reads, with its default. `.env.example` lists the same names. */
+/** A port of an endpoint of its own (metrics, the worker's health): a number (0: any free port), or `off`. */
+const portOrOff = z
+  .string()
+  .trim()
+  .regex(/^(off|\d{1,5})$/, 'a port number (0: any free port), or off')
+  .transform((v) => (v === 'off' ? ('off' as const) : Number(v)))
+  .pipe(z.union([z.literal('off'), z.number().int().min(0).max(65535)]));
+
 const schema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -192,6 +200,7 @@ const schema = z.object({
   SIGNING_CSC_TOKEN: optionalString,
   SIGNING_CSC_CLIENT_ID: optionalString,
   SIGNING_CSC_CLIENT_SECRET: optionalString,
+  SIGNING_CSC_OAUTH_TOKEN_URL: z.url({ protocol: /^https?$/ }).optional(),
   SIGNING_CSC_CREDENTIAL_ID: optionalString,
   SIGNING_CSC_PIN: z.string().optional(),
   SIGNING_CSC_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
@@ -220,15 +229,12 @@ const schema = z.object({
   WHATSAPP_TEMPLATE_OTP: templateName.default('wathiq_otp'),
 
   // Metrics (issue 13, item 4): a Prometheus endpoint on its own port in each process
-  METRICS_PORT: z
-    .string()
-    .trim()
-    .regex(/^(off|\d{1,5})$/, 'a port number (0: any free port), or off')
-    .transform((v) => (v === 'off' ? ('off' as const) : Number(v)))
-    .pipe(z.union([z.literal('off'), z.number().int().min(0).max(65535)]))
-    .optional(),
+  METRICS_PORT: portOrOff.optional(),
   METRICS_HOST: z.string().trim().min(1).default('127.0.0.1'),
   METRICS_DOCUMENTS_CACHE_SECONDS: z.coerce.number().min(0).max(3600).default(15),
+  // The worker's health endpoint (GET /health: 200 while it runs, polls and reaches Temporal), for a container check
+  WORKER_HEALTH_PORT: portOrOff.default('off'),
+  WORKER_HEALTH_HOST: z.string().trim().min(1).default('127.0.0.1'),
 
   // Tracing (issue 13, item 5): OpenTelemetry over OTLP/HTTP, on when the endpoint is set
   OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ protocol: /^https?$/ }).optional(),
@@ -365,6 +371,11 @@ export interface Config {
     /** How long a count of documents by status is reused between scrapes. */
     documentsCacheMs: number;
   };
+  /**
+   * The worker's health endpoint (`GET /health`) on its own small server, in roles that run the worker; undefined
+   * when off (the default). Port 0 takes any free port.
+   */
+  workerHealth?: { host: string; port: number };
   /** OpenTelemetry tracing; absent (no SDK, no spans) unless OTEL_EXPORTER_OTLP_ENDPOINT is set. */
   tracing?: {
     /** The collector's OTLP/HTTP base URL; spans go to `{endpoint}/v1/traces`. */
@@ -482,6 +493,12 @@ export function loadConfig(
   if (metricsPort !== 'off' && metricsPort !== 0 && metricsPort === e.PORT && options.role !== 'worker') {
     throw new ConfigError([
       `METRICS_PORT: ${metricsPort} is the API's PORT; the metrics endpoint needs a port of its own`,
+    ]);
+  }
+  const healthPort = e.WORKER_HEALTH_PORT;
+  if (healthPort !== 'off' && healthPort !== 0 && healthPort === metricsPort) {
+    throw new ConfigError([
+      `WORKER_HEALTH_PORT: ${healthPort} is METRICS_PORT; the health endpoint needs a port of its own`,
     ]);
   }
   const mb = (n: number) => Math.floor(n * 1024 * 1024);
@@ -648,6 +665,7 @@ export function loadConfig(
           token: e.SIGNING_CSC_TOKEN,
           clientId: e.SIGNING_CSC_CLIENT_ID,
           clientSecret: e.SIGNING_CSC_CLIENT_SECRET,
+          oauthTokenUrl: e.SIGNING_CSC_OAUTH_TOKEN_URL,
           credentialId: e.SIGNING_CSC_CREDENTIAL_ID,
           pin: e.SIGNING_CSC_PIN,
           timeoutMs: e.SIGNING_CSC_TIMEOUT_MS,
@@ -689,6 +707,7 @@ export function loadConfig(
         documentsCacheMs: Math.round(e.METRICS_DOCUMENTS_CACHE_SECONDS * 1000),
       },
     }),
+    ...(healthPort !== 'off' && { workerHealth: { host: e.WORKER_HEALTH_HOST, port: healthPort } }),
     ...(e.OTEL_EXPORTER_OTLP_ENDPOINT && {
       tracing: {
         endpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, ''),

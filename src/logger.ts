@@ -2,19 +2,11 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { asyncLocalStorage as activityContext } from '@temporalio/activity';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type { Config } from './config.ts';
+import { redactLogLine } from './domain/log-redaction.ts';
 
 export type { Logger };
 
-/**
- * A token in a path is a credential: `/a/{token}` acts as an approver, `/files/{token}` downloads a signed PDF.
- * The approval page's own assets (`/a/assets/…`) are not tokens.
- */
-const TOKEN_IN_PATH = /(\/(?:a|files)\/)(?!assets(?:[/?#"'\s\\]|$))[^/?#"'\s\\<>]+/g;
-
-/** Replaces every path token (`/a/{token}`, `/files/{token}`) in `text` with `[redacted]`. */
-export function redactTokens(text: string): string {
-  return text.replace(TOKEN_IN_PATH, '$1[redacted]');
-}
+export { redactTokens } from './domain/log-redaction.ts';
 
 /** What a request's log lines carry: its id, and the document it turned out to concern. */
 export interface LogContext {
@@ -58,9 +50,12 @@ function contextFields(): Record<string, unknown> {
   return { ...activityFields(), ...request };
 }
 
-/** Writes each finished line to `destination` with path tokens redacted: messages, URLs, errors and stacks alike. */
+/**
+ * Writes each finished line to `destination` without tokens or phone numbers (domain/log-redaction.ts): messages,
+ * URLs, errors and stacks alike.
+ */
 function redacting(destination: DestinationStream): DestinationStream {
-  return { write: (line: string) => destination.write(redactTokens(line)) };
+  return { write: (line: string) => destination.write(redactLogLine(line)) };
 }
 
 /**

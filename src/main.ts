@@ -106,7 +106,8 @@ async function main(role: Role): Promise<void> {
   stops.push(() => db.destroy());
   if (api) {
     const [{ migrateLatest }] = api;
-    const applied = await migrateLatest(db);
+    // Migrations that seal values already stored need the keys.
+    const applied = await migrateLatest(db, { secrets: secretBoxFromSettings(config.encryption) });
     if (applied.length) logger.info({ applied }, 'migrations applied');
     markStartup('migrations done');
   }

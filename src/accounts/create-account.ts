@@ -5,10 +5,12 @@ import type { Knex } from '../db/knex.ts';
 import { accountsStore, type Account } from '../db/stores/accounts-store.ts';
 import { AppError } from '../errors.ts';
 import { issuesToDetails } from '../domain/validation.ts';
+import { bidiControlMessage, NO_BIDI_CONTROLS } from '../domain/bidi.ts';
 import { issueApiKey, type IssuedApiKey } from './api-keys.ts';
 
 export const NewAccountInput = z.object({
-  name: z.string().trim().min(1).max(255),
+  // Shown on every approval page and generated seal of the account (domain/bidi.ts).
+  name: z.string().trim().min(1).max(255).regex(NO_BIDI_CONTROLS, bidiControlMessage('name')),
   email: z.email().max(320),
   password: z.string().min(10, 'must be at least 10 characters').max(1024),
   plan: z.enum(PLANS).default('basic'),

@@ -1,8 +1,16 @@
+import { parse } from 'tldts';
+
 /**
  * The origins an account lets frame its approval pages (issue 15 item 6): each an https origin — scheme, host and
- * an optional port, nothing else — or `https://*.example.com` for every subdomain of a registrable-looking domain.
+ * an optional port, nothing else — or `https://*.example.com` for every subdomain of a registrable domain.
  * Each is checked strictly, because it is written verbatim into the page's Content-Security-Policy
  * (`frame-ancestors`): no paths, queries, credentials, whitespace, semicolons, quotes or bare wildcards.
+ *
+ * A wildcard over a public suffix would let anyone frame the page: whoever registers a name under `co.uk`, or
+ * publishes a site under `github.io`, owns a subdomain of it. What is a public suffix is the Public Suffix List's
+ * to say (its ICANN and private sections, through tldts, which ships the list and is updated with it), so such a
+ * wildcard is refused here and, since every origin is checked again on the way into the header, one stored before
+ * its suffix joined the list stops counting too.
  */
 export const EMBED_ORIGINS_MAX = 10;
 
@@ -21,7 +29,7 @@ const ORIGIN = new RegExp(EMBED_ORIGIN_PATTERN);
 /** The origin in its canonical form (lower case, no default port), or the reason it is refused. */
 export function checkEmbedOrigin(
   value: string,
-): { ok: true; origin: string } | { ok: false; message: string } {
+): { ok: true; origin: string } | { ok: false; message: string; publicSuffix?: string } {
   if (value.length > EMBED_ORIGIN_MAX_LENGTH) return { ok: false, message: 'is too long' };
   if (!/^https:\/\//i.test(value)) return { ok: false, message: 'must be an https origin (https://host)' };
   if (!ORIGIN.test(value)) {
@@ -32,7 +40,20 @@ export function checkEmbedOrigin(
     };
   }
   const lower = value.toLowerCase();
+  const wildcardOver = /^https:\/\/\*\.([^:]+)/.exec(lower)?.[1];
+  if (wildcardOver !== undefined && isPublicSuffix(wildcardOver)) {
+    return {
+      ok: false,
+      message: `cannot be a wildcard over ${wildcardOver}, a public suffix (anyone can have a name under it); name your own domain: https://*.yourdomain.${wildcardOver}`,
+      publicSuffix: wildcardOver,
+    };
+  }
   return { ok: true, origin: lower.endsWith(':443') ? lower.slice(0, -':443'.length) : lower };
+}
+
+/** Whether `host` is a public suffix itself (no registrable domain at or above it), private section included. */
+function isPublicSuffix(host: string): boolean {
+  return parse(host, { allowPrivateDomains: true }).domain === null;
 }
 
 /** The `frame-ancestors` source list for these origins: `'none'` without any. */

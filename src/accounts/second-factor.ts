@@ -12,6 +12,7 @@ import {
 import type { Knex } from '../db/knex.ts';
 import { accountsStore } from '../db/stores/accounts-store.ts';
 import { secondFactorStore } from '../db/stores/second-factor-store.ts';
+import { totpSecretContext } from '../db/sealed-columns.ts';
 
 /**
  * The dashboard's second factor for one account: enrol a TOTP app (confirmed by a first valid code before it
@@ -27,7 +28,8 @@ export interface SecondFactorDeps {
 export const RECOVERY_CODE_COUNT = 10;
 
 /** The secret box context: a sealed secret opens only on the row of the account it was sealed for. */
-const sealContext = (accountId: string) => `account_totp.secret:${accountId}`;
+// The context is the one secrets:reseal reseals this column under (src/db/sealed-columns.ts).
+const sealContext = totpSecretContext;
 
 export type SecondFactorStatus =
   | { state: 'off' }

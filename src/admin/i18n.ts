@@ -117,6 +117,10 @@ const STRINGS = {
     en: 'The name can be at most 255 characters.',
     ar: 'يجب ألا يزيد الاسم على 255 حرفًا.',
   },
+  errorBidiControls: {
+    en: 'Remove the hidden text-direction characters (U+202A to U+202E, U+2066 to U+2069) from the name.',
+    ar: 'احذف محارف اتجاه النص المخفية (U+202A إلى U+202E، وU+2066 إلى U+2069) من الاسم.',
+  },
   errorScopesRequired: { en: 'Choose at least one scope.', ar: 'اختر صلاحية واحدة على الأقل.' },
   errorTooManyKeys: {
     en: 'This account already has {max} active keys, the most it may have: revoke one it no longer uses, then create the new one.',
@@ -264,6 +268,10 @@ const STRINGS = {
   saveEmbed: { en: 'Save origins', ar: 'حفظ الأصول' },
   flashEmbedSaved: { en: 'The allowed origins were saved.', ar: 'تم حفظ الأصول المسموح بها.' },
   errorEmbedOrigin: { en: '“{origin}” is not an https origin.', ar: '«{origin}» ليس أصل https صالحًا.' },
+  errorEmbedPublicSuffix: {
+    en: '“{origin}” covers every site under {suffix}, a public suffix anyone can have a name under. Name your own domain, such as https://*.yourdomain.{suffix}.',
+    ar: '«{origin}» يشمل كل موقع تحت {suffix}، وهو لاحقة عامة يمكن لأي أحد تسجيل اسم تحتها. اذكر نطاقك أنت، مثل https://*.yourdomain.{suffix}.',
+  },
   errorEmbedTooMany: { en: 'At most {max} origins.', ar: '{max} أصول على الأكثر.' },
   // Account defaults (issue 15 items 1 and 2)
   defaultsHeading: { en: 'Defaults for new documents', ar: 'الإعدادات الافتراضية للمستندات الجديدة' },

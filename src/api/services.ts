@@ -10,7 +10,9 @@ export interface ApiServices {
 }
 
 /** The Temporal-backed services of one API process, built once by `createApp` and handed to every router. */
-export function createApiServices(deps: Pick<ApiDeps, 'db' | 'config' | 'temporal' | 'logger'>): ApiServices {
+export function createApiServices(
+  deps: Pick<ApiDeps, 'db' | 'config' | 'temporal' | 'logger' | 'secrets'>,
+): ApiServices {
   return {
     approvals: createApprovalClient({
       client: deps.temporal.client,
@@ -20,6 +22,7 @@ export function createApiServices(deps: Pick<ApiDeps, 'db' | 'config' | 'tempora
     }),
     webhooks: createWebhookDispatcher({
       db: deps.db,
+      secrets: deps.secrets,
       temporal: () => deps.temporal.client,
       taskQueue: deps.config.temporal.taskQueue,
       retryScale: deps.config.webhooks.retryScale,

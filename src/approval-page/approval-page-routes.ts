@@ -1,7 +1,3 @@
-import { readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Router from '@koa/router';
 import { z } from 'zod';
 import {
@@ -23,10 +19,14 @@ import { currentApprovers, hasActed } from '../approval/rules.ts';
 import { normalizePhone } from '../documents/phone.ts';
 import { addDetail, newDetails } from '../errors.ts';
 import { LIMITS } from '../domain/model.ts';
-import { PAGE_CSS_ASSET, serveAssets, type PageAssets } from '../http/page-assets.ts';
+import { buildAssetCatalog } from '../http/asset-catalog.ts';
+import { serveCatalog } from '../http/page-assets.ts';
+import { pageAssetsFor } from '../http/precompressed.ts';
 import type { AppContext, AppState } from '../http/context.ts';
 import type { ApiDeps } from '../http/deps.ts';
 import { parseJson, readRawBody } from '../http/raw-body.ts';
+import { postsOnlyAs } from '../http/cross-site-posts.ts';
+import { hasBidiControl } from '../domain/bidi.ts';
 import { ok } from '../http/respond.ts';
 import { parseBody } from '../http/validation.ts';
 import { accountsStore } from '../db/stores/accounts-store.ts';
@@ -39,6 +39,7 @@ import type { Approver } from '../db/stores/approvers-store.ts';
 import { AppError } from '../errors.ts';
 import { addToLogContext } from '../logger.ts';
 import { languageFor } from '../whatsapp/index.ts';
+import { APPROVAL_ASSET_SOURCES, APPROVAL_ASSETS_BASE } from './assets.ts';
 import { readImageField } from './images.ts';
 import { isLinkPreview } from './link-preview.ts';
 import { renderApprovalPage, renderClosedPage } from './render-page.ts';
@@ -46,27 +47,6 @@ import type { Language } from '../domain/model.ts';
 import { STRINGS, type PageStrings } from './strings.ts';
 
 const MAX_BODY = 4 * 1024 * 1024;
-const require = createRequire(import.meta.url);
-
-const ASSET_FILES: PageAssets = {
-  ...PAGE_CSS_ASSET,
-  'approval.js': {
-    path: () => fileURLToPath(new URL('./public/approval.js', import.meta.url)),
-    type: 'text/javascript',
-  },
-  'approval.css': {
-    path: () => fileURLToPath(new URL('./public/approval.css', import.meta.url)),
-    type: 'text/css',
-  },
-  'pdf.min.mjs': {
-    path: () => require.resolve('pdfjs-dist/legacy/build/pdf.min.mjs'),
-    type: 'text/javascript',
-  },
-  'pdf.worker.min.mjs': {
-    path: () => require.resolve('pdfjs-dist/legacy/build/pdf.worker.min.mjs'),
-    type: 'text/javascript',
-  },
-};
 
 const CompleteBody = z.object({
   signature_png: z.string().optional(),
@@ -88,13 +68,15 @@ const CONTROL_BUT_LINES = /[\u0000-\u0009\u000b\u000c\u000e-\u001f\u007f]/;
  * unusable (410) once they acted or the document left pending/in_progress.
  */
 export function createApprovalPageRouter(
-  deps: Pick<ApiDeps, 'db' | 'config' | 'logger' | 'storage' | 'rateLimiter'> & {
+  deps: Pick<ApiDeps, 'db' | 'config' | 'logger' | 'storage' | 'rateLimiter' | 'pageAssets'> & {
     approvals: ApprovalClient;
     otpSender?: OtpSender;
     webhooks?: Pick<WebhookDispatcher, 'dispatchDocument'>;
   },
 ): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/a' });
+  // The page's script sends JSON; a form another site posts here (text/plain) is refused before anything happens.
+  router.use(postsOnlyAs(['application/json'], 'Send the body as application/json'));
   const otpSender = deps.otpSender ?? createOtpSender(deps.config, { logger: deps.logger });
   const otp = deps.config.otp;
 
@@ -105,21 +87,35 @@ export function createApprovalPageRouter(
   };
 
   /**
-   * `embedOrigins`: the account's `embed_origins` — who may frame the page (CSP frame-ancestors). Without any, no
-   * one may (and X-Frame-Options says DENY too); with some, X-Frame-Options is left out, as it cannot name them
-   * and browsers that know CSP ignore it anyway.
+   * What the page and its PDF share: never cached, the token in their address never sent on as a Referer, never
+   * sniffed as another type, and framed only by the account's `embed_origins` (CSP frame-ancestors). Without any,
+   * no one may frame them (and X-Frame-Options says DENY too); with some, X-Frame-Options is left out, as it
+   * cannot name them and browsers that know CSP ignore it anyway. Answers the frame-ancestors source list.
    */
-  const pageHeaders = (ctx: AppContext, embedOrigins: readonly string[] = []) => {
+  const sharedHeaders = (ctx: AppContext, embedOrigins: readonly string[]): string => {
     const ancestors = frameAncestors(embedOrigins);
     ctx.set('Cache-Control', 'no-store');
     ctx.set('Referrer-Policy', 'no-referrer');
     if (ancestors === "'none'") ctx.set('X-Frame-Options', 'DENY');
     else ctx.remove('X-Frame-Options');
     ctx.set('X-Content-Type-Options', 'nosniff');
+    return ancestors;
+  };
+
+  const pageHeaders = (ctx: AppContext, embedOrigins: readonly string[] = []) => {
+    const ancestors = sharedHeaders(ctx, embedOrigins);
     ctx.set(
       'Content-Security-Policy',
       `default-src 'self'; img-src 'self' data: blob:; script-src 'self'; style-src 'self'; worker-src 'self' blob:; connect-src 'self'; frame-ancestors ${ancestors}; base-uri 'none'; form-action 'self'`,
     );
+  };
+
+  /**
+   * The PDF's policy is frame-ancestors alone: a browser shows a PDF in a page of its own making, which a
+   * default-src would break (Chromium applies it to the viewer's own styles).
+   */
+  const pdfHeaders = (ctx: AppContext, embedOrigins: readonly string[] = []) => {
+    ctx.set('Content-Security-Policy', `frame-ancestors ${sharedHeaders(ctx, embedOrigins)}`);
   };
 
   /** `approver.viewed`, once per approver (its dedupe key), handed to delivery after the commit. */
@@ -137,19 +133,9 @@ export function createApprovalPageRouter(
     await deps.webhooks?.dispatchDocument(r.document.id);
   };
 
-  // pdf.js draws the PDF standard fonts (Helvetica, Times, …) from these files.
-  router.get('/assets/standard_fonts/:file', async (ctx) => {
-    const file = ctx.params.file ?? '';
-    if (!/^[A-Za-z0-9_-]+\.(pfb|ttf)$/.test(file)) throw AppError.notFound('Asset');
-    const dir = path.dirname(require.resolve('pdfjs-dist/standard_fonts/LICENSE_FOXIT'));
-    ctx.type = 'application/octet-stream';
-    ctx.set('Cache-Control', 'public, max-age=86400');
-    ctx.body = await readFile(path.join(dir, file)).catch(() => {
-      throw AppError.notFound('Asset');
-    });
-  });
-
-  serveAssets(router, ASSET_FILES);
+  // Fingerprinted, compressed once, cached for a year: the page's scripts, styles, pdf.js and its data.
+  const assets = buildAssetCatalog(APPROVAL_ASSETS_BASE, APPROVAL_ASSET_SOURCES);
+  serveCatalog(router, assets, deps.pageAssets ?? pageAssetsFor(deps.config, deps.logger));
 
   router.get('/:token', async (ctx) => {
     pageHeaders(ctx);
@@ -162,7 +148,7 @@ export function createApprovalPageRouter(
     ctx.type = 'text/html';
     if (problem) {
       ctx.status = problem.status;
-      ctx.body = renderClosedPage(lang, problemText(STRINGS[lang], problem, r));
+      ctx.body = renderClosedPage(assets, lang, problemText(STRINGS[lang], problem, r));
       return;
     }
     // Viewing never fails the page: an event left undispatched goes out with the webhook outbox sweep. A link
@@ -181,6 +167,7 @@ export function createApprovalPageRouter(
         (a) => a.status,
       ).some((a) => a.id === r!.approver.id);
     ctx.body = renderApprovalPage({
+      assets,
       token: ctx.params.token!,
       lang,
       document: r!.document,
@@ -194,15 +181,16 @@ export function createApprovalPageRouter(
   });
 
   router.get('/:token/document.pdf', async (ctx) => {
-    ctx.set('Cache-Control', 'no-store');
+    // Refusals (an unknown token, a spent link) are framed by no one; the file by whom the account allows.
+    pdfHeaders(ctx);
     const r = await usablePageLink(deps.db, ctx.params.token);
     const { document } = r;
     addToLogContext({ document_id: document.id });
+    pdfHeaders(ctx, (await accountsStore(deps.db).findById(document.accountId))?.embedOrigins);
     // A verified approver's document is theirs to read only once the code proved the number (403 before).
     await pageVerification(deps.db, r, ctx.cookies.get(OTP_COOKIE));
     const stream = await deps.storage.get(document.fileKey);
     if (!stream) throw AppError.notFound('Document file');
-    ctx.set('Cache-Control', 'no-store');
     ctx.set('Content-Disposition', `inline; filename="${document.reference}.pdf"`);
     ctx.type = 'application/pdf';
     ctx.body = stream;
@@ -276,9 +264,12 @@ export function createApprovalPageRouter(
     addToLogContext({ document_id: r.document.id });
     const evidence = await verifiedEvidence(ctx, r);
     const body = parseBody(CompleteBody, parseJson(await readRawBody(ctx.req, MAX_BODY)));
+    const strings = STRINGS[language(ctx, r.approver)];
+    if (body.typed_name !== undefined && hasBidiControl(body.typed_name))
+      throw AppError.validation({ typed_name: [strings.errors.bidiControls] });
     // Image problems are the approver's to fix, so they are told in the page's language.
     const images = {
-      strings: STRINGS[language(ctx, r.approver)],
+      strings,
       limits: { maxSidePx: deps.config.images.maxSidePx },
     };
     let image: Buffer | undefined;
@@ -306,6 +297,8 @@ export function createApprovalPageRouter(
     addToLogContext({ document_id: r.document.id });
     const evidence = await verifiedEvidence(ctx, r);
     const { reason } = parseBody(RejectBody, parseJson(await readRawBody(ctx.req, MAX_BODY)));
+    if (reason !== undefined && hasBidiControl(reason))
+      throw AppError.validation({ reason: [STRINGS[language(ctx, r.approver)].errors.bidiControls] });
     await act(ctx, r, 'reject', { ...evidence, ...(reason ? { reason } : {}) });
   });
 
@@ -328,10 +321,12 @@ export function createApprovalPageRouter(
     const name = typeof body.name === 'string' ? body.name.trim() : '';
     if (name === '' || name.length > LIMITS.textMax || CONTROL.test(name))
       addDetail(details, 'name', t.needName);
+    else if (hasBidiControl(name)) addDetail(details, 'name', strings.errors.bidiControls);
     const phone = typeof body.phone === 'string' ? normalizePhone(body.phone) : undefined;
     if (!phone?.ok) addDetail(details, 'phone', t.badPhone);
     const reason = typeof body.reason === 'string' ? body.reason.trim() : '';
     if (reason === '' || CONTROL_BUT_LINES.test(reason)) addDetail(details, 'reason', t.needReason);
+    else if (hasBidiControl(reason)) addDetail(details, 'reason', strings.errors.bidiControls);
     else if (reason.length > LIMITS.delegationReasonMax)
       addDetail(details, 'reason', t.reasonTooLong(LIMITS.delegationReasonMax));
     if (Object.keys(details).length > 0 || !phone?.ok) throw AppError.validation(details);

@@ -13,6 +13,7 @@ const en = {
   } satisfies Record<ActionType, string>,
   drawHint: 'Draw your signature in the box',
   clear: 'Clear',
+  undo: 'Undo',
   orType: 'Or type your full name',
   typedLabel: 'Full name',
   uploadStamp: 'Upload a stamp image (PNG or JPEG)',
@@ -29,6 +30,17 @@ const en = {
   openPdf: 'Open the PDF',
   loadingPdf: 'Loading the document…',
   pages: 'pages',
+  /** The document viewer: {n} and {total} are filled in by the page. */
+  viewer: {
+    label: 'The document',
+    toolbar: 'Document view',
+    zoomIn: 'Zoom in',
+    zoomOut: 'Zoom out',
+    zoomLevel: 'Zoom',
+    page: 'Page {n} of {total}',
+    toAction: 'Go to your action',
+    failed: 'The document could not be shown here. Open the PDF with the link below.',
+  },
   doneTitle: 'Thank you',
   doneCompleted: 'Your action has been recorded. You can close this page.',
   doneRejected: 'You rejected the document. The sender has been told.',
@@ -39,6 +51,8 @@ const en = {
     gone: 'This link can no longer be used.',
     conflict: 'It is not your turn yet. You will get a message when it is.',
     generic: 'Something went wrong. Please try again.',
+    bidiControls:
+      'Remove the hidden text-direction characters (U+202A to U+202E, U+2066 to U+2069) and send it again.',
   },
   /** Why an image sent to POST /a/{token}/complete was refused (422). */
   images: {
@@ -110,6 +124,7 @@ const ar: typeof en = {
   actions: { sign: 'توقيع', stamp: 'ختم', approve_only: 'موافقة', review_only: 'تأكيد المراجعة' },
   drawHint: 'ارسم توقيعك داخل المربع',
   clear: 'مسح',
+  undo: 'تراجع',
   orType: 'أو اكتب اسمك الكامل',
   typedLabel: 'الاسم الكامل',
   uploadStamp: 'ارفع صورة الختم (PNG أو JPEG)',
@@ -126,6 +141,16 @@ const ar: typeof en = {
   openPdf: 'فتح ملف PDF',
   loadingPdf: 'جارٍ تحميل المستند…',
   pages: 'صفحات',
+  viewer: {
+    label: 'المستند',
+    toolbar: 'عرض المستند',
+    zoomIn: 'تكبير',
+    zoomOut: 'تصغير',
+    zoomLevel: 'نسبة التكبير',
+    page: 'الصفحة {n} من {total}',
+    toAction: 'انتقل إلى الإجراء المطلوب',
+    failed: 'تعذّر عرض المستند هنا. افتح ملف PDF من الرابط أدناه.',
+  },
   doneTitle: 'شكرًا لك',
   doneCompleted: 'تم تسجيل إجرائك. يمكنك إغلاق هذه الصفحة.',
   doneRejected: 'لقد رفضت المستند، وتم إبلاغ المرسل.',
@@ -136,6 +161,7 @@ const ar: typeof en = {
     gone: 'لم يعد بالإمكان استخدام هذا الرابط.',
     conflict: 'لم يحن دورك بعد. ستصلك رسالة عندما يحين.',
     generic: 'حدث خطأ ما. حاول مرة أخرى.',
+    bidiControls: 'احذف محارف اتجاه النص المخفية (U+202A إلى U+202E، وU+2066 إلى U+2069) ثم أرسل مرة أخرى.',
   },
   images: {
     signature: {

@@ -1,11 +1,11 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { randomToken } from '../auth/tokens.ts';
+import type { SecretBox } from '../auth/secret-box.ts';
 import type { Db, Knex } from '../db/knex.ts';
 import { actionEvidenceStore, type StoredEvidence } from '../db/stores/action-evidence-store.ts';
-import { approversStore, type Approver } from '../db/stores/approvers-store.ts';
+import { approversStore, openLinkToken, type Approver } from '../db/stores/approvers-store.ts';
 import { delegationsStore } from '../db/stores/delegations-store.ts';
 import { documentEventsStore, type DocumentEvent } from '../db/stores/document-events-store.ts';
-import { documentsStore, type Document } from '../db/stores/documents-store.ts';
+import { documentsStore, openFinalToken, type Document } from '../db/stores/documents-store.ts';
 import { whatsAppMessagesStore } from '../db/stores/whatsapp-messages-store.ts';
 import { serializeApprover, serializeDocument } from '../documents/serialize.ts';
 import type { Logger } from '../logger.ts';
@@ -88,6 +88,8 @@ function startedFrom(
 export interface ApprovalActivityDeps {
   db: Knex;
   logger: Logger;
+  /** Seals and opens link tokens, the file's token, the outbox's payloads and events' bearer URLs. */
+  secrets: SecretBox;
   whatsapp: { provider: WhatsAppProvider; templates: WhatsAppTemplateConfig; recordRetry?: RecordRetry };
   /** Called after an event is committed, to hand it to webhook delivery. */
   onEvent?: (event: DocumentEvent) => Promise<void>;
@@ -260,8 +262,9 @@ function approvalActivities(deps: ApprovalActivityDeps): ApprovalActivities {
         dedupeKey,
       },
       // Every caller's transaction holds the document's row already: it read it locked (loadForWorkflow,
-      // finalization) or changed it (`transition`, an UPDATE, locks the row until commit).
-      { documentLocked: true },
+      // finalization) or changed it (`transition`, an UPDATE, locks the row until commit). The approved event's
+      // download and verification URLs are sealed.
+      { documentLocked: true, secrets: deps.secrets },
     );
     recordedIn.get(trx)?.set(dedupeKey, recorded);
     return recorded;
@@ -325,7 +328,10 @@ function approvalActivities(deps: ApprovalActivityDeps): ApprovalActivities {
           sentAt: new Date(),
           workflowId,
         });
-        if (moved) await record(trx, 'document.sent', key, moved);
+        if (moved) {
+          await approversStore(trx).issueLinkTokens(documentId, deps.secrets);
+          await record(trx, 'document.sent', key, moved);
+        }
         return;
       }
       // The send committed `pending` with this workflow: record its event, once (keyed; a retry finds it).
@@ -424,9 +430,10 @@ function approvalActivities(deps: ApprovalActivityDeps): ApprovalActivities {
     async notifyApprover(input: NotifyApproverInput) {
       const { document, approver } = await loadForWorkflow(db, input.documentId, input.approverId);
       const target = approver!;
-      // Set once; a concurrent or retried attempt reads the token the first one stored.
+      // Issued at send; a document sent before that rule gets it here, once (a retry reads the first one's).
       const linkToken =
-        target.linkToken ?? (await approversStore(db).ensureLinkToken(target.id, randomToken(32)))!;
+        openLinkToken(target, deps.secrets) ??
+        (await approversStore(db).ensureLinkToken(target.id, deps.secrets))!;
       const language = languageFor(target.phone, target.language);
       const notice = {
         kind: input.kind,
@@ -459,6 +466,7 @@ function approvalActivities(deps: ApprovalActivityDeps): ApprovalActivities {
             provider: deps.whatsapp.provider,
             templates: deps.whatsapp.templates,
             messages: whatsAppMessagesStore(db),
+            secrets: deps.secrets,
             // The outbox: WhatsApp's answer survives a failed record in the heartbeat, so a retry never re-sends.
             memory: heartbeatMemory(notice.idempotencyKey),
             recordRetry: deps.whatsapp.recordRetry,
@@ -549,6 +557,8 @@ function approvalActivities(deps: ApprovalActivityDeps): ApprovalActivities {
           name: delegation.name,
           phone: delegation.phone,
         });
+        // Like every approver of a sent document, the delegate has a link from the start.
+        await approversStore(trx).ensureLinkToken(delegate.id, deps.secrets);
         const delegated = await approversStore(trx).update(approver!.id, {
           status: 'delegated',
           actedAt: delegation.at,
@@ -600,14 +610,15 @@ function approvalActivities(deps: ApprovalActivityDeps): ApprovalActivities {
       const document = await documentsStore(db).findByIdUnscoped(documentId);
       if (!document)
         throw ApplicationFailure.nonRetryable(`Document ${documentId} does not exist`, 'document_missing');
-      if (document.status !== 'approved' || !document.finalToken || !deps.publicBaseUrl) {
+      const finalToken = openFinalToken(document, deps.secrets);
+      if (document.status !== 'approved' || !finalToken || !deps.publicBaseUrl) {
         throw ApplicationFailure.nonRetryable(
           `Document ${documentId} has no signed file to send`,
           'no_signed_file',
         );
       }
       const file = {
-        link: finalFileUrl(deps.publicBaseUrl, document.finalToken, document),
+        link: finalFileUrl(deps.publicBaseUrl, finalToken, document),
         filename: finalFilename(document),
       };
       const approvers = await approversStore(db).listByDocument(documentId);
@@ -627,6 +638,7 @@ function approvalActivities(deps: ApprovalActivityDeps): ApprovalActivities {
               provider: deps.whatsapp.provider,
               templates: deps.whatsapp.templates,
               messages: whatsAppMessagesStore(db),
+              secrets: deps.secrets,
               recordRetry: deps.whatsapp.recordRetry,
               logger: deps.logger,
             },
@@ -661,7 +673,6 @@ function approvalActivities(deps: ApprovalActivityDeps): ApprovalActivities {
           phone: approver.phone,
           language,
           approverName: language === 'ar' ? approver.nameAr : approver.nameEn,
-          linkToken: approver.linkToken ?? '',
           actionType: approver.actionType,
           idempotencyKey: `${idempotencyPrefix}:${approver.id}:signed_copy`,
         });

@@ -1,3 +1,4 @@
+import type { SecretBox } from '../auth/secret-box.ts';
 import type { Knex } from '../db/knex.ts';
 import { actionEvidenceStore } from '../db/stores/action-evidence-store.ts';
 import { approversStore, type Approver } from '../db/stores/approvers-store.ts';
@@ -16,6 +17,8 @@ import type { WriteNotices } from './write-notices.ts';
 export interface InboundDeps {
   db: Knex;
   approvals: ApprovalClient;
+  /** Seals the reply's payload (a button's `approve:<token>`) in the inbound record. */
+  secrets: SecretBox;
   logger: Logger;
   /** When actions are written, as PostgreSQL announces it (the API server's); without one the row is read. */
   writeNotices?: WriteNotices;
@@ -75,22 +78,25 @@ export async function handleWhatsAppNotification(
   for (const reply of n.replies) {
     const button = parseButtonPayload(reply.payload);
     const approver = button ? await approversStore(deps.db).findByLinkToken(button.token) : undefined;
-    const toHandle = await messages.recordInbound({
-      wamid: reply.wamid,
-      // The column holds a number; a reply without one (a username user) keeps its ids in the payload.
-      phone: reply.from ?? reply.waId ?? '',
-      kind: 'button_reply',
-      payload: {
-        payload: reply.payload,
-        source: reply.source,
-        context: reply.contextWamid ?? null,
-        ...(reply.waId !== undefined && { wa_id: reply.waId }),
-        ...(reply.userId !== undefined && { user_id: reply.userId }),
+    const toHandle = await messages.recordInbound(
+      {
+        wamid: reply.wamid,
+        // The column holds a number; a reply without one (a username user) keeps its ids in the payload.
+        phone: reply.from ?? reply.waId ?? '',
+        kind: 'button_reply',
+        payload: {
+          payload: reply.payload,
+          source: reply.source,
+          context: reply.contextWamid ?? null,
+          ...(reply.waId !== undefined && { wa_id: reply.waId }),
+          ...(reply.userId !== undefined && { user_id: reply.userId }),
+        },
+        accountId: approver?.accountId ?? null,
+        documentId: approver?.documentId ?? null,
+        approverId: approver?.id ?? null,
       },
-      accountId: approver?.accountId ?? null,
-      documentId: approver?.documentId ?? null,
-      approverId: approver?.id ?? null,
-    });
+      deps.secrets,
+    );
     if (!toHandle) {
       outcomes.push({ wamid: reply.wamid, result: 'replayed' });
       continue;

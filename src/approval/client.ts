@@ -9,6 +9,7 @@ import {
   type Client,
 } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
+import type { SecretBox } from '../auth/secret-box.ts';
 import type { Knex } from '../db/knex.ts';
 import type { Approver } from '../db/stores/approvers-store.ts';
 import type { Document } from '../db/stores/documents-store.ts';
@@ -246,6 +247,8 @@ export type ApprovalClient = ReturnType<typeof createApprovalClient>;
 export interface ApprovalDeps {
   db: Knex;
   approvals: ApprovalClient;
+  /** Seals the link tokens a send issues. */
+  secrets: SecretBox;
   /** The workflow's writes as PostgreSQL announces them (the API server's); without them the rows are read. */
   writeNotices?: WriteNotices;
 }

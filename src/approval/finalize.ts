@@ -1,9 +1,14 @@
 import { performance } from 'node:perf_hooks';
 import { Readable } from 'node:stream';
 import { ApplicationFailure } from '@temporalio/activity';
-import { randomToken } from '../auth/tokens.ts';
+import type { SecretBox } from '../auth/secret-box.ts';
 import type { Knex } from '../db/knex.ts';
-import { type DocumentSignature, documentsStore, type Document } from '../db/stores/documents-store.ts';
+import {
+  type DocumentSignature,
+  documentsStore,
+  type Document,
+  openFinalToken,
+} from '../db/stores/documents-store.ts';
 import { verificationUrl, verificationsStore } from '../db/stores/verifications-store.ts';
 import { isoTime } from '../domain/time.ts';
 import { finalFileKey, finalFileUrl, finalFilename } from '../documents/final-file.ts';
@@ -47,6 +52,8 @@ export interface FinalizerDeps {
   db: Knex;
   storage: Storage;
   logger: Logger;
+  /** Seals the file's and the verification page's tokens (the database keeps their digests and sealed copies). */
+  secrets: SecretBox;
   /** The worker's signer, loaded once (see `signerOnce`). */
   signer: () => Promise<Signer>;
   publicBaseUrl: string;
@@ -117,18 +124,18 @@ export function createFinalizer(deps: FinalizerDeps): (documentId: string) => Pr
     const started = performance.now();
     try {
       const record = await loadFinalizeRecord(db, documentId);
-      const doc = await reserve(db, record.document);
-      const token = doc.finalToken!;
+      const doc = await reserve(db, record.document, deps.secrets);
+      const token = openFinalToken(doc, deps.secrets)!;
       const key = doc.finalFileKey!;
       if (doc.finalSha256 && (await storage.stat(key))) {
         // Signed before the verification page existed: no token, none is made (the file does not print one).
-        const existing = (await verificationsStore(db).tokensOf([doc.id])).get(doc.id);
+        const existing = await verificationsStore(db).tokenOf(doc.id, deps.secrets);
         return outcome(doc, token, record.completedAt, existing);
       }
 
       // The verification page's token is printed on the certificate, which is signed: reserved before composing,
       // and the same on every retry, so a retried finalization makes the same file.
-      const verifyToken = await verificationsStore(db).reserve(doc.id);
+      const verifyToken = await verificationsStore(db).reserve(doc.id, deps.secrets);
       const loaded = await loadFinalizeInput(db, storage, record);
       const input = {
         ...loaded,
@@ -197,11 +204,11 @@ function signatureOf(result: FinalizeResult, signer: Signer): DocumentSignature 
 }
 
 /** Sets the token and key once; a concurrent or retried run reads what the first one set. */
-async function reserve(db: Knex, doc: Document): Promise<Document> {
-  if (doc.finalToken && doc.finalFileKey) return doc;
-  await documentsStore(db).reserveFinalFile(doc.id, { token: randomToken(32), key: finalFileKey(doc) });
+async function reserve(db: Knex, doc: Document, secrets: SecretBox): Promise<Document> {
+  if (doc.finalTokenSealed && doc.finalFileKey) return doc;
+  await documentsStore(db).reserveFinalFile(doc.id, finalFileKey(doc), secrets);
   const reserved = await documentsStore(db).findByIdUnscoped(doc.id);
-  if (!reserved?.finalToken || !reserved.finalFileKey)
+  if (!reserved?.finalTokenSealed || !reserved.finalFileKey)
     throw new Error(`could not reserve the final file of ${doc.id}`);
   return reserved;
 }

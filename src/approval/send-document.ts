@@ -62,7 +62,7 @@ async function sendAndAnswer(
  * that it holds locked (a bulk send's row and its status); the workflow waits for that commit.
  */
 export async function commitSend(
-  deps: Pick<ApprovalDeps, 'approvals'>,
+  deps: Pick<ApprovalDeps, 'approvals' | 'secrets'>,
   trx: Knex.Transaction,
   accountId: string,
   documentId: string,
@@ -102,6 +102,8 @@ export async function commitSend(
     sentAt: new Date(),
     workflowId: approvalWorkflowId(draft.id),
   });
+  // Every approver's link exists from the send on (GET /approvers/{id}/link reads it, never makes one).
+  await approversStore(trx).issueLinkTokens(draft.id, deps.secrets);
   return sent!; // the row lock held since the read: still a draft
 }
 

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { MigrationContext } from './migration-context.ts';
 import * as initialSchema from './migrations/001-initial-schema.ts';
 import * as whatsapp from './migrations/002-whatsapp.ts';
 import * as admin from './migrations/004-admin.ts';
@@ -25,13 +26,18 @@ import * as delegationOutcome from './migrations/026-delegation-outcome.ts';
 import * as inboundHandled from './migrations/027-inbound-handled.ts';
 import * as evidenceAcceptedNotify from './migrations/028-evidence-accepted-notify.ts';
 import * as documentSentNotify from './migrations/029-document-sent-notify.ts';
+import * as tokensAtRest from './migrations/030-tokens-at-rest.ts';
+import * as sealedWebhooks from './migrations/031-sealed-webhooks.ts';
+import * as sealedMessages from './migrations/032-sealed-messages.ts';
 import * as secondFactor from './migrations/036-second-factor.ts';
 import * as loginChallenges from './migrations/037-login-challenges.ts';
 import * as templatesAndBulkSends from './migrations/040-templates-and-bulk-sends.ts';
 
+export type { MigrationContext };
+
 interface Migration {
-  up(knex: Knex): Promise<void>;
-  down(knex: Knex): Promise<void>;
+  up(knex: Knex, context: MigrationContext): Promise<void>;
+  down(knex: Knex, context: MigrationContext): Promise<void>;
 }
 
 /**
@@ -65,20 +71,26 @@ const migrations: Record<string, Migration> = {
   '027-inbound-handled': inboundHandled,
   '028-evidence-accepted-notify': evidenceAcceptedNotify,
   '029-document-sent-notify': documentSentNotify,
+  '030-tokens-at-rest': tokensAtRest,
+  '031-sealed-webhooks': sealedWebhooks,
+  '032-sealed-messages': sealedMessages,
   '036-second-factor': secondFactor,
   '037-login-challenges': loginChallenges,
   '040-templates-and-bulk-sends': templatesAndBulkSends,
 };
 
-const source: Knex.MigrationSource<string> = {
+const sourceFor = (context: MigrationContext): Knex.MigrationSource<string> => ({
   getMigrations: () => Promise.resolve(Object.keys(migrations).sort()),
   getMigrationName: (name) => name,
   getMigration: (name) => {
     const m = migrations[name];
     if (!m) throw new Error(`Unknown migration ${name}`);
-    return Promise.resolve(m);
+    return Promise.resolve({
+      up: (knex: Knex) => m.up(knex, context),
+      down: (knex: Knex) => m.down(knex, context),
+    });
   },
-};
+});
 
 /**
  * True when knex's table records exactly the migrations above as applied: one query, no lock (every warm start).
@@ -97,12 +109,20 @@ async function upToDate(knex: Knex): Promise<boolean> {
   return rows.length === known.length && known.every((name) => applied.has(name));
 }
 
-export async function migrateLatest(knex: Knex): Promise<string[]> {
+export async function migrateLatest(knex: Knex, context: MigrationContext = {}): Promise<string[]> {
   if (await upToDate(knex)) return [];
-  const [, applied] = (await knex.migrate.latest({ migrationSource: source })) as [number, string[]];
+  const [, applied] = (await knex.migrate.latest({ migrationSource: sourceFor(context) })) as [
+    number,
+    string[],
+  ];
   return applied;
 }
 
-export async function migrateRollbackAll(knex: Knex): Promise<void> {
-  await knex.migrate.rollback({ migrationSource: source }, true);
+/** Undoes the last migration applied, or the one named. */
+export async function migrateDown(knex: Knex, context: MigrationContext = {}, name?: string): Promise<void> {
+  await knex.migrate.down({ migrationSource: sourceFor(context), ...(name && { name }) });
+}
+
+export async function migrateRollbackAll(knex: Knex, context: MigrationContext = {}): Promise<void> {
+  await knex.migrate.rollback({ migrationSource: sourceFor(context) }, true);
 }

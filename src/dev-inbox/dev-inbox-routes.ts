@@ -6,9 +6,18 @@ import { handleWhatsAppNotification } from '../approval/apply-whatsapp-reply.ts'
 import type { AppState } from '../http/context.ts';
 import type { ApiDeps } from '../http/deps.ts';
 import { readRawBody } from '../http/raw-body.ts';
-import { whatsAppMessagesStore } from '../db/stores/whatsapp-messages-store.ts';
+import { openPayload, whatsAppMessagesStore } from '../db/stores/whatsapp-messages-store.ts';
 import { AppError } from '../errors.ts';
 import type { MessagePreview } from '../whatsapp/index.ts';
+
+/**
+ * Whether a Host header names this machine by a name no one else can point elsewhere. A page of another site can
+ * have its own name resolve to 127.0.0.1 (DNS rebinding) and then read the inbox as a same-origin page, but its
+ * requests still carry its own name in Host.
+ */
+export function isLoopbackHost(host: string): boolean {
+  return /^(?:localhost|127(?:\.\d{1,3}){3}|\[::1\])(?::\d{1,5})?$/i.test(host);
+}
 
 interface StoredPayload {
   preview?: MessagePreview;
@@ -22,16 +31,26 @@ interface StoredPayload {
  * WhatsApp provider, never in production, and only on a server that listens on loopback (devToolsAllowed).
  */
 export function createDevInboxRouter(
-  deps: Pick<ApiDeps, 'db' | 'config' | 'logger'> & { approvals: ApprovalClient },
+  deps: Pick<ApiDeps, 'db' | 'config' | 'logger' | 'secrets'> & { approvals: ApprovalClient },
 ): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/dev/inbox' });
   const { approvals } = deps;
+
+  router.use(async (ctx, next) => {
+    if (!isLoopbackHost(ctx.get('host'))) {
+      throw new AppError(
+        'forbidden',
+        'The development inbox answers only when addressed as localhost, 127.0.0.1 or [::1]',
+      );
+    }
+    await next();
+  });
 
   router.get('/', async (ctx) => {
     const messages = await whatsAppMessagesStore(deps.db).listOutbox({ limit: 100 });
     const notice = typeof ctx.query.result === 'string' ? ctx.query.result : '';
     const rows = messages.map((m) => {
-      const p = (m.payload ?? {}) as StoredPayload;
+      const p = (openPayload(m, deps.secrets) ?? {}) as StoredPayload;
       const preview = p.preview;
       const dir = preview?.language === 'ar' ? 'rtl' : 'ltr';
       return html`<li class="msg" dir="${dir}">
@@ -39,7 +58,7 @@ export function createDevInboxRouter(
           #${m.id} · to <bdi>+${m.phone}</bdi> · ${m.kind} · ${m.status ?? 'pending'} ·
           ${m.createdAt.toISOString()}
         </p>
-        <p class="text">${preview?.text ?? ''}</p>
+        <p class="text"><bdi>${preview?.text ?? ''}</bdi></p>
         <div class="buttons">
           ${(preview?.buttons ?? []).map((b) =>
             b.type === 'url'
@@ -119,7 +138,7 @@ export function createDevInboxRouter(
             Messages the console WhatsApp provider would have sent, newest first. Links open the approval
             page; quick replies act as the approver's WhatsApp button.
           </p>
-          ${notice ? html`<p class="notice" role="status">Reply: ${notice}</p>` : ''}
+          ${notice ? html`<p class="notice" role="status">Reply: <bdi>${notice}</bdi></p>` : ''}
           <ul>
             ${rows}
           </ul>
@@ -137,7 +156,7 @@ export function createDevInboxRouter(
     ).filter((m) => m.id === messageId);
     if (!message) throw AppError.notFound('Message');
     const outcomes = await handleWhatsAppNotification(
-      { db: deps.db, approvals, logger: deps.logger },
+      { db: deps.db, approvals, logger: deps.logger, secrets: deps.secrets },
       {
         statuses: [],
         ignored: 0,

@@ -2,6 +2,7 @@ import type { SecretBox } from '../auth/secret-box.ts';
 import type { Config } from '../config.ts';
 import type { Knex } from '../db/knex.ts';
 import type { Logger } from '../logger.ts';
+import type { PrecompressedAssets } from './precompressed.ts';
 import type { HttpMetrics } from '../metrics/metrics.ts';
 import type { RateLimiter } from '../rate-limit/rate-limiter.ts';
 import type { Storage } from '../storage/storage.ts';
@@ -19,4 +20,6 @@ export interface ApiDeps {
   secrets: SecretBox;
   /** Request durations by route template and status; absent, nothing is counted. */
   metrics?: HttpMetrics;
+  /** The public pages' compressed assets; the API server makes them at start-up (absent, each on first need). */
+  pageAssets?: PrecompressedAssets;
 }

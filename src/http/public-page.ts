@@ -3,16 +3,18 @@ import { html, trustedHtml, type SafeHtml } from './html.ts';
 
 /**
  * The shell of the public pages (the approver's page, the verification page): the document's language and
- * direction, no indexing, the shell's and the page's stylesheets (both under `assets`), the Wathiq bar. Every
+ * direction, no indexing, the shell's and the page's stylesheets (URLs from `asset`), the Wathiq bar. Every
  * value goes through `html`, so it is escaped.
  */
 export function publicPageLayout(page: {
   lang: Language;
   title: string;
-  /** Where the page serves its assets, `page.css` among them. */
-  assets: string;
-  /** The page's own stylesheet, a file name under `assets`. */
+  /** The URL of one of the page's assets by its name (`page.css` among them). */
+  asset: (name: string) => string;
+  /** The page's own stylesheet, an asset name. */
   stylesheet: string;
+  /** More of the head (preloads), after the stylesheets. */
+  head?: SafeHtml;
   body: SafeHtml;
   scripts?: SafeHtml;
 }): string {
@@ -24,8 +26,9 @@ export function publicPageLayout(page: {
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <meta name="robots" content="noindex" />
         <title>${page.title} · Wathiq</title>
-        <link rel="stylesheet" href="${page.assets}/page.css" />
-        <link rel="stylesheet" href="${page.assets}/${page.stylesheet}" />
+        <link rel="stylesheet" href="${page.asset('page.css')}" />
+        <link rel="stylesheet" href="${page.asset(page.stylesheet)}" />
+        ${page.head ?? html``}
       </head>
       <body>
         <header class="bar"><span class="brand">Wathiq · واثق</span></header>

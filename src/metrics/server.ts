@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Registry } from 'prom-client';
 
 /** Text in Prometheus exposition format from elsewhere in the process, appended to the registry's. */
@@ -70,18 +70,9 @@ export async function startMetricsServer(options: MetricsServerOptions): Promise
 
   const server = createServer((req, res) => void handle(req, res));
   server.keepAliveTimeout = 65_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : options.port;
-  const host = options.host === '0.0.0.0' || options.host === '::' ? 'localhost' : options.host;
+  const { port, origin } = await listenHttp(server, options.host, options.port);
   return {
-    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}/metrics`,
+    url: `${origin}/metrics`,
     port,
     stop: () =>
       new Promise<void>((resolve) => {
@@ -89,6 +80,28 @@ export async function startMetricsServer(options: MetricsServerOptions): Promise
         server.closeIdleConnections();
       }),
   };
+}
+
+/**
+ * Listens on `host`:`port` (0: any free port); resolves with the port bound and the origin that reaches it
+ * (`localhost` for a wildcard address).
+ */
+export async function listenHttp(
+  server: Server,
+  host: string,
+  port: number,
+): Promise<{ port: number; origin: string }> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address();
+  const bound = typeof address === 'object' && address ? address.port : port;
+  const name = host === '0.0.0.0' || host === '::' ? 'localhost' : host;
+  return { port: bound, origin: `http://${name.includes(':') ? `[${name}]` : name}:${bound}` };
 }
 
 /**

@@ -30,6 +30,7 @@ export function createActivities(deps: ActivityDeps) {
         logger: deps.logger,
         config: deps.config,
         webhookDispatcher: deps.webhooks.dispatcher,
+        secrets: deps.secrets,
       })),
     async renewArchiveTimestamps(input: ArchiveRenewalInput): Promise<ArchiveRenewalResult> {
       return deps.archiveRenewal ? deps.archiveRenewal(input) : { renewed: 0, failed: 0 };

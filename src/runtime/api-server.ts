@@ -3,6 +3,7 @@ import { createApiKeyCache } from '../accounts/api-key-cache.ts';
 import { createWriteNotices } from '../approval/write-notices.ts';
 import { createApp } from '../api/app.ts';
 import { answerClientError } from '../api/client-error.ts';
+import { pageAssetsFor } from '../http/precompressed.ts';
 import { startPurgeSchedule } from './purge.ts';
 
 export interface RunningApi {
@@ -26,7 +27,8 @@ export async function startApiServer(
     (await createApiKeyCache({ db: deps.db, logger: deps.logger, ttlMs: deps.config.apiKeyCacheTtlMs }));
   // The workflow's writes an answer waits for, as PostgreSQL announces them: answered the moment they commit.
   const writeNotices = deps.writeNotices ?? (await createWriteNotices({ db: deps.db, logger: deps.logger }));
-  const app = createApp({ ...deps, apiKeys, writeNotices });
+  const pageAssets = deps.pageAssets ?? pageAssetsFor(deps.config, deps.logger);
+  const app = createApp({ ...deps, apiKeys, writeNotices, pageAssets });
   const handle = app.callback();
   const server = createServer((req, res) => void handle(req, res));
   server.keepAliveTimeout = 65_000;
@@ -36,6 +38,11 @@ export async function startApiServer(
     server.listen(port, host, () => resolve());
   });
   const purge = startPurgeSchedule(deps);
+  // The public pages' compressed forms that the build did not leave (npm start runs the sources) are made now, in
+  // the background and once each, so the first approver does not wait for them.
+  pageAssets
+    .warm()
+    .catch((err: unknown) => deps.logger.warn({ err }, 'page assets: compressing at start-up failed'));
   const address = server.address();
   const actualPort = typeof address === 'object' && address ? address.port : port;
   return {

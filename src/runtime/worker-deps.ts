@@ -39,8 +39,10 @@ export function createWorkerDeps(
   const { metrics } = overrides;
   const provider = overrides.whatsappProvider ?? createWhatsAppProvider(config, { logger });
   // Events recorded by activities are dispatched from inside them, with the worker's own Temporal client.
+  const secrets = secretBoxFromSettings(config.encryption);
   const webhooks = createWebhookDispatcher({
     db,
+    secrets,
     temporal: activityTemporalClient,
     taskQueue: config.temporal.taskQueue,
     retryScale: config.webhooks.retryScale,
@@ -53,7 +55,7 @@ export function createWorkerDeps(
     db,
     logger,
     storage,
-    secrets: secretBoxFromSettings(config.encryption),
+    secrets,
     approvalPolicies: config.approvalPolicies,
     config,
     publicBaseUrl: config.http.publicBaseUrl,
@@ -62,6 +64,7 @@ export function createWorkerDeps(
       db,
       storage,
       logger,
+      secrets,
       signer,
       publicBaseUrl: config.http.publicBaseUrl,
       tsaUrl: config.signing.tsaUrl,

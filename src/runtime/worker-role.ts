@@ -1,3 +1,4 @@
+import type { NativeConnection, Worker } from '@temporalio/worker';
 import type { Config } from '../config.ts';
 import { signatureLevelWarning } from '../config.ts';
 import type { Knex } from '../db/knex.ts';
@@ -9,6 +10,7 @@ import type { Tracing } from '../tracing/sdk.ts';
 import { createActivities } from './activities.ts';
 import type { ProcessMetrics } from './metrics.ts';
 import { createWorkerDeps, signerOptions } from './worker-deps.ts';
+import { checkWorkerHealth, startWorkerHealthServer, type RunningHealthServer } from './worker-health.ts';
 import { markStartup } from './startup-timings.ts';
 
 export { installTemporalRuntime } from '../temporal/runtime.ts';
@@ -53,11 +55,38 @@ export async function runWorker(
     logger.fatal({ err }, 'worker stopped unexpectedly');
     process.exit(1);
   });
+  // Pushed before the worker's stop, so it runs after it: while the worker drains, the endpoint answers 503.
+  const health = config.workerHealth && (await startHealth(config.workerHealth, worker, connection));
+  if (health) stops.push(() => health.stop());
   stops.push(async () => {
     worker.shutdown();
     await running.catch(() => undefined);
     await connection.close();
   });
   const tls = connectionOptions.tls ? (connectionOptions.apiKey ? ', TLS and API key' : ', TLS') : '';
-  return `task queue "${config.temporal.taskQueue}" on ${connectionOptions.address}${tls}`;
+  const healthUrl = health ? `; health: ${health.url}` : '';
+  return `task queue "${config.temporal.taskQueue}" on ${connectionOptions.address}${tls}${healthUrl}`;
+}
+
+/** How long the health check waits for Temporal's answer on the worker's connection. */
+const TEMPORAL_PING_MS = 2_000;
+
+function startHealth(
+  settings: NonNullable<Config['workerHealth']>,
+  worker: Worker,
+  connection: NativeConnection,
+): Promise<RunningHealthServer> {
+  return startWorkerHealthServer({
+    ...settings,
+    check: () =>
+      checkWorkerHealth({
+        status: () => worker.getStatus(),
+        pingTemporal: async () => {
+          await connection.withDeadline(Date.now() + TEMPORAL_PING_MS, () =>
+            connection.healthService.check({}),
+          );
+        },
+        pingTimeoutMs: TEMPORAL_PING_MS,
+      }),
+  });
 }

@@ -11,7 +11,7 @@ function layout(lang: Language, title: string, body: SafeHtml, scripts?: SafeHtm
   return publicPageLayout({
     lang,
     title,
-    assets: VERIFY_ASSETS,
+    asset: (name) => `${VERIFY_ASSETS}/${name}`,
     stylesheet: 'verify.css',
     body,
     ...(scripts && { scripts }),

@@ -9,6 +9,7 @@ import { AppError } from '../errors.ts';
 import { PAGE_CSS_ASSET, serveAssets, type PageAssets } from '../http/page-assets.ts';
 import type { AppContext, AppState } from '../http/context.ts';
 import { ok } from '../http/respond.ts';
+import { postsOnlyAs } from '../http/cross-site-posts.ts';
 import type { RateLimiter } from '../rate-limit/rate-limiter.ts';
 import { classify, loadVerification } from './load-verification.ts';
 import { renderNotFoundPage, renderRateLimitedPage, renderVerificationPage } from './render-page.ts';
@@ -38,6 +39,14 @@ export function createVerifyPageRouter(deps: {
   rateLimiter: RateLimiter;
 }): Router<AppState> {
   const router = new Router<AppState>({ prefix: VERIFY_PREFIX });
+  // The check's body is the file itself, as the page's script sends it; not JSON (it would have to be base64, a
+  // third larger), but like JSON a type no other site's form can post (http/cross-site-posts.ts).
+  router.use(
+    postsOnlyAs(
+      ['application/octet-stream', 'application/pdf'],
+      'Send the file as the body, with Content-Type application/octet-stream or application/pdf',
+    ),
+  );
   const { requestsPerMinute, checkMaxBytes } = deps.config.verification;
 
   const language = (ctx: AppContext): Language => (ctx.query.lang === 'en' ? 'en' : 'ar');

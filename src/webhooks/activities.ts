@@ -1,7 +1,12 @@
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { Knex } from '../db/knex.ts';
-import { webhookDeliveriesStore, type DeliveryAttempt } from '../db/stores/webhook-deliveries-store.ts';
+import type { SecretBox } from '../auth/secret-box.ts';
+import {
+  openDeliveryBody,
+  webhookDeliveriesStore,
+  type DeliveryAttempt,
+} from '../db/stores/webhook-deliveries-store.ts';
 import { webhookDispatchStore } from '../db/stores/webhook-dispatch-store.ts';
 import { webhooksStore } from '../db/stores/webhooks-store.ts';
 import type { Logger } from '../logger.ts';
@@ -16,6 +21,8 @@ import type { AttemptOutcome, SettleInput, SkipReason, WebhookActivities } from 
 export interface WebhookActivityDeps {
   db: Knex;
   logger: Logger;
+  /** Opens the webhook's secret and the delivery's body. */
+  secrets: SecretBox;
   webhooks: {
     /** WEBHOOK_ALLOW_PRIVATE */
     allowPrivate: boolean;
@@ -83,7 +90,7 @@ export function createWebhookActivities(deps: WebhookActivityDeps): WebhookActiv
       (a) => a.attemptNumber === attemptNumber,
     );
     if (recorded) return fromRecord(recorded);
-    const webhook = await webhooksStore(db).findWithSecret(delivery.webhookId);
+    const webhook = await webhooksStore(db).findWithSecret(delivery.webhookId, deps.secrets);
     if (!webhook) return skipped('webhook_missing');
     if (!webhook.active) return skipped('webhook_disabled');
 
@@ -91,7 +98,7 @@ export function createWebhookActivities(deps: WebhookActivityDeps): WebhookActiv
       url: webhook.url,
       event: delivery.event as WebhookEvent,
       deliveryId,
-      body: delivery.body,
+      body: openDeliveryBody(delivery, deps.secrets),
       secret: webhook.secret,
       timeoutMs: deps.webhooks.timeoutMs,
       allowPrivate: deps.webhooks.allowPrivate,

@@ -1,6 +1,11 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { Knex } from '../db/knex.ts';
-import { documentEventsStore, type DocumentEvent } from '../db/stores/document-events-store.ts';
+import type { SecretBox } from '../auth/secret-box.ts';
+import {
+  documentEventsStore,
+  fullEventData,
+  type DocumentEvent,
+} from '../db/stores/document-events-store.ts';
 import { webhookDeliveriesStore, type WebhookDelivery } from '../db/stores/webhook-deliveries-store.ts';
 import { webhookDispatchStore } from '../db/stores/webhook-dispatch-store.ts';
 import { webhooksStore } from '../db/stores/webhooks-store.ts';
@@ -24,6 +29,8 @@ import { buildEventBody } from './payload.ts';
 
 export interface WebhookDispatcherDeps {
   db: Knex;
+  /** Opens events' bearer URLs and seals each delivery's body. */
+  secrets: SecretBox;
   /** The Temporal client: the API's, or inside an activity the worker's (`activityTemporalClient`). */
   temporal: () => Client;
   taskQueue: string;
@@ -106,20 +113,23 @@ export function createWebhookDispatcher(deps: WebhookDispatcherDeps) {
     const hooks = await webhooksStore(db).findSubscribers(event.accountId, event.event);
     let signalled = 0;
     for (const hook of hooks) {
-      const { delivery } = await webhookDeliveriesStore(db).createOnce({
-        webhookId: hook.id,
-        accountId: event.accountId,
-        eventId: event.id,
-        event: event.event,
-        body: (deliveryId) =>
-          buildEventBody({
-            deliveryId,
-            event: event.event as WebhookEvent,
-            sequence: event.sequence,
-            createdAt: event.createdAt,
-            data: event.data,
-          }),
-      });
+      const { delivery } = await webhookDeliveriesStore(db).createOnce(
+        {
+          webhookId: hook.id,
+          accountId: event.accountId,
+          eventId: event.id,
+          event: event.event,
+          body: (deliveryId) =>
+            buildEventBody({
+              deliveryId,
+              event: event.event as WebhookEvent,
+              sequence: event.sequence,
+              createdAt: event.createdAt,
+              data: fullEventData(event, deps.secrets),
+            }),
+        },
+        deps.secrets,
+      );
       // Dispatched before, and already succeeded or failed: the account's redeliver is the way to send it again.
       if (delivery.status !== 'pending') continue;
       // Dispatched again while pending (the hand-over was cut short before the event was marked dispatched):

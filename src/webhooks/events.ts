@@ -11,6 +11,7 @@ export const SUBSCRIBABLE_EVENTS = [
   'approver.completed',
   'approver.rejected',
   'document.approved',
+  'document.download_rotated',
   'document.rejected',
   'document.voided',
   'document.expired',
@@ -39,6 +40,8 @@ export const EVENT_DESCRIPTIONS: Readonly<Record<WebhookEvent, string>> = {
     'An approver rejected the document (data.approver.rejection_reason); document.rejected follows.',
   'approver.completed': 'An approver completed their action (sign, stamp, approve or review).',
   'document.approved': 'Every approver completed: the signed PDF is ready at its permanent download URL.',
+  'document.download_rotated':
+    'The permanent download URL of an approved document was replaced (POST /documents/{id}/download/rotate): data.document.download_url is the new one; the old one answers 404.',
   'document.rejected': 'An approver rejected the document; the approval ended.',
   'document.voided': 'The document was voided by its account (POST /documents/{id}/void).',
   'document.expired': 'The approval deadline (expires_at) passed before every approver completed.',

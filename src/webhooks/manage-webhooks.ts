@@ -48,7 +48,7 @@ export async function redeliver(
   accountId: string,
   deliveryId: number,
 ) {
-  const { body: _body, ...delivery } = await deps.dispatcher.redeliver(accountId, deliveryId);
+  const { bodySealed: _body, ...delivery } = await deps.dispatcher.redeliver(accountId, deliveryId);
   const attempts = await webhookDeliveriesStore(deps.db).listAttempts(delivery.id);
   return serializeDelivery({ ...delivery, attempts }, null);
 }

@@ -1,5 +1,6 @@
+import type { SecretBox } from '../auth/secret-box.ts';
 import type { Knex } from '../db/knex.ts';
-import { webhookDeliveriesStore } from '../db/stores/webhook-deliveries-store.ts';
+import { openDeliveryBody, webhookDeliveriesStore } from '../db/stores/webhook-deliveries-store.ts';
 import { webhookDispatchStore } from '../db/stores/webhook-dispatch-store.ts';
 import { webhooksStore } from '../db/stores/webhooks-store.ts';
 import { attemptRecord, deliverOnce, type DeliveryErrorClass } from './deliver.ts';
@@ -9,6 +10,7 @@ import type { ResolveHost } from './ssrf-guard.ts';
 
 export interface TestDeliveryDeps {
   db: Knex;
+  secrets: SecretBox;
   allowPrivate: boolean;
   timeoutMs: number;
   lookup?: ResolveHost;
@@ -39,28 +41,32 @@ export async function sendTestDelivery(
   webhookId: string,
 ): Promise<TestDeliveryResult | undefined> {
   const hooks = webhooksStore(deps.db);
-  const webhook = (await hooks.findById(accountId, webhookId)) && (await hooks.findWithSecret(webhookId));
+  const webhook =
+    (await hooks.findById(accountId, webhookId)) && (await hooks.findWithSecret(webhookId, deps.secrets));
   if (!webhook) return undefined;
   const deliveries = webhookDeliveriesStore(deps.db);
-  const { delivery } = await deliveries.createOnce({
-    webhookId: webhook.id,
-    accountId,
-    eventId: null,
-    event: TEST_EVENT,
-    body: (deliveryId) =>
-      buildEventBody({
-        deliveryId,
-        event: TEST_EVENT,
-        sequence: null,
-        createdAt: new Date(),
-        data: testEventData(webhook),
-      }),
-  });
+  const { delivery } = await deliveries.createOnce(
+    {
+      webhookId: webhook.id,
+      accountId,
+      eventId: null,
+      event: TEST_EVENT,
+      body: (deliveryId) =>
+        buildEventBody({
+          deliveryId,
+          event: TEST_EVENT,
+          sequence: null,
+          createdAt: new Date(),
+          data: testEventData(webhook),
+        }),
+    },
+    deps.secrets,
+  );
   const result = await deliverOnce({
     url: webhook.url,
     event: TEST_EVENT,
     deliveryId: delivery.id,
-    body: delivery.body,
+    body: openDeliveryBody(delivery, deps.secrets),
     secret: webhook.secret,
     timeoutMs: deps.timeoutMs,
     allowPrivate: deps.allowPrivate,

@@ -32,7 +32,8 @@ export interface ConsoleProviderOptions {
 
 /**
  * The development provider (docs/product-rules.md §5): nothing leaves the machine. Each message is logged with its
- * text, buttons and link, and gets a local id `wamid.console.<random>`.
+ * text, buttons and link (the link's token redacted by the logger, the buttons' left out here: the dev inbox has
+ * them), and gets a local id `wamid.console.<random>`.
  */
 export function createConsoleProvider(options: ConsoleProviderOptions): WhatsAppProvider {
   return {
@@ -53,7 +54,7 @@ export function createConsoleProvider(options: ConsoleProviderOptions): WhatsApp
             template: request.template.name,
             language: request.template.language.code,
             text: preview.text,
-            buttons: preview.buttons,
+            buttons: preview.buttons.map((b) => b.label),
             ...(link && { link }),
           },
         },

@@ -1,3 +1,4 @@
+import type { SecretBox } from '../auth/secret-box.ts';
 import type { OutboundInput, WhatsAppMessagesStore } from '../db/stores/whatsapp-messages-store.ts';
 import { DEFAULT_RECORD_RETRY, withRetries } from './record-retry.ts';
 import { buildTemplateMessage, renderPreview } from './templates.ts';
@@ -30,6 +31,8 @@ export interface NoticeLogger {
 export interface SendNoticeDeps {
   provider: WhatsAppProvider;
   messages: WhatsAppMessagesStore;
+  /** Seals the outbox row's payload (its buttons carry the link token). */
+  secrets: SecretBox;
   templates: WhatsAppTemplateConfig;
   /** Where the provider's answer is kept across attempts; without it, only the database remembers. */
   memory?: ProviderAnswerMemory | undefined;
@@ -95,7 +98,7 @@ export async function sendNotice(deps: SendNoticeDeps, notice: ApprovalNotice): 
       'WhatsApp message sent again: an earlier attempt stopped inside the provider call, its outcome is unknown',
     );
   }
-  const claim = await deps.messages.claimOutbound(record);
+  const claim = await deps.messages.claimOutbound(record, deps.secrets);
   if (!claim.claimed && claim.message.wamid) return { wamid: claim.message.wamid, deduplicated: true };
 
   let wamid: string;
@@ -110,7 +113,7 @@ export async function sendNotice(deps: SendNoticeDeps, notice: ApprovalNotice): 
           cause: err,
         });
     await withRetries(
-      () => deps.messages.recordSendFailure({ ...record, error: { ...failure.toJSON() } }),
+      () => deps.messages.recordSendFailure({ ...record, error: { ...failure.toJSON() } }, deps.secrets),
       deps.recordRetry ?? DEFAULT_RECORD_RETRY,
     );
     throw failure;
@@ -126,7 +129,7 @@ async function recordAnswer(
   wamid: string,
 ): Promise<SendNoticeResult> {
   const saved = await withRetries(
-    () => deps.messages.recordOutbound({ ...record, wamid }),
+    () => deps.messages.recordOutbound({ ...record, wamid }, deps.secrets),
     deps.recordRetry ?? DEFAULT_RECORD_RETRY,
     (err, attempt, delayMs) =>
       deps.logger?.warn(

@@ -7,6 +7,7 @@ import { apiKeysStore } from '../../src/db/stores/api-keys-store.ts';
 import { startTestService, type TestService } from '../helpers/test-service.ts';
 import { launchBrowser } from '../helpers/browser.ts';
 import { createDashboardAccount, type DashboardAccount } from '../helpers/dashboard.ts';
+import { webhookSecretContext } from '../../src/db/sealed-columns.ts';
 
 /**
  * The dashboard as an account holder uses it: Debian's Chromium driven by playwright-core against the real
@@ -257,19 +258,21 @@ describe('the dashboard in a browser', () => {
         status: 'notified',
       },
     ]);
+    const webhookId = randomUUID();
     const [webhook] = await db('webhooks')
       .insert({
+        id: webhookId,
         account_id: holder.accountId,
         url: 'https://erp.example/hooks/wathiq',
         events: ['document.approved'],
-        secret: 'whsec_test',
+        secret_sealed: service.deps.secrets.seal('whsec_test', webhookSecretContext(webhookId)),
       })
       .returning<{ id: string }[]>('id');
     await db('webhook_deliveries').insert({
       webhook_id: webhook!.id,
       account_id: holder.accountId,
       event: 'document.approved',
-      body: '{}',
+      body_sealed: 'never read here',
       status: 'failed',
       attempt_count: 8,
       last_status_code: 500,

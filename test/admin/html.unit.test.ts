@@ -93,7 +93,7 @@ describe('overview page', () => {
       latest: { ok: false },
       webhooks: { ok: false },
     }).value;
-    expect(out).toContain('Welcome, Acme &lt;Ltd&gt;');
+    expect(out).toContain('Welcome, <bdi>Acme &lt;Ltd&gt;</bdi>');
     expect(out.match(/This section cannot be shown right now\./g)).toHaveLength(2);
     expect(out).toMatch(/data-status="approved">\s*<span class="count">2<\/span>/);
   });

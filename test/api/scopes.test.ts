@@ -37,6 +37,9 @@ const SHOWS_OR_ROUTES_DOCUMENT_DATA = [
   'PUT /templates/{id}',
   'POST /templates/{id}/documents',
   'POST /templates/{id}/bulk-sends',
+  // Bearer URLs: the approver's acting link and the signed file's URL.
+  'GET /approvers/{id}/link',
+  'POST /documents/{id}/download/rotate',
 ];
 
 let service: TestService;

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomBytes } from 'node:crypto';
 import { createApprovalActivities } from '../../src/approval/activities.ts';
+import { createSecretBox } from '../../src/auth/secret-box.ts';
 import { actionEvidenceStore } from '../../src/db/stores/action-evidence-store.ts';
 import type { DocumentEvent } from '../../src/db/stores/document-events-store.ts';
 import { loadConfig } from '../../src/config.ts';
@@ -21,6 +23,7 @@ function activities(onEvent: (e: DocumentEvent) => Promise<void>) {
   return createApprovalActivities({
     db: database.db,
     logger,
+    secrets: createSecretBox([{ id: 'test', key: randomBytes(32) }]),
     whatsapp: { provider: createConsoleProvider({ logger, templates }), templates },
     onEvent,
   });

@@ -74,8 +74,20 @@ describe('the code step of the approval page', () => {
       await page.goto(`${h.service.api.url}/a/${token}?lang=${c.lang}`);
       expect(await page.getAttribute('html', 'lang')).toBe(c.lang);
 
-      // Only the code step until a right code is entered.
+      // Only the code step until a right code is entered: nothing of the document, not even in the <title> a link
+      // preview shows, nor any name.
       expect(await page.textContent('#code-title')).toBe(c.title);
+      const { name: accountName } = await h.service.database
+        .db('accounts')
+        .where({ id: h.account.accountId })
+        .first<{ name: string }>();
+      const secrets = ['عقد توريد', 'Supply contract', doc.reference, verified.name, accountName];
+      const preview = await fetch(page.url(), { headers: { 'user-agent': 'WhatsApp/2.23.20.0 A' } });
+      for (const html of [await page.content(), await preview.text()])
+        for (const secret of secrets) expect(html).not.toContain(secret);
+      expect(await page.title()).toBe(
+        c.lang === 'ar' ? 'اعتماد مستند · Wathiq' : 'Document approval · Wathiq',
+      );
       expect(await page.isVisible('#approve-form')).toBe(false);
       expect(await page.isVisible('details.reject')).toBe(false);
       // Nor the document: its viewer stays hidden and empty (the PDF itself answers 403 until the code).
@@ -98,9 +110,10 @@ describe('the code step of the approval page', () => {
       await page.click('#verify-code');
       await page.waitForSelector('#approve-form:not([hidden])');
       expect(await page.isVisible('#code-step')).toBe(false);
-      // Verified: the PDF is fetched and drawn now.
+      // Verified: the page is the whole page now, and the PDF is fetched and drawn.
       await page.waitForSelector('#pdf-pages canvas');
       expect(await page.isVisible('section.viewer')).toBe(true);
+      expect(await page.textContent('#doc-title')).toBe('عقد توريد — Supply contract');
 
       // The proof is a cookie the page's script cannot read.
       expect(await page.evaluate('document.cookie')).toBe('');

@@ -1,3 +1,4 @@
+import { sha256Hex } from '../../src/auth/tokens.ts';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { isLinkPreview } from '../../src/approval-page/link-preview.ts';
@@ -55,7 +56,10 @@ it('records no approver.viewed for a link preview or a HEAD request; the approve
   });
   const token = randomBytes(32).toString('base64url');
   await h.service.database.db('documents').where({ id: doc.id }).update({ status: 'pending' });
-  await h.service.database.db('approvers').where({ document_id: doc.id }).update({ link_token: token });
+  await h.service.database
+    .db('approvers')
+    .where({ document_id: doc.id })
+    .update({ link_token_sha256: sha256Hex(token) });
   const open = (agent: string, method = 'GET') =>
     fetch(`${h.service.api.url}/a/${token}`, { method, headers: { 'user-agent': agent } });
   const views = () =>

@@ -29,6 +29,19 @@ describe('redacting approvers from failure messages', () => {
     expect(out).not.toMatch(/501234567|سارة|almutairi/i);
   });
 
+  it('redacts the cc recipients too, by their place in the list', () => {
+    const withCc = personalData(
+      [approver],
+      [
+        { phone: '447911123456', language: null, name: null },
+        { phone: '966551234567', language: 'ar', name: 'ليلى الحربي' },
+      ],
+    );
+    expect(redact('to +447911123456 and 0551234567 (ليلى الحربي), cc of +966501234567', withCc)).toBe(
+      `to cc recipient 1 and cc recipient 2 (cc recipient 2), cc of ${id}`,
+    );
+  });
+
   it('leaves a failure that names nobody as it is', () => {
     const err = new Error('connection refused');
     expect(historySafeError(err, data)).toBe(err);

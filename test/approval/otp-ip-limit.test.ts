@@ -1,3 +1,4 @@
+import { sha256Hex } from '../../src/auth/tokens.ts';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
@@ -28,7 +29,10 @@ it('answers 429 with Retry-After past OTP_IP_PER_MINUTE code requests from one a
   const doc = await createDocument(h, { workflowType: 'sequential', approvers: [approver] });
   const token = randomBytes(32).toString('base64url');
   await h.service.database.db('documents').where({ id: doc.id }).update({ status: 'pending' });
-  await h.service.database.db('approvers').where({ document_id: doc.id }).update({ link_token: token });
+  await h.service.database
+    .db('approvers')
+    .where({ document_id: doc.id })
+    .update({ link_token_sha256: sha256Hex(token) });
   const verify = () =>
     fetch(`${h.service.api.url}/a/${token}/code/verify`, {
       method: 'POST',

@@ -1,3 +1,4 @@
+import { sha256Hex } from '../../src/auth/tokens.ts';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
@@ -39,7 +40,10 @@ it('answers 502 when the Graph API fails, and the failed sends leave the resend 
   const approverId = doc.approvers[0]!.id;
   const token = randomBytes(32).toString('base64url');
   await h.service.database.db('documents').where({ id: doc.id }).update({ status: 'pending' });
-  await h.service.database.db('approvers').where({ id: approverId }).update({ link_token: token });
+  await h.service.database
+    .db('approvers')
+    .where({ id: approverId })
+    .update({ link_token_sha256: sha256Hex(token) });
   const askCode = async () => {
     const res = await fetch(`${h.service.api.url}/a/${token}/code`, {
       method: 'POST',

@@ -221,7 +221,8 @@ describe('GET, PUT and DELETE /approvers/{id}', () => {
     );
     expect(ignored).toMatchObject({ status: 'waiting', document_id: doc.id });
     expect(await service.database.db('approvers').where({ id: b.id }).first()).toMatchObject({
-      link_token: null,
+      link_token_sha256: null,
+      link_token_sealed: null,
     });
   });
 

@@ -175,8 +175,8 @@ describe('POST /documents', () => {
     const row = await service.database
       .db('documents')
       .where({ id: doc.id })
-      .first<{ account_id: string; final_token: null }>();
-    expect(row).toMatchObject({ account_id: account.accountId, final_token: null });
+      .first<{ account_id: string; final_token_sha256: null }>();
+    expect(row).toMatchObject({ account_id: account.accountId, final_token_sha256: null });
   });
 
   it('is multipart only: JSON is a 415', async () => {

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorEnvelope } from '../../src/api/schemas/envelopes.ts';
 import { createDashboardAccount, csrfFrom, FormClient, type DashboardAccount } from '../helpers/dashboard.ts';
-import { eventually } from '../helpers/approval-flow.ts';
+import { eventually, storedLinkTokens } from '../helpers/approval-flow.ts';
 import { makePdf } from '../helpers/pdf.ts';
 import { startTestService, type TestAccount, type TestService } from '../helpers/test-service.ts';
 import { approverOf, createDraft, documentOf, json, PHONE_A, PHONE_B, type DocumentJson } from './support.ts';
@@ -493,13 +493,9 @@ describe('the approval page', () => {
     approverId = doc.approvers[0]!.id;
     const sent = await service.request(`/documents/${doc.id}/send`, { method: 'POST', account });
     expect(sent.status, await sent.clone().text()).toBe(200);
-    token = await eventually(async () => {
-      const row = await service.database
-        .db('approvers')
-        .where({ id: approverId })
-        .first<{ link_token: string | null }>();
-      return row?.link_token ?? undefined;
-    });
+    token = await eventually(async () =>
+      (await storedLinkTokens(service, { id: approverId })).get(approverId),
+    );
   });
 
   const page = (suffix: string, init: RequestInit = {}) => fetch(`${service.api.url}/a/${suffix}`, init);
@@ -519,10 +515,20 @@ describe('the approval page', () => {
     );
   });
 
-  it.each(HOSTILE)('a urlencoded form with the name %s is not JSON: 400', async (name) => {
+  it.each(HOSTILE)('a urlencoded form with the name %s is refused before it is read: 415', async (name) => {
     const res = await page(`${token}/complete`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `${encodeURIComponent(name)}=x&${encodeURIComponent(`${name}[polluted]`)}=yes`,
+    });
+    const body = await envelopeOf(res, 415);
+    expect(body.error.message).toMatch(/application\/json/);
+  });
+
+  it.each(HOSTILE)('JSON that is not JSON, with the name %s, is 400', async (name) => {
+    const res = await page(`${token}/complete`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
       body: `${encodeURIComponent(name)}=x&${encodeURIComponent(`${name}[polluted]`)}=yes`,
     });
     const body = await envelopeOf(res, 400);

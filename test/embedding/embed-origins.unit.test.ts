@@ -43,6 +43,34 @@ describe('embed origins', () => {
     }
   });
 
+  it('refuses a wildcard over a public suffix of the list, ICANN or private', () => {
+    for (const origin of [
+      'https://*.co.uk',
+      'https://*.com.sa',
+      'https://*.gov.sa',
+      'https://*.github.io',
+      'https://*.blogspot.com',
+      'https://*.s3.amazonaws.com',
+      'https://*.herokuapp.com:8443',
+    ]) {
+      const r = checkEmbedOrigin(origin);
+      expect(r.ok, origin).toBe(false);
+      expect(!r.ok && r.message, origin).toContain('a public suffix');
+    }
+    // A domain someone registered under such a suffix is theirs to cover, and a suffix named exactly is one host.
+    for (const origin of [
+      'https://*.acme.co.uk',
+      'https://*.acme.github.io',
+      'https://github.io',
+      'https://*.example.internal',
+    ])
+      expect(checkEmbedOrigin(origin).ok, origin).toBe(true);
+    // One stored before its suffix was listed never reaches the header.
+    expect(frameAncestors(['https://*.github.io', 'https://app.example.com'])).toBe(
+      'https://app.example.com',
+    );
+  });
+
   it("is 'none' without origins, and drops anything unchecked that reached the list", () => {
     expect(frameAncestors([])).toBe("'none'");
     expect(

@@ -172,9 +172,12 @@ describe('embedding', () => {
     await requestFor(h, messaged, doc.id, 60_000);
     expect(messagesTo(h, embedded)).toEqual([]);
 
-    // The second approver rejects from their page.
-    const bLink = (await api(`/approvers/${b!.id}/link`)).body.data!;
-    expect(bLink.usable_now).toBe(true);
+    // The second approver rejects from their page. Their message goes out before they are recorded as notified
+    // (the send, then the write), so the link turns usable a moment after the message arrives.
+    const bLink = await eventually(async () => {
+      const data = (await api(`/approvers/${b!.id}/link`)).body.data!;
+      return data.usable_now === true ? data : undefined;
+    }, 30_000);
     const bToken = (bLink.url as string).split('/').at(-1)!;
     expect((await pagePost(h, bToken, 'reject', { reason: 'wrong price' })).status).toBe(200);
 

@@ -17,6 +17,8 @@ export interface FakeCscOptions {
   clientSecret: string;
   pin: string;
   credentialId?: string;
+  /** What /info names as `oauth2`: the fake's own origin unless given; null leaves it out. */
+  oauth2?: string | null;
 }
 
 export interface CscRequest {
@@ -59,7 +61,7 @@ export async function startFakeCsc(options: FakeCscOptions): Promise<FakeCsc> {
           name: 'Wathiq test CSC',
           lang: 'en-US',
           authType: ['oauth2client'],
-          oauth2: origin,
+          ...(options.oauth2 !== null && { oauth2: options.oauth2 ?? origin }),
           methods: ['credentials/list', 'credentials/info', 'credentials/authorize', 'signatures/signHash'],
         },
       };

@@ -18,6 +18,7 @@ import {
   sixApprovers,
   startFinalPdfHarness,
 } from '../helpers/final-pdf.ts';
+import { documentEventsStore, fullEventData } from '../../src/db/stores/document-events-store.ts';
 
 let h: FinalPdfHarness;
 beforeAll(async () => {
@@ -94,11 +95,12 @@ describe.each([
     expect(body.data.signature.signed_at).toBe(body.data.completed_at);
   });
 
-  it('is served to anyone, with no credentials, as application/pdf with long-lived cache headers', async () => {
+  it('is served to anyone holding the URL, as application/pdf, cached by their own browser only', async () => {
     const res = await fetchPublic(h, data.download_url);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('application/pdf');
-    expect(res.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    // Never `public`: a shared cache would keep the contract, and a replaced URL must stop working at once.
+    expect(res.headers.get('cache-control')).toBe('private, no-cache');
     expect(res.headers.get('accept-ranges')).toBe('bytes');
     expect(res.headers.get('content-disposition')).toBe(`inline; filename="${doc.reference}.pdf"`);
     expect(Number(res.headers.get('content-length'))).toBe(pdf.length);
@@ -227,11 +229,13 @@ describe.each([
   });
 
   it('carries the download URL and file name in the document.approved event', async () => {
-    const event = await h.service.database
-      .db('document_events')
-      .where({ document_id: doc.id, event: 'document.approved' })
-      .first<{ data: { document: Record<string, unknown> } }>();
-    expect(event.data.document).toMatchObject({
+    // The URL is a credential: kept sealed beside the event, put back for delivery.
+    const event = (await documentEventsStore(h.service.database.db).findByDedupeKey(
+      `document.approved:${doc.id}`,
+    ))!;
+    expect(event.data.document).not.toHaveProperty('download_url');
+    const full = fullEventData(event, h.service.deps.secrets) as { document: Record<string, unknown> };
+    expect(full.document).toMatchObject({
       id: doc.id,
       status: 'approved',
       download_url: data.download_url,

@@ -11,6 +11,7 @@ import { createFinalizer, type FinalizedDocument, signerOnce } from '../../src/a
 import { createActivities } from '../../src/runtime/activities.ts';
 import { createWorkerDeps } from '../../src/runtime/worker-deps.ts';
 import { sha256Hex } from '../../src/auth/tokens.ts';
+import { documentEventsStore, fullEventData } from '../../src/db/stores/document-events-store.ts';
 import { DEFAULT_PDF_LIMITS, type PdfLimits } from '../../src/pdf/limits.ts';
 import { objectStreamBomb } from '../helpers/pdf-bombs.ts';
 import { pageText, pdfsig, qpdfCheck } from '../helpers/pdf-tools.ts';
@@ -41,7 +42,8 @@ const db = () => h.service.database.db;
 
 interface FinalColumns {
   status: string;
-  final_token: string | null;
+  final_token_sha256: string | null;
+  final_token_sealed: string | null;
   final_file_key: string | null;
   final_sha256: string | null;
   file_key: string;
@@ -49,7 +51,14 @@ interface FinalColumns {
 const finalColumns = (id: string) =>
   db()('documents')
     .where({ id })
-    .first<FinalColumns>('status', 'final_token', 'final_file_key', 'final_sha256', 'file_key');
+    .first<FinalColumns>(
+      'status',
+      'final_token_sha256',
+      'final_token_sealed',
+      'final_file_key',
+      'final_sha256',
+      'file_key',
+    );
 
 /** Files named final-* in the document's storage folder. */
 async function finalFiles(documentId: string): Promise<string[]> {
@@ -70,6 +79,7 @@ const finalizer = (
     db: db(),
     storage: h.service.deps.storage,
     logger: h.service.logger,
+    secrets: h.service.deps.secrets,
     signer: signerOnce({
       ...(options.p12 === false ? {} : { p12Path: h.pki.p12Path, p12Password: h.pki.p12Password }),
       devCertDir: path.join(h.dataDir, 'signing'),
@@ -230,7 +240,9 @@ describe('finalization is idempotent', () => {
     const finalize = finalizer();
     const first = await finalize(doc.id);
     const done = await finalColumns(doc.id);
-    expect(done.final_token).toHaveLength(43);
+    // Kept as a digest (looked up by it) and a sealed copy; never as the token.
+    expect(done.final_token_sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(done.final_token_sealed).toMatch(/^wqs1\./);
     expect(done.final_sha256).toMatch(/^[0-9a-f]{64}$/);
     const file = path.join(h.dataDir, 'files', done.final_file_key!);
 
@@ -248,12 +260,20 @@ describe('finalization is idempotent', () => {
     expect(await finalFiles(doc.id)).toEqual([path.basename(file)]);
 
     // The activity then approves the document; its event carries the URL finalization handed back.
+    // The URLs are kept sealed beside the event (they work as credentials), and put back for delivery.
     await runActivity(doc.id);
-    const event = await db()('document_events')
+    const stored = await db()('document_events')
       .where({ document_id: doc.id, event: 'document.approved' })
-      .first<{ data: { document: { download_url: string; filename: string; completed_at: string } } }>();
-    expect(event.data.document).toMatchObject(first.document);
-    expect(event.data.document.completed_at).toBe(first.completedAt.toISOString().replace('.000Z', '+00:00'));
+      .first<{ data: { document: Record<string, unknown> }; bearer_sealed: string | null }>();
+    expect(stored.data.document).not.toHaveProperty('download_url');
+    expect(stored.data.document).not.toHaveProperty('verification_url');
+    expect(stored.bearer_sealed).toMatch(/^wqs1\./);
+    const event = (await documentEventsStore(db()).findByDedupeKey(`document.approved:${doc.id}`))!;
+    const data = fullEventData(event, h.service.deps.secrets) as {
+      document: { download_url: string; filename: string; completed_at: string };
+    };
+    expect(data.document).toMatchObject(first.document);
+    expect(data.document.completed_at).toBe(first.completedAt.toISOString().replace('.000Z', '+00:00'));
   });
 
   it('two runs at once reserve one token and write one file', async () => {
@@ -266,7 +286,9 @@ describe('finalization is idempotent', () => {
     expect(results[0]).toEqual(results[1]);
     expect(await finalFiles(doc.id)).toHaveLength(1);
     const row = await finalColumns(doc.id);
-    expect(results[0]!.document.download_url).toContain(`/files/${row.final_token}/`);
+    const urlToken = /\/files\/([^/]+)\//.exec(results[0]!.document.download_url)![1]!;
+    expect(sha256Hex(urlToken)).toBe(row.final_token_sha256);
+    await runActivity(doc.id); // the file is served once the document is approved
     const res = await fetchPublic(h, results[0]!.document.download_url);
     expect(sha256Hex(Buffer.from(await res.arrayBuffer()))).toBe(row.final_sha256);
   });
@@ -362,6 +384,7 @@ describe('finalization options', () => {
       const doc = await completedDocument(three());
       const { document } = await finalizer({ tsaUrl: tsa.url })(doc.id);
       expect(tsa.requests).toBe(1);
+      await runActivity(doc.id); // approves it (the file is done): the file is served from then on
       const file = path.join(h.dataDir, 'tsa.pdf');
       await writeFile(file, Buffer.from(await (await fetchPublic(h, document.download_url)).arrayBuffer()));
       const { signatures, output } = pdfsig(file, h.pki.nssDir);
@@ -384,6 +407,7 @@ describe('finalization options', () => {
     const [signer, ...rest] = three();
     const doc = await completedDocument([{ ...signer!, page: 1, x: 500, y: 10, width: 200 }, ...rest]);
     const { document } = await finalizer()(doc.id);
+    await runActivity(doc.id); // approves it (the file is done): the file is served from then on
     const file = path.join(h.dataDir, 'misplaced.pdf');
     await writeFile(file, Buffer.from(await (await fetchPublic(h, document.download_url)).arrayBuffer()));
     expect(pdfsig(file, h.pki.nssDir).signatures[0]).toMatchObject({ valid: true, total: true });

@@ -183,6 +183,8 @@ describe('CSC API v2: a key held by a remote signing service', () => {
       env: {
         SIGNER: 'csc',
         SIGNING_CSC_URL: csc.url,
+        // The fake speaks plain http, so its /info's oauth2 is refused unless the token URL is configured.
+        SIGNING_CSC_OAUTH_TOKEN_URL: new URL('/oauth2/token', csc.url).href,
         SIGNING_CSC_CLIENT_ID: 'wathiq-worker',
         SIGNING_CSC_CLIENT_SECRET: 'client-secret-for-tests',
         SIGNING_CSC_PIN: '4321',

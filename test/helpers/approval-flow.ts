@@ -10,7 +10,9 @@ import {
 } from '../fakes/fake-graph-api.ts';
 import { documentForm, type FormValue } from './multipart.ts';
 import { makePdf } from './pdf.ts';
+import type { Logger } from '../../src/logger.ts';
 import { startTestService, type TestAccount, type TestService } from './test-service.ts';
+import { approverLinkContext } from '../../src/db/sealed-columns.ts';
 
 export interface FlowHarness {
   service: TestService;
@@ -22,13 +24,14 @@ export interface FlowHarness {
 
 /** The real service with the Cloud API WhatsApp provider pointed at a fake Graph API on loopback. */
 export async function startFlowHarness(
-  options: { env?: Record<string, string>; worker?: boolean; traceTo?: SpanExporter } = {},
+  options: { env?: Record<string, string>; worker?: boolean; traceTo?: SpanExporter; logger?: Logger } = {},
 ): Promise<FlowHarness> {
   const graph = await startFakeGraphApi();
   const appSecret = `app-secret-${randomBytes(8).toString('hex')}`;
   const service = await startTestService({
     ...(options.worker === false ? { worker: false } : {}),
     ...(options.traceTo && { traceTo: options.traceTo }),
+    ...(options.logger && { logger: options.logger }),
     env: {
       WHATSAPP_PROVIDER: 'cloud',
       WHATSAPP_API_URL: graph.apiUrl,
@@ -72,6 +75,8 @@ export async function createDocument(
     workflowType: 'sequential' | 'parallel';
     approvers: ApproverSpec[];
     title?: string;
+    /** The PDF (default: a two-page contract). */
+    file?: Buffer;
     /** More form fields, e.g. `reminders[max]`. */
     fields?: Record<string, FormValue>;
   },
@@ -84,13 +89,22 @@ export async function createDocument(
     },
     {
       approvers: options.approvers.map((a): Record<string, FormValue> => ({ ...a })),
-      file: await makePdf(2, 'Contract'),
+      file: options.file ?? (await makePdf(2, 'Contract')),
     },
   );
-  const res = await h.service.request('/documents', { method: 'POST', account: h.account, body: form });
-  const body = (await res.json()) as { data: CreatedDocument };
-  expect(res.status, JSON.stringify(body)).toBe(201);
-  return body.data;
+  // As a client that honours Retry-After: an account may have only a few uploads in flight at once (503 past it).
+  for (let attempt = 1; ; attempt++) {
+    const res = await h.service.request('/documents', { method: 'POST', account: h.account, body: form });
+    const retryAfter = Number(res.headers.get('retry-after'));
+    if (res.status === 503 && retryAfter > 0 && attempt < 30) {
+      await res.body?.cancel();
+      await new Promise((resolve) => setTimeout(resolve, retryAfter * 1000));
+      continue;
+    }
+    const body = (await res.json()) as { data: CreatedDocument };
+    expect(res.status, JSON.stringify(body)).toBe(201);
+    return body.data;
+  }
 }
 
 export async function send(h: FlowHarness, documentId: string): Promise<Response> {
@@ -171,17 +185,29 @@ export async function requestsFor(
   phone: string,
   documentId: string,
 ): Promise<RecordedRequest[]> {
-  const tokens = new Set(
-    await h.service.database
-      .db('approvers')
-      .where({ document_id: documentId })
-      .whereNotNull('link_token')
-      .pluck<string[]>('link_token'),
-  );
+  const tokens = new Set((await storedLinkTokens(h.service, { document_id: documentId })).values());
   return messagesTo(h, phone).filter((r) => {
     const token = buttonsOf(r).find((b) => b.sub_type === 'url')?.parameters[0]?.text;
     return token !== undefined && tokens.has(token);
   });
+}
+
+/**
+ * The link tokens the database keeps for the approvers matching `where` (by approver id), opened from their sealed
+ * copies: the table itself holds only their digests.
+ */
+export async function storedLinkTokens(
+  service: Pick<TestService, 'database' | 'deps'>,
+  where: Record<string, string>,
+): Promise<Map<string, string>> {
+  const rows = await service.database
+    .db('approvers')
+    .where(where)
+    .whereNotNull('link_token_sealed')
+    .select<{ id: string; link_token_sealed: string }[]>('id', 'link_token_sealed');
+  return new Map(
+    rows.map((r) => [r.id, service.deps.secrets.open(r.link_token_sealed, approverLinkContext(r.id))]),
+  );
 }
 
 /** The activity types the document's workflow scheduled (ordinary activities, not local ones), in order. */

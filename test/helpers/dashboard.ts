@@ -51,11 +51,8 @@ export class FormClient {
   }
 
   private fetch(url: string, init: RequestInit): Promise<Response> {
-    // Node's fetch takes a dispatcher from the undici package (its types come from a copy of undici's).
-    return fetch(
-      url,
-      this.dispatcher ? ({ ...init, dispatcher: this.dispatcher } as unknown as RequestInit) : init,
-    );
+    // Node's fetch takes a dispatcher from the undici package.
+    return fetch(url, this.dispatcher ? { ...init, dispatcher: this.dispatcher } : init);
   }
 
   async close(): Promise<void> {

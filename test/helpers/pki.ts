@@ -119,12 +119,17 @@ export function certDer(identity: TestIdentity): Buffer {
   return Buffer.from(forge.asn1.toDer(forge.pki.certificateToAsn1(identity.cert)).getBytes(), 'binary');
 }
 
-/** A self-signed signer that is not the development certificate (a "third party" that signed a document). */
-export function selfSignedSigner(cn: string): Signer {
-  const id = issue(cn, undefined, [
+/** A self-signed document-signing identity: a key and its certificate. */
+export function selfSignedIdentity(cn: string): TestIdentity {
+  return issue(cn, undefined, [
     { name: 'basicConstraints', cA: false },
     { name: 'keyUsage', digitalSignature: true, nonRepudiation: true },
   ]);
+}
+
+/** A self-signed signer that is not the development certificate (a "third party" that signed a document). */
+export function selfSignedSigner(cn: string): Signer {
+  const id = selfSignedIdentity(cn);
   return keyObjectSigner(
     { certificate: certDer(id), chain: [], development: false, subject: `CN=${cn}` },
     createPrivateKey(id.keyPem),

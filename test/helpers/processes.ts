@@ -29,7 +29,8 @@ export interface RunningProcess {
   kill(signal: NodeJS.Signals): Promise<number | string>;
 }
 
-function track(name: string, child: ChildProcess): RunningProcess {
+/** Follows a child process: its output, its end, and a kill when this process ends. */
+export function track(name: string, child: ChildProcess): RunningProcess {
   children.add(child);
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
@@ -53,7 +54,8 @@ function track(name: string, child: ChildProcess): RunningProcess {
   };
 }
 
-async function waitFor(
+/** Waits until `ready` says so; fails (and kills `p`) when it exits first or the time runs out. */
+export async function waitFor(
   p: RunningProcess,
   ready: () => boolean | Promise<boolean>,
   timeoutMs: number,

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { bundleWorkflowCode, NativeConnection, type Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
@@ -11,6 +12,7 @@ import { hashPassword } from '../../src/auth/passwords.ts';
 import { loadConfig, type Config, type Plan } from '../../src/config.ts';
 import { accountsStore } from '../../src/db/stores/accounts-store.ts';
 import { createLogger, type Logger } from '../../src/logger.ts';
+import { createPrecompressedAssets } from '../../src/http/precompressed.ts';
 import { startApiServer, type RunningApi } from '../../src/runtime/api-server.ts';
 import { createRateLimiter } from '../../src/runtime/rate-limiter-factory.ts';
 import { secretBoxFromSettings } from '../../src/auth/secret-box.ts';
@@ -81,6 +83,8 @@ export async function startTestService(
      * instead of OTLP; the worker then runs a bundle built with the tracing interceptors.
      */
     traceTo?: SpanExporter;
+    /** The logger of the API, the worker and the Temporal runtime (when it is the first); silent unless given. */
+    logger?: Logger;
   } = {},
 ): Promise<TestService> {
   const database = options.database ?? (await createTestDatabase());
@@ -97,7 +101,8 @@ export async function startTestService(
     WEBHOOK_ALLOW_PRIVATE: 'true',
     ...options.env,
   });
-  const logger = createLogger({ logLevel: process.env.TEST_LOG_LEVEL === 'debug' ? 'debug' : 'silent' });
+  const logger =
+    options.logger ?? createLogger({ logLevel: process.env.TEST_LOG_LEVEL === 'debug' ? 'debug' : 'silent' });
   quietTemporalRuntime(logger);
   let tracing: Tracing | undefined;
   if (options.traceTo) {
@@ -157,6 +162,11 @@ export async function startTestService(
     rateLimiter: createRateLimiter(config, database.db),
     storage: createStorage(config),
     secrets: secretBoxFromSettings(config.encryption),
+    // The approval page's compressed assets as the global setup made them once (the build's role in production).
+    pageAssets: createPrecompressedAssets({
+      cacheDir: path.join(config.dataDir, 'asset-cache'),
+      readDirs: [inject('pageAssetCache')],
+    }),
   };
   const api = await startApiServer({ ...deps, ...(options.now && { now: options.now }) }, '127.0.0.1', 0);
 

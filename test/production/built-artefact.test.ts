@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -180,29 +180,44 @@ describe('the app built as the Dockerfile builds it, run as api and worker with 
     const { scripts, styles } = referencedAssets(html);
     expect(scripts.length, html).toBeGreaterThan(0);
     expect(styles.length, html).toBeGreaterThan(0);
-    // The modules approval.js imports at run time, from the same folder (pdf.js and its worker).
+    // The modules approval.js imports at run time (its viewer, pdf.js and its worker), named in the page's data.
+    const data = JSON.parse(
+      /<script type="application\/json" id="approval-data">(.*?)<\/script>/s.exec(html)![1]!,
+    ) as {
+      assets: Record<string, string>;
+    };
+    const modules = Object.values(data.assets).filter((u) => /\.m?js$/.test(u));
+    expect(modules.length, html).toBeGreaterThanOrEqual(4);
     const assets = [
       ...scripts.map((src) => ({ url: new URL(src, pageUrl), type: /^text\/javascript\b/ })),
       ...styles.map((href) => ({ url: new URL(href, pageUrl), type: /^text\/css\b/ })),
-      ...['pdf.min.mjs', 'pdf.worker.min.mjs'].map((file) => ({
-        url: new URL(`/a/assets/${file}`, pageUrl),
-        type: /^text\/javascript\b/,
-      })),
+      ...modules.map((u) => ({ url: new URL(u, pageUrl), type: /^text\/javascript\b/ })),
     ];
     for (const asset of assets) {
-      const res = await fetch(asset.url);
+      const res = await fetch(asset.url, { headers: { 'accept-encoding': 'br' } });
       const body = Buffer.from(await res.arrayBuffer());
       expect(res.status, `${asset.url.pathname}: ${body.toString('utf8', 0, 300)}`).toBe(200);
       expect(res.headers.get('content-type'), asset.url.pathname).toMatch(asset.type);
+      expect(res.headers.get('content-encoding'), asset.url.pathname).toBe('br');
+      expect(res.headers.get('cache-control'), asset.url.pathname).toBe(
+        'public, max-age=31536000, immutable',
+      );
       expect(body.length, asset.url.pathname).toBeGreaterThan(0);
     }
-    // The page's own files are the sources, byte for byte.
+    // The page's own files are the sources, byte for byte (fetch undoes the brotli).
     for (const file of ['approval.js', 'approval.css']) {
-      const res = await fetch(new URL(`/a/assets/${file}`, pageUrl));
+      const [stem, ext] = file.split('.');
+      const url = [...scripts, ...styles].find((u) =>
+        new RegExp(`/${stem}\\.[0-9a-f]{16}\\.${ext}$`).test(u),
+      )!;
+      const res = await fetch(new URL(url, pageUrl));
       expect(Buffer.from(await res.arrayBuffer())).toEqual(
         await readFile(path.join(ROOT, 'src/approval-page/public', file)),
       );
     }
+    // Compressed by the build (dist/precompressed), not by the running app: it made no cache of its own.
+    expect((await readdir(path.join(dir, 'app', 'dist', 'precompressed'))).length).toBeGreaterThan(100);
+    expect(await readdir(path.join(dir, 'data', 'asset-cache')).catch(() => [])).toEqual([]);
 
     const signed = await fetch(`${pageUrl}/complete`, {
       method: 'POST',

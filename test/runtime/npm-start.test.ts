@@ -1,11 +1,10 @@
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launch, npmStart } from '../helpers/npm-start.ts';
 import { alive, postmasterPid, temporalAnswers } from '../helpers/processes.ts';
-import { freePort } from '../setup/free-port.ts';
 
 /**
  * `npm start` as a developer runs it: no DATABASE_URL or TEMPORAL_ADDRESS, so it starts an embedded PostgreSQL and a
@@ -15,8 +14,6 @@ import { freePort } from '../setup/free-port.ts';
  * signal and must stop its PostgreSQL and its Temporal server before it exits 0; so must a third, signalled while
  * it starts.
  */
-
-const ROOT = path.resolve(import.meta.dirname, '../..');
 
 /** A process's state letter and parent from /proc (Z: exited, not yet reaped), or why it cannot be read. */
 function processState(pid: number): string {
@@ -35,61 +32,6 @@ beforeAll(async () => {
   await chmod(scratch, 0o755); // as root, PostgreSQL runs as its own user and must reach its folder
 });
 afterAll(() => rm(scratch, { recursive: true, force: true }));
-
-/** package.json's start script, as argv: `node --import tsx src/main.ts`, run without npm in between. */
-async function startCommand(): Promise<string[]> {
-  const pkg = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as {
-    scripts: Record<string, string>;
-  };
-  const argv = pkg.scripts.start!.split(' ');
-  expect(argv[0], 'the start script runs node').toBe('node');
-  return [process.execPath, ...argv.slice(1)];
-}
-
-/** Starts it without waiting. */
-async function launch(dataDir: string) {
-  const port = await freePort();
-  const temporalPort = await freePort();
-  const [command, ...args] = await startCommand();
-  const child = spawn(command!, args, {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      NODE_ENV: 'development',
-      LOG_LEVEL: 'info',
-      DATA_DIR: dataDir,
-      PORT: String(port),
-      PUBLIC_BASE_URL: `http://localhost:${port}`,
-      EMBEDDED_POSTGRES_PORT: String(await freePort()),
-      TEMPORAL_DEV_PORT: String(temporalPort),
-      TEMPORAL_UI_PORT: String(await freePort()),
-      METRICS_PORT: 'off',
-      DATABASE_URL: '',
-      TEMPORAL_ADDRESS: '',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<number | string>((resolve) =>
-    child.once('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')),
-  );
-  return { child, exited, output: () => out, port, temporalAddress: `127.0.0.1:${temporalPort}` };
-}
-
-/** Starts it and waits until everything is up (its `startup timings` line follows the banner). */
-async function npmStart(dataDir: string) {
-  const app = await launch(dataDir);
-  const deadline = Date.now() + 240_000;
-  while (!app.output().includes('"startup timings"') && app.child.exitCode === null && Date.now() < deadline)
-    await new Promise((r) => setTimeout(r, 100));
-  if (!app.output().includes('"startup timings"')) {
-    app.child.kill('SIGKILL');
-    throw new Error(`npm start did not come up:\n${app.output().slice(-4000)}`);
-  }
-  return app;
-}
 
 describe('npm start', () => {
   it('starts everything embedded, answers /health, and stops in order on a signal; again on the same data', async () => {

@@ -13,6 +13,9 @@ import { locateOrBuildTemporalCli } from '../../src/runtime/temporal-cli.ts';
 import { devServerConfigFlags } from '../../src/runtime/temporal-dev-server.ts';
 import { workflowsPath } from '../../src/temporal/worker.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../src/temporal/search-attributes.ts';
+import { APPROVAL_ASSET_SOURCES, APPROVAL_ASSETS_BASE } from '../../src/approval-page/assets.ts';
+import { buildAssetCatalog } from '../../src/http/asset-catalog.ts';
+import { createPrecompressedAssets } from '../../src/http/precompressed.ts';
 import { freePort } from './free-port.ts';
 
 declare module 'vitest' {
@@ -24,6 +27,8 @@ declare module 'vitest' {
     workflowBundlePath: string;
     /** DATA_DIR of every test service: local files and the development signing certificate, never ./data. */
     dataDir: string;
+    /** The approval page's assets compressed once per machine (content-addressed: every version shares it). */
+    pageAssetCache: string;
   }
 }
 
@@ -99,11 +104,24 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('temporalCliPath', cliPath);
   project.provide('workflowBundlePath', workflowBundlePath);
   project.provide('dataDir', path.join(scratch, 'data'));
+  project.provide('pageAssetCache', await warmPageAssets());
 
   return async () => {
     for (const step of teardown.reverse())
       await step().catch((err: unknown) => logger.warn({ err }, 'teardown step failed'));
   };
+}
+
+/**
+ * Compresses the approval page's assets as `npm run build` does, once per machine (about 10 s of CPU the first
+ * time), so no test's page waits for brotli and no two test files compress the same file.
+ */
+async function warmPageAssets(): Promise<string> {
+  const cacheDir = path.resolve('node_modules/.cache/wathiq/page-assets');
+  const assets = createPrecompressedAssets({ cacheDir, readDirs: [] });
+  assets.register(buildAssetCatalog(APPROVAL_ASSETS_BASE, APPROVAL_ASSET_SOURCES).entries.values());
+  await assets.warm();
+  return cacheDir;
 }
 
 const quietBundlerLogger = {

@@ -84,7 +84,9 @@ describe('the document JSON and the certificate', () => {
   it('give an approved document its verification URL: 128 random bits, base64url, the same on a retry', async () => {
     expect(verifyUrl).toMatch(new RegExp(`^${PUBLIC_BASE_URL}/v/[A-Za-z0-9_-]{22}$`));
     // A retried finalization reserves again: it finds the same token.
-    expect(await verificationsStore(h.service.database.db).reserve(doc.id)).toBe(token);
+    expect(await verificationsStore(h.service.database.db).reserve(doc.id, h.service.deps.secrets)).toBe(
+      token,
+    );
     // A draft has none.
     const draft = await createDocument(h, {
       workflowType: 'sequential',
@@ -191,7 +193,10 @@ describe('GET /v/{token}', () => {
       workflowType: 'sequential',
       approvers: [{ name: 'Ali', phone: '966501111112', action_type: 'sign' }],
     });
-    const draftToken = await verificationsStore(h.service.database.db).reserve(draft.id);
+    const draftToken = await verificationsStore(h.service.database.db).reserve(
+      draft.id,
+      h.service.deps.secrets,
+    );
     const bodies: string[] = [];
     for (const t of [
       'abc',

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createApprovalClient } from '../../src/approval/client.ts';
-import { documentEventsStore } from '../../src/db/stores/document-events-store.ts';
-import { webhookDeliveriesStore } from '../../src/db/stores/webhook-deliveries-store.ts';
+import { documentEventsStore, fullEventData } from '../../src/db/stores/document-events-store.ts';
+import { openDeliveryBody, webhookDeliveriesStore } from '../../src/db/stores/webhook-deliveries-store.ts';
 import { createWebhookDispatcher, type WebhookDispatcher } from '../../src/webhooks/dispatch.ts';
 import { SUBSCRIBABLE_EVENTS } from '../../src/webhooks/events.ts';
 import { isoTime } from '../../src/domain/time.ts';
@@ -55,6 +55,7 @@ beforeAll(async () => {
   });
   dispatcher = createWebhookDispatcher({
     db: service.database.db,
+    secrets: service.deps.secrets,
     temporal: () => service.temporal.client,
     taskQueue: service.taskQueue,
     retryScale: SCALE,
@@ -111,7 +112,7 @@ describe('durable delivery', () => {
     await expectVerified(requests, ctx.hook.secret);
     expect(new Set(requests.map((q) => q.headers['x-wathiq-delivery']))).toEqual(new Set([String(done.id)]));
     expect(new Set(requests.map((q) => q.rawBody.toString('base64'))).size).toBe(1);
-    expect(requests[0]!.rawBody.toString('utf8')).toBe(done.body);
+    expect(requests[0]!.rawBody.toString('utf8')).toBe(openDeliveryBody(done, service.deps.secrets));
     const body = bodyOf(requests[0]!);
     expect(body).toMatchObject({ id: done.id, event: 'document.sent' });
     expect(body.data.document?.id).toBe(ctx.document.id);
@@ -252,6 +253,7 @@ describe('dispatch', () => {
     // about 27 hours in production).
     const slow = createWebhookDispatcher({
       db: service.database.db,
+      secrets: service.deps.secrets,
       temporal: () => service.temporal.client,
       taskQueue: service.taskQueue,
       retryScale: 0.01,
@@ -599,12 +601,15 @@ describe('events of the documents API and the approval workflow', () => {
     expect(bodies[2]!.data.approver).toMatchObject({ id: approverId, status: 'notified' });
     expect(bodies[4]!.data.document?.status).toBe('approved');
     expect(bodies[3]!.data.approver).toMatchObject({ id: approverId, status: 'completed' });
-    // Whatever data an event records (the approved document's download_url included) is what the body carries.
+    // Whatever data an event records is what the body carries; the approved document's download_url and
+    // verification_url are kept sealed beside the event and put back.
     const events = await documentEventsStore(service.database.db).listByDocument(
       account.accountId,
       document.id,
     );
-    expect(bodies.map((b) => b.data)).toEqual(events.map((e) => e.data));
+    expect(events[4]!.data.document).not.toHaveProperty('download_url');
+    expect(bodies[4]!.data.document).toHaveProperty('download_url');
+    expect(bodies.map((b) => b.data)).toEqual(events.map((e) => fullEventData(e, service.deps.secrets)));
     expect(events.map((e) => e.sequence)).toEqual([1, 2, 3, 4, 5]);
     expect(bodies.map((b) => b.created_at)).toEqual(events.map((e) => isoTime(e.createdAt)));
     expect(new Set(bodies.map((b) => b.id)).size).toBe(5);
@@ -619,20 +624,23 @@ describe('the previous design: one queue per webhook and document', () => {
     // What the previous dispatcher did: the delivery rows, the events marked dispatched, a signal to the queue.
     for (const name of ['document.sent', 'approver.completed']) {
       const event = await recordEvent(db, ctx.document, ctx.approvers, name);
-      const { delivery } = await webhookDeliveriesStore(db).createOnce({
-        webhookId: ctx.hook.id,
-        accountId: account.accountId,
-        eventId: event.id,
-        event: event.event,
-        body: (deliveryId) =>
-          buildEventBody({
-            deliveryId,
-            event: name as 'document.sent',
-            sequence: event.sequence,
-            createdAt: event.createdAt,
-            data: event.data,
-          }),
-      });
+      const { delivery } = await webhookDeliveriesStore(db).createOnce(
+        {
+          webhookId: ctx.hook.id,
+          accountId: account.accountId,
+          eventId: event.id,
+          event: event.event,
+          body: (deliveryId) =>
+            buildEventBody({
+              deliveryId,
+              event: name as 'document.sent',
+              sequence: event.sequence,
+              createdAt: event.createdAt,
+              data: event.data,
+            }),
+        },
+        service.deps.secrets,
+      );
       await webhookDispatchStore(db).markDispatched(event.id);
       requests.push({ deliveryId: delivery.id, firstAttempt: 1 });
     }

@@ -1,7 +1,8 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeliveryAttemptResource } from '../../src/api/schemas/webhooks.ts';
 import { rewriteWebhookAttemptErrors } from '../../src/db/migrations/007-exposures.ts';
+import { createSecretBox } from '../../src/auth/secret-box.ts';
 import { accountsStore } from '../../src/db/stores/accounts-store.ts';
 import { webhookDeliveriesStore } from '../../src/db/stores/webhook-deliveries-store.ts';
 import { webhooksStore } from '../../src/db/stores/webhooks-store.ts';
@@ -12,6 +13,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/test-database.
 /** Migration 007 rewrites attempts recorded before the error classes, so the deliveries list shows no raw errors. */
 
 let tdb: TestDatabase;
+const box = createSecretBox([{ id: 'test', key: randomBytes(32) }]);
 beforeAll(async () => {
   tdb = await createTestDatabase();
 });
@@ -27,20 +29,26 @@ describe('migration 007: webhook attempt errors', () => {
       passwordHash: 'x',
       plan: 'business',
     });
-    const hook = await webhooksStore(tdb.db).create({
-      accountId: account.id,
-      url: 'https://hooks.example.com/a',
-      events: ['document.sent'],
-      secret: generateWebhookSecret(),
-    });
+    const hook = await webhooksStore(tdb.db).create(
+      {
+        accountId: account.id,
+        url: 'https://hooks.example.com/a',
+        events: ['document.sent'],
+        secret: generateWebhookSecret(),
+      },
+      box,
+    );
     const deliveries = webhookDeliveriesStore(tdb.db);
-    const { delivery } = await deliveries.createOnce({
-      webhookId: hook.id,
-      accountId: account.id,
-      eventId: null,
-      event: 'webhook.test',
-      body: () => '{}',
-    });
+    const { delivery } = await deliveries.createOnce(
+      {
+        webhookId: hook.id,
+        accountId: account.id,
+        eventId: null,
+        event: 'webhook.test',
+        body: () => '{}',
+      },
+      box,
+    );
     // What earlier versions recorded, raw socket errors included.
     const old: [number | null, string | null, string | null][] = [
       [null, 'connection', 'ECONNREFUSED: connect ECONNREFUSED 10.0.0.7:5432'],

@@ -25,6 +25,7 @@ describe.runIf(process.env.RECORD_HISTORIES === '1')('record webhook delivery ro
     service = await startTestService({ env: { WEBHOOK_RETRY_SCALE: String(SCALE) } });
     dispatcher = createWebhookDispatcher({
       db: service.database.db,
+      secrets: service.deps.secrets,
       temporal: () => service.temporal.client,
       taskQueue: service.taskQueue,
       retryScale: SCALE,

@@ -172,7 +172,7 @@ describe('verifyWebhook', () => {
 });
 
 describe('event catalogue', () => {
-  it('lists the twelve subscribable events with descriptions, no document.completed, webhook.test apart', () => {
+  it('lists the thirteen subscribable events with descriptions, no document.completed, webhook.test apart', () => {
     expect(SUBSCRIBABLE_EVENTS).toEqual([
       'document.created',
       'document.sent',
@@ -182,6 +182,7 @@ describe('event catalogue', () => {
       'approver.completed',
       'approver.rejected',
       'document.approved',
+      'document.download_rotated',
       'document.rejected',
       'document.voided',
       'document.expired',

@@ -1,13 +1,15 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSecretBox } from '../../src/auth/secret-box.ts';
 import { accountsStore } from '../../src/db/stores/accounts-store.ts';
-import { webhookDeliveriesStore } from '../../src/db/stores/webhook-deliveries-store.ts';
+import { openDeliveryBody, webhookDeliveriesStore } from '../../src/db/stores/webhook-deliveries-store.ts';
 import { webhooksStore } from '../../src/db/stores/webhooks-store.ts';
 import { buildEventBody } from '../../src/webhooks/payload.ts';
 import { generateWebhookSecret } from '../../src/webhooks/signature.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database.ts';
 
 let tdb: TestDatabase;
+const box = createSecretBox([{ id: 'test', key: randomBytes(32) }]);
 beforeAll(async () => {
   tdb = await createTestDatabase();
 });
@@ -39,12 +41,15 @@ describe('webhooksStore', () => {
     const accountId = await account();
     const other = await account();
     const secret = generateWebhookSecret();
-    const hook = await store.create({
-      accountId,
-      url: 'https://hooks.example.com/a',
-      events: ['document.sent', 'document.approved', 'document.sent'],
-      secret,
-    });
+    const hook = await store.create(
+      {
+        accountId,
+        url: 'https://hooks.example.com/a',
+        events: ['document.sent', 'document.approved', 'document.sent'],
+        secret,
+      },
+      box,
+    );
     expect(hook).toMatchObject({
       accountId,
       url: 'https://hooks.example.com/a',
@@ -55,12 +60,15 @@ describe('webhooksStore', () => {
     expect(JSON.stringify(hook)).not.toContain(secret);
     expect(hook).not.toHaveProperty('secret');
 
-    const second = await store.create({
-      accountId,
-      url: 'https://hooks.example.com/b',
-      events: ['document.created'],
-      secret: generateWebhookSecret(),
-    });
+    const second = await store.create(
+      {
+        accountId,
+        url: 'https://hooks.example.com/b',
+        events: ['document.created'],
+        secret: generateWebhookSecret(),
+      },
+      box,
+    );
     const page = await store.list(accountId, { page: 1, perPage: 1 });
     expect(page.total).toBe(2);
     expect(page.items.map((w) => w.id)).toEqual([second.id]);
@@ -73,7 +81,7 @@ describe('webhooksStore', () => {
     expect(await store.findById(other, hook.id)).toBeUndefined();
     expect((await store.list(other)).total).toBe(0);
     expect(await store.update(other, hook.id, { active: false })).toBeUndefined();
-    expect(await store.rotateSecret(other, hook.id, generateWebhookSecret())).toBeUndefined();
+    expect(await store.rotateSecret(other, hook.id, generateWebhookSecret(), box)).toBeUndefined();
     expect(await store.delete(other, hook.id)).toBe(false);
     expect(await store.findById(accountId, 'not-a-uuid')).toBeUndefined();
 
@@ -97,31 +105,37 @@ describe('webhooksStore', () => {
     const store = webhooksStore(tdb.db);
     const accountId = await account();
     const first = generateWebhookSecret();
-    const hook = await store.create({
-      accountId,
-      url: 'https://h.example.com/',
-      events: ['document.sent'],
-      secret: first,
-    });
-    expect((await store.findWithSecret(hook.id))?.secret).toBe(first);
+    const hook = await store.create(
+      {
+        accountId,
+        url: 'https://h.example.com/',
+        events: ['document.sent'],
+        secret: first,
+      },
+      box,
+    );
+    expect((await store.findWithSecret(hook.id, box))?.secret).toBe(first);
 
     const next = generateWebhookSecret();
-    const rotated = await store.rotateSecret(accountId, hook.id, next);
+    const rotated = await store.rotateSecret(accountId, hook.id, next, box);
     expect(rotated?.id).toBe(hook.id);
     expect(JSON.stringify(rotated)).not.toContain('whsec_');
-    expect((await store.findWithSecret(hook.id))?.secret).toBe(next);
-    expect(await store.findWithSecret(randomUUID())).toBeUndefined();
+    expect((await store.findWithSecret(hook.id, box))?.secret).toBe(next);
+    expect(await store.findWithSecret(randomUUID(), box)).toBeUndefined();
   });
 
   it('disables with a reason, and enabling again clears it', async () => {
     const store = webhooksStore(tdb.db);
     const accountId = await account();
-    const hook = await store.create({
-      accountId,
-      url: 'https://h.example.com/',
-      events: ['document.sent'],
-      secret: generateWebhookSecret(),
-    });
+    const hook = await store.create(
+      {
+        accountId,
+        url: 'https://h.example.com/',
+        events: ['document.sent'],
+        secret: generateWebhookSecret(),
+      },
+      box,
+    );
     expect(await store.disable(hook.id, 'Receiver answered 410 Gone')).toBe(true);
     expect(await store.findById(accountId, hook.id)).toMatchObject({
       active: false,
@@ -138,32 +152,44 @@ describe('webhooksStore', () => {
     const accountId = await account();
     const other = await account();
     const secret = generateWebhookSecret();
-    const a = await store.create({
-      accountId,
-      url: 'https://a.example.com/',
-      events: ['document.approved', 'document.sent'],
-      secret,
-    });
-    const b = await store.create({
-      accountId,
-      url: 'https://b.example.com/',
-      events: ['document.approved'],
-      secret,
-    });
-    await store.create({ accountId, url: 'https://c.example.com/', events: ['document.sent'], secret });
-    const off = await store.create({
-      accountId,
-      url: 'https://d.example.com/',
-      events: ['document.approved'],
-      secret,
-    });
+    const a = await store.create(
+      {
+        accountId,
+        url: 'https://a.example.com/',
+        events: ['document.approved', 'document.sent'],
+        secret,
+      },
+      box,
+    );
+    const b = await store.create(
+      {
+        accountId,
+        url: 'https://b.example.com/',
+        events: ['document.approved'],
+        secret,
+      },
+      box,
+    );
+    await store.create({ accountId, url: 'https://c.example.com/', events: ['document.sent'], secret }, box);
+    const off = await store.create(
+      {
+        accountId,
+        url: 'https://d.example.com/',
+        events: ['document.approved'],
+        secret,
+      },
+      box,
+    );
     await store.disable(off.id, 'off');
-    await store.create({
-      accountId: other,
-      url: 'https://e.example.com/',
-      events: ['document.approved'],
-      secret,
-    });
+    await store.create(
+      {
+        accountId: other,
+        url: 'https://e.example.com/',
+        events: ['document.approved'],
+        secret,
+      },
+      box,
+    );
 
     const found = await store.findSubscribers(accountId, 'document.approved');
     expect(found.map((w) => w.id)).toEqual([a.id, b.id]);
@@ -175,12 +201,15 @@ describe('webhooksStore', () => {
 describe('webhookDeliveriesStore', () => {
   async function setup() {
     const accountId = await account();
-    const hook = await webhooksStore(tdb.db).create({
-      accountId,
-      url: 'https://hooks.example.com/',
-      events: ['document.sent'],
-      secret: generateWebhookSecret(),
-    });
+    const hook = await webhooksStore(tdb.db).create(
+      {
+        accountId,
+        url: 'https://hooks.example.com/',
+        events: ['document.sent'],
+        secret: generateWebhookSecret(),
+      },
+      box,
+    );
     return { accountId, hook, store: webhookDeliveriesStore(tdb.db) };
   }
   const bodyFor = (createdAt: Date) => (deliveryId: number) =>
@@ -196,13 +225,16 @@ describe('webhookDeliveriesStore', () => {
     const { accountId, hook, store } = await setup();
     const eventId = await documentEvent(accountId);
     const createdAt = new Date('2026-11-22T09:41:00Z');
-    const first = await store.createOnce({
-      webhookId: hook.id,
-      accountId,
-      eventId,
-      event: 'document.sent',
-      body: bodyFor(createdAt),
-    });
+    const first = await store.createOnce(
+      {
+        webhookId: hook.id,
+        accountId,
+        eventId,
+        event: 'document.sent',
+        body: bodyFor(createdAt),
+      },
+      box,
+    );
     expect(first.created).toBe(true);
     expect(first.delivery).toMatchObject({
       webhookId: hook.id,
@@ -212,56 +244,72 @@ describe('webhookDeliveriesStore', () => {
       status: 'pending',
       attemptCount: 0,
     });
-    expect(JSON.parse(first.delivery.body)).toMatchObject({
+    expect(JSON.parse(openDeliveryBody(first.delivery, box))).toMatchObject({
       id: first.delivery.id,
       event: 'document.sent',
       created_at: '2026-11-22T09:41:00+00:00',
     });
     expect(typeof first.delivery.id).toBe('number');
 
-    const again = await store.createOnce({
-      webhookId: hook.id,
-      accountId,
-      eventId,
-      event: 'document.sent',
-      body: bodyFor(new Date()),
-    });
+    const again = await store.createOnce(
+      {
+        webhookId: hook.id,
+        accountId,
+        eventId,
+        event: 'document.sent',
+        body: bodyFor(new Date()),
+      },
+      box,
+    );
     expect(again.created).toBe(false);
     expect(again.delivery.id).toBe(first.delivery.id);
-    expect(again.delivery.body).toBe(first.delivery.body);
+    expect(openDeliveryBody(again.delivery, box)).toBe(openDeliveryBody(first.delivery, box));
 
     // Without an event (webhook.test) every call is a new delivery.
-    const t1 = await store.createOnce({
-      webhookId: hook.id,
-      accountId,
-      eventId: null,
-      event: 'webhook.test',
-      body: bodyFor(createdAt),
-    });
-    const t2 = await store.createOnce({
-      webhookId: hook.id,
-      accountId,
-      eventId: null,
-      event: 'webhook.test',
-      body: bodyFor(createdAt),
-    });
+    const t1 = await store.createOnce(
+      {
+        webhookId: hook.id,
+        accountId,
+        eventId: null,
+        event: 'webhook.test',
+        body: bodyFor(createdAt),
+      },
+      box,
+    );
+    const t2 = await store.createOnce(
+      {
+        webhookId: hook.id,
+        accountId,
+        eventId: null,
+        event: 'webhook.test',
+        body: bodyFor(createdAt),
+      },
+      box,
+    );
     expect(t1.created && t2.created).toBe(true);
     expect(t1.delivery.id).not.toBe(t2.delivery.id);
 
-    expect((await store.findById(accountId, first.delivery.id))?.body).toBe(first.delivery.body);
+    const found = (await store.findById(accountId, first.delivery.id))!;
+    expect(openDeliveryBody(found, box)).toBe(openDeliveryBody(first.delivery, box));
+    // At rest the body is sealed, bound to its delivery: it names nothing the receiver gets.
+    expect(found.bodySealed).toMatch(/^wqs1\./);
+    expect(found.bodySealed).not.toContain('document.sent');
     expect(await store.findById(await account(), first.delivery.id)).toBeUndefined();
     expect((await store.load(first.delivery.id))?.id).toBe(first.delivery.id);
   });
 
   it('records each attempt once, keeps the count and last status from the attempts, and marks the outcome', async () => {
     const { accountId, hook, store } = await setup();
-    const { delivery } = await store.createOnce({
-      webhookId: hook.id,
-      accountId,
-      eventId: await documentEvent(accountId),
-      event: 'document.sent',
-      body: bodyFor(new Date()),
-    });
+    const { delivery } = await store.createOnce(
+      {
+        webhookId: hook.id,
+        accountId,
+        eventId: await documentEvent(accountId),
+        event: 'document.sent',
+        body: bodyFor(new Date()),
+      },
+      box,
+    );
     const next = new Date(Date.now() + 5000);
     const attempt1 = {
       deliveryId: delivery.id,
@@ -327,13 +375,16 @@ describe('webhookDeliveriesStore', () => {
 
   it('marks a delivery failed, and reopens it for a redelivery with the next attempt number', async () => {
     const { accountId, hook, store } = await setup();
-    const { delivery } = await store.createOnce({
-      webhookId: hook.id,
-      accountId,
-      eventId: await documentEvent(accountId),
-      event: 'document.sent',
-      body: bodyFor(new Date()),
-    });
+    const { delivery } = await store.createOnce(
+      {
+        webhookId: hook.id,
+        accountId,
+        eventId: await documentEvent(accountId),
+        event: 'document.sent',
+        body: bodyFor(new Date()),
+      },
+      box,
+    );
     for (let n = 1; n <= 8; n++) {
       await store.recordAttempt({
         deliveryId: delivery.id,
@@ -353,7 +404,7 @@ describe('webhookDeliveriesStore', () => {
       id: delivery.id,
       status: 'pending',
       completedAt: null,
-      body: delivery.body,
+      bodySealed: delivery.bodySealed,
     });
   });
 
@@ -361,13 +412,16 @@ describe('webhookDeliveriesStore', () => {
     const { accountId, hook, store } = await setup();
     const ids: number[] = [];
     for (let i = 0; i < 3; i++) {
-      const { delivery } = await store.createOnce({
-        webhookId: hook.id,
-        accountId,
-        eventId: await documentEvent(accountId),
-        event: 'document.sent',
-        body: bodyFor(new Date()),
-      });
+      const { delivery } = await store.createOnce(
+        {
+          webhookId: hook.id,
+          accountId,
+          eventId: await documentEvent(accountId),
+          event: 'document.sent',
+          body: bodyFor(new Date()),
+        },
+        box,
+      );
       ids.push(delivery.id);
       for (let n = 1; n <= i + 1; n++) {
         await store.recordAttempt({
@@ -401,13 +455,16 @@ describe('webhookDeliveriesStore', () => {
 
   it('goes with its webhook when the webhook is deleted', async () => {
     const { accountId, hook, store } = await setup();
-    const { delivery } = await store.createOnce({
-      webhookId: hook.id,
-      accountId,
-      eventId: await documentEvent(accountId),
-      event: 'document.sent',
-      body: bodyFor(new Date()),
-    });
+    const { delivery } = await store.createOnce(
+      {
+        webhookId: hook.id,
+        accountId,
+        eventId: await documentEvent(accountId),
+        event: 'document.sent',
+        body: bodyFor(new Date()),
+      },
+      box,
+    );
     await store.recordAttempt({
       deliveryId: delivery.id,
       attemptNumber: 1,

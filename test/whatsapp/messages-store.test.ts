@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { randomBytes } from 'node:crypto';
+import { createSecretBox } from '../../src/auth/secret-box.ts';
 import {
+  openPayload,
   whatsAppMessagesStore,
   type WhatsAppMessagesStore,
 } from '../../src/db/stores/whatsapp-messages-store.ts';
@@ -12,6 +15,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/test-database.
 import { notice, seedDocument, templates } from '../helpers/whatsapp-fixtures.ts';
 
 let database: TestDatabase;
+const box = createSecretBox([{ id: 'test', key: randomBytes(32) }]);
 let messages: WhatsAppMessagesStore;
 let fake: FakeGraphApi;
 let cloud: WhatsAppProvider;
@@ -52,8 +56,8 @@ function noticeFor(approver = 0, overrides: Partial<ApprovalNotice> = {}): Appro
 describe('sendNotice with the cloud provider', () => {
   it('sends once per idempotency key; a retried send returns the earlier wamid', async () => {
     const n = noticeFor();
-    const first = await sendNotice({ provider: cloud, messages, templates }, n);
-    const again = await sendNotice({ provider: cloud, messages, templates }, n);
+    const first = await sendNotice({ provider: cloud, messages, templates, secrets: box }, n);
+    const again = await sendNotice({ provider: cloud, messages, templates, secrets: box }, n);
     expect(fake.requests).toHaveLength(1);
     expect(first).toEqual({ wamid: fake.requests[0]!.wamid, deduplicated: false });
     expect(again).toEqual({ wamid: first.wamid, deduplicated: true });
@@ -69,22 +73,27 @@ describe('sendNotice with the cloud provider', () => {
       status: 'accepted',
       statusError: null,
     });
-    expect(row!.payload).toMatchObject({ provider: 'cloud', request: fake.requests[0]!.body });
+    expect(openPayload(row!, box)).toMatchObject({ provider: 'cloud', request: fake.requests[0]!.body });
+    // At rest the payload is sealed: the request's buttons carry the link token.
+    expect(row!.payloadSealed).toMatch(/^wqs1\./);
+    expect(row!.payloadSealed).not.toContain(n.linkToken);
   });
 
   it('500 then 200: the failure is recorded as pending, the retry sends and records the id', async () => {
     const n = noticeFor();
     fake.script({ kind: 'raw', status: 500 });
-    await expect(sendNotice({ provider: cloud, messages, templates }, n)).rejects.toMatchObject({
-      retryable: true,
-    });
+    await expect(sendNotice({ provider: cloud, messages, templates, secrets: box }, n)).rejects.toMatchObject(
+      {
+        retryable: true,
+      },
+    );
     expect(await messages.findByIdempotencyKey(n.idempotencyKey)).toMatchObject({
       wamid: null,
       status: 'pending',
       statusError: { retryable: true, http_status: 500 },
     });
 
-    const { wamid } = await sendNotice({ provider: cloud, messages, templates }, n);
+    const { wamid } = await sendNotice({ provider: cloud, messages, templates, secrets: box }, n);
     expect(fake.requests).toHaveLength(2);
     expect(await messages.findByIdempotencyKey(n.idempotencyKey)).toMatchObject({
       wamid,
@@ -96,10 +105,12 @@ describe('sendNotice with the cloud provider', () => {
   it('400 131026: not retryable, recorded as failed with the Graph code', async () => {
     const n = noticeFor();
     fake.script({ kind: 'graph_error', status: 400, code: 131026, message: 'Message undeliverable' });
-    await expect(sendNotice({ provider: cloud, messages, templates }, n)).rejects.toMatchObject({
-      retryable: false,
-      code: 131026,
-    });
+    await expect(sendNotice({ provider: cloud, messages, templates, secrets: box }, n)).rejects.toMatchObject(
+      {
+        retryable: false,
+        code: 131026,
+      },
+    );
     const row = await messages.findByIdempotencyKey(n.idempotencyKey);
     expect(row).toMatchObject({
       wamid: null,
@@ -123,7 +134,7 @@ describe('sendNotice with the console provider', () => {
       },
     });
     const n = noticeFor(1, { actionType: 'approve_only', language: 'en' });
-    const { wamid } = await sendNotice({ provider, messages, templates }, n);
+    const { wamid } = await sendNotice({ provider, messages, templates, secrets: box }, n);
     expect(wamid).toMatch(/^wamid\.console\.[A-Za-z0-9_-]{22}$/);
     expect(logged).toHaveLength(1);
     expect(JSON.stringify(logged[0])).toContain(`http://localhost:3000/a/${n.linkToken}`);
@@ -131,7 +142,7 @@ describe('sendNotice with the console provider', () => {
 
     const [latest] = await messages.listOutbox({ phone: n.phone, limit: 1 });
     expect(latest).toMatchObject({ wamid, kind: 'approval_request', status: 'accepted' });
-    expect(latest!.payload).toMatchObject({
+    expect(openPayload(latest!, box)).toMatchObject({
       provider: 'console',
       link_token: n.linkToken,
       preview: {
@@ -148,23 +159,26 @@ describe('sendNotice with the console provider', () => {
 describe('whatsapp messages store', () => {
   const outbound = (approver = 0, wamid = newWamid(), overrides: Partial<ApprovalNotice> = {}) => {
     const n = noticeFor(approver, overrides);
-    return messages.recordOutbound({
-      idempotencyKey: n.idempotencyKey,
-      accountId: n.accountId,
-      documentId: n.documentId,
-      approverId: n.approverId,
-      phone: n.phone,
-      kind: n.kind,
-      payload: { test: true },
-      wamid,
-    });
+    return messages.recordOutbound(
+      {
+        idempotencyKey: n.idempotencyKey,
+        accountId: n.accountId,
+        documentId: n.documentId,
+        approverId: n.approverId,
+        phone: n.phone,
+        kind: n.kind,
+        payload: { test: true },
+        wamid,
+      },
+      box,
+    );
   };
 
   it('recordOutbound is idempotent by key and keeps the first wamid', async () => {
     const n = noticeFor();
     const input = { idempotencyKey: n.idempotencyKey, phone: n.phone, kind: n.kind, payload: {} };
-    const first = await messages.recordOutbound({ ...input, wamid: newWamid() });
-    const second = await messages.recordOutbound({ ...input, wamid: newWamid() });
+    const first = await messages.recordOutbound({ ...input, wamid: newWamid() }, box);
+    const second = await messages.recordOutbound({ ...input, wamid: newWamid() }, box);
     expect(second.id).toBe(first.id);
     expect(second.wamid).toBe(first.wamid);
     expect(await messages.findByWamid(first.wamid!)).toMatchObject({ id: first.id });
@@ -173,12 +187,12 @@ describe('whatsapp messages store', () => {
   it('an inbound message id is a replay once handled: until then each delivery is handled again', async () => {
     const wamid = newWamid();
     const input = { wamid, phone: '966500000000', kind: 'button_reply', payload: { payload: 'approve:x' } };
-    expect(await messages.recordInbound(input)).toBe(true);
+    expect(await messages.recordInbound(input, box)).toBe(true);
     // The first delivery's handling did not finish (it failed, or is still under way): Meta's retry is handled.
-    expect(await messages.recordInbound({ ...input, approverId: seed.approvers[0]!.id })).toBe(true);
+    expect(await messages.recordInbound({ ...input, approverId: seed.approvers[0]!.id }, box)).toBe(true);
     await messages.markInboundHandled(wamid);
-    expect(await messages.recordInbound(input)).toBe(false);
-    expect(await messages.recordInbound({ ...input, approverId: seed.approvers[0]!.id })).toBe(false);
+    expect(await messages.recordInbound(input, box)).toBe(false);
+    expect(await messages.recordInbound({ ...input, approverId: seed.approvers[0]!.id }, box)).toBe(false);
     // One row, as first recorded, and marked once.
     const inbound = () =>
       database

@@ -1,5 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createSecretBox } from '../../src/auth/secret-box.ts';
 import {
+  openPayload,
   whatsAppMessagesStore,
   type WhatsAppMessagesStore,
 } from '../../src/db/stores/whatsapp-messages-store.ts';
@@ -22,6 +25,7 @@ import { notice, seedDocument, templates } from '../helpers/whatsapp-fixtures.ts
  * to the next attempt) is tested through the workflow in test/approval/outbox-flow.test.ts.
  */
 let database: TestDatabase;
+const box = createSecretBox([{ id: 'test', key: randomBytes(32) }]);
 let messages: WhatsAppMessagesStore;
 let fake: FakeGraphApi;
 let cloud: WhatsAppProvider;
@@ -83,6 +87,7 @@ function memory(): ProviderAnswerMemory & { kept: string[] } {
 const deps = (extra: Partial<SendNoticeDeps> = {}): SendNoticeDeps => ({
   provider: cloud,
   messages,
+  secrets: box,
   templates,
   recordRetry: { attempts: 3, backoffMs: 1 },
   ...extra,
@@ -101,7 +106,7 @@ describe('the outbox row is written before the message is sent', () => {
       direction: 'out',
       approverId: n.approverId,
     });
-    expect(during!.payload).toMatchObject({ provider: 'cloud', request: fake.requests[0]!.body });
+    expect(openPayload(during!, box)).toMatchObject({ provider: 'cloud', request: fake.requests[0]!.body });
 
     const { wamid } = await sending;
     expect(wamid).toBe(fake.requests[0]!.wamid);
@@ -226,9 +231,9 @@ describe('a provider that repeats a message id', () => {
     fake.script({ kind: 'ok', wamid: shared });
     await sendNotice(deps(), noticeFor());
     const inbound = { wamid: shared, phone: seed.approvers[0]!.phone, kind: 'button_reply', payload: {} };
-    expect(await messages.recordInbound(inbound)).toBe(true);
+    expect(await messages.recordInbound(inbound, box)).toBe(true);
     await messages.markInboundHandled(shared);
-    expect(await messages.recordInbound(inbound)).toBe(false);
+    expect(await messages.recordInbound(inbound, box)).toBe(false);
     // The outbound row with the same id is untouched by the inbound one's handling.
     expect(await database.db('whatsapp_messages').where({ wamid: shared }).orderBy('id')).toMatchObject([
       { direction: 'out', handled_at: null },
@@ -241,15 +246,18 @@ describe('the one duplicate left: an attempt that stopped inside the provider ca
   it('a sending row with no answer anywhere is sent again, once, with a warning', async () => {
     const n = noticeFor();
     // What an attempt leaves when the process dies while the Graph API call is in flight: the claimed row only.
-    const { message: claimed } = await messages.claimOutbound({
-      idempotencyKey: n.idempotencyKey,
-      accountId: n.accountId,
-      documentId: n.documentId,
-      approverId: n.approverId,
-      phone: n.phone,
-      kind: n.kind,
-      payload: {},
-    });
+    const { message: claimed } = await messages.claimOutbound(
+      {
+        idempotencyKey: n.idempotencyKey,
+        accountId: n.accountId,
+        documentId: n.documentId,
+        approverId: n.approverId,
+        phone: n.phone,
+        kind: n.kind,
+        payload: {},
+      },
+      box,
+    );
     expect(claimed).toMatchObject({ status: 'sending', wamid: null });
 
     const log = warnings();

@@ -20,7 +20,9 @@ import {
 import { accountsStore, type Account } from '../../db/stores/accounts-store.ts';
 import { LIMITS, VERIFICATIONS, type ReminderSettings, type Verification } from '../../domain/model.ts';
 import { checkEmbedOrigin, EMBED_ORIGINS_MAX } from '../../accounts/embed-origins.ts';
-import { pageContextOf } from '../views/page.ts';
+import { pageContextOf, withUserText } from '../views/page.ts';
+import { hasBidiControl } from '../../domain/bidi.ts';
+import { html, type SafeHtml } from '../../http/html.ts';
 
 const EMPTY_FORM: NewKeyForm = { name: '', scopes: API_SCOPES, errors: {} };
 
@@ -97,6 +99,7 @@ function readKeyForm(ctx: AdminContext, t: Translate): NewKeyForm {
   const errors: NewKeyForm['errors'] = {};
   if (!name) errors.name = t('errorNameRequired');
   else if ([...name].length > 255) errors.name = t('errorNameTooLong');
+  else if (hasBidiControl(name)) errors.name = t('errorBidiControls');
   if (!scopes.length) errors.scopes = t('errorScopesRequired');
   return { name, scopes, errors };
 }
@@ -169,17 +172,19 @@ export function mountKeyRoutes(router: Router<AdminState>, deps: AdminDeps): voi
       ),
     ];
     const origins: string[] = [];
-    let error: string | undefined;
+    let error: SafeHtml | undefined;
     for (const line of lines) {
       const r = checkEmbedOrigin(line);
       if (!r.ok) {
-        error = t('errorEmbedOrigin', { origin: line.slice(0, 80) });
+        error = r.publicSuffix
+          ? withUserText(t, 'errorEmbedPublicSuffix', { origin: line.slice(0, 80), suffix: r.publicSuffix })
+          : withUserText(t, 'errorEmbedOrigin', { origin: line.slice(0, 80) });
         break;
       }
       origins.push(r.origin);
     }
     if (!error && origins.length > EMBED_ORIGINS_MAX)
-      error = t('errorEmbedTooMany', { max: EMBED_ORIGINS_MAX });
+      error = html`${t('errorEmbedTooMany', { max: EMBED_ORIGINS_MAX })}`;
     if (error) return show(ctx, 422, { form: EMPTY_FORM, embed: { value, error } });
     await accountsStore(deps.db).setEmbedOrigins(ctx.state.session!.accountId, [...new Set(origins)]);
     seeOther(ctx, `${ADMIN_PATHS.keys}?m=embed_saved`);

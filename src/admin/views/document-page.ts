@@ -4,7 +4,7 @@ import { html, type SafeHtml } from '../../http/html.ts';
 import { labelFor } from '../i18n.ts';
 import { ADMIN_PATHS } from '../paths.ts';
 import { approversProgress, statusBadge } from './home-page.ts';
-import { layout, time, type PageContext } from './page.ts';
+import { layout, time, withUserText, type PageContext } from './page.ts';
 
 function approverName(page: PageContext, a: ApproverSummary): string {
   return (page.locale === 'ar' ? a.nameAr : a.nameEn) || a.nameAr || a.nameEn;
@@ -18,7 +18,9 @@ function approverRole(page: PageContext, a: ApproverSummary): string {
 function delegatedTo(page: PageContext, a: ApproverSummary, approvers: ApproverSummary[]): SafeHtml | '' {
   const to = a.delegatedToId ? approvers.find((d) => d.id === a.delegatedToId) : undefined;
   return to
-    ? html`<br /><small dir="auto">${page.t('delegatedTo', { name: approverName(page, to) })}</small>`
+    ? html`<br /><small dir="auto"
+          >${withUserText(page.t, 'delegatedTo', { name: approverName(page, to) })}</small
+        >`
     : '';
 }
 
@@ -46,8 +48,8 @@ function approversTable(page: PageContext, approvers: ApproverSummary[]): SafeHt
           (a) =>
             html`<tr>
               <td>${a.orderIndex}</td>
-              <th scope="row" dir="auto">${approverName(page, a)}</th>
-              <td dir="auto">${approverRole(page, a)}</td>
+              <th scope="row" dir="auto"><bdi>${approverName(page, a)}</bdi></th>
+              <td dir="auto"><bdi>${approverRole(page, a)}</bdi></td>
               <td><span dir="ltr">+${a.phone}</span></td>
               <td>${labelFor(t, 'action', a.actionType)}</td>
               <td>${statusBadge(page, 'approver', a.status)}${delegatedTo(page, a, approvers)}</td>
@@ -81,7 +83,7 @@ function ccTable(page: PageContext, cc: CcRecipient[]): SafeHtml {
             (c) =>
               html`<tr>
                 <td><span dir="ltr">+${c.phone}</span></td>
-                <td dir="auto">${c.name ?? t('dash')}</td>
+                <td dir="auto">${c.name ? html`<bdi>${c.name}</bdi>` : t('dash')}</td>
                 <td>${t(c.language ? `ccLanguage.${c.language}` : 'ccLanguage.auto')}</td>
               </tr>`,
           )}
@@ -102,9 +104,9 @@ export function documentPage(page: PageContext, doc: DocumentDetail, approvers: 
         <dt>${t('fieldStatus')}</dt>
         <dd>${statusBadge(page, 'status', doc.status)}</dd>
         <dt>${t('fieldTitleAr')}</dt>
-        <dd lang="ar" dir="rtl">${doc.titleAr}</dd>
+        <dd lang="ar" dir="rtl"><bdi>${doc.titleAr}</bdi></dd>
         <dt>${t('fieldTitleEn')}</dt>
-        <dd lang="en" dir="ltr">${doc.titleEn}</dd>
+        <dd lang="en" dir="ltr"><bdi>${doc.titleEn}</bdi></dd>
         <dt>${t('fieldWorkflow')}</dt>
         <dd>${labelFor(t, 'workflow', doc.workflowType)}</dd>
         <dt>${t('fieldDepartment')}</dt>
@@ -122,7 +124,7 @@ export function documentPage(page: PageContext, doc: DocumentDetail, approvers: 
         ${
           doc.rejectionReason &&
           html`<dt>${t('fieldRejection')}</dt>
-            <dd dir="auto">${doc.rejectionReason}</dd>`
+            <dd dir="auto"><bdi>${doc.rejectionReason}</bdi></dd>`
         }
       </dl>
     </section>

@@ -3,7 +3,7 @@ import { DOCUMENT_STATUSES } from '../../domain/model.ts';
 import { html, type SafeHtml } from '../../http/html.ts';
 import { formatNumber, labelFor, type Locale } from '../i18n.ts';
 import { ADMIN_PATHS } from '../paths.ts';
-import { layout, time, type PageContext } from './page.ts';
+import { layout, time, withUserText, type PageContext } from './page.ts';
 
 /** A section's data, or the fact that it could not be read (the page still renders the rest). */
 export type Section<T> = { ok: true; value: T } | { ok: false };
@@ -81,7 +81,7 @@ function latest(page: PageContext, section: HomeView['latest']): SafeHtml {
           (d) =>
             html`<tr>
               <th scope="row"><a href="${ADMIN_PATHS.document(d.id)}" dir="ltr">${d.reference}</a></th>
-              <td dir="auto">${titleIn(page.locale, d)}</td>
+              <td dir="auto"><bdi>${titleIn(page.locale, d)}</bdi></td>
               <td>${statusBadge(page, 'status', d.status)}</td>
               <td>${approversProgress(page, d)}</td>
               <td>${time(page, d.createdAt)}</td>
@@ -148,7 +148,7 @@ function webhooks(page: PageContext, section: HomeView['webhooks']): SafeHtml {
 export function homePage(page: PageContext, view: HomeView) {
   const { t } = page;
   const body = html`<h1>${t('homeTitle')}</h1>
-    <p class="lead">${t('welcome', { name: page.account?.name ?? '' })}</p>
+    <p class="lead">${withUserText(t, 'welcome', { name: page.account?.name ?? '' })}</p>
     <section class="card" aria-labelledby="docs-heading">
       <h2 id="docs-heading">${t('docsHeading')}</h2>
       <h3 id="counts-heading" class="visually-hidden">${t('docsByStatus')}</h3>

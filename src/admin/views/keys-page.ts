@@ -5,7 +5,7 @@ import { html, type SafeHtml } from '../../http/html.ts';
 import { VERIFICATIONS } from '../../domain/model.ts';
 import { formatNumber, type MessageKey } from '../i18n.ts';
 import { ADMIN_PATHS } from '../paths.ts';
-import { copyButton, csrfInput, layout, time, type PageContext } from './page.ts';
+import { copyButton, csrfInput, layout, time, withUserText, type PageContext } from './page.ts';
 
 export interface NewKeyForm {
   name: string;
@@ -17,7 +17,8 @@ export interface NewKeyForm {
 /** The embed origins form: the text as typed (one origin a line) and what is wrong with it. */
 export interface EmbedForm {
   value: string;
-  error?: string;
+  /** Markup: it may quote the origin as typed, in a `<bdi>` (withUserText). */
+  error?: SafeHtml;
 }
 
 /** The account defaults form (issue 15 items 1, 2): the fields as typed, and what is wrong with each. */
@@ -73,7 +74,7 @@ function createdPanel(page: PageContext, created: NonNullable<KeysView['created'
     tabindex="-1"
     data-focus-on-load
   >
-    <h2 id="new-key-heading">${t('newKeyHeading', { name: created.name })}</h2>
+    <h2 id="new-key-heading">${withUserText(t, 'newKeyHeading', { name: created.name })}</h2>
     <p class="notice notice-warn"><strong>${t('newKeyOnce')}</strong></p>
     ${copyField(page, 'new-key-id', t('newKeyKey'), created.key)}
     ${copyField(page, 'new-key-secret', t('newKeySecret'), created.secret)}
@@ -87,7 +88,7 @@ function keysTable(page: PageContext, keys: ApiKey[], csrfToken: string): SafeHt
   if (!keys.length) return html`<p>${t('keysNone')}</p>`;
   const row = (k: ApiKey) =>
     html`<tr class="${k.revokedAt ? 'revoked' : ''}" data-key-id="${k.id}">
-      <th scope="row">${k.name}</th>
+      <th scope="row" dir="auto"><bdi>${k.name}</bdi></th>
       <td><code dir="ltr">${keyPrefix(k.key)}</code></td>
       <td>
         <ul class="plain">

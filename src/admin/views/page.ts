@@ -41,6 +41,17 @@ export function pageContextOf(ctx: AdminContext): PageContext {
   };
 }
 
+/**
+ * A message whose placeholders hold what a person typed (a name, an origin): each value in a `<bdi>` of its own,
+ * so an Arabic name in an English sentence (or the reverse) keeps its own direction and moves nothing around it.
+ */
+export function withUserText(t: Translate, key: MessageKey, values: Record<string, string>): SafeHtml {
+  const marks = Object.fromEntries(Object.keys(values).map((name) => [name, `\uE000${name}\uE000`]));
+  // Split on the marks: odd parts are placeholder names, even parts the message's own text.
+  const parts = t(key, marks).split(/\uE000(\w+)\uE000/);
+  return html`${parts.map((part, i) => (i % 2 === 1 ? html`<bdi>${values[part] ?? ''}</bdi>` : part))}`;
+}
+
 export function csrfInput(token: string): SafeHtml {
   return html`<input type="hidden" name="${CSRF_FIELD}" value="${token}" />`;
 }

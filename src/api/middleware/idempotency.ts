@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { Middleware } from 'koa';
 import type { Db } from '../../db/knex.ts';
-import { idempotencyStore } from '../../db/stores/idempotency-store.ts';
+import type { SecretBox } from '../../auth/secret-box.ts';
+import { idempotencyStore, openResponse } from '../../db/stores/idempotency-store.ts';
 import { AppError, ERROR_STATUS, isAppError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
 import type { AppContext, AppState } from '../../http/context.ts';
@@ -79,7 +80,7 @@ const MALFORMED_KEY = {
  * without the route's scope gets its 403, never a stored response, and another API key of the same account with
  * the same Idempotency-Key runs as a new request under its own record.
  */
-export function idempotency(deps: { db: Db; logger: Logger }): Middleware<AppState> {
+export function idempotency(deps: { db: Db; logger: Logger; secrets: SecretBox }): Middleware<AppState> {
   return async (ctx, next) => {
     const key = ctx.get('idempotency-key');
     const auth = ctx.state.auth;
@@ -125,7 +126,7 @@ export function idempotency(deps: { db: Db; logger: Logger }): Middleware<AppSta
             'A request with this Idempotency-Key is still in progress; retry once it has finished',
           );
         }
-        throw new IdempotentReplay(existing.responseStatus, existing.responseBody);
+        throw new IdempotentReplay(existing.responseStatus, openResponse(existing, deps.secrets));
       },
     };
     handles.set(ctx, handle);
@@ -145,7 +146,7 @@ export function idempotency(deps: { db: Db; logger: Logger }): Middleware<AppSta
             success: false,
             error: { code: ERROR_STATUS.validation_failed, message: err.message, details: err.details },
           };
-          await store.complete(claimed, err.status, body);
+          await store.complete(claimed, err.status, body, deps.secrets);
         } else {
           await store
             .release(claimed)
@@ -159,7 +160,7 @@ export function idempotency(deps: { db: Db; logger: Logger }): Middleware<AppSta
     const id = claimed;
     const record =
       ctx.status >= 200 && ctx.status < 300 && isJsonValue(ctx.body)
-        ? store.complete(id, ctx.status, ctx.body ?? null)
+        ? store.complete(id, ctx.status, ctx.body ?? null, deps.secrets)
         : store.release(id);
     await record.catch((err: unknown) =>
       deps.logger.error({ err }, 'could not record the idempotent response'),

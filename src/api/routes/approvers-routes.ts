@@ -1,11 +1,11 @@
 import Router from '@koa/router';
 import type { Knex } from '../../db/knex.ts';
-import { approversStore } from '../../db/stores/approvers-store.ts';
+import { approversStore, openLinkToken } from '../../db/stores/approvers-store.ts';
 import { documentsStore } from '../../db/stores/documents-store.ts';
 import { addApprover, deleteApprover, listApprovers, updateApprover } from '../../documents/approvers.ts';
 import { LIMITS } from '../../domain/model.ts';
 import { REFUSALS, requireDraft, statusRefusal } from '../../documents/rules.ts';
-import { randomToken } from '../../auth/tokens.ts';
+import type { SecretBox } from '../../auth/secret-box.ts';
 import { isOpen } from '../../approval/rules.ts';
 import { serializeApprover } from '../../documents/serialize.ts';
 import { AppError } from '../../errors.ts';
@@ -31,7 +31,7 @@ const TAGS = ['Approvers'];
 
 /** GET/POST /documents/{documentId}/approvers, GET/PUT/DELETE /approvers/{id}. */
 export function createApproversRouter(
-  deps: { db: Knex; config: { http: { publicBaseUrl: string } } },
+  deps: { db: Knex; secrets: SecretBox; config: { http: { publicBaseUrl: string } } },
   openapi: OpenApiRegistry,
 ): Router<AppState> {
   const router = new Router<AppState>();
@@ -126,9 +126,9 @@ export function createApproversRouter(
       operationId: 'getApproverLink',
       summary: "An approver's approval page URL",
       description:
-        "For showing the approver their page in the account's own app (often with notify: false, when Wathiq sends them nothing). The URL is the approver's for good: it exists once the document has been sent, and usable_now tells whether they can act on it now (it is their turn and the document is open). 409 for a draft, and for a closed document where the approver never got a link. Anyone holding the URL can act as the approver: hand it only to them.",
+        "For showing the approver their page in the account's own app (often with notify: false, when Wathiq sends them nothing). The URL is the approver's for good: it exists from the moment the document is sent, and usable_now tells whether they can act on it now (it is their turn and the document is open). Anyone holding the URL can act as the approver, so this needs documents:write as well as documents:read, and it should be handed only to them. This reads the link and never makes one: 409 for a draft, and for an approver who has none (a document closed before it reached them).",
       tags: TAGS,
-      auth: 'documents:read',
+      auth: CHANGES_AND_SHOWS_DOCUMENTS,
       pathParams: IdParams,
       responses: { 200: { description: 'The link', schema: envelope(ApproverLinkResource) } },
       errors: [404, 409],
@@ -140,17 +140,16 @@ export function createApproversRouter(
       const document = await documentsStore(db).findById(accountId, approver.documentId);
       if (!document) throw AppError.notFound('Approver');
       const open = isOpen(document.status);
-      let token = approver.linkToken;
+      const token = openLinkToken(approver, deps.secrets);
       if (!token) {
-        if (!open) {
-          throw AppError.conflict(
-            document.status === 'draft'
-              ? 'The document has not been sent yet: links exist once it is sent'
+        throw AppError.conflict(
+          document.status === 'draft'
+            ? 'The document has not been sent yet: links exist once it is sent'
+            : open
+              ? // Sent before links were issued at send: the link is made when the approver's turn comes.
+                statusRefusal(document, 'this approver has no link yet; it is made when their turn comes')
               : statusRefusal(document, 'this approver never got a link'),
-          );
-        }
-        // The same token the notification will carry: set once, whoever sets it first.
-        token = (await approversStore(db).ensureLinkToken(approver.id, randomToken(32)))!;
+        );
       }
       ok(ctx, {
         approver_id: approver.id,

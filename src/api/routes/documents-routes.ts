@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import Router from '@koa/router';
 import type { Config } from '../../config.ts';
 import type { Knex } from '../../db/knex.ts';
-import { documentsStore } from '../../db/stores/documents-store.ts';
+import { documentsStore, openVerificationToken } from '../../db/stores/documents-store.ts';
 import { createDocument } from '../../documents/create-document.ts';
 import { originalFileKey } from '../../documents/file-keys.ts';
 import type { DocumentFile } from '../../documents/inputs.ts';
@@ -35,9 +35,11 @@ import { envelope, pageEnvelope } from '../schemas/envelopes.ts';
 import { issuesToDetails } from '../../domain/validation.ts';
 import { parseBody } from '../../http/validation.ts';
 import { verificationUrl } from '../../db/stores/verifications-store.ts';
+import type { SecretBox } from '../../auth/secret-box.ts';
 
 export interface DocumentsRouterDeps {
   db: Knex;
+  secrets: SecretBox;
   config: Config;
   logger: Logger;
   storage: Storage;
@@ -76,7 +78,7 @@ export function createDocumentsRouter(deps: DocumentsRouterDeps, openapi: OpenAp
       const query = parseBody(ListDocumentsQuery, ctx.query);
       const page = query.page ?? 1;
       const perPage = query.per_page ?? LIMITS.perPageDefault;
-      const { documents, approvers, verificationTokens, total } = await documentsStore(db).list(accountId, {
+      const { documents, approvers, verificationSealed, total } = await documentsStore(db).list(accountId, {
         status: query.status,
         limit: perPage,
         offset: (page - 1) * perPage,
@@ -85,9 +87,10 @@ export function createDocumentsRouter(deps: DocumentsRouterDeps, openapi: OpenAp
       okPage(
         ctx,
         documents.map((d) => {
-          const token = d.status === 'approved' ? verificationTokens.get(d.id) : undefined;
+          const sealed = d.status === 'approved' ? verificationSealed.get(d.id) : undefined;
           return serializeDocument(d, approvers.get(d.id) ?? [], {
-            verificationUrl: token && verificationUrl(base, token),
+            verificationUrl:
+              sealed && verificationUrl(base, openVerificationToken(d.id, sealed, deps.secrets)),
           });
         }),
         { current_page: page, per_page: perPage, total, last_page: Math.max(1, Math.ceil(total / perPage)) },
@@ -175,13 +178,16 @@ export function createDocumentsRouter(deps: DocumentsRouterDeps, openapi: OpenAp
       const { accountId } = authOf(ctx);
       const found = await documentsStore(db).findWithApprovers(accountId, pathId(ctx, 'id', 'Document'));
       if (!found) throw AppError.notFound('Document');
-      const { document, approvers, verificationToken: token } = found;
+      const { document, approvers, verificationSealed: sealed } = found;
       ok(
         ctx,
         serializeDocument(document, approvers, {
           verificationUrl:
-            document.status === 'approved' && token
-              ? verificationUrl(deps.config.http.publicBaseUrl, token)
+            document.status === 'approved' && sealed
+              ? verificationUrl(
+                  deps.config.http.publicBaseUrl,
+                  openVerificationToken(document.id, sealed, deps.secrets),
+                )
               : undefined,
         }),
       );

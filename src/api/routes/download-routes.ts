@@ -1,9 +1,14 @@
+import { CHANGES_AND_SHOWS_DOCUMENTS } from '../openapi/scopes.ts';
 import Router from '@koa/router';
 import { z } from 'zod';
 import type { Knex } from '../../db/knex.ts';
-import { documentsStore } from '../../db/stores/documents-store.ts';
+import type { SecretBox } from '../../auth/secret-box.ts';
+import { documentsStore, openFinalToken } from '../../db/stores/documents-store.ts';
 import { finalFileUrl, finalFilename } from '../../documents/final-file.ts';
+import { rotateDownload } from '../../documents/rotate-download.ts';
 import { statusRefusal } from '../../documents/rules.ts';
+import type { Logger } from '../../logger.ts';
+import type { WebhookDispatcher } from '../../webhooks/dispatch.ts';
 import { AppError } from '../../errors.ts';
 import { authOf, type AppState } from '../../http/context.ts';
 import { IdParams, pathId } from '../route-helpers.ts';
@@ -16,14 +21,17 @@ import { Timestamp, envelope } from '../schemas/envelopes.ts';
 
 export interface DownloadRouterDeps {
   db: Knex;
+  secrets: SecretBox;
   config: { http: { publicBaseUrl: string } };
+  webhooks: Pick<WebhookDispatcher, 'dispatchEvent'>;
+  logger: Logger;
 }
 
 const Download = z
   .strictObject({
     download_url: z.url().meta({
       description:
-        'Permanent public URL of the signed PDF: `{PUBLIC_BASE_URL}/files/{token}/{reference}.pdf`. It never expires and needs no credentials.',
+        'Permanent public URL of the signed PDF: `{PUBLIC_BASE_URL}/files/{token}/{reference}.pdf`. It never expires and needs no credentials; POST /documents/{id}/download/rotate replaces it.',
     }),
     expires_at: Timestamp.meta({
       description:
@@ -34,7 +42,7 @@ const Download = z
   })
   .meta({ id: 'Download' });
 
-/** GET /documents/{id}/download (docs/product-rules.md §6). */
+/** GET /documents/{id}/download (docs/product-rules.md §6), and POST /documents/{id}/download/rotate. */
 export function createDownloadRouter(deps: DownloadRouterDeps, openapi: OpenApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
   route(
@@ -60,15 +68,54 @@ export function createDownloadRouter(deps: DownloadRouterDeps, openapi: OpenApiR
       if (doc.status !== 'approved') {
         throw AppError.conflict(statusRefusal(doc, 'only an approved document can be downloaded.'));
       }
+      const token = openFinalToken(doc, deps.secrets);
       // Finalization stores the file before the document becomes approved, so this is only a safety net.
-      if (!doc.finalToken || !doc.finalSha256) {
+      if (!token || !doc.finalSha256) {
         throw new AppError('unavailable', 'The signed PDF of this document is not available.');
       }
       ok(ctx, {
-        download_url: finalFileUrl(deps.config.http.publicBaseUrl, doc.finalToken, doc),
+        download_url: finalFileUrl(deps.config.http.publicBaseUrl, token, doc),
         expires_at: isoTime(doc.expiresAt),
         filename: finalFilename(doc),
         signature: doc.signature,
+      });
+    },
+  );
+
+  route(
+    router,
+    openapi,
+    {
+      method: 'post',
+      path: '/documents/{id}/download/rotate',
+      operationId: 'rotateDocumentDownload',
+      summary: 'Replace the permanent URL of the signed PDF',
+      description:
+        'For a URL that leaked: the signed PDF gets a new permanent URL, and the old one answers 404 from this answer on. Records the event document.download_rotated (with the new URL). Only for an approved document; any other status is 409, naming it.',
+      tags: ['Documents'],
+      auth: CHANGES_AND_SHOWS_DOCUMENTS,
+      pathParams: IdParams,
+      responses: { 200: { description: 'The new URL of the signed PDF', schema: envelope(Download) } },
+      errors: [404, 409, 503],
+    },
+    async (ctx) => {
+      const id = pathId(ctx, 'id', 'Document');
+      const { document, downloadUrl, event } = await rotateDownload(
+        { db: deps.db, secrets: deps.secrets, publicBaseUrl: deps.config.http.publicBaseUrl },
+        authOf(ctx).accountId,
+        id,
+      );
+      // Committed: the answer is the new URL whatever the hand-over does; a lost one goes out with the outbox sweep.
+      await deps.webhooks
+        .dispatchEvent(event)
+        .catch((err: unknown) =>
+          deps.logger.warn({ err, documentId: document.id }, 'document.download_rotated not dispatched yet'),
+        );
+      ok(ctx, {
+        download_url: downloadUrl,
+        expires_at: isoTime(document.expiresAt),
+        filename: finalFilename(document),
+        signature: document.signature,
       });
     },
   );

@@ -18,9 +18,12 @@ export interface FilesRouterDeps {
 const TOKEN = /^[A-Za-z0-9_-]{22,64}$/;
 
 /**
- * `GET|HEAD /files/{token}/{reference}.pdf`: the signed final PDF, public to anyone holding the URL, forever
- * (docs/product-rules.md §6). The file never changes once written, so it is cached for a year and validated by its
- * SHA-256; ranges let viewers such as pdf.js fetch it piece by piece.
+ * `GET|HEAD /files/{token}/{reference}.pdf`: the signed final PDF, to anyone holding the URL, while the document is
+ * approved and the token is its current one (docs/product-rules.md §6; POST /documents/{id}/download/rotate
+ * replaces it). The token is looked up by its SHA-256. Only the holder's own browser may cache the file
+ * (`private`), and it asks again each time (`no-cache`, answered 304 by the SHA-256 ETag), so a shared cache never
+ * keeps a contract and a replaced URL stops working at once; ranges let viewers such as pdf.js fetch it piece by
+ * piece.
  */
 export function createFilesRouter(deps: FilesRouterDeps): Router<AppState> {
   const router = new Router<AppState>({ prefix: FILES_PREFIX });
@@ -30,7 +33,12 @@ export function createFilesRouter(deps: FilesRouterDeps): Router<AppState> {
     const doc = TOKEN.test(token) ? await documentsStore(deps.db).findByFinalToken(token) : undefined;
     if (doc) addToLogContext({ document_id: doc.id });
     // Until final_sha256 is set the file may still be being written.
-    if (!doc?.finalSha256 || !doc.finalFileKey || filename !== finalFilename(doc)) {
+    if (
+      doc?.status !== 'approved' ||
+      !doc.finalSha256 ||
+      !doc.finalFileKey ||
+      filename !== finalFilename(doc)
+    ) {
       throw AppError.notFound('File');
     }
     const stat = await deps.storage.stat(doc.finalFileKey);
@@ -41,7 +49,7 @@ export function createFilesRouter(deps: FilesRouterDeps): Router<AppState> {
 
     const etag = `"${doc.finalSha256}"`;
     ctx.set('ETag', etag);
-    ctx.set('Cache-Control', 'public, max-age=31536000, immutable');
+    ctx.set('Cache-Control', 'private, no-cache');
     ctx.set('Accept-Ranges', 'bytes');
     if (noneMatch(ctx.get('If-None-Match') || undefined, etag)) {
       ctx.status = 304;

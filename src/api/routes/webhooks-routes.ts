@@ -1,5 +1,6 @@
 import Router from '@koa/router';
 import type { Config } from '../../config.ts';
+import type { SecretBox } from '../../auth/secret-box.ts';
 import type { Knex } from '../../db/knex.ts';
 import { webhooksStore, type Webhook } from '../../db/stores/webhooks-store.ts';
 import { LIMITS } from '../../domain/model.ts';
@@ -36,6 +37,8 @@ import { parseBody } from '../../http/validation.ts';
 
 export interface WebhooksRouterDeps {
   db: Knex;
+  /** Seals webhook secrets (and opens them for a test delivery). */
+  secrets: SecretBox;
   config: Config;
   webhooks: WebhookDispatcher;
   logger: Logger;
@@ -152,12 +155,10 @@ export function createWebhooksRouter(deps: WebhooksRouterDeps, openapi: OpenApiR
       const input = parseBody(CreateWebhookBody, jsonBody(ctx));
       const url = await checkUrl(input.url);
       const secret = generateWebhookSecret();
-      const webhook = await webhooksStore(db).create({
-        accountId: authOf(ctx).accountId,
-        url,
-        events: input.events,
-        secret,
-      });
+      const webhook = await webhooksStore(db).create(
+        { accountId: authOf(ctx).accountId, url, events: input.events, secret },
+        deps.secrets,
+      );
       ctx.set('Location', `${ctx.path}/${webhook.id}`);
       ok(ctx, { ...serializeWebhook(webhook), secret }, 201);
     },
@@ -267,7 +268,12 @@ export function createWebhooksRouter(deps: WebhooksRouterDeps, openapi: OpenApiR
     },
     async (ctx) => {
       const secret = generateWebhookSecret();
-      const webhook = await webhooksStore(db).rotateSecret(authOf(ctx).accountId, webhookIdOf(ctx), secret);
+      const webhook = await webhooksStore(db).rotateSecret(
+        authOf(ctx).accountId,
+        webhookIdOf(ctx),
+        secret,
+        deps.secrets,
+      );
       if (!webhook) throw AppError.notFound('Webhook');
       ok(ctx, { ...serializeWebhook(webhook), secret });
     },
@@ -293,6 +299,7 @@ export function createWebhooksRouter(deps: WebhooksRouterDeps, openapi: OpenApiR
       const result = await sendTestDelivery(
         {
           db,
+          secrets: deps.secrets,
           allowPrivate: config.webhooks.allowPrivate,
           timeoutMs: config.webhooks.timeoutMs,
           ...(deps.webhookResolve ? { lookup: deps.webhookResolve } : {}),

@@ -16,7 +16,7 @@ const MAX_NOTIFICATION_BYTES = 1024 * 1024;
  * valid X-Hub-Signature-256 over the raw bytes. Public: Meta does not send our API keys.
  */
 export function createWhatsAppWebhookRouter(
-  deps: Pick<ApiDeps, 'db' | 'config' | 'logger'> & {
+  deps: Pick<ApiDeps, 'db' | 'config' | 'logger' | 'secrets'> & {
     approvals: ApprovalClient;
     writeNotices?: WriteNotices;
   },
@@ -38,7 +38,7 @@ export function createWhatsAppWebhookRouter(
       throw new AppError('unauthorized', 'Invalid or missing X-Hub-Signature-256');
     }
     const outcomes = await handleWhatsAppNotification(
-      { db: deps.db, approvals, logger: deps.logger, writeNotices: deps.writeNotices },
+      { db: deps.db, approvals, logger: deps.logger, secrets: deps.secrets, writeNotices: deps.writeNotices },
       parseNotification(parseJson(raw)),
     );
     deps.logger.info({ outcomes }, 'WhatsApp notification handled');

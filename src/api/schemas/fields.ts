@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { bidiControlMessage, NO_BIDI_CONTROLS } from '../../domain/bidi.ts';
 import { LIMITS } from '../../domain/model.ts';
 
 /**
@@ -14,7 +15,7 @@ import { LIMITS } from '../../domain/model.ts';
 const NO_CONTROL = /^[^\u0000-\u001f\u007f]*$/;
 
 /** A required-when-present single-line text of at most 255 characters, stored exactly as given (no trimming, no
- * Unicode normalisation). */
+ * Unicode normalisation), without the directional controls that would make it read otherwise (domain/bidi.ts). */
 export function text(field: string) {
   return z
     .string({
@@ -22,7 +23,8 @@ export function text(field: string) {
     })
     .max(LIMITS.textMax, { error: `${field} must be at most ${LIMITS.textMax} characters` })
     .regex(/\S/, { error: `${field} must not be blank` })
-    .regex(NO_CONTROL, { error: `${field} must not contain line breaks or other control characters` });
+    .regex(NO_CONTROL, { error: `${field} must not contain line breaks or other control characters` })
+    .regex(NO_BIDI_CONTROLS, { error: bidiControlMessage(field) });
 }
 
 /** An optional text a client may clear: `null` or `""` clear it. */

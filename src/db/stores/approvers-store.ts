@@ -7,14 +7,18 @@ import type {
   Verification,
   VerifiedBy,
 } from '../../domain/model.ts';
+import type { SecretBox } from '../../auth/secret-box.ts';
+import { randomToken, sha256Hex } from '../../auth/tokens.ts';
 import type { Db } from '../knex.ts';
+import { approverLinkContext, storedToken } from '../sealed-columns.ts';
 
 export interface Approver extends ApproverFields {
   id: string;
   documentId: string;
   accountId: string;
   status: ApproverStatus;
-  linkToken: string | null;
+  /** The link token's read-back copy, sealed (`openLinkToken`); null until the document is sent. */
+  linkTokenSealed: string | null;
   notify: boolean;
   notifiedAt: Date | null;
   notificationStatus: string | null;
@@ -55,7 +59,8 @@ export interface ApproverRow {
   placement_y: number | null;
   placement_width: number | null;
   status: ApproverStatus;
-  link_token: string | null;
+  link_token_sha256?: string | null;
+  link_token_sealed?: string | null;
   notify: boolean;
   notified_at: Date | null;
   notification_status: string | null;
@@ -94,7 +99,7 @@ export const toApprover = (r: ApproverRow): Approver => ({
       ? { page: r.placement_page, x: r.placement_x, y: r.placement_y, width: r.placement_width }
       : null,
   status: r.status,
-  linkToken: r.link_token,
+  linkTokenSealed: r.link_token_sealed ?? null,
   notify: r.notify,
   notifiedAt: r.notified_at,
   notificationStatus: r.notification_status,
@@ -116,8 +121,9 @@ export const toApprover = (r: ApproverRow): Approver => ({
   updatedAt: r.updated_at,
 });
 
+/** Everything but identity and bookkeeping; the link token is set only by `ensureLinkToken` / `issueLinkTokens`. */
 export type ApproverPatch = Partial<
-  Omit<Approver, 'id' | 'documentId' | 'accountId' | 'createdAt' | 'updatedAt'>
+  Omit<Approver, 'id' | 'documentId' | 'accountId' | 'createdAt' | 'updatedAt' | 'linkTokenSealed'>
 >;
 
 const COLUMNS: Record<Exclude<keyof ApproverPatch, 'placement'>, keyof ApproverRow> = {
@@ -130,7 +136,6 @@ const COLUMNS: Record<Exclude<keyof ApproverPatch, 'placement'>, keyof ApproverR
   actionType: 'action_type',
   orderIndex: 'order_index',
   status: 'status',
-  linkToken: 'link_token',
   notify: 'notify',
   notifiedAt: 'notified_at',
   notificationStatus: 'notification_status',
@@ -174,6 +179,16 @@ const ORDER = [
   { column: 'created_at', order: 'asc' },
   { column: 'id', order: 'asc' },
 ] as const;
+
+/** 32 random bytes: 43 base64url characters (the approval page accepts exactly that shape). */
+export const LINK_TOKEN_BYTES = 32;
+
+/** The approver's link token, opened from its sealed copy; undefined when they have none yet. */
+export function openLinkToken(approver: Approver, secrets: SecretBox): string | undefined {
+  return approver.linkTokenSealed === null
+    ? undefined
+    : secrets.open(approver.linkTokenSealed, approverLinkContext(approver.id));
+}
 
 /** Approvers, always read in `order_index` order. */
 export function approversStore(db: Db) {
@@ -261,8 +276,11 @@ export function approversStore(db: Db) {
       return row && toApprover(row);
     },
 
+    /** Looked up by the token's SHA-256: the table holds no usable token. */
     async findByLinkToken(token: string): Promise<Approver | undefined> {
-      const row = await db<ApproverRow>('approvers').where({ link_token: token }).first();
+      const row = await db<ApproverRow>('approvers')
+        .where({ link_token_sha256: sha256Hex(token) })
+        .first();
       return row && toApprover(row);
     },
 
@@ -318,13 +336,34 @@ export function approversStore(db: Db) {
     },
 
     /**
-     * Sets the approver's link token unless one is set, and returns the token the approver has: a concurrent or
-     * retried caller gets the first one's.
+     * Gives the approver a link token unless they have one, and returns the token they have: a concurrent or
+     * retried caller gets the first one's. Undefined when there is no such approver.
      */
-    async ensureLinkToken(id: string, token: string): Promise<string | undefined> {
-      await db('approvers').where({ id }).whereNull('link_token').update({ link_token: token });
+    async ensureLinkToken(id: string, secrets: SecretBox): Promise<string | undefined> {
+      const stored = storedToken(secrets, randomToken(LINK_TOKEN_BYTES), approverLinkContext(id));
+      await db('approvers')
+        .where({ id })
+        .whereNull('link_token_sha256')
+        .update({ link_token_sha256: stored.sha256, link_token_sealed: stored.sealed });
       const row = await db<ApproverRow>('approvers').where({ id }).first();
-      return row?.link_token ?? undefined;
+      return row ? openLinkToken(toApprover(row), secrets) : undefined;
+    },
+
+    /** Gives every approver of the document who has no link token one (at send: links exist from then on). */
+    async issueLinkTokens(documentId: string, secrets: SecretBox): Promise<number> {
+      const ids = await db('approvers')
+        .where({ document_id: documentId })
+        .whereNull('link_token_sha256')
+        .pluck<string[]>('id');
+      let issued = 0;
+      for (const id of ids) {
+        const stored = storedToken(secrets, randomToken(LINK_TOKEN_BYTES), approverLinkContext(id));
+        issued += await db('approvers')
+          .where({ id })
+          .whereNull('link_token_sha256')
+          .update({ link_token_sha256: stored.sha256, link_token_sealed: stored.sealed });
+      }
+      return issued;
     },
 
     /** `waiting` → `notified`, with how the notification went; an approver past `waiting` is left alone. */

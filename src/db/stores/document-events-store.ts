@@ -1,4 +1,6 @@
+import type { SecretBox } from '../../auth/secret-box.ts';
 import type { Db, Knex } from '../knex.ts';
+import { eventBearerContext } from '../sealed-columns.ts';
 
 export interface DocumentEvent {
   id: number;
@@ -8,7 +10,10 @@ export interface DocumentEvent {
   event: string;
   /** 1, 2, 3… per document, in the order the events were recorded, without gaps (migration 011). */
   sequence: number;
+  /** Without its bearer URLs (`fullEventData` puts them back). */
   data: Record<string, unknown>;
+  /** `data.document`'s bearer URLs (download_url, verification_url), sealed; null when it carries none. */
+  bearerSealed: string | null;
   dedupeKey: string;
   createdAt: Date;
   /**
@@ -26,6 +31,7 @@ interface DocumentEventRow {
   event: string;
   sequence: number;
   data: Record<string, unknown>;
+  bearer_sealed: string | null;
   dedupe_key: string;
   created_at: Date;
   webhooks_dispatched_at: Date | null;
@@ -39,6 +45,7 @@ const toEvent = (r: DocumentEventRow): DocumentEvent => ({
   event: r.event,
   sequence: Number(r.sequence),
   data: r.data,
+  bearerSealed: r.bearer_sealed ?? null,
   dedupeKey: r.dedupe_key,
   createdAt: r.created_at,
   awaitsDispatch: r.webhooks_dispatched_at === null,
@@ -54,6 +61,40 @@ export interface NewDocumentEvent {
   data: Record<string, unknown>;
   /** One event per key, ever: `document.created:<document id>`, `approver.completed:<approver id>`. */
   dedupeKey: string;
+}
+
+/**
+ * Fields of `data.document` that work as credentials: anyone holding the URL downloads the signed file or opens its
+ * verification page. They are kept sealed beside the event (`bearer_sealed`, migration 031), not in `data`.
+ */
+export const BEARER_FIELDS = ['download_url', 'verification_url'] as const;
+
+/** `data` without the bearer fields of `data.document`, and those fields (undefined when there are none). */
+export function splitBearer(data: Record<string, unknown>): {
+  data: Record<string, unknown>;
+  bearer: Record<string, unknown> | undefined;
+} {
+  const document = data.document;
+  if (typeof document !== 'object' || document === null) return { data, bearer: undefined };
+  const rest: Record<string, unknown> = {};
+  const bearer: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(document)) {
+    if ((BEARER_FIELDS as readonly string[]).includes(key)) bearer[key] = value;
+    else rest[key] = value;
+  }
+  if (Object.keys(bearer).length === 0) return { data, bearer: undefined };
+  return { data: { ...data, document: rest }, bearer };
+}
+
+/** The event's data as it was recorded: the bearer fields opened and put back at the end of `data.document`. */
+export function fullEventData(event: DocumentEvent, secrets: SecretBox): Record<string, unknown> {
+  if (event.bearerSealed === null) return event.data;
+  const bearer = JSON.parse(secrets.open(event.bearerSealed, eventBearerContext(event.dedupeKey))) as Record<
+    string,
+    unknown
+  >;
+  const document = (event.data.document ?? {}) as Record<string, unknown>;
+  return { ...event.data, document: { ...document, ...bearer } };
 }
 
 /**
@@ -79,15 +120,23 @@ export function documentEventsStore(db: Db) {
      */
     async record(
       input: NewDocumentEvent,
-      options: { documentLocked?: boolean } = {},
+      options: { documentLocked?: boolean; secrets?: SecretBox } = {},
     ): Promise<DocumentEvent> {
+      const { data, bearer } = splitBearer(input.data);
+      if (bearer && !options.secrets)
+        throw new Error(
+          `documentEventsStore.record: ${input.event} carries bearer URLs; pass the secret box`,
+        );
+      const bearerSealed =
+        bearer && options.secrets!.seal(JSON.stringify(bearer), eventBearerContext(input.dedupeKey));
       const insert = async (trx: Knex.Transaction): Promise<DocumentEventRow | undefined> => {
         if (!options.documentLocked || !db.isTransaction)
           await trx.raw('SELECT 1 FROM documents WHERE id = ? FOR NO KEY UPDATE', [input.documentId]);
         const { rows } = await trx.raw<{ rows: DocumentEventRow[] }>(
           `INSERT INTO document_events
-                  (account_id, document_id, approver_id, event, data, dedupe_key, sequence, webhooks_dispatched_at)
-           SELECT ?, ?, ?, ?, ?::jsonb, ?, COALESCE(MAX(sequence), 0) + 1,
+                  (account_id, document_id, approver_id, event, data, bearer_sealed, dedupe_key, sequence,
+                   webhooks_dispatched_at)
+           SELECT ?, ?, ?, ?, ?::jsonb, ?, ?, COALESCE(MAX(sequence), 0) + 1,
                   CASE WHEN EXISTS (SELECT 1 FROM webhooks w
                                      WHERE w.account_id = ? AND w.active AND ? = ANY(w.events))
                        THEN NULL ELSE now() END
@@ -99,7 +148,8 @@ export function documentEventsStore(db: Db) {
             input.documentId,
             input.approverId ?? null,
             input.event,
-            JSON.stringify(input.data),
+            JSON.stringify(data),
+            bearerSealed ?? null,
             input.dedupeKey,
             input.accountId,
             input.event,

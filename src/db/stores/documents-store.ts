@@ -1,6 +1,9 @@
 import type { CcRecipient, DocumentStatus, ReminderSettings, WorkflowType } from '../../domain/model.ts';
+import type { SecretBox } from '../../auth/secret-box.ts';
+import { randomToken, sha256Hex } from '../../auth/tokens.ts';
 import type { Db } from '../knex.ts';
 import { preparedRows } from '../prepared.ts';
+import { finalTokenContext, storedToken, verificationTokenContext } from '../sealed-columns.ts';
 import { toApprover, type Approver, type ApproverRow } from './approvers-store.ts';
 
 export interface Document {
@@ -19,7 +22,8 @@ export interface Document {
   fileSize: number;
   pageCount: number;
   finalFileKey: string | null;
-  finalToken: string | null;
+  /** The signed file's token, sealed (`openFinalToken`); null until finalization reserves it. */
+  finalTokenSealed: string | null;
   finalSha256: string | null;
   workflowId: string | null;
   rejectionReason: string | null;
@@ -73,7 +77,8 @@ export interface DocumentRow {
   file_size: number | string;
   page_count: number;
   final_file_key: string | null;
-  final_token: string | null;
+  final_token_sha256: string | null;
+  final_token_sealed: string | null;
   final_sha256: string | null;
   workflow_id: string | null;
   rejection_reason: string | null;
@@ -108,7 +113,7 @@ export const toDocument = (r: DocumentRow): Document => ({
   fileSize: Number(r.file_size),
   pageCount: r.page_count,
   finalFileKey: r.final_file_key,
-  finalToken: r.final_token,
+  finalTokenSealed: r.final_token_sealed,
   finalSha256: r.final_sha256,
   workflowId: r.workflow_id,
   rejectionReason: r.rejection_reason,
@@ -161,7 +166,8 @@ const DOCUMENT_COLUMNS = [
   'file_size',
   'page_count',
   'final_file_key',
-  'final_token',
+  'final_token_sha256',
+  'final_token_sealed',
   'final_sha256',
   'workflow_id',
   'rejection_reason',
@@ -185,11 +191,11 @@ const everyColumnListed: Exclude<keyof DocumentRow, (typeof DOCUMENT_COLUMNS)[nu
   : never = true;
 void everyColumnListed;
 
-/** A document row with its approvers (JSON, in order) and its verification token (migration 014), if any. */
+/** A document row with its approvers (JSON, in order) and its sealed verification token (migration 030), if any. */
 const WITH_APPROVERS = `${DOCUMENT_COLUMNS.map((c) => `d.${c}`).join(', ')},
   coalesce((SELECT json_agg(a ORDER BY a.order_index, a.created_at, a.id) FROM approvers a WHERE a.document_id = d.id),
     '[]') AS approvers_json,
-  (SELECT v.token FROM document_verifications v WHERE v.document_id = d.id) AS verification_token`;
+  (SELECT v.token_sealed FROM document_verifications v WHERE v.document_id = d.id) AS verification_sealed`;
 
 const BY_ID = `SELECT ${WITH_APPROVERS} FROM documents d WHERE d.id = $1 AND d.account_id = $2`;
 
@@ -203,21 +209,42 @@ const page = (statusFilter: string, limit: string, offset: string) => `
 const PAGE = page('', '$2', '$3');
 const PAGE_BY_STATUS = page(' AND status = $2', '$3', '$4');
 
-type WithApproversRow = DocumentRow & { approvers_json: ApproverJson[]; verification_token: string | null };
+type WithApproversRow = DocumentRow & { approvers_json: ApproverJson[]; verification_sealed: string | null };
 type ListRow = (WithApproversRow | { [K in keyof WithApproversRow]: null }) & { total: number | string };
 
 function fromWithApproversRow(row: WithApproversRow): {
   document: Document;
   approvers: Approver[];
-  verificationToken: string | null;
+  verificationSealed: string | null;
 } {
-  const { approvers_json: approvers, verification_token: verificationToken, ...document } = row;
-  return { document: toDocument(document), approvers: approvers.map(fromApproverJson), verificationToken };
+  const { approvers_json: approvers, verification_sealed: verificationSealed, ...document } = row;
+  return { document: toDocument(document), approvers: approvers.map(fromApproverJson), verificationSealed };
 }
 
-/** Everything but the identity and the bookkeeping columns can change. */
+/** The verification page's token of a document, opened from the copy `findWithApprovers` or `list` read. */
+export function openVerificationToken(documentId: string, sealed: string, secrets: SecretBox): string {
+  return secrets.open(sealed, verificationTokenContext(documentId));
+}
+
+/** The signed file's token, opened from its sealed copy; undefined before finalization reserved one. */
+export function openFinalToken(doc: Document, secrets: SecretBox): string | undefined {
+  return doc.finalTokenSealed === null
+    ? undefined
+    : secrets.open(doc.finalTokenSealed, finalTokenContext(doc.id));
+}
+
+/** 32 random bytes: 43 base64url characters. */
+const FINAL_TOKEN_BYTES = 32;
+
+/**
+ * Everything but the identity and the bookkeeping columns can change; the file's token only through
+ * `reserveFinalFile` and `rotateFinalToken`.
+ */
 export type DocumentPatch = Partial<
-  Omit<Document, 'id' | 'accountId' | 'reference' | 'template' | 'createdAt' | 'updatedAt'>
+  Omit<
+    Document,
+    'id' | 'accountId' | 'reference' | 'template' | 'createdAt' | 'updatedAt' | 'finalTokenSealed'
+  >
 >;
 
 const COLUMNS: Record<keyof DocumentPatch, keyof DocumentRow> = {
@@ -233,7 +260,6 @@ const COLUMNS: Record<keyof DocumentPatch, keyof DocumentRow> = {
   fileSize: 'file_size',
   pageCount: 'page_count',
   finalFileKey: 'final_file_key',
-  finalToken: 'final_token',
   finalSha256: 'final_sha256',
   workflowId: 'workflow_id',
   rejectionReason: 'rejection_reason',
@@ -338,13 +364,14 @@ export function documentsStore(db: Db) {
     },
 
     /**
-     * The document and its approvers (in order) in one round trip, and its verification token when it has one: the
+     * The document and its approvers (in order) in one round trip, and its sealed verification token when it has one
+     * (`openVerificationToken`): the
      * approvers ride along as JSON, so the read the API serves most costs a single (prepared) query.
      */
     async findWithApprovers(
       accountId: string,
       id: string,
-    ): Promise<{ document: Document; approvers: Approver[]; verificationToken: string | null } | undefined> {
+    ): Promise<{ document: Document; approvers: Approver[]; verificationSealed: string | null } | undefined> {
       const [row] = await preparedRows<WithApproversRow>(db, 'wathiq_document_with_approvers', BY_ID, [
         id,
         accountId,
@@ -382,13 +409,16 @@ export function documentsStore(db: Db) {
       return rows.map(toDocument);
     },
 
+    /** Looked up by the token's SHA-256: the table holds no usable token. */
     async findByFinalToken(token: string): Promise<Document | undefined> {
-      const row = await db<DocumentRow>('documents').where({ final_token: token }).first();
+      const row = await db<DocumentRow>('documents')
+        .where({ final_token_sha256: sha256Hex(token) })
+        .first();
       return row && toDocument(row);
     },
 
     /**
-     * Newest first (then by id), each with its approvers and verification token, and `total`, every match for the
+     * Newest first (then by id), each with its approvers and sealed verification token, and `total`, every match for the
      * page metadata, in one prepared query. The page is an index range with a limit (migration 025's indexes end
      * in the order's columns) and `total` comes from the counters migration 025 keeps, so neither grows with the
      * account. An `offset` past the end gives no documents and the total.
@@ -399,7 +429,7 @@ export function documentsStore(db: Db) {
     ): Promise<{
       documents: Document[];
       approvers: Map<string, Approver[]>;
-      verificationTokens: Map<string, string>;
+      verificationSealed: Map<string, string>;
       total: number;
     }> {
       const rows = options.status
@@ -416,15 +446,15 @@ export function documentsStore(db: Db) {
           ]);
       const documents: Document[] = [];
       const approvers = new Map<string, Approver[]>();
-      const verificationTokens = new Map<string, string>();
+      const verificationSealed = new Map<string, string>();
       for (const row of rows) {
         if (row.id === null) continue; // the total's row of an empty page
         const found = fromWithApproversRow(row);
         documents.push(found.document);
         approvers.set(found.document.id, found.approvers);
-        if (found.verificationToken) verificationTokens.set(found.document.id, found.verificationToken);
+        if (found.verificationSealed) verificationSealed.set(found.document.id, found.verificationSealed);
       }
-      return { documents, approvers, verificationTokens, total: Number(rows[0]?.total ?? 0) };
+      return { documents, approvers, verificationSealed, total: Number(rows[0]?.total ?? 0) };
     },
 
     /** Applies `patch` and bumps `updated_at`; undefined when the account has no such document. */
@@ -458,11 +488,35 @@ export function documentsStore(db: Db) {
      * Reserves the final file's token and storage key, once: only while no token is set, so a concurrent or
      * retried finalization keeps the first reservation (read it back with `findByIdUnscoped`).
      */
-    async reserveFinalFile(id: string, reservation: { token: string; key: string }): Promise<void> {
+    async reserveFinalFile(id: string, key: string, secrets: SecretBox): Promise<void> {
+      const token = storedToken(secrets, randomToken(FINAL_TOKEN_BYTES), finalTokenContext(id));
       await db('documents')
         .where({ id })
-        .whereNull('final_token')
-        .update({ final_token: reservation.token, final_file_key: reservation.key });
+        .whereNull('final_token_sha256')
+        .update({ final_token_sha256: token.sha256, final_token_sealed: token.sealed, final_file_key: key });
+    },
+
+    /**
+     * Gives an approved document's signed file a new token: the old URL names nothing from this commit on. Returns
+     * the document and its new token; undefined when the account has no such document with a stored file.
+     */
+    async rotateFinalToken(
+      accountId: string,
+      id: string,
+      secrets: SecretBox,
+    ): Promise<{ document: Document; token: string } | undefined> {
+      const token = randomToken(FINAL_TOKEN_BYTES);
+      const stored = storedToken(secrets, token, finalTokenContext(id));
+      const [row] = await db('documents')
+        .where({ id, account_id: accountId, status: 'approved' })
+        .whereNotNull('final_sha256')
+        .update({
+          final_token_sha256: stored.sha256,
+          final_token_sealed: stored.sealed,
+          updated_at: db.fn.now(),
+        })
+        .returning<DocumentRow[]>('*');
+      return row && { document: toDocument(row), token };
     },
 
     /** Records the SHA-256 of the stored final file and what signed it, for the reservation `token` only. */
@@ -473,7 +527,7 @@ export function documentsStore(db: Db) {
       signature: DocumentSignature | null = null,
     ): Promise<void> {
       await db('documents')
-        .where({ id, final_token: token })
+        .where({ id, final_token_sha256: sha256Hex(token) })
         .update({
           final_sha256: sha256,
           signature: signature === null ? null : JSON.stringify(signature),

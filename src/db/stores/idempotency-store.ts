@@ -1,4 +1,6 @@
+import type { SecretBox } from '../../auth/secret-box.ts';
 import type { Db } from '../knex.ts';
+import { idempotentResponseContext } from '../sealed-columns.ts';
 
 export interface IdempotencyRecord {
   id: number;
@@ -10,7 +12,8 @@ export interface IdempotencyRecord {
   requestHash: string;
   /** Null while the first request is still being processed. */
   responseStatus: number | null;
-  responseBody: unknown;
+  /** The response body, sealed (it may hold a new secret or URL); `openResponse` reads it. */
+  responseSealed: string | null;
   createdAt: Date;
   expiresAt: Date;
 }
@@ -24,7 +27,7 @@ interface IdempotencyRow {
   path: string;
   request_hash: string;
   response_status: number | null;
-  response_body: unknown;
+  response_sealed: string | null;
   created_at: Date;
   expires_at: Date;
 }
@@ -38,10 +41,17 @@ const toRecord = (r: IdempotencyRow): IdempotencyRecord => ({
   path: r.path,
   requestHash: r.request_hash,
   responseStatus: r.response_status,
-  responseBody: r.response_body,
+  responseSealed: r.response_sealed,
   createdAt: r.created_at,
   expiresAt: r.expires_at,
 });
+
+/** The stored response body, opened. */
+export function openResponse(record: IdempotencyRecord, secrets: SecretBox): unknown {
+  return record.responseSealed === null
+    ? null
+    : (JSON.parse(secrets.open(record.responseSealed, idempotentResponseContext(record.id))) as unknown);
+}
 
 export type ClaimResult = { claimed: true; id: number } | { claimed: false; existing: IdempotencyRecord };
 
@@ -88,7 +98,7 @@ export function idempotencyStore(db: Db) {
                 .andWhereRaw(`created_at < now() - make_interval(secs => ?)`, [input.staleAfterSeconds]);
             });
           })
-          .update({ ...values, response_status: null, response_body: null, created_at: db.fn.now() })
+          .update({ ...values, response_status: null, response_sealed: null, created_at: db.fn.now() })
           .returning<{ id: number }[]>('id');
         if (takenOver) return { claimed: true, id: Number(takenOver.id) };
 
@@ -101,11 +111,14 @@ export function idempotencyStore(db: Db) {
       }
     },
 
-    /** Stores the response the key will replay. */
-    async complete(id: number, status: number, body: unknown): Promise<void> {
+    /** Stores the response the key will replay, sealed. */
+    async complete(id: number, status: number, body: unknown, secrets: SecretBox): Promise<void> {
       await db('idempotency_keys')
         .where({ id })
-        .update({ response_status: status, response_body: JSON.stringify(body ?? null) });
+        .update({
+          response_status: status,
+          response_sealed: secrets.seal(JSON.stringify(body ?? null), idempotentResponseContext(id)),
+        });
     },
 
     /** Gives the key back (the request failed in a way worth retrying). */

@@ -1,14 +1,17 @@
-import { constantTimeEqual, randomToken, sha256Hex } from '../../auth/tokens.ts';
+import type { SecretBox } from '../../auth/secret-box.ts';
+import { randomToken, sha256Hex } from '../../auth/tokens.ts';
 import type { Db } from '../knex.ts';
+import { verificationTokenContext } from '../sealed-columns.ts';
 
 /**
- * Tokens of the public verification page (`/v/{token}`, migration 014): one per document, 128 random bits or
- * more, reserved before the certificate that prints it is composed and never changed afterwards.
+ * Tokens of the public verification page (`/v/{token}`, migrations 014 and 030): one per document, 128 random bits
+ * or more, reserved before the certificate that prints it is composed and never changed afterwards. Looked up by
+ * SHA-256; the sealed copy is what prints the same URL again (a retried finalization, `verification_url`).
  */
 export interface VerificationRow {
   document_id: string;
-  token: string;
   token_sha256: string;
+  token_sealed: string;
   created_at: Date;
 }
 
@@ -23,38 +26,41 @@ export function verificationsStore(db: Db) {
      * The document's token: the one reserved earlier (by a previous attempt, or a concurrent one), or a new one.
      * A retried finalization therefore prints the same URL.
      */
-    async reserve(documentId: string): Promise<string> {
+    async reserve(documentId: string, secrets: SecretBox): Promise<string> {
       const token = randomToken(VERIFICATION_TOKEN_BYTES);
       await db('document_verifications')
-        .insert({ document_id: documentId, token, token_sha256: sha256Hex(token) })
+        .insert({
+          document_id: documentId,
+          token_sha256: sha256Hex(token),
+          token_sealed: secrets.seal(token, verificationTokenContext(documentId)),
+        })
         .onConflict('document_id')
         .ignore();
       const row = await db<VerificationRow>('document_verifications')
         .where({ document_id: documentId })
         .first();
       if (!row) throw new Error(`could not reserve the verification token of ${documentId}`);
-      return row.token;
+      return secrets.open(row.token_sealed, verificationTokenContext(documentId));
     },
 
     /**
-     * The document a token names, looked up by the token's SHA-256 (the index compares digests, not the secret),
-     * then compared in constant time. Undefined for a malformed or unknown token.
+     * The document a token names, looked up by the token's SHA-256 (the index compares digests; the table holds no
+     * usable token). Undefined for a malformed or unknown token.
      */
     async findDocumentId(token: string | undefined): Promise<string | undefined> {
       if (!token || !VERIFICATION_TOKEN.test(token)) return undefined;
       const row = await db<VerificationRow>('document_verifications')
         .where({ token_sha256: sha256Hex(token) })
         .first();
-      return row && constantTimeEqual(row.token, token) ? row.document_id : undefined;
+      return row?.document_id;
     },
 
-    /** Tokens of these documents, by document id (documents without one are absent). */
-    async tokensOf(documentIds: readonly string[]): Promise<Map<string, string>> {
-      if (documentIds.length === 0) return new Map();
-      const rows = await db<VerificationRow>('document_verifications')
-        .whereIn('document_id', documentIds)
-        .select('document_id', 'token');
-      return new Map(rows.map((r) => [r.document_id, r.token]));
+    /** The document's token, opened; undefined when it has none. */
+    async tokenOf(documentId: string, secrets: SecretBox): Promise<string | undefined> {
+      const row = await db<VerificationRow>('document_verifications')
+        .where({ document_id: documentId })
+        .first();
+      return row && secrets.open(row.token_sealed, verificationTokenContext(documentId));
     },
   };
 }

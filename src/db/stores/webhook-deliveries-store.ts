@@ -1,15 +1,17 @@
+import type { SecretBox } from '../../auth/secret-box.ts';
 import type { Db } from '../knex.ts';
+import { deliveryBodyContext } from '../sealed-columns.ts';
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
 
-/** One event for one webhook. `body` is the exact string sent on every attempt. */
+/** One event for one webhook. Its body, the exact string sent on every attempt, is kept sealed (`openDeliveryBody`). */
 export interface WebhookDelivery {
   id: number;
   webhookId: string;
   accountId: string;
   eventId: number | null;
   event: string;
-  body: string;
+  bodySealed: string;
   status: DeliveryStatus;
   attemptCount: number;
   lastStatusCode: number | null;
@@ -28,7 +30,15 @@ export interface DeliveryAttempt {
   errorMessage: string | null;
 }
 
-export type DeliveryWithAttempts = Omit<WebhookDelivery, 'body'> & { attempts: DeliveryAttempt[] };
+export type DeliveryWithAttempts = Omit<WebhookDelivery, 'bodySealed'> & { attempts: DeliveryAttempt[] };
+
+/** The body to send, opened. */
+export function openDeliveryBody(
+  delivery: Pick<WebhookDelivery, 'id' | 'bodySealed'>,
+  secrets: SecretBox,
+): string {
+  return secrets.open(delivery.bodySealed, deliveryBodyContext(delivery.id));
+}
 
 interface DeliveryRow {
   id: number;
@@ -36,7 +46,7 @@ interface DeliveryRow {
   account_id: string;
   event_id: number | null;
   event: string;
-  body: string;
+  body_sealed: string;
   status: DeliveryStatus;
   attempt_count: number;
   last_status_code: number | null;
@@ -63,7 +73,7 @@ const toDelivery = (r: DeliveryRow): WebhookDelivery => ({
   accountId: r.account_id,
   eventId: r.event_id,
   event: r.event,
-  body: r.body,
+  bodySealed: r.body_sealed,
   status: r.status,
   attemptCount: r.attempt_count,
   lastStatusCode: r.last_status_code,
@@ -111,16 +121,19 @@ export function webhookDeliveriesStore(db: Db) {
   return {
     /**
      * Creates the delivery of one event to one webhook, or returns the one that exists for (webhook, event id).
-     * The body carries the delivery id, so the id is drawn first and `body(id)` builds the string stored.
-     * Without an event id (a `webhook.test` delivery) every call creates a new delivery.
+     * The body carries the delivery id, so the id is drawn first and `body(id)` builds the string stored (sealed,
+     * bound to the id). Without an event id (a `webhook.test` delivery) every call creates a new delivery.
      */
-    async createOnce(input: {
-      webhookId: string;
-      accountId: string;
-      eventId: number | null;
-      event: string;
-      body: (deliveryId: number) => string;
-    }): Promise<{ delivery: WebhookDelivery; created: boolean }> {
+    async createOnce(
+      input: {
+        webhookId: string;
+        accountId: string;
+        eventId: number | null;
+        event: string;
+        body: (deliveryId: number) => string;
+      },
+      secrets: SecretBox,
+    ): Promise<{ delivery: WebhookDelivery; created: boolean }> {
       const { rows } = await db.raw<{ rows: { id: number }[] }>(
         `SELECT nextval(pg_get_serial_sequence('webhook_deliveries', 'id')) AS id`,
       );
@@ -131,7 +144,7 @@ export function webhookDeliveriesStore(db: Db) {
         account_id: input.accountId,
         event_id: input.eventId,
         event: input.event,
-        body: input.body(id),
+        body_sealed: secrets.seal(input.body(id), deliveryBodyContext(id)),
       });
       const [row] =
         input.eventId === null
@@ -264,7 +277,7 @@ export function webhookDeliveriesStore(db: Db) {
         byDelivery.set(a.delivery_id, list);
       }
       const items = rows.map((r) => {
-        const { body: _body, ...delivery } = toDelivery(r);
+        const { bodySealed: _body, ...delivery } = toDelivery(r);
         return { ...delivery, attempts: byDelivery.get(r.id) ?? [] };
       });
       return { items, total: Number(count[0]?.count ?? 0) };

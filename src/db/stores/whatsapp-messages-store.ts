@@ -1,4 +1,6 @@
+import type { SecretBox } from '../../auth/secret-box.ts';
 import type { Db } from '../knex.ts';
+import { messagePayloadContext } from '../sealed-columns.ts';
 
 /**
  * Outbound WhatsApp messages (the console outbox too), inbound replies (the replay dedupe), and the delivery
@@ -12,6 +14,10 @@ import type { Db } from '../knex.ts';
  * the message whatever happened after; `accepted` with the provider's id once recorded (recordOutbound); `pending`
  * or `failed` when the provider refused (recordSendFailure). An outbound message id is not unique: a provider that
  * repeats one still gets both messages recorded (migration 010).
+ *
+ * Payloads are kept sealed (migration 032): an approval request's buttons carry the approver's link token, a signed
+ * copy the file's permanent URL, a button reply `approve:<token>`. They are bound to the message's idempotency key
+ * (outbound) or message id (inbound), which are known before the upsert that writes them.
  */
 export const OUTBOUND_STATUSES = [
   'sending',
@@ -43,12 +49,18 @@ export interface WhatsAppMessage {
   approverId: string | null;
   phone: string;
   kind: string;
-  payload: unknown;
+  /** `openPayload` reads it. */
+  payloadSealed: string;
   status: OutboundStatus | null;
   statusAt: Date | null;
   statusError: DeliveryError | null;
   idempotencyKey: string | null;
   createdAt: Date;
+}
+
+/** The message's payload, opened. */
+export function openPayload(message: WhatsAppMessage, secrets: SecretBox): unknown {
+  return JSON.parse(secrets.open(message.payloadSealed, messagePayloadContext(message))) as unknown;
 }
 
 export interface StatusUpdate {
@@ -112,7 +124,7 @@ interface MessageRow {
   approver_id: string | null;
   phone: string;
   kind: string;
-  payload: unknown;
+  payload_sealed: string;
   status: OutboundStatus | null;
   status_at: Date | null;
   status_error: DeliveryError | null;
@@ -138,7 +150,7 @@ const toMessage = (r: MessageRow): WhatsAppMessage => ({
   approverId: r.approver_id,
   phone: r.phone,
   kind: r.kind,
-  payload: r.payload,
+  payloadSealed: r.payload_sealed,
   status: r.status,
   statusAt: r.status_at,
   statusError: r.status_error,
@@ -162,6 +174,12 @@ const rank = (column: string) =>
 
 // pg turns JS arrays into PostgreSQL arrays, so jsonb values are always passed as JSON text.
 const json = (v: unknown) => JSON.stringify(v ?? null);
+
+const sealOutbound = (secrets: SecretBox, input: OutboundInput) =>
+  secrets.seal(
+    json(input.payload),
+    messagePayloadContext({ direction: 'out', idempotencyKey: input.idempotencyKey, wamid: null }),
+  );
 
 function statusErrorOf(update: StatusUpdate): DeliveryError | null {
   const first = update.errors[0];
@@ -213,14 +231,17 @@ export function whatsAppMessagesStore(db: Db) {
      * concurrent attempt sent it): send nothing, that row is returned. A row without an id (a refusal, or an
      * attempt whose answer is unknown) is claimed again and keeps its last error as evidence.
      */
-    async claimOutbound(input: OutboundInput): Promise<{ message: WhatsAppMessage; claimed: boolean }> {
+    async claimOutbound(
+      input: OutboundInput,
+      secrets: SecretBox,
+    ): Promise<{ message: WhatsAppMessage; claimed: boolean }> {
       const result = await db.raw<{ rows: MessageRow[] }>(
         `INSERT INTO whatsapp_messages
-           (wamid, direction, account_id, document_id, approver_id, phone, kind, payload, status, status_at,
-            idempotency_key)
-         VALUES (NULL, 'out', ?, ?, ?, ?, ?, ?::jsonb, 'sending', now(), ?)
+           (wamid, direction, account_id, document_id, approver_id, phone, kind, payload_sealed, status,
+            status_at, idempotency_key)
+         VALUES (NULL, 'out', ?, ?, ?, ?, ?, ?, 'sending', now(), ?)
          ON CONFLICT (idempotency_key) DO UPDATE
-           SET payload = EXCLUDED.payload, status = 'sending', status_at = now()
+           SET payload_sealed = EXCLUDED.payload_sealed, status = 'sending', status_at = now()
            WHERE whatsapp_messages.wamid IS NULL
          RETURNING *`,
         [
@@ -229,7 +250,7 @@ export function whatsAppMessagesStore(db: Db) {
           input.approverId ?? null,
           input.phone,
           input.kind,
-          json(input.payload),
+          sealOutbound(secrets, input),
           input.idempotencyKey,
         ],
       );
@@ -254,14 +275,18 @@ export function whatsAppMessagesStore(db: Db) {
      * before the send (or left by a failed attempt: no id yet) takes this id. The id may already be on another
      * outbound message (a provider that repeats ids): both are kept.
      */
-    async recordOutbound(input: OutboundInput & { wamid: string }): Promise<WhatsAppMessage> {
+    async recordOutbound(
+      input: OutboundInput & { wamid: string },
+      secrets: SecretBox,
+    ): Promise<WhatsAppMessage> {
       const written = await db.raw<{ rows: MessageRow[] }>(
         `INSERT INTO whatsapp_messages
-           (wamid, direction, account_id, document_id, approver_id, phone, kind, payload, status, status_at,
-            idempotency_key)
-         VALUES (?, 'out', ?, ?, ?, ?, ?, ?::jsonb, 'accepted', now(), ?)
+           (wamid, direction, account_id, document_id, approver_id, phone, kind, payload_sealed, status,
+            status_at, idempotency_key)
+         VALUES (?, 'out', ?, ?, ?, ?, ?, ?, 'accepted', now(), ?)
          ON CONFLICT (idempotency_key) DO UPDATE
-           SET wamid = EXCLUDED.wamid, payload = EXCLUDED.payload, status = 'accepted', status_at = now(),
+           SET wamid = EXCLUDED.wamid, payload_sealed = EXCLUDED.payload_sealed, status = 'accepted',
+               status_at = now(),
                status_error = NULL
            WHERE whatsapp_messages.wamid IS NULL
          RETURNING *`,
@@ -272,7 +297,7 @@ export function whatsAppMessagesStore(db: Db) {
           input.approverId ?? null,
           input.phone,
           input.kind,
-          json(input.payload),
+          sealOutbound(secrets, input),
           input.idempotencyKey,
         ],
       );
@@ -288,13 +313,16 @@ export function whatsAppMessagesStore(db: Db) {
      * Records a send the provider refused, before the caller decides to retry: `pending` while a retry may
      * still succeed, `failed` when it cannot. Never overwrites a message that already has an id.
      */
-    async recordSendFailure(input: OutboundInput & { error: DeliveryError }): Promise<WhatsAppMessage> {
+    async recordSendFailure(
+      input: OutboundInput & { error: DeliveryError },
+      secrets: SecretBox,
+    ): Promise<WhatsAppMessage> {
       const status: OutboundStatus = input.error.retryable ? 'pending' : 'failed';
       await db.raw(
         `INSERT INTO whatsapp_messages
-           (wamid, direction, account_id, document_id, approver_id, phone, kind, payload, status, status_at,
-            status_error, idempotency_key)
-         VALUES (NULL, 'out', ?, ?, ?, ?, ?, ?::jsonb, ?, now(), ?::jsonb, ?)
+           (wamid, direction, account_id, document_id, approver_id, phone, kind, payload_sealed, status,
+            status_at, status_error, idempotency_key)
+         VALUES (NULL, 'out', ?, ?, ?, ?, ?, ?, ?, now(), ?::jsonb, ?)
          ON CONFLICT (idempotency_key) DO UPDATE
            SET status = EXCLUDED.status, status_at = now(), status_error = EXCLUDED.status_error
            WHERE whatsapp_messages.wamid IS NULL`,
@@ -304,7 +332,7 @@ export function whatsAppMessagesStore(db: Db) {
           input.approverId ?? null,
           input.phone,
           input.kind,
-          json(input.payload),
+          sealOutbound(secrets, input),
           status,
           json(input.error),
           input.idempotencyKey,
@@ -362,18 +390,22 @@ export function whatsAppMessagesStore(db: Db) {
      * dedupe: Meta re-delivers a notification until it gets a 200, so the same id can come back, and only a
      * message handled to the end is a replay. The first delivery's row (phone, payload, ids) is kept.
      */
-    async recordInbound(input: {
-      wamid: string;
-      phone: string;
-      kind: string;
-      payload: unknown;
-      accountId?: string | null;
-      documentId?: string | null;
-      approverId?: string | null;
-    }): Promise<boolean> {
+    async recordInbound(
+      input: {
+        wamid: string;
+        phone: string;
+        kind: string;
+        payload: unknown;
+        accountId?: string | null;
+        documentId?: string | null;
+        approverId?: string | null;
+      },
+      secrets: SecretBox,
+    ): Promise<boolean> {
       const result = await db.raw<{ rows: { id: number }[] }>(
-        `INSERT INTO whatsapp_messages (wamid, direction, account_id, document_id, approver_id, phone, kind, payload)
-         VALUES (?, 'in', ?, ?, ?, ?, ?, ?::jsonb)
+        `INSERT INTO whatsapp_messages
+           (wamid, direction, account_id, document_id, approver_id, phone, kind, payload_sealed)
+         VALUES (?, 'in', ?, ?, ?, ?, ?, ?)
          ON CONFLICT (wamid) WHERE direction = 'in'
            DO UPDATE SET wamid = EXCLUDED.wamid WHERE whatsapp_messages.handled_at IS NULL
          RETURNING id`,
@@ -384,7 +416,10 @@ export function whatsAppMessagesStore(db: Db) {
           input.approverId ?? null,
           input.phone,
           input.kind,
-          json(input.payload),
+          secrets.seal(
+            json(input.payload),
+            messagePayloadContext({ direction: 'in', idempotencyKey: null, wamid: input.wamid }),
+          ),
         ],
       );
       return result.rows.length > 0;

@@ -1,3 +1,4 @@
+import type { SecretBox } from '../../auth/secret-box.ts';
 import { Context } from '@temporalio/activity';
 import { createApprovalClient } from '../../approval/client.ts';
 import type { Config } from '../../config.ts';
@@ -16,6 +17,8 @@ export interface BulkSendActivityDeps {
   config: Pick<Config, 'bulkSends' | 'whatsapp' | 'temporal' | 'autoReminders' | 'approvalAnswerTimeoutMs'>;
   /** Hands committed events to webhook delivery (the worker's dispatcher). */
   webhookDispatcher?: WebhookDispatcher;
+  /** Seals the approvers' link tokens a row's send issues. */
+  secrets: SecretBox;
 }
 
 /** The sending number WhatsApp's limits belong to. */
@@ -46,6 +49,7 @@ export function createBulkSendActivities(deps: BulkSendActivityDeps): BulkSendAc
           logger: deps.logger,
           ...(deps.webhookDispatcher && { webhooks: deps.webhookDispatcher }),
           approvals,
+          secrets: deps.secrets,
           settings: config.bulkSends,
           sender: senderOf(config),
           heartbeat: (details) => Context.current().heartbeat(details),

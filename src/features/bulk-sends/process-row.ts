@@ -1,3 +1,4 @@
+import type { SecretBox } from '../../auth/secret-box.ts';
 import type { ApprovalClient } from '../../approval/client.ts';
 import { commitSend } from '../../approval/send-document.ts';
 import type { Knex } from '../../db/knex.ts';
@@ -15,6 +16,8 @@ export interface RowDeps {
   webhooks?: WebhookDispatcher;
   /** The door into the approval workflows (the worker's own Temporal client). */
   approvals: () => ApprovalClient;
+  /** Seals the approvers' link tokens a send issues. */
+  secrets: SecretBox;
 }
 
 export type RowOutcome = 'sent' | 'failed' | 'cancelled' | 'done';
@@ -102,7 +105,12 @@ async function sendDocument(deps: RowDeps, bulk: BulkSend, number: number): Prom
     }
     const document = await documentsStore(trx).findByIdUnscoped(row.documentId);
     if (document?.status === 'draft')
-      await commitSend({ approvals: deps.approvals() }, trx, bulk.accountId, document.id);
+      await commitSend(
+        { approvals: deps.approvals(), secrets: deps.secrets },
+        trx,
+        bulk.accountId,
+        document.id,
+      );
     else if (!document?.workflowId) {
       // Deleted or never sent by anyone: nothing of this row went out.
       await rows.setRow(bulk.id, number, {

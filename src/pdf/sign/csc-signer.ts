@@ -12,7 +12,8 @@ import { type Signer, SignerConfigError, certificateKeyType, orderChain } from '
  * comes from credentials/info.
  *
  * Authentication: a bearer token (SIGNING_CSC_TOKEN), or the service's OAuth 2.0 client-credentials grant
- * (`{oauth2}/oauth2/token`, `oauth2` from /info, SIGNING_CSC_CLIENT_ID and SIGNING_CSC_CLIENT_SECRET). The
+ * (SIGNING_CSC_CLIENT_ID and SIGNING_CSC_CLIENT_SECRET) at SIGNING_CSC_OAUTH_TOKEN_URL, or else at
+ * `{oauth2}/oauth2/token` with `oauth2` from /info (see `tokenUrl`). The
  * credential's authMode must be `implicit`, or `explicit` with a PIN (SIGNING_CSC_PIN); an OTP or `oauth2code`
  * needs a person at signing time and is refused at load.
  *
@@ -25,6 +26,8 @@ export interface CscSignerOptions {
   token?: string;
   clientId?: string;
   clientSecret?: string;
+  /** SIGNING_CSC_OAUTH_TOKEN_URL: the OAuth 2.0 token endpoint, used as given instead of the one /info names. */
+  oauthTokenUrl?: string;
   /** SIGNING_CSC_CREDENTIAL_ID; unset: the account's only credential (credentials/list). */
   credentialId?: string;
   pin?: string;
@@ -74,6 +77,30 @@ const SignHashResponse = z.looseObject({ signatures: z.array(z.string()).min(1) 
 const SHA256_WITH_RSA = '1.2.840.113549.1.1.11';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Where the client secret is posted: SIGNING_CSC_OAUTH_TOKEN_URL as configured; otherwise `{oauth2}/oauth2/token`
+ * with the `oauth2` /info names, but only when that is https on the service's own origin, so that an answer of the
+ * service (or of whoever stands in for it) cannot send the secret to another host or over plain http; without
+ * `oauth2`, the service's origin.
+ */
+export function tokenUrl(base: string, oauth2: string | undefined, configured: string | undefined): string {
+  if (configured !== undefined) return configured;
+  const origin = new URL(base).origin;
+  if (oauth2 === undefined) return `${origin}/oauth2/token`;
+  let named: URL | undefined;
+  try {
+    named = new URL(oauth2);
+  } catch {
+    named = undefined;
+  }
+  if (named?.protocol !== 'https:' || named.origin !== origin) {
+    throw new SignerConfigError(
+      `CSC signing service: /info names ${JSON.stringify(named?.origin ?? oauth2.slice(0, 100))} for OAuth 2.0, which is not https on the service's origin ${origin}; the client secret is not sent there. Set SIGNING_CSC_OAUTH_TOKEN_URL to the token endpoint to use another.`,
+    );
+  }
+  return `${oauth2.replace(/\/+$/, '')}/oauth2/token`;
+}
 
 export async function createCscSigner(opts: CscSignerOptions): Promise<Signer> {
   const base = opts.baseUrl.replace(/\/+$/, '');
@@ -161,14 +188,14 @@ export async function createCscSigner(opts: CscSignerOptions): Promise<Signer> {
         'SIGNER=csc needs SIGNING_CSC_TOKEN, or SIGNING_CSC_CLIENT_ID and SIGNING_CSC_CLIENT_SECRET.',
       );
     }
-    const oauthBase = (info.oauth2 ?? new URL(base).origin).replace(/\/+$/, '');
+    const url = tokenUrl(base, info.oauth2, opts.oauthTokenUrl);
     const form = new URLSearchParams({
       grant_type: 'client_credentials',
       client_id: opts.clientId,
       client_secret: opts.clientSecret,
     }).toString();
     const token = await call('oauth2/token', TokenResponse, () =>
-      post(`${oauthBase}/oauth2/token`, form, 'application/x-www-form-urlencoded'),
+      post(url, form, 'application/x-www-form-urlencoded'),
     );
     accessToken = {
       value: token.access_token,

@@ -5,12 +5,16 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEV_SERVER_DYNAMIC_CONFIG } from '../../src/runtime/temporal-dev-server.ts';
+import { SEARCH_ATTRIBUTE_KEYS } from '../../src/temporal/search-attributes.ts';
+import { TEMPORAL_SERVER_VERSION } from '../helpers/production-temporal.ts';
 
 /**
  * The compose file as Docker Compose itself reads it (`docker compose config`, the binary .ci/run installs as
  * COMPOSE_BIN; there is no container engine here to run it): with a filled-in `.env` it resolves, publishes nothing
  * of Temporal, keeps the unauthenticated UI behind a profile on loopback, restarts every service, and hands the
- * secrets of `.env` to the API and the worker; without one it refuses, naming the missing password.
+ * secrets of `.env` to the API and the worker; without one it refuses, naming the missing password. Temporal is
+ * the server image of the tests' version with admin-tools jobs around it, and the worker has a health check of its
+ * own. Not a unit test: it needs the Docker Compose binary.
  */
 
 const run = promisify(execFile);
@@ -35,6 +39,9 @@ interface Port {
   host_ip?: string;
 }
 interface Service {
+  image?: string;
+  entrypoint?: string[];
+  depends_on?: Record<string, { condition: string }>;
   restart?: string;
   volumes?: { type: string; source: string; target: string; read_only?: boolean }[];
   profiles?: string[];
@@ -107,14 +114,19 @@ describe('docker-compose.yml', () => {
       'api',
       'postgres',
       'temporal',
+      'temporal-namespace',
       'temporal-postgres',
+      'temporal-schema',
       'worker',
     ]);
     expect(services.temporal!.ports ?? []).toEqual([]);
+    const jobs = ['temporal-schema', 'temporal-namespace'];
     for (const [name, service] of Object.entries(services)) {
       for (const port of service.ports ?? [])
         expect({ name, host_ip: port.host_ip }).toEqual({ name, host_ip: '127.0.0.1' });
-      expect({ name, restart: service.restart }).toEqual({ name, restart: 'unless-stopped' });
+      // The jobs run once per `up` and exit; every service stays up.
+      const restart = jobs.includes(name) ? 'no' : 'unless-stopped';
+      expect({ name, restart: service.restart }).toEqual({ name, restart });
     }
     expect(services.api!.ports).toEqual([
       expect.objectContaining({ target: 3000, published: '3000', host_ip: '127.0.0.1' }),
@@ -145,6 +157,80 @@ describe('docker-compose.yml', () => {
     const file = await readFile(path.join(ROOT, 'deploy/temporal/dynamic-config.yaml'), 'utf8');
     for (const [key, value] of Object.entries(DEV_SERVER_DYNAMIC_CONFIG))
       expect(file).toMatch(new RegExp(`^${key.replace(/\./g, '\\.')}:\n  - value: ${value}$`, 'm'));
+  }, 60_000);
+
+  it('runs the Temporal server image of the tests’ version, after its schema job and before its namespace job', async () => {
+    const values = await writeEnv();
+    const services = (JSON.parse((await config()).stdout) as Project).services;
+    const adminTools = new RegExp(
+      `^temporalio/admin-tools:${TEMPORAL_SERVER_VERSION.replace(/\./g, '\\.')}-`,
+    );
+    const after = (name: string) =>
+      Object.fromEntries(Object.entries(services[name]!.depends_on ?? {}).map(([k, v]) => [k, v.condition]));
+
+    const schema = services['temporal-schema']!;
+    expect(schema.image).toMatch(adminTools);
+    expect(after('temporal-schema')).toEqual({ 'temporal-postgres': 'service_healthy' });
+    expect(schema.entrypoint).toEqual(['sh', '/etc/wathiq/setup-schema.sh']);
+    expect(schema.volumes).toContainEqual(
+      expect.objectContaining({
+        source: path.join(dir, 'deploy/temporal/setup-schema.sh'),
+        target: '/etc/wathiq/setup-schema.sh',
+        read_only: true,
+      }),
+    );
+    expect(schema.environment).toMatchObject({
+      SQL_HOST: 'temporal-postgres',
+      SQL_USER: 'temporal',
+      SQL_PASSWORD: values.TEMPORAL_POSTGRES_PASSWORD,
+    });
+
+    const temporal = services.temporal!;
+    expect(temporal.image).toBe(`temporalio/server:${TEMPORAL_SERVER_VERSION}`);
+    expect(after('temporal')).toEqual({ 'temporal-schema': 'service_completed_successfully' });
+    expect(temporal.environment).toMatchObject({
+      DB: 'postgres12',
+      POSTGRES_SEEDS: 'temporal-postgres',
+      POSTGRES_PWD: values.TEMPORAL_POSTGRES_PASSWORD,
+    });
+    expect(Number(temporal.environment!.NUM_HISTORY_SHARDS)).toBeGreaterThanOrEqual(4);
+    expect(temporal.healthcheck!.test!.join(' ')).toMatch(/temporal operator cluster health/);
+
+    const namespace = services['temporal-namespace']!;
+    expect(namespace.image).toMatch(adminTools);
+    expect(after('temporal-namespace')).toEqual({ temporal: 'service_healthy' });
+    expect(namespace.entrypoint).toEqual(['sh', '/etc/wathiq/setup-namespace.sh']);
+    expect(namespace.environment).toMatchObject({
+      TEMPORAL_ADDRESS: 'temporal:7233',
+      TEMPORAL_NAMESPACE: 'default',
+    });
+    // The script registers exactly the search attributes the workflows set.
+    const script = await readFile(path.join(ROOT, 'deploy/temporal/setup-namespace.sh'), 'utf8');
+    const listed = /^search_attributes="([^"]*)"$/m.exec(script)?.[1]?.split(' ');
+    expect(listed?.sort()).toEqual(SEARCH_ATTRIBUTE_KEYS.map((k) => k.name).sort());
+
+    // The API and the worker start once the namespace exists.
+    expect(after('api')).toEqual({
+      postgres: 'service_healthy',
+      'temporal-namespace': 'service_completed_successfully',
+    });
+    expect(after('worker')).toMatchObject({
+      postgres: 'service_healthy',
+      'temporal-namespace': 'service_completed_successfully',
+    });
+  }, 60_000);
+
+  it('checks the worker’s health on its own endpoint', async () => {
+    await writeEnv();
+    const worker = (JSON.parse((await config()).stdout) as Project).services.worker!;
+    const port = worker.environment!.WORKER_HEALTH_PORT;
+    expect(port).toMatch(/^\d+$/);
+    expect(port).not.toBe(worker.environment!.METRICS_PORT);
+    expect(worker.healthcheck!.disable).toBeFalsy();
+    const check = worker.healthcheck!.test!;
+    expect(check.slice(0, 3)).toEqual(['CMD', 'node', '-e']);
+    expect(check[3]).toMatch(/process\.env\.WORKER_HEALTH_PORT \+ '\/health'/);
+    expect(check[3]).toMatch(/r\.ok \? 0 : 1/);
   }, 60_000);
 
   it('starts the Temporal UI only with its profile, and then on loopback', async () => {
