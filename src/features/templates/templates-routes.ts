@@ -31,6 +31,7 @@ import {
   CreateTemplateShape,
   DocumentFromTemplateShape,
   ListTemplatesQuery,
+  RecipientInput,
   TemplateResource,
   UpdateTemplateSchema,
   UpdateTemplateShape,
@@ -76,6 +77,8 @@ export function createTemplatesRouter(deps: TemplatesRouterDeps, openapi: OpenAp
   const router = new Router<AppState>();
   const { db } = deps;
   const form = createFormReceiver(deps);
+  // DocumentFromTemplateShape's recipients name it by $ref: the service checks each one against the roles.
+  openapi.include(RecipientInput, 'input');
 
   const readForm = async (ctx: AppContext, templateId: string, fileRequired: boolean) => {
     const received = await form.receive(
