@@ -170,6 +170,14 @@ export class OpenApiRegistry {
     return json;
   }
 
+  /**
+   * Puts a named schema (`.meta({ id })`) among the components though no operation holds it: for a description
+   * that names it by `$ref` only (a record whose entries the service checks one by one).
+   */
+  include(type: z.ZodType, io: 'input' | 'output'): void {
+    this.schema(type, io);
+  }
+
   private addComponent(name: string, schema: JsonSchema): void {
     const text = JSON.stringify(schema);
     const known = this.componentSources.get(name);
