@@ -49,6 +49,10 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   Approvals: 'Send a draft for approval, follow its status, remind an approver, or void it.',
   Webhooks: 'Signed event deliveries to your URLs, their delivery log, and redelivery.',
   Account: "The account's settings.",
+  Templates:
+    'A PDF with its settings and roles instead of people, versioned; documents made from it for the people given.',
+  'Bulk sends':
+    'A template sent to a list of people (JSON rows or a CSV file), one document per row, exactly once, paced to WhatsApp.',
 };
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
