@@ -40,6 +40,23 @@ export interface ApiOperation {
   errors?: number[];
 }
 
+export interface WebhookHeader {
+  description: string;
+  schema: JsonSchema;
+}
+
+/** One event Wathiq POSTs to its subscribers: the top-level `webhooks` of the document. */
+export interface WebhookSpec {
+  event: string;
+  operationId: string;
+  summary: string;
+  description: string;
+  /** The JSON body of the delivery. */
+  body: z.ZodType;
+  /** Headers every delivery of the event carries. */
+  headers: Record<string, WebhookHeader>;
+}
+
 /** What each tag's operations are about, for the rendered reference's section headings. */
 const TAG_DESCRIPTIONS: Record<string, string> = {
   Service: 'Health and this document: public, no key needed.',
@@ -131,6 +148,7 @@ export class OpenApiRegistry {
   private readonly operations: ApiOperation[] = [];
   private readonly components: Record<string, JsonSchema> = {};
   private readonly componentSources = new Map<string, string>();
+  private readonly webhooks: WebhookSpec[] = [];
 
   add(operation: ApiOperation): void {
     const clash = this.operations.find((o) => o.path === operation.path && o.method === operation.method);
@@ -139,6 +157,12 @@ export class OpenApiRegistry {
     if (this.operations.some((o) => o.operationId === operation.operationId))
       throw new Error(`OpenAPI: operationId ${operation.operationId} registered twice`);
     this.operations.push(operation);
+  }
+
+  addWebhook(webhook: WebhookSpec): void {
+    if (this.webhooks.some((w) => w.event === webhook.event))
+      throw new Error(`OpenAPI: webhook ${webhook.event} registered twice`);
+    this.webhooks.push(webhook);
   }
 
   list(): readonly ApiOperation[] {
@@ -255,10 +279,42 @@ export class OpenApiRegistry {
     };
   }
 
+  /** A delivery as the receiver sees it: what a receiver answers decides retries (docs/webhooks.md). */
+  private webhookObject(webhook: WebhookSpec): JsonSchema {
+    return {
+      post: {
+        operationId: webhook.operationId,
+        summary: webhook.summary,
+        description: webhook.description,
+        tags: ['Webhooks'],
+        security: [],
+        parameters: Object.entries(webhook.headers).map(([name, header]) => ({
+          name,
+          in: 'header',
+          required: true,
+          ...header,
+        })),
+        requestBody: {
+          required: true,
+          content: { 'application/json': { schema: this.schema(webhook.body, 'output') } },
+        },
+        responses: {
+          '2XX': { description: 'Received: the delivery succeeded and is not sent again' },
+          '410': { description: 'Gone: Wathiq disables the webhook and stops delivering to it' },
+          default: {
+            description:
+              'Any other answer, a redirect, or none within the time-out: the delivery is retried on its schedule',
+          },
+        },
+      },
+    };
+  }
+
   /** The whole OpenAPI 3.1 document. */
   document(options: { serverUrl: string; version: string }): JsonSchema {
     const paths: Record<string, Record<string, JsonSchema>> = {};
     for (const op of this.operations) (paths[op.path] ??= {})[op.method] = this.operationObject(op);
+    const webhooks = Object.fromEntries(this.webhooks.map((w) => [w.event, this.webhookObject(w)]));
     const errorEnvelope = this.schema(ErrorEnvelope, 'output');
     const errorResponses: Record<string, JsonSchema> = {};
     for (const [status, description] of Object.entries(ERROR_DESCRIPTIONS)) {
@@ -287,6 +343,7 @@ export class OpenApiRegistry {
         ...(TAG_DESCRIPTIONS[name] ? { description: TAG_DESCRIPTIONS[name] } : {}),
       })),
       paths,
+      ...(this.webhooks.length ? { webhooks } : {}),
       components: {
         schemas: Object.fromEntries(Object.entries(this.components).sort(([a], [b]) => a.localeCompare(b))),
         responses: errorResponses,
