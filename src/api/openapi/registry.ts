@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ApiScope } from '../../auth/api-key-format.ts';
 import { ErrorEnvelope } from '../schemas/envelopes.ts';
+import { RESPONSE_LINKS, type ApiLink } from './links.ts';
 
 type JsonSchema = Record<string, unknown>;
 type ParamsSchema = z.ZodObject<Record<string, z.ZodType>>;
@@ -225,12 +226,27 @@ export class OpenApiRegistry {
     return out;
   }
 
+  /** A link must name a registered operation and only path parameters it takes: a renamed route fails here. */
+  private checkLinks(source: ApiOperation, links: Record<string, ApiLink>): void {
+    for (const [name, link] of Object.entries(links)) {
+      const target = this.operations.find((o) => o.operationId === link.operationId);
+      const params = Object.keys(target?.pathParams?.shape ?? {});
+      const unknown = Object.keys(link.parameters).filter((p) => !params.includes(p));
+      if (!target || unknown.length)
+        throw new Error(
+          `OpenAPI: link ${name} of ${source.operationId} names ${target ? `no parameter ${unknown.join(', ')} of` : 'no operation'} ${link.operationId}`,
+        );
+    }
+  }
+
   private operationObject(op: ApiOperation): JsonSchema {
     const responses: Record<string, JsonSchema> = {};
     for (const [status, spec] of Object.entries(op.responses)) {
       const content: Record<string, JsonSchema> = {};
       if (spec.schema) content['application/json'] = { schema: this.schema(spec.schema, 'output') };
       for (const [media, schema] of Object.entries(spec.content ?? {})) content[media] = { schema };
+      const links = RESPONSE_LINKS[op.operationId]?.[Number(status)];
+      if (links) this.checkLinks(op, links);
       responses[status] = {
         description: spec.description,
         headers: {
@@ -239,6 +255,7 @@ export class OpenApiRegistry {
           ...(spec.headers ?? {}),
         },
         ...(Object.keys(content).length ? { content } : {}),
+        ...(links ? { links } : {}),
       };
     }
     const errors = new Set([...implicitErrors(op), ...(op.errors ?? [])]);
