@@ -38,6 +38,11 @@ describe('links in the OpenAPI document', () => {
     expect(linkedFrom(doc, 'createDocument', '201').sort()).toEqual(
       under(/^\/documents\/\{(id|documentId)\}/),
     );
+    expect(linkedFrom(doc, 'createDocumentFromTemplate', '201').sort()).toEqual(
+      under(/^\/documents\/\{(id|documentId)\}/),
+    );
+    expect(linkedFrom(doc, 'createTemplate', '201').sort()).toEqual(under(/^\/templates\/\{id\}/));
+    expect(linkedFrom(doc, 'createBulkSend', '201').sort()).toEqual(under(/^\/bulk-sends\/\{id\}/));
     expect(linkedFrom(doc, 'addApprover', '201').sort()).toEqual(under(/^\/approvers\/\{id\}/));
     expect(linkedFrom(doc, 'createWebhook', '201').sort()).toEqual(under(/^\/webhooks\/\{id\}/));
     expect(linkedFrom(doc, 'listWebhookDeliveries', '200')).toEqual(under(/^\/webhooks\/deliveries\/\{id\}/));

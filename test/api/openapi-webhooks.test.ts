@@ -12,6 +12,8 @@ import {
 } from '../../src/db/stores/document-events-store.ts';
 import { documentsStore, type Document } from '../../src/db/stores/documents-store.ts';
 import { serializeApprover } from '../../src/documents/serialize.ts';
+import { EMPTY_COUNTS } from '../../src/features/bulk-sends/bulk-send-store.ts';
+import { serializeBulkSend } from '../../src/features/bulk-sends/serialize.ts';
 import { documentEvents } from '../../src/features/events/document-events.ts';
 import { createLogger } from '../../src/logger.ts';
 import { SUBSCRIBABLE_EVENTS, TEST_EVENT, type WebhookEvent } from '../../src/webhooks/events.ts';
@@ -154,7 +156,33 @@ describe('the webhooks section of the OpenAPI document', () => {
     ]);
     const bodies = new Map<string, string>();
     let deliveryId = 1;
-    for (const event of SUBSCRIBABLE_EVENTS) {
+    const bulkSendEvents = new Set<string>(['bulk_send.completed', 'bulk_send.cancelled']);
+    for (const event of SUBSCRIBABLE_EVENTS.filter((e) => bulkSendEvents.has(e))) {
+      // An account's event, recorded as src/features/bulk-sends/bulk-send-events.ts records it.
+      const at = new Date();
+      const bulk = {
+        id: randomUUID(),
+        accountId: account.id,
+        templateId: randomUUID(),
+        templateVersion: 2,
+        status: event === 'bulk_send.completed' ? ('completed' as const) : ('cancelled' as const),
+        rowsTotal: 3,
+        resumesAt: null,
+        workflowId: 'bulk-send',
+        cancelledAt: event === 'bulk_send.cancelled' ? at : null,
+        completedAt: event === 'bulk_send.completed' ? at : null,
+        createdAt: at,
+        updatedAt: at,
+      };
+      const recorded = await documentEventsStore(tdb.db).recordAccountEvent({
+        accountId: account.id,
+        event,
+        data: { bulk_send: serializeBulkSend(bulk, { ...EMPTY_COUNTS, rows: 3, sent: 3 }) },
+        dedupeKey: `${event}:${bulk.id}`,
+      });
+      bodies.set(event, bodyOf(recorded, deliveryId++));
+    }
+    for (const event of SUBSCRIBABLE_EVENTS.filter((e) => !bulkSendEvents.has(e))) {
       const recorded = await record(event, {
         ...(aboutApprover.has(event) ? { approver } : {}),
         ...(event === 'document.approved' || event === 'document.download_rotated'
@@ -180,5 +208,6 @@ describe('the webhooks section of the OpenAPI document', () => {
     expect(failures('approver.completed', bodies.get('document.sent')!)).not.toEqual([]);
     expect(failures('approver.completed', bodies.get('approver.delegated')!)).not.toEqual([]);
     expect(failures('document.sent', bodies.get(TEST_EVENT)!)).not.toEqual([]);
+    expect(failures('document.sent', bodies.get('bulk_send.completed')!)).not.toEqual([]);
   });
 });

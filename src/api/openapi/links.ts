@@ -27,27 +27,47 @@ function linksTo(
 
 const CREATED_ID = '$response.body#/data/id';
 
+/** What a response holding a new document leads to. */
+function documentLinks(what: string): Record<string, ApiLink> {
+  return {
+    ...linksTo(
+      [
+        'getDocument',
+        'updateDocument',
+        'deleteDocument',
+        'sendDocument',
+        'voidDocument',
+        'getDocumentStatus',
+        'downloadDocument',
+        'rotateDocumentDownload',
+      ],
+      'id',
+      CREATED_ID,
+      what,
+    ),
+    ...linksTo(['listApprovers', 'addApprover'], 'documentId', CREATED_ID, what),
+  };
+}
+
 /** Operation id → status → its response's links. */
 export const RESPONSE_LINKS: Readonly<Record<string, Record<number, Record<string, ApiLink>>>> = {
-  createDocument: {
-    201: {
-      ...linksTo(
-        [
-          'getDocument',
-          'updateDocument',
-          'deleteDocument',
-          'sendDocument',
-          'voidDocument',
-          'getDocumentStatus',
-          'downloadDocument',
-          'rotateDocumentDownload',
-        ],
-        'id',
-        CREATED_ID,
-        'The created document',
-      ),
-      ...linksTo(['listApprovers', 'addApprover'], 'documentId', CREATED_ID, 'The created document'),
-    },
+  createDocument: { 201: documentLinks('The created document') },
+  createDocumentFromTemplate: { 201: documentLinks('The document made from the template') },
+  createTemplate: {
+    201: linksTo(
+      ['getTemplate', 'updateTemplate', 'archiveTemplate', 'createDocumentFromTemplate', 'createBulkSend'],
+      'id',
+      CREATED_ID,
+      'The created template',
+    ),
+  },
+  createBulkSend: {
+    201: linksTo(
+      ['getBulkSend', 'listBulkSendRows', 'cancelBulkSend'],
+      'id',
+      CREATED_ID,
+      'The created bulk send',
+    ),
   },
   addApprover: {
     201: linksTo(

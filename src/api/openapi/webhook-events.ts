@@ -6,6 +6,7 @@ import {
   TEST_EVENT,
   type WebhookEvent,
 } from '../../webhooks/events.ts';
+import { BulkSendResource } from '../../features/bulk-sends/schemas.ts';
 import { ApproverResource } from '../schemas/approvers.ts';
 import { DocumentResource } from '../schemas/documents.ts';
 import { Timestamp } from '../schemas/envelopes.ts';
@@ -54,6 +55,10 @@ const TestData = z
   })
   .meta({ id: 'WebhookTestData' });
 
+const BulkSendData = z
+  .strictObject({ bulk_send: BulkSendResource.meta({ description: 'The bulk send, as it closed' }) })
+  .meta({ id: 'WebhookBulkSendData' });
+
 /** Which `data` each event carries. */
 const DATA_OF: Record<WebhookEvent, z.ZodType> = {
   'document.created': DocumentData,
@@ -69,6 +74,8 @@ const DATA_OF: Record<WebhookEvent, z.ZodType> = {
   'document.voided': DocumentData,
   'document.expired': DocumentData,
   'document.finalization_failed': DocumentData,
+  'bulk_send.completed': BulkSendData,
+  'bulk_send.cancelled': BulkSendData,
   'webhook.test': TestData,
 };
 
@@ -78,7 +85,7 @@ function eventBody(event: WebhookEvent): z.ZodType {
       ? z.null().meta({ description: 'Always null: a test delivery is about no document' })
       : z.int().min(1).meta({
           description:
-            "The event's place among its document's events (1, 2, 3… without gaps); absent only from deliveries created before events were numbered",
+            "The event's place among its document's events (1, 2, 3… without gaps; 1 for a bulk send's closing event); absent only from deliveries created before events were numbered",
         });
   return z.strictObject({
     id: z.int().min(1).meta({ description: 'The delivery id, as in X-Wathiq-Delivery and webhook-id' }),
