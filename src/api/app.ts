@@ -17,6 +17,7 @@ import { requestId } from './middleware/request-id.ts';
 import { registerCoreOperations } from './openapi/core-operations.ts';
 import { createOpenApiRouter } from './openapi/openapi-routes.ts';
 import { OpenApiRegistry } from './openapi/registry.ts';
+import { createReferenceRouter } from './reference/reference-routes.ts';
 import { createApproversRouter } from './routes/approvers-routes.ts';
 import { createDocumentsRouter } from './routes/documents-routes.ts';
 import { createDownloadRouter } from './routes/download-routes.ts';
@@ -81,6 +82,7 @@ export function createApp(
   publicApi.use(createHealthRouter(deps).routes());
   publicApi.use(createWhatsAppWebhookRouter(deps).routes());
   publicApi.use(createOpenApiRouter(openapi, API_PREFIX).routes());
+  publicApi.use(createReferenceRouter(deps, API_PREFIX).routes());
 
   const api = new Router<AppState>({ prefix: API_PREFIX });
   api.use(authenticate({ ...deps, apiKeys: apiDeps.apiKeys ?? uncachedApiKeyLookup(deps.db) }));
