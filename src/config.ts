@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { apiLimitsSlice, type ApiLimitsConfig } from './config/api-limits.ts';
 import { approvalSlice, type ApprovalConfig } from './config/approval.ts';
+import { bulkSendsSlice, type BulkSendsConfig } from './config/bulk-sends.ts';
 import { databaseSlice, type DatabaseConfig } from './config/database.ts';
 import { encryptionSlice, type EncryptionConfig } from './config/encryption.ts';
 import { httpSlice, listenHost, type HttpConfig } from './config/http.ts';
@@ -22,6 +23,7 @@ import { webhooksSlice, type WebhooksConfig } from './config/webhooks.ts';
 import { whatsappSlice, type WhatsAppSliceConfig } from './config/whatsapp.ts';
 
 export type { ConfigRole } from './config/slice.ts';
+export type { BulkSendSettings } from './config/bulk-sends.ts';
 export type { TemporalTlsSettings } from './config/temporal.ts';
 export { devToolsAllowed, isLoopbackHost } from './config/http.ts';
 export { DEFAULT_METRICS_PORT } from './config/metrics.ts';
@@ -44,6 +46,7 @@ export const CONFIG_SLICES = [
   whatsappSlice,
   webhooksSlice,
   approvalSlice,
+  bulkSendsSlice,
   signInSlice,
   purgeSlice,
   encryptionSlice,
@@ -68,6 +71,7 @@ export interface Config
     WhatsAppSliceConfig,
     WebhooksConfig,
     ApprovalConfig,
+    BulkSendsConfig,
     SignInConfig,
     PurgeConfig,
     EncryptionConfig,

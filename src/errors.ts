@@ -67,6 +67,8 @@ export const ERROR_TYPES = {
   nothing_to_retry: 'conflict',
   ambiguous_reference: 'conflict',
   key_already_revoked: 'conflict',
+  template_archived: 'conflict',
+  bulk_send_closed: 'conflict',
   gone: 'gone',
   payload_too_large: 'payload_too_large',
   range_not_satisfiable: 'range_not_satisfiable',

@@ -9,6 +9,7 @@ import {
 import type { ArchiveRenewalInput, ArchiveRenewalResult } from '../features/approval/archive-renewal.ts';
 import type { ApprovalActivities as LegacyApprovalActivities } from '../features/approval/workflow/legacy/definitions.ts';
 import { createWebhookActivities, type WebhookActivityDeps } from '../webhooks/activities.ts';
+import { createBulkSendActivities, type BulkSendActivityDeps } from '../features/bulk-sends/activities.ts';
 
 export interface ActivityDeps extends ApprovalActivityDeps, WebhookActivityDeps {
   db: Knex;
@@ -18,6 +19,8 @@ export interface ActivityDeps extends ApprovalActivityDeps, WebhookActivityDeps 
   secrets: SecretBox;
   /** PAdES B-LTA archive renewal (the archive renewal schedule's activity); absent: nothing is renewed. */
   archiveRenewal?: (input: ArchiveRenewalInput) => Promise<ArchiveRenewalResult>;
+  /** What the bulk-send activities read of the configuration (limits, the sending number, the task queue). */
+  config?: BulkSendActivityDeps['config'];
 }
 
 /**
@@ -32,6 +35,14 @@ export function createActivities(deps: ActivityDeps) {
     ...legacy,
     ...approval,
     ...createWebhookActivities(deps),
+    ...(deps.config &&
+      createBulkSendActivities({
+        db: deps.db,
+        logger: deps.logger,
+        config: deps.config,
+        webhookDispatcher: deps.webhooks.dispatcher,
+        secrets: deps.secrets,
+      })),
     async renewArchiveTimestamps(input: ArchiveRenewalInput): Promise<ArchiveRenewalResult> {
       return deps.archiveRenewal ? deps.archiveRenewal(input) : { renewed: 0, failed: 0 };
     },

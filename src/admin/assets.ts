@@ -93,6 +93,11 @@ ul.plain { list-style: none; margin: 0; padding: 0; }
 .badge { display: inline-block; padding: .1rem .55rem; border-radius: 999px; font-size: .82rem; font-weight: 600; background: var(--bg); border: 1px solid var(--line); white-space: nowrap; }
 .badge-ok, .badge-approved { background: var(--ok-bg); color: var(--ok); border-color: #b7dfc2; }
 .badge-off, .badge-rejected, .badge-failed, .badge-expired, .badge-voided { background: var(--danger-bg); color: var(--danger); border-color: #f3b8b2; }
+.badge-completed, .badge-running { background: var(--ok-bg); color: var(--ok); border-color: #b7dfc2; }
+.badge-paused_for_quota, .badge-queued { background: var(--warn-bg); color: var(--warn); border-color: #f1d29b; }
+.badge-cancelled { background: var(--danger-bg); color: var(--danger); border-color: #f3b8b2; }
+#bulk-progress progress { width: 100%; max-width: 36rem; height: 1rem; display: block; margin-block: .5rem; }
+input[type="file"] { font: inherit; }
 .badge-pending, .badge-in_progress, .badge-retrying { background: var(--warn-bg); color: var(--warn); border-color: #f1d29b; }
 
 .status-counts { list-style: none; padding: 0; margin: 0; display: grid; grid-template-columns: repeat(auto-fill, minmax(9rem, 1fr)); gap: .75rem; }
@@ -152,6 +157,57 @@ const JS = `
   });
   var focusTarget = document.querySelector('[data-focus-on-load]');
   if (focusTarget) focusTarget.focus();
+
+  // Bulk send: "Check the file" shows the findings in place, so the chosen file stays for "Start sending".
+  var bulkForm = document.getElementById('bulk-send-form');
+  if (bulkForm) bulkForm.addEventListener('click', function (event) {
+    var button = event.target instanceof Element ? event.target.closest('[data-check]') : null;
+    if (!button || !bulkForm.checkValidity()) return;
+    event.preventDefault();
+    var data = new FormData(bulkForm);
+    data.set('intent', 'check');
+    button.disabled = true;
+    fetch(bulkForm.action, { method: 'POST', body: data, credentials: 'same-origin', headers: { 'x-requested-with': 'fetch' } })
+      .then(function (res) { return res.text(); })
+      .then(function (text) {
+        var fresh = new DOMParser().parseFromString(text, 'text/html').getElementById('check-results');
+        var current = document.getElementById('check-results');
+        if (fresh && current) current.replaceWith(document.importNode(fresh, true));
+        else bulkForm.submit();
+      })
+      .catch(function () { bulkForm.submit(); })
+      .finally(function () { button.disabled = false; });
+  });
+
+  // Bulk send progress: read the counts every two seconds while the bulk send is open.
+  var progress = document.querySelector('[data-progress-url]');
+  if (progress) {
+    var lang = document.documentElement.lang === 'ar' ? 'ar-u-nu-latn' : 'en-GB';
+    var number = function (n) { return Number(n).toLocaleString(lang); };
+    var open = ['queued', 'running', 'paused_for_quota'];
+    var poll = function () {
+      fetch(progress.getAttribute('data-progress-url'), { credentials: 'same-origin', headers: { accept: 'application/json' } })
+        .then(function (res) { return res.ok ? res.json() : null; })
+        .then(function (data) {
+          if (!data) return setTimeout(poll, 4000);
+          var c = data.counts;
+          var done = c.sent + c.failed + c.invalid + c.cancelled;
+          var bar = progress.querySelector('progress');
+          bar.max = c.rows; bar.value = done;
+          progress.querySelector('[data-progress-text]').textContent = progress.getAttribute('data-of-template')
+            .replace('{done}', number(done)).replace('{total}', number(c.rows));
+          progress.querySelectorAll('[data-count]').forEach(function (el) { el.textContent = number(c[el.getAttribute('data-count')]); });
+          var badge = progress.querySelector('[data-status]');
+          badge.textContent = progress.getAttribute('data-label-' + data.status.replace(/_/g, '-')) || data.status;
+          badge.className = 'badge badge-' + data.status;
+          progress.querySelector('[data-paused]').hidden = data.status !== 'paused_for_quota';
+          if (open.indexOf(data.status) !== -1) setTimeout(poll, 2000);
+          else document.querySelectorAll('form[action$="/cancel"]').forEach(function (f) { f.hidden = true; });
+        })
+        .catch(function () { setTimeout(poll, 4000); });
+    };
+    setTimeout(poll, 1000);
+  }
 })();
 `;
 

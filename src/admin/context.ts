@@ -6,6 +6,8 @@ import type { Locale, Translate } from './i18n.ts';
 
 /** What the dashboard needs from the service: the database, the configuration, a logger and the secret box. */
 export type AdminDeps = Pick<ApiDeps, 'db' | 'config' | 'logger' | 'secrets'> & {
+  /** Starts bulk sends (the templates pages); absent, those pages cannot start one. */
+  temporal?: ApiDeps['temporal'];
   /** The clock; tests may pin it. */
   now?: () => Date;
 };

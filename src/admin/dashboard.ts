@@ -12,6 +12,7 @@ import { DEFAULT_LOCALE, translator, type MessageKey } from './i18n.ts';
 import { chooseLocale } from './locale.ts';
 import { isAdminPath } from './paths.ts';
 import { renderPage } from './render.ts';
+import { mountBulkSendRoutes } from './routes/bulk-send-routes.ts';
 import { mountCodeRoutes } from './routes/code-routes.ts';
 import { mountKeyRoutes } from './routes/keys-routes.ts';
 import { mountLoginRoutes } from './routes/login-routes.ts';
@@ -81,6 +82,7 @@ export function createAdminDashboard(deps: AdminDeps): Middleware<AppState> {
   mountKeyRoutes(router, deps);
   mountOverviewRoutes(router, deps);
   mountSecurityRoutes(router, deps);
+  mountBulkSendRoutes(router, deps);
 
   const assets = new Router<AdminState>();
   assets.get('/admin/assets/:name', (ctx) => sendAsset(ctx, ctx.params.name ?? ''));

@@ -1,3 +1,4 @@
+import { BULK_SEND_STRINGS } from './i18n-bulk-send.ts';
 import { SECOND_FACTOR_STRINGS } from './i18n-second-factor.ts';
 
 /**
@@ -14,6 +15,7 @@ export const LANGUAGE_NAME: Record<Locale, string> = { en: 'English', ar: 'ال�
 
 const STRINGS = {
   ...SECOND_FACTOR_STRINGS,
+  ...BULK_SEND_STRINGS,
   appName: { en: 'Wathiq', ar: 'واثق' },
   dashboard: { en: 'Dashboard', ar: 'لوحة التحكم' },
   skipToContent: { en: 'Skip to main content', ar: 'انتقل إلى المحتوى الرئيسي' },

@@ -15,6 +15,12 @@ export const ADMIN_PATHS = {
   defaults: '/admin/api/defaults',
   revokeKey: (id: string) => `/admin/api/keys/${encodeURIComponent(id)}/revoke`,
   document: (id: string) => `/admin/documents/${encodeURIComponent(id)}`,
+  templates: '/admin/templates',
+  bulkSendNew: (templateId: string) => `/admin/templates/${encodeURIComponent(templateId)}/bulk-send`,
+  bulkSend: (id: string) => `/admin/bulk-sends/${encodeURIComponent(id)}`,
+  bulkSendProgress: (id: string) => `/admin/bulk-sends/${encodeURIComponent(id)}/progress`,
+  bulkSendResults: (id: string) => `/admin/bulk-sends/${encodeURIComponent(id)}/results.csv`,
+  bulkSendCancel: (id: string) => `/admin/bulk-sends/${encodeURIComponent(id)}/cancel`,
   asset: (name: string, version: string) => `/admin/assets/${name}?v=${version}`,
 } as const;
 

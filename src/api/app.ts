@@ -31,11 +31,16 @@ import { createVerifyPageRouter } from '../verify-page/verify-page-routes.ts';
 import { devToolsAllowed } from '../config.ts';
 import { createWebhooksRouter } from './routes/webhooks-routes.ts';
 import { createAccountRouter } from './routes/account-routes.ts';
+import { createTemplatesRouter } from '../features/templates/templates-routes.ts';
+import { bulkSendJsonBody } from '../features/bulk-sends/bulk-send-body.http.ts';
+import { createBulkSendsRouter } from '../features/bulk-sends/bulk-sends-routes.ts';
 import { createApiServices } from './services.ts';
 import type { ResolveHost } from '../webhooks/ssrf-guard.ts';
 import type { WriteNotices } from '../features/approval/write-notices.ts';
 
 export const API_PREFIX = '/api/v1';
+/** A bulk send's rows may be larger than JSON_BODY_LIMIT (BULK_SEND_MAX_MB): its route reads its own body. */
+const BULK_SEND_BODY_PATH = /^\/api\/v1\/templates\/[^/]+\/bulk-sends\/?$/;
 
 const readsOwnBody = (path: string) =>
   path.startsWith('/a/') ||
@@ -95,6 +100,8 @@ export function createApp(
   api.use(createApprovalRouter(deps, openapi).routes());
   api.use(createWebhooksRouter(deps, openapi).routes());
   api.use(createAccountRouter(deps, openapi).routes());
+  api.use(createTemplatesRouter(deps, openapi).routes());
+  api.use(createBulkSendsRouter(deps, openapi).routes());
 
   const routers = [approvalPage, verifyPage, files, ...(devInbox ? [devInbox] : []), publicApi, api];
   // Metrics outermost, so every answer is timed and counted by its route template (never its path).
@@ -117,9 +124,11 @@ export function createApp(
     urlencoded: false,
     text: false,
   });
+  const bulkSendJson = bulkSendJsonBody(deps.config.bulkSends.maxBytes);
   // Routes that need the raw bytes (signatures) or a larger limit (signature images) read their own bodies.
   app.use(async (ctx, next) => {
     if (readsOwnBody(ctx.path)) await next();
+    else if (BULK_SEND_BODY_PATH.test(ctx.path)) await bulkSendJson(ctx, next);
     else await (jsonBody(ctx, next) as Promise<unknown>);
   });
 

@@ -31,6 +31,7 @@ import * as sealedWebhooks from './migrations/031-sealed-webhooks.ts';
 import * as sealedMessages from './migrations/032-sealed-messages.ts';
 import * as secondFactor from './migrations/036-second-factor.ts';
 import * as loginChallenges from './migrations/037-login-challenges.ts';
+import * as templatesAndBulkSends from './migrations/040-templates-and-bulk-sends.ts';
 
 export type { MigrationContext };
 
@@ -75,6 +76,7 @@ const migrations: Record<string, Migration> = {
   '032-sealed-messages': sealedMessages,
   '036-second-factor': secondFactor,
   '037-login-challenges': loginChallenges,
+  '040-templates-and-bulk-sends': templatesAndBulkSends,
 };
 
 const sourceFor = (context: MigrationContext): Knex.MigrationSource<string> => ({

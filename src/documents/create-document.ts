@@ -13,7 +13,15 @@ import { serializeDocument } from './serialize.ts';
  */
 export async function createDocument(
   db: Knex,
-  input: { id: string; accountId: string; fields: DocumentInput; file: DocumentFile; now?: Date },
+  input: {
+    id: string;
+    accountId: string;
+    fields: DocumentInput;
+    file: DocumentFile;
+    now?: Date;
+    /** The template version it is made from (its file is that version's, shared: see `ownsFile`). */
+    template?: { id: string; version: number };
+  },
 ): Promise<{ document: Document; approvers: Approver[] }> {
   const now = input.now ?? new Date();
   return db.transaction(async (trx) => {
@@ -36,6 +44,7 @@ export async function createDocument(
       reminders: input.fields.reminders,
       allowDelegation: input.fields.allowDelegation,
       cc: ccWithoutApprovers(input.fields.cc, input.fields.approvers),
+      ...(input.template ? { template: input.template } : {}),
     });
     const approvers = await approversStore(trx).insertMany(document, input.fields.approvers);
     await documentEventsStore(trx).record({

@@ -70,6 +70,8 @@ export interface SerializedDocument {
   allow_delegation: boolean;
   /** Who else receives the signed copy once the document is approved. */
   cc: SerializedCcRecipient[];
+  /** The template version the document was made from; null for one made by hand. */
+  template: { id: string; version: number } | null;
   created_at: string;
   updated_at: string;
   approvers: SerializedApprover[];
@@ -155,6 +157,7 @@ export function serializeDocument(
     reminders: doc.reminders,
     allow_delegation: doc.allowDelegation,
     cc: doc.cc.map((c) => ({ phone: c.phone, language: c.language, name: c.name })),
+    template: doc.template && { id: doc.template.id, version: doc.template.version },
     created_at: isoTime(doc.createdAt),
     updated_at: isoTime(doc.updatedAt),
     approvers: [...approvers]

@@ -2,6 +2,7 @@ import type { Knex } from '../db/knex.ts';
 import { approversStore, type Approver } from '../db/stores/approvers-store.ts';
 import { documentsStore, type Document, type DocumentPatch } from '../db/stores/documents-store.ts';
 import { AppError } from '../errors.ts';
+import { ownsFile } from './file-keys.ts';
 import type { DocumentFile, DocumentUpdate } from './inputs.ts';
 import {
   ccWithoutApprovers,
@@ -83,22 +84,27 @@ export async function updateDocument(
     return {
       document,
       approvers: await approvers.listByDocument(document.id),
-      ...(file && file.key !== current.fileKey ? { replacedFileKey: current.fileKey } : {}),
+      ...(file && file.key !== current.fileKey && ownsFile(current.fileKey)
+        ? { replacedFileKey: current.fileKey }
+        : {}),
     };
   });
 }
 
-/** Deletes a draft and its approvers; returns the key of its file for the caller to remove after commit. */
+/**
+ * Deletes a draft and its approvers; returns the key of its file for the caller to remove after commit (none when
+ * the file is a template's, shared with other documents).
+ */
 export async function deleteDocument(
   db: Knex,
   input: { accountId: string; id: string },
-): Promise<{ fileKey: string }> {
+): Promise<{ fileKey: string | undefined }> {
   return db.transaction(async (trx) => {
     const documents = documentsStore(trx);
     const current = await documents.findByIdForUpdate(input.accountId, input.id);
     if (!current) throw AppError.notFound('Document');
     requireDraft(current, REFUSALS.delete);
     await documents.delete(input.accountId, input.id);
-    return { fileKey: current.fileKey };
+    return { fileKey: ownsFile(current.fileKey) ? current.fileKey : undefined };
   });
 }

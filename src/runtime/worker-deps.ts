@@ -57,6 +57,7 @@ export function createWorkerDeps(
     storage,
     secrets,
     approvalPolicies: config.approvalPolicies,
+    config,
     publicBaseUrl: config.http.publicBaseUrl,
     reminderLimits: config.reminders,
     finalize: createFinalizer({

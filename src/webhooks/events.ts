@@ -16,6 +16,8 @@ export const SUBSCRIBABLE_EVENTS = [
   'document.voided',
   'document.expired',
   'document.finalization_failed',
+  'bulk_send.completed',
+  'bulk_send.cancelled',
 ] as const;
 
 export type SubscribableEvent = (typeof SUBSCRIBABLE_EVENTS)[number];
@@ -45,6 +47,10 @@ export const EVENT_DESCRIPTIONS: Readonly<Record<WebhookEvent, string>> = {
   'document.expired': 'The approval deadline (expires_at) passed before every approver completed.',
   'document.finalization_failed':
     'Every approver completed but the signed PDF could not be produced; the document stays in_progress (finalization.state "failed") until an operator retries it, and can still be voided.',
+  'bulk_send.completed':
+    'A bulk send made and sent every row it could (data.bulk_send with its counts; sequence 1, its only event). Its documents go on as usual.',
+  'bulk_send.cancelled':
+    'A bulk send was cancelled (POST /bulk-sends/{id}/cancel): rows not yet sent are not sent; documents already sent go on (data.bulk_send).',
   'webhook.test': 'A test delivery requested with POST /webhooks/{id}/test; not subscribable.',
 };
 

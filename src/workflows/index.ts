@@ -7,3 +7,4 @@ export { webhookDeliveryRoundWorkflow } from '../webhooks/workflow/delivery-roun
 export { webhookDeliveryWorkflow } from '../webhooks/workflow/delivery-workflow.ts';
 export { webhookOutboxSweepWorkflow } from '../webhooks/workflow/outbox-sweep-workflow.ts';
 export { archiveRenewalWorkflow } from '../features/approval/workflow/archive-renewal-workflow.ts';
+export { bulkSendWorkflow } from '../features/bulk-sends/workflow/bulk-send-workflow.ts';

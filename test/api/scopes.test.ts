@@ -34,6 +34,9 @@ const SHOWS_OR_ROUTES_DOCUMENT_DATA = [
   'POST /documents/{id}/send',
   'POST /documents/{id}/void',
   'PUT /approvers/{id}',
+  'PUT /templates/{id}',
+  'POST /templates/{id}/documents',
+  'POST /templates/{id}/bulk-sends',
   // Bearer URLs: the approver's acting link and the signed file's URL.
   'GET /approvers/{id}/link',
   'POST /documents/{id}/download/rotate',

@@ -10,12 +10,6 @@ import { describe, expect, it } from 'vitest';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
-/**
- * Guides the README links to that are written on branches merged with this one (templates and bulk send). Each
- * may be missing until then; once it exists, it must leave this list, so the check covers it like any other link.
- */
-const AWAITED = new Set(['docs/templates-and-bulk-send.md']);
-
 const GUIDES = [
   'README.md',
   'bench/README.md',
@@ -92,7 +86,7 @@ function brokenBecause(link: Link): string | null {
     ? path.resolve(ROOT, path.dirname(link.guide), decodeURI(file))
     : path.join(ROOT, link.guide);
   const relative = path.relative(ROOT, resolved);
-  if (!existsSync(resolved)) return AWAITED.has(relative) ? null : `${relative} does not exist`;
+  if (!existsSync(resolved)) return `${relative} does not exist`;
   if (fragment === undefined) return null;
   if (statSync(resolved).isDirectory() || !resolved.endsWith('.md'))
     return `${relative} is not a Markdown file`;
@@ -125,10 +119,5 @@ describe('links in the README and docs/', () => {
       return why ? [`${link.guide}:${link.line} (${link.target}): ${why}`] : [];
     });
     expect(broken).toEqual([]);
-  });
-
-  it('awaits only guides that are still missing', () => {
-    const arrived = [...AWAITED].filter((guide) => existsSync(path.join(ROOT, guide)));
-    expect(arrived, 'these exist now: remove them from AWAITED').toEqual([]);
   });
 });

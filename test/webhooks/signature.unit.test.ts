@@ -217,7 +217,7 @@ describe('verifyWebhook', () => {
 });
 
 describe('event catalogue', () => {
-  it('lists the thirteen subscribable events with descriptions, no document.completed, webhook.test apart', () => {
+  it('lists the fifteen subscribable events with descriptions, no document.completed, webhook.test apart', () => {
     expect(SUBSCRIBABLE_EVENTS).toEqual([
       'document.created',
       'document.sent',
@@ -232,6 +232,8 @@ describe('event catalogue', () => {
       'document.voided',
       'document.expired',
       'document.finalization_failed',
+      'bulk_send.completed',
+      'bulk_send.cancelled',
     ]);
     expect(EVENT_CATALOGUE.map((e) => e.event)).toEqual(SUBSCRIBABLE_EVENTS);
     for (const e of EVENT_CATALOGUE) expect(e.description.length).toBeGreaterThan(10);

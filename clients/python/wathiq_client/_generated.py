@@ -84,6 +84,54 @@ ApproverLink = TypedDict(
 )
 
 
+BulkSend = TypedDict(
+    "BulkSend",
+    {
+        "id": "str",
+        "template": "dict[str, Any]",
+        "status": "Literal[\"queued\", \"running\", \"paused_for_quota\", \"completed\", \"cancelled\"]",
+        "counts": "dict[str, Any]",
+        "resumes_at": "Union[str, None]",
+        "created_at": "str",
+        "updated_at": "str",
+        "cancelled_at": "Union[str, None]",
+        "completed_at": "Union[str, None]",
+    },
+    total=False,
+)
+
+
+BulkSendCreated = TypedDict(
+    "BulkSendCreated",
+    {
+        "id": "str",
+        "template": "dict[str, Any]",
+        "status": "Literal[\"queued\", \"running\", \"paused_for_quota\", \"completed\", \"cancelled\"]",
+        "counts": "dict[str, Any]",
+        "resumes_at": "Union[str, None]",
+        "created_at": "str",
+        "updated_at": "str",
+        "cancelled_at": "Union[str, None]",
+        "completed_at": "Union[str, None]",
+        "invalid_rows": "list[dict[str, Any]]",
+    },
+    total=False,
+)
+
+
+BulkSendRow = TypedDict(
+    "BulkSendRow",
+    {
+        "row": "int",
+        "status": "Literal[\"invalid\", \"pending\", \"created\", \"sent\", \"failed\", \"cancelled\"]",
+        "document_id": "Union[str, None]",
+        "document": "Union[dict[str, Any], None]",
+        "errors": "Union[dict[str, Any], None]",
+    },
+    total=False,
+)
+
+
 CcRecipient = TypedDict(
     "CcRecipient",
     {
@@ -127,6 +175,7 @@ Document = TypedDict(
         "reminders": "Union[Reminders, None]",
         "allow_delegation": "bool",
         "cc": "list[CcRecipient]",
+        "template": "Union[dict[str, Any], None]",
         "created_at": "str",
         "updated_at": "str",
         "approvers": "list[Approver]",
@@ -182,6 +231,21 @@ PageMeta = TypedDict(
 )
 
 
+Recipient = TypedDict(
+    "Recipient",
+    {
+        "name": "str",
+        "name_ar": "str",
+        "name_en": "str",
+        "phone": "str",
+        "role_ar": "Union[Union[Literal[\"\"], str], None]",
+        "role_en": "Union[Union[Literal[\"\"], str], None]",
+        "language": "Union[Literal[\"ar\", \"en\"], None]",
+    },
+    total=False,
+)
+
+
 Reminder = TypedDict(
     "Reminder",
     {
@@ -205,8 +269,64 @@ Reminders = TypedDict(
 )
 
 
+Role = TypedDict(
+    "Role",
+    {
+        "key": "str",
+        "label_ar": "str",
+        "label_en": "str",
+        "action_type": "Literal[\"sign\", \"stamp\", \"approve_only\", \"review_only\"]",
+        "order_index": "int",
+        "placement": "Union[dict[str, Any], None]",
+        "verification": "Union[Literal[\"none\", \"whatsapp_otp\"], None]",
+        "notify": "bool",
+    },
+    total=False,
+)
+
+
+RoleInput = TypedDict(
+    "RoleInput",
+    {
+        "key": "str",
+        "label_ar": "str",
+        "label_en": "str",
+        "action_type": "Literal[\"sign\", \"stamp\", \"approve_only\", \"review_only\"]",
+        "order_index": "int",
+        "placement": "Union[dict[str, Any], None]",
+        "verification": "Literal[\"none\", \"whatsapp_otp\"]",
+        "notify": "bool",
+    },
+    total=False,
+)
+
+
 # What signed the final PDF; null until the document is approved
 Signature: TypeAlias = "Union[dict[str, Any], None]"
+
+
+Template = TypedDict(
+    "Template",
+    {
+        "id": "str",
+        "version": "int",
+        "title_ar": "str",
+        "title_en": "str",
+        "department": "Union[str, None]",
+        "workflow_type": "Literal[\"sequential\", \"parallel\"]",
+        "expires_in_days": "int",
+        "reminders": "Union[Reminders, None]",
+        "allow_delegation": "bool",
+        "cc": "list[dict[str, Any]]",
+        "roles": "list[Role]",
+        "page_count": "int",
+        "file": "dict[str, Any]",
+        "archived_at": "Union[str, None]",
+        "created_at": "str",
+        "updated_at": "str",
+    },
+    total=False,
+)
 
 
 Webhook = TypedDict(
@@ -214,7 +334,7 @@ Webhook = TypedDict(
     {
         "id": "str",
         "url": "str",
-        "events": "list[Literal[\"document.created\", \"document.sent\", \"approver.notified\", \"approver.viewed\", \"approver.delegated\", \"approver.completed\", \"approver.rejected\", \"document.approved\", \"document.download_rotated\", \"document.rejected\", \"document.voided\", \"document.expired\", \"document.finalization_failed\"]]",
+        "events": "list[Literal[\"document.created\", \"document.sent\", \"approver.notified\", \"approver.viewed\", \"approver.delegated\", \"approver.completed\", \"approver.rejected\", \"document.approved\", \"document.download_rotated\", \"document.rejected\", \"document.voided\", \"document.expired\", \"document.finalization_failed\", \"bulk_send.completed\", \"bulk_send.cancelled\"]]",
         "active": "bool",
         "disabled_reason": "Union[str, None]",
         "created_at": "str",
@@ -261,7 +381,7 @@ WebhookDeliveryAttempt = TypedDict(
 WebhookEventType = TypedDict(
     "WebhookEventType",
     {
-        "event": "Literal[\"document.created\", \"document.sent\", \"approver.notified\", \"approver.viewed\", \"approver.delegated\", \"approver.completed\", \"approver.rejected\", \"document.approved\", \"document.download_rotated\", \"document.rejected\", \"document.voided\", \"document.expired\", \"document.finalization_failed\"]",
+        "event": "Literal[\"document.created\", \"document.sent\", \"approver.notified\", \"approver.viewed\", \"approver.delegated\", \"approver.completed\", \"approver.rejected\", \"document.approved\", \"document.download_rotated\", \"document.rejected\", \"document.voided\", \"document.expired\", \"document.finalization_failed\", \"bulk_send.completed\", \"bulk_send.cancelled\"]",
         "description": "str",
     },
     total=False,
@@ -287,7 +407,7 @@ WebhookWithSecret = TypedDict(
     {
         "id": "str",
         "url": "str",
-        "events": "list[Literal[\"document.created\", \"document.sent\", \"approver.notified\", \"approver.viewed\", \"approver.delegated\", \"approver.completed\", \"approver.rejected\", \"document.approved\", \"document.download_rotated\", \"document.rejected\", \"document.voided\", \"document.expired\", \"document.finalization_failed\"]]",
+        "events": "list[Literal[\"document.created\", \"document.sent\", \"approver.notified\", \"approver.viewed\", \"approver.delegated\", \"approver.completed\", \"approver.rejected\", \"document.approved\", \"document.download_rotated\", \"document.rejected\", \"document.voided\", \"document.expired\", \"document.finalization_failed\", \"bulk_send.completed\", \"bulk_send.cancelled\"]]",
         "active": "bool",
         "disabled_reason": "Union[str, None]",
         "created_at": "str",
@@ -454,3 +574,55 @@ class GeneratedOperations:
     def update_account_settings(self, *, body: "Optional[dict[str, Any]]" = None) -> "AccountSettings":
         """PUT /account/settings: Change the account's settings"""
         return self._request("PUT", f"/account/settings", json=body)
+
+    def list_templates(self, *, archived: "Optional[bool]" = None, page: "Optional[int]" = None, per_page: "Optional[int]" = None) -> "dict[str, Any]":
+        """GET /templates: List templates (the page: data and meta)"""
+        query = {"archived": archived, "page": page, "per_page": per_page}
+        return self._request("GET", f"/templates", query=query, envelope=False)
+
+    def create_template(self, *, parts: list[tuple[str, Any]], idempotency_key: Optional[str] = None) -> "Template":
+        """POST /templates: Create a template"""
+        headers = {"Idempotency-Key": idempotency_key}
+        return self._request("POST", f"/templates", multipart=parts, headers=headers)
+
+    def get_template(self, id: str) -> "Template":
+        """GET /templates/{id}: Get a template at its current version"""
+        return self._request("GET", f"/templates/{quote(id, safe='')}")
+
+    def update_template(self, id: str, *, body: "Optional[dict[str, Any]]" = None) -> "Template":
+        """PUT /templates/{id}: Update a template (a new version)"""
+        return self._request("PUT", f"/templates/{quote(id, safe='')}", json=body)
+
+    def archive_template(self, id: str, *, idempotency_key: Optional[str] = None) -> "Template":
+        """POST /templates/{id}/archive: Archive a template"""
+        headers = {"Idempotency-Key": idempotency_key}
+        return self._request("POST", f"/templates/{quote(id, safe='')}/archive", headers=headers)
+
+    def create_document_from_template(self, id: str, *, body: "dict[str, Any]", idempotency_key: Optional[str] = None) -> "Document":
+        """POST /templates/{id}/documents: Create a document from a template"""
+        headers = {"Idempotency-Key": idempotency_key}
+        return self._request("POST", f"/templates/{quote(id, safe='')}/documents", json=body, headers=headers)
+
+    def create_bulk_send(self, id: str, *, body: "dict[str, Any]", idempotency_key: Optional[str] = None) -> "BulkSendCreated":
+        """POST /templates/{id}/bulk-sends: Send a template to many people"""
+        headers = {"Idempotency-Key": idempotency_key}
+        return self._request("POST", f"/templates/{quote(id, safe='')}/bulk-sends", json=body, headers=headers)
+
+    def list_bulk_sends(self, *, page: "Optional[int]" = None, per_page: "Optional[int]" = None) -> "dict[str, Any]":
+        """GET /bulk-sends: List bulk sends (the page: data and meta)"""
+        query = {"page": page, "per_page": per_page}
+        return self._request("GET", f"/bulk-sends", query=query, envelope=False)
+
+    def get_bulk_send(self, id: str) -> "BulkSend":
+        """GET /bulk-sends/{id}: Get a bulk send: status, counts, resumes_at"""
+        return self._request("GET", f"/bulk-sends/{quote(id, safe='')}")
+
+    def list_bulk_send_rows(self, id: str, *, page: "Optional[int]" = None, per_page: "Optional[int]" = None) -> "dict[str, Any]":
+        """GET /bulk-sends/{id}/rows: A bulk send's rows: row number, status, document or errors (the page: data and meta)"""
+        query = {"page": page, "per_page": per_page}
+        return self._request("GET", f"/bulk-sends/{quote(id, safe='')}/rows", query=query, envelope=False)
+
+    def cancel_bulk_send(self, id: str, *, idempotency_key: Optional[str] = None) -> "BulkSend":
+        """POST /bulk-sends/{id}/cancel: Cancel a bulk send"""
+        headers = {"Idempotency-Key": idempotency_key}
+        return self._request("POST", f"/bulk-sends/{quote(id, safe='')}/cancel", headers=headers)

@@ -469,6 +469,185 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/templates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List templates
+         * @description Newest first, each at its current version; archived ones only with archived=true.
+         */
+        get: operations["listTemplates"];
+        put?: never;
+        /**
+         * Create a template
+         * @description A PDF with the document settings and roles instead of people: {key, label_ar, label_en, action_type, order_index, placement, verification, notify}. The PDF is checked as a document's is. The template is version 1; every update makes the next version.
+         */
+        post: operations["createTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/templates/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a template at its current version */
+        get: operations["getTemplate"];
+        /**
+         * Update a template (a new version)
+         * @description The given fields (and, as multipart, a new "file") replace the current version's in a new version; documents keep the version they were made from. 409 once archived. Needs documents:read as well: the answer is the whole template.
+         */
+        put: operations["updateTemplate"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/templates/{id}/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Archive a template
+         * @description It makes no new documents, versions or bulk sends; documents and bulk sends made from it go on. Archiving twice answers the same.
+         */
+        post: operations["archiveTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/templates/{id}/documents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a document from a template
+         * @description A draft exactly as POST /documents would make it, from the template's current version, with each role filled by its recipient and template: {id, version} on it; with send: true it is sent at once (as POST /documents/{id}/send; if the send is refused the draft is removed and the refusal answered). A missing or unknown role is a 422 naming it. Needs documents:read as well: the answer carries the template's content and send: true hands it to the phones given.
+         */
+        post: operations["createDocumentFromTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/templates/{id}/bulk-sends": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a template to many people
+         * @description One document per row, made from the template's current version and sent, paced against WhatsApp's limits. Rows as JSON {rows: [{<role key>: {…}}, …]} or a CSV file (multipart part "file"), at most 5000 rows and BULK_SEND_MAX_MB. Every row is checked before anything is sent: any bad row is a 422 whose details name it as rows.<n>.<field> (row 1 is the first data row; a CSV header is not a row), unless skip_invalid is true: then bad rows are skipped and reported (invalid_rows) and the rest go. Needs documents:read as well: the template's content goes to the phones given.
+         */
+        post: operations["createBulkSend"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/bulk-sends": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List bulk sends
+         * @description Newest first.
+         */
+        get: operations["listBulkSends"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/bulk-sends/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a bulk send: status, counts, resumes_at */
+        get: operations["getBulkSend"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/bulk-sends/{id}/rows": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A bulk send's rows: row number, status, document or errors */
+        get: operations["listBulkSendRows"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/bulk-sends/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a bulk send
+         * @description Rows not yet sent are not sent (a draft already made for one stays a draft); documents already sent go on. Emits bulk_send.cancelled. 409 once completed or cancelled.
+         */
+        post: operations["cancelBulkSend"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -636,6 +815,117 @@ export interface components {
             approver_status: "waiting" | "notified" | "completed" | "rejected" | "delegated";
             document_status: string;
         };
+        BulkSend: {
+            /** Format: uuid */
+            id: string;
+            template: {
+                /** Format: uuid */
+                id: string;
+                version: number;
+            };
+            /** @enum {string} */
+            status: "queued" | "running" | "paused_for_quota" | "completed" | "cancelled";
+            counts: {
+                /** @description Rows given, invalid ones included */
+                rows: number;
+                /** @description Rows refused by validation and skipped (skip_invalid) */
+                invalid: number;
+                /** @description Rows not made yet */
+                pending: number;
+                /** @description Documents made */
+                created: number;
+                /** @description Documents sent */
+                sent: number;
+                /** @description Rows refused for good when made or sent (see their errors) */
+                failed: number;
+                /** @description Rows not sent because the bulk send was cancelled */
+                cancelled: number;
+                approved: number;
+                rejected: number;
+                expired: number;
+            };
+            /** @description While paused_for_quota: when the messaging tier's share frees up and the sending resumes */
+            resumes_at: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:41:00+00:00
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:41:00+00:00
+             */
+            updated_at: string;
+            cancelled_at: string | null;
+            completed_at: string | null;
+        };
+        BulkSendCreated: {
+            /** Format: uuid */
+            id: string;
+            template: {
+                /** Format: uuid */
+                id: string;
+                version: number;
+            };
+            /** @enum {string} */
+            status: "queued" | "running" | "paused_for_quota" | "completed" | "cancelled";
+            counts: {
+                /** @description Rows given, invalid ones included */
+                rows: number;
+                /** @description Rows refused by validation and skipped (skip_invalid) */
+                invalid: number;
+                /** @description Rows not made yet */
+                pending: number;
+                /** @description Documents made */
+                created: number;
+                /** @description Documents sent */
+                sent: number;
+                /** @description Rows refused for good when made or sent (see their errors) */
+                failed: number;
+                /** @description Rows not sent because the bulk send was cancelled */
+                cancelled: number;
+                approved: number;
+                rejected: number;
+                expired: number;
+            };
+            /** @description While paused_for_quota: when the messaging tier's share frees up and the sending resumes */
+            resumes_at: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:41:00+00:00
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:41:00+00:00
+             */
+            updated_at: string;
+            cancelled_at: string | null;
+            completed_at: string | null;
+            /** @description With skip_invalid: the rows skipped and why (field → messages) */
+            invalid_rows: {
+                row: number;
+                errors: {
+                    [key: string]: string[];
+                };
+            }[];
+        };
+        BulkSendRow: {
+            row: number;
+            /** @enum {string} */
+            status: "invalid" | "pending" | "created" | "sent" | "failed" | "cancelled";
+            document_id: string | null;
+            document: {
+                /** Format: uuid */
+                id: string;
+                reference: string | null;
+                status: string | null;
+            } | null;
+            /** @description invalid or failed rows: field → messages */
+            errors: {
+                [key: string]: string[];
+            } | null;
+        };
         CcRecipient: {
             /** @description E.164 digits without + */
             phone: string;
@@ -689,6 +979,12 @@ export interface components {
             allow_delegation: boolean;
             /** @description Who else receives the signed copy over WhatsApp once the document is approved */
             cc: components["schemas"]["CcRecipient"][];
+            /** @description The template version the document was made from (POST /templates/{id}/documents or a bulk send); null for a document made by hand */
+            template: {
+                /** Format: uuid */
+                id: string;
+                version: number;
+            } | null;
             /**
              * Format: date-time
              * @example 2026-11-22T09:41:00+00:00
@@ -728,7 +1024,7 @@ export interface components {
                  * @description The cause, stable for clients to branch on: one value per cause, so errors of one status (the 409s above all) tell apart; docs/api.md lists them
                  * @enum {string}
                  */
-                type: "bad_request" | "malformed_json" | "malformed_multipart" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "not_a_draft" | "already_sent" | "document_expired" | "send_in_progress" | "document_closed" | "document_finalizing" | "not_approved" | "too_many_approvers" | "approver_order_full" | "link_not_issued" | "approver_not_notified" | "approver_already_acted" | "approver_not_notifiable" | "reminder_limit_reached" | "action_refused" | "delegation_not_allowed" | "delegation_pending" | "verification_not_needed" | "no_code_requested" | "idempotency_key_in_flight" | "delivery_pending" | "webhook_disabled" | "nothing_to_retry" | "ambiguous_reference" | "key_already_revoked" | "gone" | "payload_too_large" | "range_not_satisfiable" | "unsupported_media_type" | "validation_failed" | "idempotency_key_reused" | "rate_limited" | "reminder_too_soon" | "code_locked" | "headers_too_large" | "internal_error" | "not_implemented" | "bad_gateway" | "service_unavailable";
+                type: "bad_request" | "malformed_json" | "malformed_multipart" | "unauthorized" | "forbidden" | "not_found" | "method_not_allowed" | "request_timeout" | "not_a_draft" | "already_sent" | "document_expired" | "send_in_progress" | "document_closed" | "document_finalizing" | "not_approved" | "too_many_approvers" | "approver_order_full" | "link_not_issued" | "approver_not_notified" | "approver_already_acted" | "approver_not_notifiable" | "reminder_limit_reached" | "action_refused" | "delegation_not_allowed" | "delegation_pending" | "verification_not_needed" | "no_code_requested" | "idempotency_key_in_flight" | "delivery_pending" | "webhook_disabled" | "nothing_to_retry" | "ambiguous_reference" | "key_already_revoked" | "template_archived" | "bulk_send_closed" | "gone" | "payload_too_large" | "range_not_satisfiable" | "unsupported_media_type" | "validation_failed" | "idempotency_key_reused" | "rate_limited" | "reminder_too_soon" | "code_locked" | "headers_too_large" | "internal_error" | "not_implemented" | "bad_gateway" | "service_unavailable";
                 /** @description Short text; "Validation failed" for every 422 */
                 message: string;
                 /** @description Field (dotted path such as `approvers.0.phone`) → messages; empty unless validation failed */
@@ -770,6 +1066,20 @@ export interface components {
             total: number;
             last_page: number;
         };
+        Recipient: {
+            /** @description Shorthand: used for both name_ar and name_en */
+            name?: string & (unknown & unknown & unknown);
+            name_ar?: string & (unknown & unknown & unknown);
+            name_en?: string & (unknown & unknown & unknown);
+            /**
+             * Format: phone
+             * @description WhatsApp number in international form: country code and number (7 to 15 digits), optionally after + or 00; spaces, dots, dashes and brackets between digits are ignored. It must be a valid number for its country code. Stored and returned as digits only.
+             */
+            phone: string;
+            role_ar?: ("" | (string & (unknown & unknown & unknown))) | null;
+            role_en?: ("" | (string & (unknown & unknown & unknown))) | null;
+            language?: ("ar" | "en") | null;
+        } | unknown | unknown;
         Reminder: {
             /** Format: uuid */
             approver_id: string;
@@ -788,6 +1098,48 @@ export interface components {
             every_hours: number;
             /** @description Automatic reminders per approver; 0 turns automatic reminders off, including the "expires tomorrow" one. Manual and automatic reminders together stop at REMIND_MAX_PER_APPROVER (default 5): one beyond it is not sent */
             max: number;
+        };
+        Role: {
+            key: string;
+            label_ar: string;
+            label_en: string;
+            /** @enum {string} */
+            action_type: "sign" | "stamp" | "approve_only" | "review_only";
+            order_index: number;
+            placement: {
+                page: number;
+                x: number;
+                y: number;
+                width: number | null;
+            } | null;
+            /** @description null: the account's default */
+            verification: ("none" | "whatsapp_otp") | null;
+            notify: boolean;
+        };
+        RoleInput: {
+            key: string;
+            label_ar: string & (unknown & unknown & unknown);
+            label_en: string & (unknown & unknown & unknown);
+            /**
+             * @description Default sign
+             * @enum {string}
+             */
+            action_type?: "sign" | "stamp" | "approve_only" | "review_only";
+            /** @description Position in the signing order, as an approver's (roles sharing it form a signing group); default: the role's place in the list */
+            order_index?: number;
+            placement?: {
+                page: number;
+                x: number;
+                y: number;
+                width?: number | null;
+            } | null;
+            /**
+             * @description none or whatsapp_otp; default: the account's default_verification when a document is made
+             * @enum {string}
+             */
+            verification?: "none" | "whatsapp_otp";
+            /** @description Default true */
+            notify?: boolean;
         };
         /** @description What signed the final PDF; null until the document is approved */
         Signature: {
@@ -819,11 +1171,48 @@ export interface components {
             /** @description Subject of the time-stamp authority's certificate; null when the signature has no time-stamp */
             timestamp_authority: string | null;
         } | null;
+        Template: {
+            /** Format: uuid */
+            id: string;
+            /** @description The current version: every update makes a new one */
+            version: number;
+            title_ar: string;
+            title_en: string;
+            department: string | null;
+            /** @enum {string} */
+            workflow_type: "sequential" | "parallel";
+            expires_in_days: number;
+            reminders: components["schemas"]["Reminders"] | null;
+            allow_delegation: boolean;
+            cc: {
+                phone: string;
+                language: ("ar" | "en") | null;
+                name: string | null;
+            }[];
+            roles: components["schemas"]["Role"][];
+            page_count: number;
+            file: {
+                name: string | null;
+                size: number;
+                sha256: string;
+            };
+            archived_at: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:41:00+00:00
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:41:00+00:00
+             */
+            updated_at: string;
+        };
         Webhook: {
             /** Format: uuid */
             id: string;
             url: string;
-            events: ("document.created" | "document.sent" | "approver.notified" | "approver.viewed" | "approver.delegated" | "approver.completed" | "approver.rejected" | "document.approved" | "document.download_rotated" | "document.rejected" | "document.voided" | "document.expired" | "document.finalization_failed")[];
+            events: ("document.created" | "document.sent" | "approver.notified" | "approver.viewed" | "approver.delegated" | "approver.completed" | "approver.rejected" | "document.approved" | "document.download_rotated" | "document.rejected" | "document.voided" | "document.expired" | "document.finalization_failed" | "bulk_send.completed" | "bulk_send.cancelled")[];
             active: boolean;
             /** @description Why Wathiq disabled the webhook (a 410 Gone answer); null when active */
             disabled_reason: string | null;
@@ -881,7 +1270,7 @@ export interface components {
         };
         WebhookEventType: {
             /** @enum {string} */
-            event: "document.created" | "document.sent" | "approver.notified" | "approver.viewed" | "approver.delegated" | "approver.completed" | "approver.rejected" | "document.approved" | "document.download_rotated" | "document.rejected" | "document.voided" | "document.expired" | "document.finalization_failed";
+            event: "document.created" | "document.sent" | "approver.notified" | "approver.viewed" | "approver.delegated" | "approver.completed" | "approver.rejected" | "document.approved" | "document.download_rotated" | "document.rejected" | "document.voided" | "document.expired" | "document.finalization_failed" | "bulk_send.completed" | "bulk_send.cancelled";
             description: string;
         };
         WebhookTestResult: {
@@ -898,7 +1287,7 @@ export interface components {
             /** Format: uuid */
             id: string;
             url: string;
-            events: ("document.created" | "document.sent" | "approver.notified" | "approver.viewed" | "approver.delegated" | "approver.completed" | "approver.rejected" | "document.approved" | "document.download_rotated" | "document.rejected" | "document.voided" | "document.expired" | "document.finalization_failed")[];
+            events: ("document.created" | "document.sent" | "approver.notified" | "approver.viewed" | "approver.delegated" | "approver.completed" | "approver.rejected" | "document.approved" | "document.download_rotated" | "document.rejected" | "document.voided" | "document.expired" | "document.finalization_failed" | "bulk_send.completed" | "bulk_send.cancelled")[];
             active: boolean;
             /** @description Why Wathiq disabled the webhook (a 410 Gone answer); null when active */
             disabled_reason: string | null;
@@ -2294,7 +2683,7 @@ export interface operations {
                      */
                     url: string;
                     /** @description The events to receive; each at most once (repeats are dropped) */
-                    events: ("document.created" | "document.sent" | "approver.notified" | "approver.viewed" | "approver.delegated" | "approver.completed" | "approver.rejected" | "document.approved" | "document.download_rotated" | "document.rejected" | "document.voided" | "document.expired" | "document.finalization_failed")[];
+                    events: ("document.created" | "document.sent" | "approver.notified" | "approver.viewed" | "approver.delegated" | "approver.completed" | "approver.rejected" | "document.approved" | "document.download_rotated" | "document.rejected" | "document.voided" | "document.expired" | "document.finalization_failed" | "bulk_send.completed" | "bulk_send.cancelled")[];
                 };
             };
         };
@@ -2392,7 +2781,7 @@ export interface operations {
                      */
                     url?: string;
                     /** @description The events to receive; each at most once (repeats are dropped) */
-                    events?: ("document.created" | "document.sent" | "approver.notified" | "approver.viewed" | "approver.delegated" | "approver.completed" | "approver.rejected" | "document.approved" | "document.download_rotated" | "document.rejected" | "document.voided" | "document.expired" | "document.finalization_failed")[];
+                    events?: ("document.created" | "document.sent" | "approver.notified" | "approver.viewed" | "approver.delegated" | "approver.completed" | "approver.rejected" | "document.approved" | "document.download_rotated" | "document.rejected" | "document.voided" | "document.expired" | "document.finalization_failed" | "bulk_send.completed" | "bulk_send.cancelled")[];
                     /** @description false stops deliveries (pending ones fail); true enables a disabled webhook */
                     active?: boolean;
                 };
@@ -2748,6 +3137,652 @@ export interface operations {
             403: components["responses"]["E403"];
             413: components["responses"]["E413"];
             415: components["responses"]["E415"];
+            422: components["responses"]["E422"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    listTemplates: {
+        parameters: {
+            query?: {
+                /** @description true: the archived templates instead (default false) */
+                archived?: boolean;
+                page?: number;
+                per_page?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of templates */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Requests allowed per minute: the key's, or its account's when that is the closer limit */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this minute under that limit */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Template"][];
+                        meta: components["schemas"]["PageMeta"];
+                    };
+                };
+            };
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            422: components["responses"]["E422"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    createTemplate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key with the same request within 24 hours replays the first response (marked by the Idempotent-Replayed: true header); the same key with a different request is a 422; while the first request is still running, 409. 1 to 255 visible ASCII characters (a UUID is a good choice); any other value is a 422. An empty value counts as no key. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /** @description Shorthand: used for both title_ar and title_en */
+                    title?: string & (unknown & unknown & unknown);
+                    title_ar?: string & (unknown & unknown & unknown);
+                    title_en?: string & (unknown & unknown & unknown);
+                    /** @description Department key, e.g. hr, finance, legal */
+                    department?: ("" | string) | null;
+                    /**
+                     * @description Default sequential: approvers act position by position (order_index); approvers sharing a position are a signing group that acts in parallel. parallel: everyone is notified at send and acts in any order.
+                     * @enum {string}
+                     */
+                    workflow_type?: "sequential" | "parallel";
+                    /** @description Days until the approval deadline; default 7 */
+                    expires_in_days?: number;
+                    /** @description Automatic reminders; absent or null: the account's default (none unless configured). Multipart: one reminders part holding the JSON object, or reminders[first_after_hours], reminders[every_hours] and reminders[max] parts */
+                    reminders?: components["schemas"]["Reminders"] | null;
+                    /** @description Default false. true: an approver whose turn it is may hand their step to someone else from the approval page (name, WhatsApp number, reason); the delegate takes the same place in the order with the same action and verification, and is notified over WhatsApp (unless the approver has notify: false). Multipart: "true" or "false". */
+                    allow_delegation?: boolean;
+                    /** @description Who else receives the signed PDF over WhatsApp once the document is approved (at most 10), each in their language; the same WhatsApp template as the approvers' signed copies. A number given twice is kept once (as first given), and one that is also an approver's of the document is dropped (the approver gets their own copy): the document shows cc as kept. A number never gets two copies. Replaced as a whole on update; [] removes them all. Multipart: one cc part holding the JSON array. */
+                    cc?: {
+                        /**
+                         * Format: phone
+                         * @description WhatsApp number in international form: country code and number (7 to 15 digits), optionally after + or 00; spaces, dots, dashes and brackets between digits are ignored. It must be a valid number for its country code. Stored and returned as digits only.
+                         */
+                        phone: string;
+                        /** @description Language of the message; default Arabic for Saudi numbers, else English */
+                        language?: ("ar" | "en") | null;
+                        /** @description The name the message greets (optional) */
+                        name?: (string & (unknown & unknown & unknown)) | null;
+                    }[];
+                    roles: components["schemas"]["RoleInput"][];
+                    /**
+                     * Format: binary
+                     * @description The PDF
+                     */
+                    file: string & (unknown & unknown & unknown);
+                };
+            };
+        };
+        responses: {
+            /** @description The template */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Requests allowed per minute: the key's, or its account's when that is the closer limit */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this minute under that limit */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Template"];
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
+            422: components["responses"]["E422"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    getTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (UUID) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The template */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Requests allowed per minute: the key's, or its account's when that is the closer limit */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this minute under that limit */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Template"];
+                    };
+                };
+            };
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    updateTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (UUID) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description Shorthand: used for both title_ar and title_en */
+                    title?: string & (unknown & unknown & unknown);
+                    title_ar?: string & (unknown & unknown & unknown);
+                    title_en?: string & (unknown & unknown & unknown);
+                    /** @description Department key, e.g. hr, finance, legal */
+                    department?: ("" | string) | null;
+                    /**
+                     * @description Default sequential: approvers act position by position (order_index); approvers sharing a position are a signing group that acts in parallel. parallel: everyone is notified at send and acts in any order.
+                     * @enum {string}
+                     */
+                    workflow_type?: "sequential" | "parallel";
+                    /** @description Days until the approval deadline; default 7 */
+                    expires_in_days?: number;
+                    /** @description Automatic reminders; absent or null: the account's default (none unless configured). Multipart: one reminders part holding the JSON object, or reminders[first_after_hours], reminders[every_hours] and reminders[max] parts */
+                    reminders?: components["schemas"]["Reminders"] | null;
+                    /** @description Default false. true: an approver whose turn it is may hand their step to someone else from the approval page (name, WhatsApp number, reason); the delegate takes the same place in the order with the same action and verification, and is notified over WhatsApp (unless the approver has notify: false). Multipart: "true" or "false". */
+                    allow_delegation?: boolean;
+                    /** @description Who else receives the signed PDF over WhatsApp once the document is approved (at most 10), each in their language; the same WhatsApp template as the approvers' signed copies. A number given twice is kept once (as first given), and one that is also an approver's of the document is dropped (the approver gets their own copy): the document shows cc as kept. A number never gets two copies. Replaced as a whole on update; [] removes them all. Multipart: one cc part holding the JSON array. */
+                    cc?: {
+                        /**
+                         * Format: phone
+                         * @description WhatsApp number in international form: country code and number (7 to 15 digits), optionally after + or 00; spaces, dots, dashes and brackets between digits are ignored. It must be a valid number for its country code. Stored and returned as digits only.
+                         */
+                        phone: string;
+                        /** @description Language of the message; default Arabic for Saudi numbers, else English */
+                        language?: ("ar" | "en") | null;
+                        /** @description The name the message greets (optional) */
+                        name?: (string & (unknown & unknown & unknown)) | null;
+                    }[];
+                    roles?: components["schemas"]["RoleInput"][];
+                };
+                "multipart/form-data": {
+                    /** @description Shorthand: used for both title_ar and title_en */
+                    title?: string & (unknown & unknown & unknown);
+                    title_ar?: string & (unknown & unknown & unknown);
+                    title_en?: string & (unknown & unknown & unknown);
+                    /** @description Department key, e.g. hr, finance, legal */
+                    department?: ("" | string) | null;
+                    /**
+                     * @description Default sequential: approvers act position by position (order_index); approvers sharing a position are a signing group that acts in parallel. parallel: everyone is notified at send and acts in any order.
+                     * @enum {string}
+                     */
+                    workflow_type?: "sequential" | "parallel";
+                    /** @description Days until the approval deadline; default 7 */
+                    expires_in_days?: number;
+                    /** @description Automatic reminders; absent or null: the account's default (none unless configured). Multipart: one reminders part holding the JSON object, or reminders[first_after_hours], reminders[every_hours] and reminders[max] parts */
+                    reminders?: components["schemas"]["Reminders"] | null;
+                    /** @description Default false. true: an approver whose turn it is may hand their step to someone else from the approval page (name, WhatsApp number, reason); the delegate takes the same place in the order with the same action and verification, and is notified over WhatsApp (unless the approver has notify: false). Multipart: "true" or "false". */
+                    allow_delegation?: boolean;
+                    /** @description Who else receives the signed PDF over WhatsApp once the document is approved (at most 10), each in their language; the same WhatsApp template as the approvers' signed copies. A number given twice is kept once (as first given), and one that is also an approver's of the document is dropped (the approver gets their own copy): the document shows cc as kept. A number never gets two copies. Replaced as a whole on update; [] removes them all. Multipart: one cc part holding the JSON array. */
+                    cc?: {
+                        /**
+                         * Format: phone
+                         * @description WhatsApp number in international form: country code and number (7 to 15 digits), optionally after + or 00; spaces, dots, dashes and brackets between digits are ignored. It must be a valid number for its country code. Stored and returned as digits only.
+                         */
+                        phone: string;
+                        /** @description Language of the message; default Arabic for Saudi numbers, else English */
+                        language?: ("ar" | "en") | null;
+                        /** @description The name the message greets (optional) */
+                        name?: (string & (unknown & unknown & unknown)) | null;
+                    }[];
+                    roles?: components["schemas"]["RoleInput"][];
+                };
+            };
+        };
+        responses: {
+            /** @description The template at its new version */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Requests allowed per minute: the key's, or its account's when that is the closer limit */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this minute under that limit */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Template"];
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
+            422: components["responses"]["E422"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    archiveTemplate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key with the same request within 24 hours replays the first response (marked by the Idempotent-Replayed: true header); the same key with a different request is a 422; while the first request is still running, 409. 1 to 255 visible ASCII characters (a UUID is a good choice); any other value is a 422. An empty value counts as no key. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The id (UUID) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The archived template */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Requests allowed per minute: the key's, or its account's when that is the closer limit */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this minute under that limit */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Template"];
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            422: components["responses"]["E422"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    createDocumentFromTemplate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key with the same request within 24 hours replays the first response (marked by the Idempotent-Replayed: true header); the same key with a different request is a 422; while the first request is still running, 409. 1 to 255 visible ASCII characters (a UUID is a good choice); any other value is a 422. An empty value counts as no key. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The id (UUID) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Both titles of the document; default the template's */
+                    title?: string & (unknown & unknown & unknown);
+                    title_ar?: string & (unknown & unknown & unknown);
+                    title_en?: string & (unknown & unknown & unknown);
+                    /** @description One recipient per role of the template, keyed by role key: {name | name_ar + name_en, phone, role_ar, role_en, language} */
+                    recipients: {
+                        [key: string]: components["schemas"]["Recipient"];
+                    };
+                    /** @description Who else receives the signed PDF over WhatsApp once the document is approved (at most 10), each in their language; the same WhatsApp template as the approvers' signed copies. A number given twice is kept once (as first given), and one that is also an approver's of the document is dropped (the approver gets their own copy): the document shows cc as kept. A number never gets two copies. Replaced as a whole on update; [] removes them all. Multipart: one cc part holding the JSON array. */
+                    cc?: {
+                        /**
+                         * Format: phone
+                         * @description WhatsApp number in international form: country code and number (7 to 15 digits), optionally after + or 00; spaces, dots, dashes and brackets between digits are ignored. It must be a valid number for its country code. Stored and returned as digits only.
+                         */
+                        phone: string;
+                        /** @description Language of the message; default Arabic for Saudi numbers, else English */
+                        language?: ("ar" | "en") | null;
+                        /** @description The name the message greets (optional) */
+                        name?: (string & (unknown & unknown & unknown)) | null;
+                    }[];
+                    /** @description true: send it at once (default false: a draft) */
+                    send?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The draft, or with send: true the sent (pending) document */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Requests allowed per minute: the key's, or its account's when that is the closer limit */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this minute under that limit */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The new document */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["Document"];
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
+            422: components["responses"]["E422"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    createBulkSend: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key with the same request within 24 hours replays the first response (marked by the Idempotent-Replayed: true header); the same key with a different request is a 422; while the first request is still running, 409. 1 to 255 visible ASCII characters (a UUID is a good choice); any other value is a 422. An empty value counts as no key. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The id (UUID) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description One object per document: {<role key>: {name | name_ar + name_en, phone, role_ar, role_en, language}, title?, title_ar?, title_en?}. Row 1 is the first. */
+                    rows: {
+                        [key: string]: unknown;
+                    }[];
+                    /** @description true: bad rows are reported and the others go; default false: any bad row refuses all */
+                    skip_invalid?: boolean;
+                };
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description The CSV (UTF-8, comma-separated, RFC 4180 quoting): a header of <role>.<field> columns (employee.name, employee.phone, …) and optionally title, title_ar, title_en; then one line per document
+                     */
+                    file: string;
+                    /** @enum {string} */
+                    skip_invalid?: "true" | "false";
+                };
+            };
+        };
+        responses: {
+            /** @description The bulk send, queued */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Requests allowed per minute: the key's, or its account's when that is the closer limit */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this minute under that limit */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description The bulk send */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["BulkSendCreated"];
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
+            415: components["responses"]["E415"];
+            422: components["responses"]["E422"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    listBulkSends: {
+        parameters: {
+            query?: {
+                page?: number;
+                per_page?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of bulk sends */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Requests allowed per minute: the key's, or its account's when that is the closer limit */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this minute under that limit */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["BulkSend"][];
+                        meta: components["schemas"]["PageMeta"];
+                    };
+                };
+            };
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            422: components["responses"]["E422"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    getBulkSend: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id (UUID) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The bulk send */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Requests allowed per minute: the key's, or its account's when that is the closer limit */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this minute under that limit */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["BulkSend"];
+                    };
+                };
+            };
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    listBulkSendRows: {
+        parameters: {
+            query?: {
+                page?: number;
+                per_page?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The id (UUID) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of rows, in row order */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Requests allowed per minute: the key's, or its account's when that is the closer limit */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this minute under that limit */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["BulkSendRow"][];
+                        meta: components["schemas"]["PageMeta"];
+                    };
+                };
+            };
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            422: components["responses"]["E422"];
+            429: components["responses"]["E429"];
+            500: components["responses"]["E500"];
+            503: components["responses"]["E503"];
+        };
+    };
+    cancelBulkSend: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry: the same key with the same request within 24 hours replays the first response (marked by the Idempotent-Replayed: true header); the same key with a different request is a 422; while the first request is still running, 409. 1 to 255 visible ASCII characters (a UUID is a good choice); any other value is a 422. An empty value counts as no key. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The id (UUID) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The cancelled bulk send */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Requests allowed per minute: the key's, or its account's when that is the closer limit */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in this minute under that limit */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        success: true;
+                        data: components["schemas"]["BulkSend"];
+                    };
+                };
+            };
+            400: components["responses"]["E400"];
+            401: components["responses"]["E401"];
+            403: components["responses"]["E403"];
+            404: components["responses"]["E404"];
+            409: components["responses"]["E409"];
+            413: components["responses"]["E413"];
             422: components["responses"]["E422"];
             429: components["responses"]["E429"];
             500: components["responses"]["E500"];

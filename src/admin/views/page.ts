@@ -121,7 +121,7 @@ function languageLinks(page: PageContext, switchPath: string | undefined): SafeH
   })}`;
 }
 
-type NavItem = 'home' | 'keys' | 'security';
+type NavItem = 'home' | 'keys' | 'templates' | 'security';
 
 function nav(page: PageContext, current: NavItem | undefined): SafeHtml {
   if (!page.account) return html``;
@@ -130,10 +130,10 @@ function nav(page: PageContext, current: NavItem | undefined): SafeHtml {
   return html`<nav class="site-nav" aria-label="${page.t('mainNav')}">
     <ul>
       ${item('home', ADMIN_PATHS.home, 'navHome')}${item('keys', ADMIN_PATHS.keys, 'navApiKeys')}${item(
-        'security',
-        ADMIN_PATHS.security,
-        'navSecurity',
-      )}
+        'templates',
+        ADMIN_PATHS.templates,
+        'navTemplates',
+      )}${item('security', ADMIN_PATHS.security, 'navSecurity')}
     </ul>
   </nav>`;
 }

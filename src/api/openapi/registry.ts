@@ -49,6 +49,10 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   Approvals: 'Send a draft for approval, follow its status, remind an approver, or void it.',
   Webhooks: 'Signed event deliveries to your URLs, their delivery log, and redelivery.',
   Account: "The account's settings.",
+  Templates:
+    'A PDF with its settings and roles instead of people, versioned; documents made from it for the people given.',
+  'Bulk sends':
+    'A template sent to a list of people (JSON rows or a CSV file), one document per row, exactly once, paced to WhatsApp.',
 };
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
@@ -168,6 +172,14 @@ export class OpenApiRegistry {
       this.addComponent(name, def);
     }
     return json;
+  }
+
+  /**
+   * Puts a named schema (`.meta({ id })`) among the components though no operation holds it: for a description
+   * that names it by `$ref` only (a record whose entries the service checks one by one).
+   */
+  include(type: z.ZodType, io: 'input' | 'output'): void {
+    this.schema(type, io);
   }
 
   private addComponent(name: string, schema: JsonSchema): void {

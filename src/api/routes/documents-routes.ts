@@ -12,14 +12,11 @@ import { serializeDocument } from '../../documents/serialize.ts';
 import { deleteDocument, updateDocument } from '../../documents/update-document.ts';
 import { AppError, mergeDetails } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
-import { createPdfInspector } from '../../pdf/workers/pdf-workers.ts';
 import type { Storage } from '../../storage/storage.ts';
 import type { WebhookDispatcher } from '../../webhooks/dispatch.ts';
 import { authOf, type AppContext, type AppState } from '../../http/context.ts';
-import { readDocumentForm } from '../documents/document-form.ts';
+import { createFormReceiver } from '../documents/form-receiver.ts';
 import { IdParams, jsonBody, pathId } from '../route-helpers.ts';
-import { lingerAndClose, receiveUpload } from '../documents/upload.ts';
-import { createUploadGate } from '../documents/upload-gate.ts';
 import type { OpenApiRegistry } from '../openapi/registry.ts';
 import { route } from '../openapi/route.ts';
 import { CHANGES_AND_SHOWS_DOCUMENTS } from '../openapi/scopes.ts';
@@ -54,46 +51,12 @@ const TAGS = ['Documents'];
 /** GET/POST /documents, GET/PUT/DELETE /documents/{id}. */
 export function createDocumentsRouter(deps: DocumentsRouterDeps, openapi: OpenApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
-  const { db, storage, webhooks } = deps;
+  const { db, webhooks } = deps;
 
-  // Uploaded PDFs are inspected in worker threads, at most PDF_MAX_CONCURRENT_INSPECTIONS at once, shared fairly
-  // by accounts; uploads in flight are capped in all and per account (docs/security.md, "Fair shares").
-  const pdf = createPdfInspector(deps.config.pdf, deps.logger);
-  const uploads = createUploadGate(deps.config.fairShares);
-
-  const discard = async (key: string | undefined) => {
-    if (!key) return;
-    await storage
-      .delete(key)
-      .catch((err: unknown) => deps.logger.warn({ err, key }, 'could not remove a file'));
-  };
-
-  const receive = async (ctx: AppContext, documentId: string, fileRequired: boolean) => {
-    const { accountId, plan } = authOf(ctx);
-    let leave: () => void;
-    try {
-      leave = uploads.enter(accountId);
-    } catch (err) {
-      lingerAndClose(ctx); // the body was not read: let the client read the 503 rather than a reset
-      throw err;
-    }
-    try {
-      const upload = await receiveUpload(ctx, {
-        storage,
-        fileKey: originalFileKey(accountId, documentId),
-        maxFileBytes: deps.config.plans[plan].maxUploadBytes,
-        plan,
-      });
-      try {
-        return await readDocumentForm(ctx, upload, { fileRequired, pdf: pdf.forAccount(accountId) });
-      } catch (err) {
-        await discard(upload.file?.key);
-        throw err;
-      }
-    } finally {
-      leave();
-    }
-  };
+  const form = createFormReceiver(deps);
+  const { discard } = form;
+  const receive = (ctx: AppContext, documentId: string, fileRequired: boolean) =>
+    form.receive(ctx, originalFileKey(authOf(ctx).accountId, documentId), fileRequired);
 
   route(
     router,

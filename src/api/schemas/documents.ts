@@ -337,6 +337,13 @@ export const DocumentResource = z
           .meta({ id: 'CcRecipient' }),
       )
       .meta({ description: 'Who else receives the signed copy over WhatsApp once the document is approved' }),
+    template: z
+      .strictObject({ id: z.uuid(), version: z.int().min(1) })
+      .nullable()
+      .meta({
+        description:
+          'The template version the document was made from (POST /templates/{id}/documents or a bulk send); null for a document made by hand',
+      }),
     created_at: Timestamp,
     updated_at: Timestamp,
     approvers: z.array(ApproverResource).meta({ description: 'Ordered by order_index' }),

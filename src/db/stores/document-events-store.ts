@@ -168,6 +168,38 @@ export function documentEventsStore(db: Db) {
       return toEvent(existing);
     },
 
+    /**
+     * An event about the account rather than one document (`bulk_send.completed`): no document, `sequence` 1 (it
+     * is the only event of what it reports). Idempotent on the dedupe key, like `record`.
+     */
+    async recordAccountEvent(
+      input: Omit<NewDocumentEvent, 'documentId' | 'approverId'>,
+    ): Promise<DocumentEvent> {
+      const { rows } = await db.raw<{ rows: DocumentEventRow[] }>(
+        `INSERT INTO document_events
+                (account_id, document_id, approver_id, event, data, dedupe_key, sequence, webhooks_dispatched_at)
+         SELECT ?, NULL, NULL, ?, ?::jsonb, ?, 1,
+                CASE WHEN EXISTS (SELECT 1 FROM webhooks w WHERE w.account_id = ? AND w.active AND ? = ANY(w.events))
+                     THEN NULL ELSE now() END
+         ON CONFLICT (dedupe_key) DO NOTHING
+         RETURNING *`,
+        [
+          input.accountId,
+          input.event,
+          JSON.stringify(input.data),
+          input.dedupeKey,
+          input.accountId,
+          input.event,
+        ],
+      );
+      if (rows[0]) return toEvent(rows[0]);
+      const existing = await db<DocumentEventRow>('document_events')
+        .where({ dedupe_key: input.dedupeKey })
+        .first();
+      if (!existing) throw new Error(`event ${input.dedupeKey} vanished after a conflict`);
+      return toEvent(existing);
+    },
+
     async findByDedupeKey(dedupeKey: string): Promise<DocumentEvent | undefined> {
       const row = await db<DocumentEventRow>('document_events').where({ dedupe_key: dedupeKey }).first();
       return row && toEvent(row);

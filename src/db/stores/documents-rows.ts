@@ -44,6 +44,8 @@ export interface Document {
   allowDelegation: boolean;
   /** Who else receives the signed copy (migration 024); [] for no one. */
   cc: CcRecipient[];
+  /** The template version the document was made from (migration 040); null for a document made by hand. */
+  template: { id: string; version: number } | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -92,6 +94,8 @@ export interface DocumentRow {
   reminders?: ReminderSettings | null;
   allow_delegation?: boolean;
   cc?: CcRecipient[] | null;
+  template_id?: string | null;
+  template_version?: number | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -125,6 +129,8 @@ export const toDocument = (r: DocumentRow): Document => ({
   reminders: r.reminders ?? null,
   allowDelegation: r.allow_delegation ?? false,
   cc: r.cc ?? [],
+  template:
+    r.template_id && r.template_version != null ? { id: r.template_id, version: r.template_version } : null,
   createdAt: r.created_at,
   updatedAt: r.updated_at,
 });
@@ -177,6 +183,8 @@ const DOCUMENT_COLUMNS = [
   'reminders',
   'allow_delegation',
   'cc',
+  'template_id',
+  'template_version',
   'created_at',
   'updated_at',
 ] as const satisfies readonly (keyof DocumentRow)[];
@@ -241,7 +249,10 @@ export const FINAL_TOKEN_BYTES = 32;
  * `reserveFinalFile` and `rotateFinalToken`.
  */
 export type DocumentPatch = Partial<
-  Omit<Document, 'id' | 'accountId' | 'reference' | 'createdAt' | 'updatedAt' | 'finalTokenSealed'>
+  Omit<
+    Document,
+    'id' | 'accountId' | 'reference' | 'template' | 'createdAt' | 'updatedAt' | 'finalTokenSealed'
+  >
 >;
 
 const COLUMNS: Record<keyof DocumentPatch, keyof DocumentRow> = {
@@ -298,7 +309,7 @@ export type NewDocument = Pick<
   | 'fileSize'
   | 'pageCount'
 > &
-  Partial<Pick<Document, 'reminders' | 'allowDelegation' | 'cc'>>;
+  Partial<Pick<Document, 'reminders' | 'allowDelegation' | 'cc' | 'template'>>;
 
 /** `WQT-<year>-<6 digits>` (the sequence counts per account and calendar year). */
 export function formatReference(year: number, sequence: number): string {

@@ -78,6 +78,9 @@ export function documentsStore(db: Db) {
           ...(input.allowDelegation ? { allow_delegation: true } : {}),
           // A JS array would be sent as a PostgreSQL array: jsonb takes the JSON text.
           ...(input.cc?.length ? { cc: JSON.stringify(input.cc) as unknown as CcRecipient[] } : {}),
+          ...(input.template
+            ? { template_id: input.template.id, template_version: input.template.version }
+            : {}),
         })
         .returning('*');
       return toDocument(row!);

@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { approversStore } from '../../db/stores/approvers-store.ts';
 import { documentEventsStore } from '../../db/stores/document-events-store.ts';
-import { documentsStore } from '../../db/stores/documents-store.ts';
+import { documentsStore, type Document } from '../../db/stores/documents-store.ts';
+import type { Knex } from '../../db/knex.ts';
 import { LIMITS, type ReminderSettings } from '../../domain/model.ts';
 import { isoTime } from '../../domain/time.ts';
 import type { SerializedDocument } from '../../documents/serialize.ts';
@@ -49,50 +50,62 @@ async function sendAndAnswer(
   documentId: string,
   recorded: NoticeWait | undefined,
 ): Promise<SerializedDocument> {
-  const document = await deps.db.transaction(async (trx) => {
-    const draft = await documentsStore(trx).findByIdForUpdate(accountId, documentId);
-    if (!draft) throw AppError.notFound('Document');
-    if (draft.status !== 'draft')
-      throw AppError.conflict('already_sent', statusRefusal(draft, 'only a draft can be sent'));
-    const approvers = await approversStore(trx).listByDocument(draft.id);
-    if (approvers.length === 0) {
-      throw AppError.validation({
-        approvers: ['A document needs at least one approver before it can be sent'],
-      });
-    }
-    if (approvers.length > LIMITS.approversMax) {
-      throw AppError.validation({
-        approvers: [`A document can have at most ${LIMITS.approversMax} approvers`],
-      });
-    }
-    if (draft.expiresAt.getTime() <= Date.now()) {
-      throw AppError.conflict(
-        'document_expired',
-        `Document expired at ${isoTime(draft.expiresAt)} before it was sent; renew it with PUT /documents/${draft.id} and expires_in_days`,
-      );
-    }
-    const account = await trx('accounts')
-      .where({ id: draft.accountId })
-      .first<{ default_reminders: ReminderSettings | null } | undefined>('default_reminders');
-    try {
-      await deps.approvals.start(draft, approvers, account?.default_reminders ?? null);
-    } catch (err) {
-      // A run of this workflow id is still open while the document is a draft: an earlier send started it and
-      // never committed, and its first activity (waiting for this lock) will settle it.
-      if (err instanceof ApprovalRefused)
-        throw AppError.conflict(
-          'send_in_progress',
-          'An earlier send of this document is still being settled; try again shortly',
-        );
-      throw err;
-    }
-    const sent = await markPending(trx, deps.secrets, draft.id, approvalWorkflowId(draft.id));
-    return sent!; // the row lock held since the read: still a draft
-  });
+  const document = await deps.db.transaction((trx) => commitSend(deps, trx, accountId, documentId));
   // Sent and committed: a slow `document.sent` changes nothing the client can act on (a retry would be 409), so
   // the answer is the pending document either way.
   await sendRecorded(deps, document.id, recorded);
   return documentView(deps.db, document);
+}
+
+/**
+ * The send itself, inside the caller's transaction: the document's row lock, the checks, the workflow's start and
+ * `pending`. It commits with the caller's transaction, so a caller can make the send depend on rows of its own
+ * that it holds locked (a bulk send's row and its status); the workflow waits for that commit.
+ */
+export async function commitSend(
+  deps: Pick<ApprovalDeps, 'approvals' | 'secrets'>,
+  trx: Knex.Transaction,
+  accountId: string,
+  documentId: string,
+): Promise<Document> {
+  const draft = await documentsStore(trx).findByIdForUpdate(accountId, documentId);
+  if (!draft) throw AppError.notFound('Document');
+  if (draft.status !== 'draft')
+    throw AppError.conflict('already_sent', statusRefusal(draft, 'only a draft can be sent'));
+  const approvers = await approversStore(trx).listByDocument(draft.id);
+  if (approvers.length === 0) {
+    throw AppError.validation({
+      approvers: ['A document needs at least one approver before it can be sent'],
+    });
+  }
+  if (approvers.length > LIMITS.approversMax) {
+    throw AppError.validation({
+      approvers: [`A document can have at most ${LIMITS.approversMax} approvers`],
+    });
+  }
+  if (draft.expiresAt.getTime() <= Date.now()) {
+    throw AppError.conflict(
+      'document_expired',
+      `Document expired at ${isoTime(draft.expiresAt)} before it was sent; renew it with PUT /documents/${draft.id} and expires_in_days`,
+    );
+  }
+  const account = await trx('accounts')
+    .where({ id: draft.accountId })
+    .first<{ default_reminders: ReminderSettings | null } | undefined>('default_reminders');
+  try {
+    await deps.approvals.start(draft, approvers, account?.default_reminders ?? null);
+  } catch (err) {
+    // A run of this workflow id is still open while the document is a draft: an earlier send started it and
+    // never committed, and its first activity (waiting for this lock) will settle it.
+    if (err instanceof ApprovalRefused)
+      throw AppError.conflict(
+        'send_in_progress',
+        'An earlier send of this document is still being settled; try again shortly',
+      );
+    throw err;
+  }
+  const sent = await markPending(trx, deps.secrets, draft.id, approvalWorkflowId(draft.id));
+  return sent!; // the row lock held since the read: still a draft
 }
 
 /** How long the answer to a send waits for the workflow to record it (as long as any answer from a workflow). */
