@@ -1,7 +1,8 @@
 // Copies every file under src/ that tsc does not emit (anything but .ts sources and .md notes) to the same place
 // under the build's outDir: the approval page's script and stylesheet (src/approval-page/public/) are read beside
 // their module at run time, and a built app without them answers 500 on /a/assets/*. Then compresses every asset
-// of the approval page (its own files, pdf.js, its font data and cMaps) with brotli and gzip into
+// of the approval page (its own files, pdf.js, its font data and cMaps) and of the API reference (Scalar's bundle
+// and the script that mounts it) with brotli and gzip into
 // <outDir>/precompressed/, named by the SHA-256 of the original: the built app serves those and compresses nothing.
 //   node scripts/copy-assets.mjs [outDir]     (default: dist; `npm run build` runs it after tsc)
 import { copyFile, mkdir, readdir, readFile, stat } from 'node:fs/promises';
@@ -27,12 +28,14 @@ console.log(`copy-assets: ${copied} file(s) from src/ to ${path.relative(root, o
 
 // The asset list and the compression are the built app's own modules, so the two cannot disagree.
 const built = (file) => import(pathToFileURL(path.join(outDir, file)).href);
-const { APPROVAL_ASSET_SOURCES, APPROVAL_ASSETS_BASE } = await built('approval-page/assets.js');
+const { APPROVAL_ASSET_SOURCES } = await built('approval-page/assets.js');
+const { REFERENCE_ASSET_SOURCES } = await built('api/reference/assets.js');
 const { buildAssetCatalog } = await built('http/asset-catalog.js');
 const { compress, compressedFileName, writeAtomically } = await built('http/precompressed.js');
 
 const target = path.join(outDir, 'precompressed');
-const catalog = buildAssetCatalog(APPROVAL_ASSETS_BASE, APPROVAL_ASSET_SOURCES);
+// Only the files matter here, not the URLs they are served under.
+const catalog = buildAssetCatalog('', [...APPROVAL_ASSET_SOURCES, ...REFERENCE_ASSET_SOURCES]);
 let made = 0;
 let original = 0;
 let smallest = 0;

@@ -18,6 +18,7 @@ import { registerCoreOperations } from './openapi/core-operations.ts';
 import { registerWebhookEvents } from './openapi/webhook-events.ts';
 import { createOpenApiRouter } from './openapi/openapi-routes.ts';
 import { OpenApiRegistry } from './openapi/registry.ts';
+import { createReferenceRouter } from './reference/reference-routes.ts';
 import { createApproversRouter } from './routes/approvers-routes.ts';
 import { createDocumentsRouter } from './routes/documents-routes.ts';
 import { createDownloadRouter } from './routes/download-routes.ts';
@@ -88,6 +89,7 @@ export function createApp(
   publicApi.use(createHealthRouter(deps).routes());
   publicApi.use(createWhatsAppWebhookRouter(deps).routes());
   publicApi.use(createOpenApiRouter(openapi, API_PREFIX).routes());
+  publicApi.use(createReferenceRouter(deps, API_PREFIX).routes());
 
   const api = new Router<AppState>({ prefix: API_PREFIX });
   api.use(authenticate({ ...deps, apiKeys: apiDeps.apiKeys ?? uncachedApiKeyLookup(deps.db) }));

@@ -14,6 +14,7 @@ import { devServerConfigFlags } from '../../src/runtime/temporal-dev-server.ts';
 import { workflowsPath } from '../../src/temporal/worker.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../src/temporal/search-attributes.ts';
 import { APPROVAL_ASSET_SOURCES, APPROVAL_ASSETS_BASE } from '../../src/approval-page/assets.ts';
+import { REFERENCE_ASSET_SOURCES } from '../../src/api/reference/assets.ts';
 import { buildAssetCatalog } from '../../src/http/asset-catalog.ts';
 import { createPrecompressedAssets } from '../../src/http/precompressed.ts';
 import { freePort } from './free-port.ts';
@@ -115,13 +116,14 @@ export default async function setup(project: TestProject): Promise<() => Promise
 }
 
 /**
- * Compresses the approval page's assets as `npm run build` does, once per machine (about 10 s of CPU the first
- * time), so no test's page waits for brotli and no two test files compress the same file.
+ * Compresses the approval page's and the API reference's assets as `npm run build` does, once per machine (about
+ * 20 s of CPU the first time), so no test's page waits for brotli and no two test files compress the same file.
  */
 async function warmPageAssets(): Promise<string> {
   const cacheDir = path.resolve('node_modules/.cache/wathiq/page-assets');
   const assets = createPrecompressedAssets({ cacheDir, readDirs: [] });
   assets.register(buildAssetCatalog(APPROVAL_ASSETS_BASE, APPROVAL_ASSET_SOURCES).entries.values());
+  assets.register(buildAssetCatalog('', REFERENCE_ASSET_SOURCES).entries.values());
   await assets.warm();
   return cacheDir;
 }

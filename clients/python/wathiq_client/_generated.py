@@ -525,6 +525,10 @@ class GeneratedOperations:
         """GET /openapi.json: This OpenAPI 3.1 document"""
         return self._request("GET", f"/openapi.json", envelope=False)
 
+    def api_reference(self) -> "dict[str, Any]":
+        """GET /docs: This document rendered, with a console to try each operation"""
+        return self._request("GET", f"/docs", envelope=False)
+
     def list_documents(self, *, status: "Optional[Literal[\"draft\", \"pending\", \"in_progress\", \"approved\", \"rejected\", \"expired\", \"voided\"]]" = None, page: "Optional[int]" = None, per_page: "Optional[int]" = None) -> "dict[str, Any]":
         """GET /documents: List documents (the page: data and meta)"""
         query = {"status": status, "page": page, "per_page": per_page}

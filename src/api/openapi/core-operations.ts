@@ -11,7 +11,7 @@ const Health = z
   .strictObject({ status: z.literal('ok'), checks: z.strictObject({ postgres: Check, temporal: Check }) })
   .meta({ id: 'Health' });
 
-/** The service's own routes (health) and this document itself. */
+/** The service's own routes (health), this document itself and its rendered reference. */
 export function registerCoreOperations(openapi: OpenApiRegistry): void {
   openapi.add({
     method: 'get',
@@ -33,5 +33,16 @@ export function registerCoreOperations(openapi: OpenApiRegistry): void {
     tags: ['Service'],
     auth: false,
     responses: { 200: { description: 'The document', content: { 'application/json': { type: 'object' } } } },
+  });
+  openapi.add({
+    method: 'get',
+    path: '/docs',
+    operationId: 'apiReference',
+    summary: 'This document rendered, with a console to try each operation',
+    description:
+      'Public. An HTML page (Scalar) that reads `GET /openapi.json`; its console sends your API key.',
+    tags: ['Service'],
+    auth: false,
+    responses: { 200: { description: 'The page', content: { 'text/html': { type: 'string' } } } },
   });
 }
