@@ -72,7 +72,7 @@ describe('one send, one trace', () => {
       const trace = spans.filter((s) => s.spanContext().traceId === server.spanContext().traceId);
       const names = new Set(trace.map((s) => s.name));
       const complete = [
-        'RunWorkflow:approvalWorkflow',
+        'RunWorkflow:documentApproval',
         'RunActivity:beginApproval',
         'RunActivity:notifyApprover',
         WHATSAPP_SPAN,
@@ -101,10 +101,10 @@ describe('one send, one trace', () => {
     expect(server.resource.attributes['service.name']).toBe('wathiq');
 
     // StartWorkflow inside the request, the workflow run under it.
-    const start = one('StartWorkflow:approvalWorkflow');
+    const start = one('StartWorkflow:documentApproval');
     expect(parentOf(start)).toBe(server);
     expect(start.attributes.temporalWorkflowId).toBe(workflowId);
-    const run = one('RunWorkflow:approvalWorkflow');
+    const run = one('RunWorkflow:documentApproval');
     expect(parentOf(run)).toBe(start);
 
     // Each activity that sends WhatsApp messages under the workflow (through its StartActivity span), and under it
@@ -149,8 +149,8 @@ describe('one send, one trace', () => {
     expect(chain).toContain('RunWorkflow:webhookDeliveryRoundWorkflow');
     expect(chain).toContain('StartWorkflow:webhookDeliveryRoundWorkflow');
     expect(chain.slice(-3)).toEqual([
-      'RunWorkflow:approvalWorkflow',
-      'StartWorkflow:approvalWorkflow',
+      'RunWorkflow:documentApproval',
+      'StartWorkflow:documentApproval',
       'POST /api/v1/documents/:id/send',
     ]);
 
