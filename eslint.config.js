@@ -21,7 +21,7 @@ const INFRASTRUCTURE = [
   'src/metrics',
   'src/tracing',
 ];
-const FEATURES = ['src/documents', 'src/accounts', 'src/webhooks'];
+const FEATURES = ['src/documents', 'src/webhooks'];
 /**
  * Features in the layout the code is moving to: one folder each, its HTTP routes (`*-routes.ts`, with helpers
  * named `*.http.ts`) and request schemas (`schemas.ts`, built on the API's field builders) beside its services and

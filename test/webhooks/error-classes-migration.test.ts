@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeliveryAttemptResource } from '../../src/api/schemas/webhooks.ts';
 import { rewriteWebhookAttemptErrors } from '../../src/db/migrations/007-exposures.ts';
 import { createSecretBox } from '../../src/auth/secret-box.ts';
-import { accountsStore } from '../../src/db/stores/accounts-store.ts';
+import { accountsStore } from '../../src/features/accounts/accounts-store.ts';
 import { webhookDeliveriesStore } from '../../src/db/stores/webhook-deliveries-store.ts';
 import { webhooksStore } from '../../src/db/stores/webhooks-store.ts';
 import { serializeAttempt } from '../../src/webhooks/serialize.ts';

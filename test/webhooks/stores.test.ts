@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSecretBox } from '../../src/auth/secret-box.ts';
-import { accountsStore } from '../../src/db/stores/accounts-store.ts';
+import { accountsStore } from '../../src/features/accounts/accounts-store.ts';
 import { openDeliveryBody, webhookDeliveriesStore } from '../../src/db/stores/webhook-deliveries-store.ts';
 import { webhooksStore } from '../../src/db/stores/webhooks-store.ts';
 import { buildEventBody } from '../../src/webhooks/payload.ts';

@@ -2,7 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { issueApiKey } from '../../src/accounts/api-keys.ts';
+import { issueApiKey } from '../../src/features/accounts/api-keys.ts';
 import { createApp } from '../../src/api/app.ts';
 import { envelope, pageEnvelope } from '../../src/api/schemas/envelopes.ts';
 import {
