@@ -38,7 +38,7 @@ import { approversStore } from '../db/stores/approvers-store.ts';
 import { documentEventsStore } from '../db/stores/document-events-store.ts';
 import { frameAncestors } from '../features/accounts/embed-origins.ts';
 import { serializeApprover, serializeDocument } from '../documents/serialize.ts';
-import type { WebhookDispatcher } from '../webhooks/dispatch.ts';
+import type { WebhookDispatcher } from '../features/webhooks/dispatch.ts';
 import type { Approver } from '../db/stores/approvers-store.ts';
 import { AppError } from '../errors.ts';
 import { addToLogContext } from '../logger.ts';

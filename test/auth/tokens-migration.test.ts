@@ -11,8 +11,11 @@ import { documentEventsStore, fullEventData } from '../../src/db/stores/document
 import { documentsStore, openFinalToken } from '../../src/db/stores/documents-store.ts';
 import { idempotencyStore, openResponse } from '../../src/db/stores/idempotency-store.ts';
 import { verificationsStore } from '../../src/db/stores/verifications-store.ts';
-import { openDeliveryBody, webhookDeliveriesStore } from '../../src/db/stores/webhook-deliveries-store.ts';
-import { webhooksStore } from '../../src/db/stores/webhooks-store.ts';
+import {
+  openDeliveryBody,
+  webhookDeliveriesStore,
+} from '../../src/features/webhooks/webhook-deliveries-store.ts';
+import { webhooksStore } from '../../src/features/webhooks/webhooks-store.ts';
 import { openPayload, whatsAppMessagesStore } from '../../src/db/stores/whatsapp-messages-store.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database.ts';
 import { startTestService } from '../helpers/test-service.ts';

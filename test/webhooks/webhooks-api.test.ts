@@ -10,11 +10,11 @@ import {
   TestDeliveryResource,
   WebhookResource,
   WebhookWithSecretResource,
-} from '../../src/api/schemas/webhooks.ts';
-import { SUBSCRIBABLE_EVENTS } from '../../src/webhooks/events.ts';
+} from '../../src/features/webhooks/schemas.ts';
+import { SUBSCRIBABLE_EVENTS } from '../../src/features/webhooks/events.ts';
 import { Webhook } from 'standardwebhooks';
-import { webhooksStore } from '../../src/db/stores/webhooks-store.ts';
-import { isWebhookSecret, standardWebhooksSecret } from '../../src/webhooks/signature.ts';
+import { webhooksStore } from '../../src/features/webhooks/webhooks-store.ts';
+import { isWebhookSecret, standardWebhooksSecret } from '../../src/features/webhooks/signature.ts';
 import {
   startWebhookReceiver,
   type WebhookReceiver,
