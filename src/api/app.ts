@@ -15,6 +15,7 @@ import { serverSpans } from '../http/tracing.ts';
 import { rateLimit } from './middleware/rate-limit.ts';
 import { requestId } from './middleware/request-id.ts';
 import { registerCoreOperations } from './openapi/core-operations.ts';
+import { registerWebhookEvents } from './openapi/webhook-events.ts';
 import { createOpenApiRouter } from './openapi/openapi-routes.ts';
 import { OpenApiRegistry } from './openapi/registry.ts';
 import { createApproversRouter } from './routes/approvers-routes.ts';
@@ -65,6 +66,7 @@ export function createApp(
   // Routers add their operations as they mount them; GET /openapi.json renders the result.
   const openapi = apiDeps.openapi ?? new OpenApiRegistry();
   registerCoreOperations(openapi);
+  registerWebhookEvents(openapi);
   // TRUST_PROXY hops: only the last `hops` X-Forwarded-For entries (written by our proxies) are read, and ctx.ip
   // is the first of them: the address the outermost proxy saw. Entries before them are the client's to choose and
   // are ignored; with 0 the header is ignored and the socket address counts. ctx.ip is recorded on certificates

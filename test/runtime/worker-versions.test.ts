@@ -132,7 +132,8 @@ describe('upgrading workers: deploy beside, ramp, make current, drain, retire', 
     for (const ramp of ['150', '-1', 'abc', '1e2', '12.5', ''])
       expect((await refused(['promote', '--build-id', 'x', '--ramp', ramp])).stderr).toMatch(/--ramp/);
     expect((await refused(['promote'])).stderr).toMatch(/--build-id/);
-    expect((await refused(['promote', '--build-id', 'x', '--__proto__', '1'])).code).toBe(1);
+    // An option the command does not know is a usage mistake: exit 2, before anything is read.
+    expect((await refused(['promote', '--build-id', 'x', '--__proto__', '1'])).code).toBe(2);
     const usage = await refused(['nonsense']);
     expect(usage.code).toBe(2);
     expect(usage.stderr).toMatch(/workers status/);

@@ -344,6 +344,36 @@ Webhook = TypedDict(
 )
 
 
+WebhookApproverData = TypedDict(
+    "WebhookApproverData",
+    {
+        "document": "WebhookEventDocument",
+        "approver": "Approver",
+    },
+    total=False,
+)
+
+
+WebhookBulkSendData = TypedDict(
+    "WebhookBulkSendData",
+    {
+        "bulk_send": "BulkSend",
+    },
+    total=False,
+)
+
+
+WebhookDelegationData = TypedDict(
+    "WebhookDelegationData",
+    {
+        "document": "WebhookEventDocument",
+        "approver": "Approver",
+        "delegate": "Approver",
+    },
+    total=False,
+)
+
+
 WebhookDelivery = TypedDict(
     "WebhookDelivery",
     {
@@ -378,11 +408,64 @@ WebhookDeliveryAttempt = TypedDict(
 )
 
 
+WebhookDocumentData = TypedDict(
+    "WebhookDocumentData",
+    {
+        "document": "WebhookEventDocument",
+    },
+    total=False,
+)
+
+
+# The document as it stood when the event happened
+WebhookEventDocument = TypedDict(
+    "WebhookEventDocument",
+    {
+        "id": "str",
+        "reference": "str",
+        "title_ar": "str",
+        "title_en": "str",
+        "department": "Union[str, None]",
+        "workflow_type": "Literal[\"sequential\", \"parallel\"]",
+        "status": "Literal[\"draft\", \"pending\", \"in_progress\", \"approved\", \"rejected\", \"expired\", \"voided\"]",
+        "expires_at": "str",
+        "page_count": "int",
+        "file": "dict[str, Any]",
+        "rejection_reason": "Union[str, None]",
+        "sent_at": "Union[str, None]",
+        "completed_at": "Union[str, None]",
+        "finalization": "Finalization",
+        "verification_url": "str",
+        "signature": "Signature",
+        "reminders": "Union[Reminders, None]",
+        "allow_delegation": "bool",
+        "cc": "list[CcRecipient]",
+        "template": "Union[dict[str, Any], None]",
+        "created_at": "str",
+        "updated_at": "str",
+        "approvers": "list[Approver]",
+        "download_url": "str",
+        "filename": "str",
+    },
+    total=False,
+)
+
+
 WebhookEventType = TypedDict(
     "WebhookEventType",
     {
         "event": "Literal[\"document.created\", \"document.sent\", \"approver.notified\", \"approver.viewed\", \"approver.delegated\", \"approver.completed\", \"approver.rejected\", \"document.approved\", \"document.download_rotated\", \"document.rejected\", \"document.voided\", \"document.expired\", \"document.finalization_failed\", \"bulk_send.completed\", \"bulk_send.cancelled\"]",
         "description": "str",
+    },
+    total=False,
+)
+
+
+WebhookTestData = TypedDict(
+    "WebhookTestData",
+    {
+        "webhook": "dict[str, Any]",
+        "message": "str",
     },
     total=False,
 )

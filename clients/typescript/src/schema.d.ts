@@ -629,7 +629,328 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "document.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * document.created
+         * @description A document was created (POST /documents).
+         */
+        post: operations["onDocumentCreated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "document.sent": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * document.sent
+         * @description A document was sent to its approvers (POST /documents/{id}/send).
+         */
+        post: operations["onDocumentSent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "approver.notified": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * approver.notified
+         * @description An approver's turn came and they were notified: the WhatsApp request was accepted by WhatsApp, or refused for good (data.approver.status notified; see the approval status for the notification), or not sent because the approver has notify: false. Once per approver.
+         */
+        post: operations["onApproverNotified"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "approver.viewed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * approver.viewed
+         * @description An approver opened their approval page (once per approver per document: the first view). A link preview (a HEAD request, or a chat app or site fetching the link to draw its card: WhatsApp, Facebook, Twitter, Slack, Telegram, …) is not a view.
+         */
+        post: operations["onApproverViewed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "approver.delegated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * approver.delegated
+         * @description An approver handed their step to someone else from the approval page (the document has allow_delegation): data.approver is who delegated (status delegated, delegated_to_id, delegation_reason), data.delegate the new approver who takes the same place in the order (delegated_from_id). Once per approver.
+         */
+        post: operations["onApproverDelegated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "approver.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * approver.completed
+         * @description An approver completed their action (sign, stamp, approve or review).
+         */
+        post: operations["onApproverCompleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "approver.rejected": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * approver.rejected
+         * @description An approver rejected the document (data.approver.rejection_reason); document.rejected follows.
+         */
+        post: operations["onApproverRejected"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "document.approved": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * document.approved
+         * @description Every approver completed: the signed PDF is ready at its permanent download URL.
+         */
+        post: operations["onDocumentApproved"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "document.download_rotated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * document.download_rotated
+         * @description The permanent download URL of an approved document was replaced (POST /documents/{id}/download/rotate): data.document.download_url is the new one; the old one answers 404.
+         */
+        post: operations["onDocumentDownloadRotated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "document.rejected": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * document.rejected
+         * @description An approver rejected the document; the approval ended.
+         */
+        post: operations["onDocumentRejected"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "document.voided": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * document.voided
+         * @description The document was voided by its account (POST /documents/{id}/void).
+         */
+        post: operations["onDocumentVoided"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "document.expired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * document.expired
+         * @description The approval deadline (expires_at) passed before every approver completed.
+         */
+        post: operations["onDocumentExpired"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "document.finalization_failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * document.finalization_failed
+         * @description Every approver completed but the signed PDF could not be produced; the document stays in_progress (finalization.state "failed") until an operator retries it, and can still be voided.
+         */
+        post: operations["onDocumentFinalizationFailed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "bulk_send.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * bulk_send.completed
+         * @description A bulk send made and sent every row it could (data.bulk_send with its counts; sequence 1, its only event). Its documents go on as usual.
+         */
+        post: operations["onBulkSendCompleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "bulk_send.cancelled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * bulk_send.cancelled
+         * @description A bulk send was cancelled (POST /bulk-sends/{id}/cancel): rows not yet sent are not sent; documents already sent go on (data.bulk_send).
+         */
+        post: operations["onBulkSendCancelled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * webhook.test
+         * @description A test delivery requested with POST /webhooks/{id}/test; not subscribable.
+         */
+        post: operations["onWebhookTest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         AccountSettings: {
@@ -1207,6 +1528,22 @@ export interface components {
              */
             updated_at: string;
         };
+        WebhookApproverData: {
+            document: components["schemas"]["WebhookEventDocument"];
+            /** @description The approver the event is about, after the event */
+            approver: components["schemas"]["Approver"];
+        };
+        WebhookBulkSendData: {
+            /** @description The bulk send, as it closed */
+            bulk_send: components["schemas"]["BulkSend"];
+        };
+        WebhookDelegationData: {
+            document: components["schemas"]["WebhookEventDocument"];
+            /** @description Who delegated (status delegated, delegated_to_id) */
+            approver: components["schemas"]["Approver"];
+            /** @description The new approver, in the same place of the order (delegated_from_id) */
+            delegate: components["schemas"]["Approver"];
+        };
         WebhookDelivery: {
             /** @description The delivery id: X-Wathiq-Delivery and `id` in the body */
             id: number;
@@ -1248,10 +1585,88 @@ export interface components {
             /** @description Wathiq’s sentence for the class; never the receiver’s body, a socket error or an address */
             error_message: string | null;
         };
+        WebhookDocumentData: {
+            document: components["schemas"]["WebhookEventDocument"];
+        };
+        /** @description The document as it stood when the event happened */
+        WebhookEventDocument: {
+            /** Format: uuid */
+            id: string;
+            /** @example WQT-2026-000042 */
+            reference: string;
+            title_ar: string;
+            title_en: string;
+            department: string | null;
+            /** @enum {string} */
+            workflow_type: "sequential" | "parallel";
+            /** @enum {string} */
+            status: "draft" | "pending" | "in_progress" | "approved" | "rejected" | "expired" | "voided";
+            /**
+             * Format: date-time
+             * @description Approval deadline
+             * @example 2026-11-22T09:41:00+00:00
+             */
+            expires_at: string;
+            page_count: number;
+            file: {
+                name: string | null;
+                size: number;
+                sha256: string;
+            };
+            rejection_reason: string | null;
+            sent_at: string | null;
+            completed_at: string | null;
+            finalization: components["schemas"]["Finalization"];
+            /**
+             * Format: uri
+             * @description Approved documents signed with a verification page: the public verification page {PUBLIC_BASE_URL}/v/{token} that the audit certificate prints with its QR code (no authentication; shows the approvals and checks whether a PDF is the signed file)
+             */
+            verification_url?: string;
+            signature: components["schemas"]["Signature"];
+            /** @description The document's automatic reminders; null: the account's default applies when it is sent */
+            reminders: components["schemas"]["Reminders"] | null;
+            /** @description Approvers may hand their step to someone else from the approval page */
+            allow_delegation: boolean;
+            /** @description Who else receives the signed copy over WhatsApp once the document is approved */
+            cc: components["schemas"]["CcRecipient"][];
+            /** @description The template version the document was made from (POST /templates/{id}/documents or a bulk send); null for a document made by hand */
+            template: {
+                /** Format: uuid */
+                id: string;
+                version: number;
+            } | null;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:41:00+00:00
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-22T09:41:00+00:00
+             */
+            updated_at: string;
+            /** @description Ordered by order_index */
+            approvers: components["schemas"]["Approver"][];
+            /**
+             * Format: uri
+             * @description document.approved and document.download_rotated: the permanent URL of the signed PDF. A secret: anyone holding it downloads the file.
+             */
+            download_url?: string;
+            /** @description document.approved and document.download_rotated: the signed PDF file name */
+            filename?: string;
+        };
         WebhookEventType: {
             /** @enum {string} */
             event: "document.created" | "document.sent" | "approver.notified" | "approver.viewed" | "approver.delegated" | "approver.completed" | "approver.rejected" | "document.approved" | "document.download_rotated" | "document.rejected" | "document.voided" | "document.expired" | "document.finalization_failed" | "bulk_send.completed" | "bulk_send.cancelled";
             description: string;
+        };
+        WebhookTestData: {
+            webhook: {
+                /** Format: uuid */
+                id: string;
+                url: string;
+            };
+            message: string;
         };
         WebhookTestResult: {
             delivery_id: number;
@@ -3744,6 +4159,1078 @@ export interface operations {
             429: components["responses"]["E429"];
             500: components["responses"]["E500"];
             503: components["responses"]["E503"];
+        };
+    };
+    onDocumentCreated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event name, as `event` in the body */
+                "X-Wathiq-Event": "document.created";
+                /** @description Unix time in seconds when this attempt was sent; new on every attempt */
+                "X-Wathiq-Timestamp": string;
+                /** @description `sha256=` + lowercase hex HMAC-SHA256 of `{X-Wathiq-Timestamp}.{raw body}` keyed with the whole secret (`whsec_` included) as UTF-8 (docs/webhooks.md) */
+                "X-Wathiq-Signature": string;
+                /** @description The delivery id, the same on every attempt; equals `id` in the body */
+                "X-Wathiq-Delivery": string;
+                /** @description Standard Webhooks: the delivery id again */
+                "webhook-id": string;
+                /** @description Standard Webhooks: the same value as X-Wathiq-Timestamp */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{raw body}` keyed with the base64-decoded secret */
+                "webhook-signature": string;
+                /** @description Who is calling */
+                "User-Agent": "Wathiq-Webhooks/1";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The delivery id, as in X-Wathiq-Delivery and webhook-id */
+                    id: number;
+                    /** @constant */
+                    event: "document.created";
+                    /** @description The event's place among its document's events (1, 2, 3… without gaps; 1 for a bulk send's closing event); absent only from deliveries created before events were numbered */
+                    sequence?: number;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened, not when this attempt was sent
+                     * @example 2026-11-22T09:41:00+00:00
+                     */
+                    created_at: string;
+                    data: components["schemas"]["WebhookDocumentData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: Wathiq disables the webhook and stops delivering to it */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery succeeded and is not sent again */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a redirect, or none within the time-out: the delivery is retried on its schedule */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onDocumentSent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event name, as `event` in the body */
+                "X-Wathiq-Event": "document.sent";
+                /** @description Unix time in seconds when this attempt was sent; new on every attempt */
+                "X-Wathiq-Timestamp": string;
+                /** @description `sha256=` + lowercase hex HMAC-SHA256 of `{X-Wathiq-Timestamp}.{raw body}` keyed with the whole secret (`whsec_` included) as UTF-8 (docs/webhooks.md) */
+                "X-Wathiq-Signature": string;
+                /** @description The delivery id, the same on every attempt; equals `id` in the body */
+                "X-Wathiq-Delivery": string;
+                /** @description Standard Webhooks: the delivery id again */
+                "webhook-id": string;
+                /** @description Standard Webhooks: the same value as X-Wathiq-Timestamp */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{raw body}` keyed with the base64-decoded secret */
+                "webhook-signature": string;
+                /** @description Who is calling */
+                "User-Agent": "Wathiq-Webhooks/1";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The delivery id, as in X-Wathiq-Delivery and webhook-id */
+                    id: number;
+                    /** @constant */
+                    event: "document.sent";
+                    /** @description The event's place among its document's events (1, 2, 3… without gaps; 1 for a bulk send's closing event); absent only from deliveries created before events were numbered */
+                    sequence?: number;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened, not when this attempt was sent
+                     * @example 2026-11-22T09:41:00+00:00
+                     */
+                    created_at: string;
+                    data: components["schemas"]["WebhookDocumentData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: Wathiq disables the webhook and stops delivering to it */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery succeeded and is not sent again */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a redirect, or none within the time-out: the delivery is retried on its schedule */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onApproverNotified: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event name, as `event` in the body */
+                "X-Wathiq-Event": "approver.notified";
+                /** @description Unix time in seconds when this attempt was sent; new on every attempt */
+                "X-Wathiq-Timestamp": string;
+                /** @description `sha256=` + lowercase hex HMAC-SHA256 of `{X-Wathiq-Timestamp}.{raw body}` keyed with the whole secret (`whsec_` included) as UTF-8 (docs/webhooks.md) */
+                "X-Wathiq-Signature": string;
+                /** @description The delivery id, the same on every attempt; equals `id` in the body */
+                "X-Wathiq-Delivery": string;
+                /** @description Standard Webhooks: the delivery id again */
+                "webhook-id": string;
+                /** @description Standard Webhooks: the same value as X-Wathiq-Timestamp */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{raw body}` keyed with the base64-decoded secret */
+                "webhook-signature": string;
+                /** @description Who is calling */
+                "User-Agent": "Wathiq-Webhooks/1";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The delivery id, as in X-Wathiq-Delivery and webhook-id */
+                    id: number;
+                    /** @constant */
+                    event: "approver.notified";
+                    /** @description The event's place among its document's events (1, 2, 3… without gaps; 1 for a bulk send's closing event); absent only from deliveries created before events were numbered */
+                    sequence?: number;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened, not when this attempt was sent
+                     * @example 2026-11-22T09:41:00+00:00
+                     */
+                    created_at: string;
+                    data: components["schemas"]["WebhookApproverData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: Wathiq disables the webhook and stops delivering to it */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery succeeded and is not sent again */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a redirect, or none within the time-out: the delivery is retried on its schedule */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onApproverViewed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event name, as `event` in the body */
+                "X-Wathiq-Event": "approver.viewed";
+                /** @description Unix time in seconds when this attempt was sent; new on every attempt */
+                "X-Wathiq-Timestamp": string;
+                /** @description `sha256=` + lowercase hex HMAC-SHA256 of `{X-Wathiq-Timestamp}.{raw body}` keyed with the whole secret (`whsec_` included) as UTF-8 (docs/webhooks.md) */
+                "X-Wathiq-Signature": string;
+                /** @description The delivery id, the same on every attempt; equals `id` in the body */
+                "X-Wathiq-Delivery": string;
+                /** @description Standard Webhooks: the delivery id again */
+                "webhook-id": string;
+                /** @description Standard Webhooks: the same value as X-Wathiq-Timestamp */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{raw body}` keyed with the base64-decoded secret */
+                "webhook-signature": string;
+                /** @description Who is calling */
+                "User-Agent": "Wathiq-Webhooks/1";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The delivery id, as in X-Wathiq-Delivery and webhook-id */
+                    id: number;
+                    /** @constant */
+                    event: "approver.viewed";
+                    /** @description The event's place among its document's events (1, 2, 3… without gaps; 1 for a bulk send's closing event); absent only from deliveries created before events were numbered */
+                    sequence?: number;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened, not when this attempt was sent
+                     * @example 2026-11-22T09:41:00+00:00
+                     */
+                    created_at: string;
+                    data: components["schemas"]["WebhookApproverData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: Wathiq disables the webhook and stops delivering to it */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery succeeded and is not sent again */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a redirect, or none within the time-out: the delivery is retried on its schedule */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onApproverDelegated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event name, as `event` in the body */
+                "X-Wathiq-Event": "approver.delegated";
+                /** @description Unix time in seconds when this attempt was sent; new on every attempt */
+                "X-Wathiq-Timestamp": string;
+                /** @description `sha256=` + lowercase hex HMAC-SHA256 of `{X-Wathiq-Timestamp}.{raw body}` keyed with the whole secret (`whsec_` included) as UTF-8 (docs/webhooks.md) */
+                "X-Wathiq-Signature": string;
+                /** @description The delivery id, the same on every attempt; equals `id` in the body */
+                "X-Wathiq-Delivery": string;
+                /** @description Standard Webhooks: the delivery id again */
+                "webhook-id": string;
+                /** @description Standard Webhooks: the same value as X-Wathiq-Timestamp */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{raw body}` keyed with the base64-decoded secret */
+                "webhook-signature": string;
+                /** @description Who is calling */
+                "User-Agent": "Wathiq-Webhooks/1";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The delivery id, as in X-Wathiq-Delivery and webhook-id */
+                    id: number;
+                    /** @constant */
+                    event: "approver.delegated";
+                    /** @description The event's place among its document's events (1, 2, 3… without gaps; 1 for a bulk send's closing event); absent only from deliveries created before events were numbered */
+                    sequence?: number;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened, not when this attempt was sent
+                     * @example 2026-11-22T09:41:00+00:00
+                     */
+                    created_at: string;
+                    data: components["schemas"]["WebhookDelegationData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: Wathiq disables the webhook and stops delivering to it */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery succeeded and is not sent again */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a redirect, or none within the time-out: the delivery is retried on its schedule */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onApproverCompleted: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event name, as `event` in the body */
+                "X-Wathiq-Event": "approver.completed";
+                /** @description Unix time in seconds when this attempt was sent; new on every attempt */
+                "X-Wathiq-Timestamp": string;
+                /** @description `sha256=` + lowercase hex HMAC-SHA256 of `{X-Wathiq-Timestamp}.{raw body}` keyed with the whole secret (`whsec_` included) as UTF-8 (docs/webhooks.md) */
+                "X-Wathiq-Signature": string;
+                /** @description The delivery id, the same on every attempt; equals `id` in the body */
+                "X-Wathiq-Delivery": string;
+                /** @description Standard Webhooks: the delivery id again */
+                "webhook-id": string;
+                /** @description Standard Webhooks: the same value as X-Wathiq-Timestamp */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{raw body}` keyed with the base64-decoded secret */
+                "webhook-signature": string;
+                /** @description Who is calling */
+                "User-Agent": "Wathiq-Webhooks/1";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The delivery id, as in X-Wathiq-Delivery and webhook-id */
+                    id: number;
+                    /** @constant */
+                    event: "approver.completed";
+                    /** @description The event's place among its document's events (1, 2, 3… without gaps; 1 for a bulk send's closing event); absent only from deliveries created before events were numbered */
+                    sequence?: number;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened, not when this attempt was sent
+                     * @example 2026-11-22T09:41:00+00:00
+                     */
+                    created_at: string;
+                    data: components["schemas"]["WebhookApproverData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: Wathiq disables the webhook and stops delivering to it */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery succeeded and is not sent again */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a redirect, or none within the time-out: the delivery is retried on its schedule */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onApproverRejected: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event name, as `event` in the body */
+                "X-Wathiq-Event": "approver.rejected";
+                /** @description Unix time in seconds when this attempt was sent; new on every attempt */
+                "X-Wathiq-Timestamp": string;
+                /** @description `sha256=` + lowercase hex HMAC-SHA256 of `{X-Wathiq-Timestamp}.{raw body}` keyed with the whole secret (`whsec_` included) as UTF-8 (docs/webhooks.md) */
+                "X-Wathiq-Signature": string;
+                /** @description The delivery id, the same on every attempt; equals `id` in the body */
+                "X-Wathiq-Delivery": string;
+                /** @description Standard Webhooks: the delivery id again */
+                "webhook-id": string;
+                /** @description Standard Webhooks: the same value as X-Wathiq-Timestamp */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{raw body}` keyed with the base64-decoded secret */
+                "webhook-signature": string;
+                /** @description Who is calling */
+                "User-Agent": "Wathiq-Webhooks/1";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The delivery id, as in X-Wathiq-Delivery and webhook-id */
+                    id: number;
+                    /** @constant */
+                    event: "approver.rejected";
+                    /** @description The event's place among its document's events (1, 2, 3… without gaps; 1 for a bulk send's closing event); absent only from deliveries created before events were numbered */
+                    sequence?: number;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened, not when this attempt was sent
+                     * @example 2026-11-22T09:41:00+00:00
+                     */
+                    created_at: string;
+                    data: components["schemas"]["WebhookApproverData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: Wathiq disables the webhook and stops delivering to it */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery succeeded and is not sent again */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a redirect, or none within the time-out: the delivery is retried on its schedule */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onDocumentApproved: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event name, as `event` in the body */
+                "X-Wathiq-Event": "document.approved";
+                /** @description Unix time in seconds when this attempt was sent; new on every attempt */
+                "X-Wathiq-Timestamp": string;
+                /** @description `sha256=` + lowercase hex HMAC-SHA256 of `{X-Wathiq-Timestamp}.{raw body}` keyed with the whole secret (`whsec_` included) as UTF-8 (docs/webhooks.md) */
+                "X-Wathiq-Signature": string;
+                /** @description The delivery id, the same on every attempt; equals `id` in the body */
+                "X-Wathiq-Delivery": string;
+                /** @description Standard Webhooks: the delivery id again */
+                "webhook-id": string;
+                /** @description Standard Webhooks: the same value as X-Wathiq-Timestamp */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{raw body}` keyed with the base64-decoded secret */
+                "webhook-signature": string;
+                /** @description Who is calling */
+                "User-Agent": "Wathiq-Webhooks/1";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The delivery id, as in X-Wathiq-Delivery and webhook-id */
+                    id: number;
+                    /** @constant */
+                    event: "document.approved";
+                    /** @description The event's place among its document's events (1, 2, 3… without gaps; 1 for a bulk send's closing event); absent only from deliveries created before events were numbered */
+                    sequence?: number;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened, not when this attempt was sent
+                     * @example 2026-11-22T09:41:00+00:00
+                     */
+                    created_at: string;
+                    data: components["schemas"]["WebhookDocumentData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: Wathiq disables the webhook and stops delivering to it */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery succeeded and is not sent again */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a redirect, or none within the time-out: the delivery is retried on its schedule */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onDocumentDownloadRotated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event name, as `event` in the body */
+                "X-Wathiq-Event": "document.download_rotated";
+                /** @description Unix time in seconds when this attempt was sent; new on every attempt */
+                "X-Wathiq-Timestamp": string;
+                /** @description `sha256=` + lowercase hex HMAC-SHA256 of `{X-Wathiq-Timestamp}.{raw body}` keyed with the whole secret (`whsec_` included) as UTF-8 (docs/webhooks.md) */
+                "X-Wathiq-Signature": string;
+                /** @description The delivery id, the same on every attempt; equals `id` in the body */
+                "X-Wathiq-Delivery": string;
+                /** @description Standard Webhooks: the delivery id again */
+                "webhook-id": string;
+                /** @description Standard Webhooks: the same value as X-Wathiq-Timestamp */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{raw body}` keyed with the base64-decoded secret */
+                "webhook-signature": string;
+                /** @description Who is calling */
+                "User-Agent": "Wathiq-Webhooks/1";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The delivery id, as in X-Wathiq-Delivery and webhook-id */
+                    id: number;
+                    /** @constant */
+                    event: "document.download_rotated";
+                    /** @description The event's place among its document's events (1, 2, 3… without gaps; 1 for a bulk send's closing event); absent only from deliveries created before events were numbered */
+                    sequence?: number;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened, not when this attempt was sent
+                     * @example 2026-11-22T09:41:00+00:00
+                     */
+                    created_at: string;
+                    data: components["schemas"]["WebhookDocumentData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: Wathiq disables the webhook and stops delivering to it */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery succeeded and is not sent again */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a redirect, or none within the time-out: the delivery is retried on its schedule */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onDocumentRejected: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event name, as `event` in the body */
+                "X-Wathiq-Event": "document.rejected";
+                /** @description Unix time in seconds when this attempt was sent; new on every attempt */
+                "X-Wathiq-Timestamp": string;
+                /** @description `sha256=` + lowercase hex HMAC-SHA256 of `{X-Wathiq-Timestamp}.{raw body}` keyed with the whole secret (`whsec_` included) as UTF-8 (docs/webhooks.md) */
+                "X-Wathiq-Signature": string;
+                /** @description The delivery id, the same on every attempt; equals `id` in the body */
+                "X-Wathiq-Delivery": string;
+                /** @description Standard Webhooks: the delivery id again */
+                "webhook-id": string;
+                /** @description Standard Webhooks: the same value as X-Wathiq-Timestamp */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{raw body}` keyed with the base64-decoded secret */
+                "webhook-signature": string;
+                /** @description Who is calling */
+                "User-Agent": "Wathiq-Webhooks/1";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The delivery id, as in X-Wathiq-Delivery and webhook-id */
+                    id: number;
+                    /** @constant */
+                    event: "document.rejected";
+                    /** @description The event's place among its document's events (1, 2, 3… without gaps; 1 for a bulk send's closing event); absent only from deliveries created before events were numbered */
+                    sequence?: number;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened, not when this attempt was sent
+                     * @example 2026-11-22T09:41:00+00:00
+                     */
+                    created_at: string;
+                    data: components["schemas"]["WebhookApproverData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: Wathiq disables the webhook and stops delivering to it */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery succeeded and is not sent again */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a redirect, or none within the time-out: the delivery is retried on its schedule */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onDocumentVoided: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event name, as `event` in the body */
+                "X-Wathiq-Event": "document.voided";
+                /** @description Unix time in seconds when this attempt was sent; new on every attempt */
+                "X-Wathiq-Timestamp": string;
+                /** @description `sha256=` + lowercase hex HMAC-SHA256 of `{X-Wathiq-Timestamp}.{raw body}` keyed with the whole secret (`whsec_` included) as UTF-8 (docs/webhooks.md) */
+                "X-Wathiq-Signature": string;
+                /** @description The delivery id, the same on every attempt; equals `id` in the body */
+                "X-Wathiq-Delivery": string;
+                /** @description Standard Webhooks: the delivery id again */
+                "webhook-id": string;
+                /** @description Standard Webhooks: the same value as X-Wathiq-Timestamp */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{raw body}` keyed with the base64-decoded secret */
+                "webhook-signature": string;
+                /** @description Who is calling */
+                "User-Agent": "Wathiq-Webhooks/1";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The delivery id, as in X-Wathiq-Delivery and webhook-id */
+                    id: number;
+                    /** @constant */
+                    event: "document.voided";
+                    /** @description The event's place among its document's events (1, 2, 3… without gaps; 1 for a bulk send's closing event); absent only from deliveries created before events were numbered */
+                    sequence?: number;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened, not when this attempt was sent
+                     * @example 2026-11-22T09:41:00+00:00
+                     */
+                    created_at: string;
+                    data: components["schemas"]["WebhookDocumentData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: Wathiq disables the webhook and stops delivering to it */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery succeeded and is not sent again */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a redirect, or none within the time-out: the delivery is retried on its schedule */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onDocumentExpired: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event name, as `event` in the body */
+                "X-Wathiq-Event": "document.expired";
+                /** @description Unix time in seconds when this attempt was sent; new on every attempt */
+                "X-Wathiq-Timestamp": string;
+                /** @description `sha256=` + lowercase hex HMAC-SHA256 of `{X-Wathiq-Timestamp}.{raw body}` keyed with the whole secret (`whsec_` included) as UTF-8 (docs/webhooks.md) */
+                "X-Wathiq-Signature": string;
+                /** @description The delivery id, the same on every attempt; equals `id` in the body */
+                "X-Wathiq-Delivery": string;
+                /** @description Standard Webhooks: the delivery id again */
+                "webhook-id": string;
+                /** @description Standard Webhooks: the same value as X-Wathiq-Timestamp */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{raw body}` keyed with the base64-decoded secret */
+                "webhook-signature": string;
+                /** @description Who is calling */
+                "User-Agent": "Wathiq-Webhooks/1";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The delivery id, as in X-Wathiq-Delivery and webhook-id */
+                    id: number;
+                    /** @constant */
+                    event: "document.expired";
+                    /** @description The event's place among its document's events (1, 2, 3… without gaps; 1 for a bulk send's closing event); absent only from deliveries created before events were numbered */
+                    sequence?: number;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened, not when this attempt was sent
+                     * @example 2026-11-22T09:41:00+00:00
+                     */
+                    created_at: string;
+                    data: components["schemas"]["WebhookDocumentData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: Wathiq disables the webhook and stops delivering to it */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery succeeded and is not sent again */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a redirect, or none within the time-out: the delivery is retried on its schedule */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onDocumentFinalizationFailed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event name, as `event` in the body */
+                "X-Wathiq-Event": "document.finalization_failed";
+                /** @description Unix time in seconds when this attempt was sent; new on every attempt */
+                "X-Wathiq-Timestamp": string;
+                /** @description `sha256=` + lowercase hex HMAC-SHA256 of `{X-Wathiq-Timestamp}.{raw body}` keyed with the whole secret (`whsec_` included) as UTF-8 (docs/webhooks.md) */
+                "X-Wathiq-Signature": string;
+                /** @description The delivery id, the same on every attempt; equals `id` in the body */
+                "X-Wathiq-Delivery": string;
+                /** @description Standard Webhooks: the delivery id again */
+                "webhook-id": string;
+                /** @description Standard Webhooks: the same value as X-Wathiq-Timestamp */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{raw body}` keyed with the base64-decoded secret */
+                "webhook-signature": string;
+                /** @description Who is calling */
+                "User-Agent": "Wathiq-Webhooks/1";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The delivery id, as in X-Wathiq-Delivery and webhook-id */
+                    id: number;
+                    /** @constant */
+                    event: "document.finalization_failed";
+                    /** @description The event's place among its document's events (1, 2, 3… without gaps; 1 for a bulk send's closing event); absent only from deliveries created before events were numbered */
+                    sequence?: number;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened, not when this attempt was sent
+                     * @example 2026-11-22T09:41:00+00:00
+                     */
+                    created_at: string;
+                    data: components["schemas"]["WebhookDocumentData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: Wathiq disables the webhook and stops delivering to it */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery succeeded and is not sent again */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a redirect, or none within the time-out: the delivery is retried on its schedule */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onBulkSendCompleted: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event name, as `event` in the body */
+                "X-Wathiq-Event": "bulk_send.completed";
+                /** @description Unix time in seconds when this attempt was sent; new on every attempt */
+                "X-Wathiq-Timestamp": string;
+                /** @description `sha256=` + lowercase hex HMAC-SHA256 of `{X-Wathiq-Timestamp}.{raw body}` keyed with the whole secret (`whsec_` included) as UTF-8 (docs/webhooks.md) */
+                "X-Wathiq-Signature": string;
+                /** @description The delivery id, the same on every attempt; equals `id` in the body */
+                "X-Wathiq-Delivery": string;
+                /** @description Standard Webhooks: the delivery id again */
+                "webhook-id": string;
+                /** @description Standard Webhooks: the same value as X-Wathiq-Timestamp */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{raw body}` keyed with the base64-decoded secret */
+                "webhook-signature": string;
+                /** @description Who is calling */
+                "User-Agent": "Wathiq-Webhooks/1";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The delivery id, as in X-Wathiq-Delivery and webhook-id */
+                    id: number;
+                    /** @constant */
+                    event: "bulk_send.completed";
+                    /** @description The event's place among its document's events (1, 2, 3… without gaps; 1 for a bulk send's closing event); absent only from deliveries created before events were numbered */
+                    sequence?: number;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened, not when this attempt was sent
+                     * @example 2026-11-22T09:41:00+00:00
+                     */
+                    created_at: string;
+                    data: components["schemas"]["WebhookBulkSendData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: Wathiq disables the webhook and stops delivering to it */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery succeeded and is not sent again */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a redirect, or none within the time-out: the delivery is retried on its schedule */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onBulkSendCancelled: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event name, as `event` in the body */
+                "X-Wathiq-Event": "bulk_send.cancelled";
+                /** @description Unix time in seconds when this attempt was sent; new on every attempt */
+                "X-Wathiq-Timestamp": string;
+                /** @description `sha256=` + lowercase hex HMAC-SHA256 of `{X-Wathiq-Timestamp}.{raw body}` keyed with the whole secret (`whsec_` included) as UTF-8 (docs/webhooks.md) */
+                "X-Wathiq-Signature": string;
+                /** @description The delivery id, the same on every attempt; equals `id` in the body */
+                "X-Wathiq-Delivery": string;
+                /** @description Standard Webhooks: the delivery id again */
+                "webhook-id": string;
+                /** @description Standard Webhooks: the same value as X-Wathiq-Timestamp */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{raw body}` keyed with the base64-decoded secret */
+                "webhook-signature": string;
+                /** @description Who is calling */
+                "User-Agent": "Wathiq-Webhooks/1";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The delivery id, as in X-Wathiq-Delivery and webhook-id */
+                    id: number;
+                    /** @constant */
+                    event: "bulk_send.cancelled";
+                    /** @description The event's place among its document's events (1, 2, 3… without gaps; 1 for a bulk send's closing event); absent only from deliveries created before events were numbered */
+                    sequence?: number;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened, not when this attempt was sent
+                     * @example 2026-11-22T09:41:00+00:00
+                     */
+                    created_at: string;
+                    data: components["schemas"]["WebhookBulkSendData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: Wathiq disables the webhook and stops delivering to it */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery succeeded and is not sent again */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a redirect, or none within the time-out: the delivery is retried on its schedule */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    onWebhookTest: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event name, as `event` in the body */
+                "X-Wathiq-Event": "webhook.test";
+                /** @description Unix time in seconds when this attempt was sent; new on every attempt */
+                "X-Wathiq-Timestamp": string;
+                /** @description `sha256=` + lowercase hex HMAC-SHA256 of `{X-Wathiq-Timestamp}.{raw body}` keyed with the whole secret (`whsec_` included) as UTF-8 (docs/webhooks.md) */
+                "X-Wathiq-Signature": string;
+                /** @description The delivery id, the same on every attempt; equals `id` in the body */
+                "X-Wathiq-Delivery": string;
+                /** @description Standard Webhooks: the delivery id again */
+                "webhook-id": string;
+                /** @description Standard Webhooks: the same value as X-Wathiq-Timestamp */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{raw body}` keyed with the base64-decoded secret */
+                "webhook-signature": string;
+                /** @description Who is calling */
+                "User-Agent": "Wathiq-Webhooks/1";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The delivery id, as in X-Wathiq-Delivery and webhook-id */
+                    id: number;
+                    /** @constant */
+                    event: "webhook.test";
+                    /** @description Always null: a test delivery is about no document */
+                    sequence: null;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened, not when this attempt was sent
+                     * @example 2026-11-22T09:41:00+00:00
+                     */
+                    created_at: string;
+                    data: components["schemas"]["WebhookTestData"];
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: Wathiq disables the webhook and stops delivering to it */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: the delivery succeeded and is not sent again */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a redirect, or none within the time-out: the delivery is retried on its schedule */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
 }

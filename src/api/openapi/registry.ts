@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ApiScope } from '../../auth/api-key-format.ts';
 import { ErrorEnvelope } from '../schemas/envelopes.ts';
+import { RESPONSE_LINKS, type ApiLink } from './links.ts';
 
 type JsonSchema = Record<string, unknown>;
 type ParamsSchema = z.ZodObject<Record<string, z.ZodType>>;
@@ -38,6 +39,23 @@ export interface ApiOperation {
    * POST/PUT; 409, 422 where the Idempotency-Key header applies.
    */
   errors?: number[];
+}
+
+export interface WebhookHeader {
+  description: string;
+  schema: JsonSchema;
+}
+
+/** One event Wathiq POSTs to its subscribers: the top-level `webhooks` of the document. */
+export interface WebhookSpec {
+  event: string;
+  operationId: string;
+  summary: string;
+  description: string;
+  /** The JSON body of the delivery. */
+  body: z.ZodType;
+  /** Headers every delivery of the event carries. */
+  headers: Record<string, WebhookHeader>;
 }
 
 /** What each tag's operations are about, for the rendered reference's section headings. */
@@ -135,6 +153,7 @@ export class OpenApiRegistry {
   private readonly operations: ApiOperation[] = [];
   private readonly components: Record<string, JsonSchema> = {};
   private readonly componentSources = new Map<string, string>();
+  private readonly webhooks: WebhookSpec[] = [];
 
   add(operation: ApiOperation): void {
     const clash = this.operations.find((o) => o.path === operation.path && o.method === operation.method);
@@ -143,6 +162,12 @@ export class OpenApiRegistry {
     if (this.operations.some((o) => o.operationId === operation.operationId))
       throw new Error(`OpenAPI: operationId ${operation.operationId} registered twice`);
     this.operations.push(operation);
+  }
+
+  addWebhook(webhook: WebhookSpec): void {
+    if (this.webhooks.some((w) => w.event === webhook.event))
+      throw new Error(`OpenAPI: webhook ${webhook.event} registered twice`);
+    this.webhooks.push(webhook);
   }
 
   list(): readonly ApiOperation[] {
@@ -213,12 +238,27 @@ export class OpenApiRegistry {
     return out;
   }
 
+  /** A link must name a registered operation and only path parameters it takes: a renamed route fails here. */
+  private checkLinks(source: ApiOperation, links: Record<string, ApiLink>): void {
+    for (const [name, link] of Object.entries(links)) {
+      const target = this.operations.find((o) => o.operationId === link.operationId);
+      const params = Object.keys(target?.pathParams?.shape ?? {});
+      const unknown = Object.keys(link.parameters).filter((p) => !params.includes(p));
+      if (!target || unknown.length)
+        throw new Error(
+          `OpenAPI: link ${name} of ${source.operationId} names ${target ? `no parameter ${unknown.join(', ')} of` : 'no operation'} ${link.operationId}`,
+        );
+    }
+  }
+
   private operationObject(op: ApiOperation): JsonSchema {
     const responses: Record<string, JsonSchema> = {};
     for (const [status, spec] of Object.entries(op.responses)) {
       const content: Record<string, JsonSchema> = {};
       if (spec.schema) content['application/json'] = { schema: this.schema(spec.schema, 'output') };
       for (const [media, schema] of Object.entries(spec.content ?? {})) content[media] = { schema };
+      const links = RESPONSE_LINKS[op.operationId]?.[Number(status)];
+      if (links) this.checkLinks(op, links);
       responses[status] = {
         description: spec.description,
         headers: {
@@ -227,6 +267,7 @@ export class OpenApiRegistry {
           ...(spec.headers ?? {}),
         },
         ...(Object.keys(content).length ? { content } : {}),
+        ...(links ? { links } : {}),
       };
     }
     const errors = new Set([...implicitErrors(op), ...(op.errors ?? [])]);
@@ -267,10 +308,42 @@ export class OpenApiRegistry {
     };
   }
 
+  /** A delivery as the receiver sees it: what a receiver answers decides retries (docs/webhooks.md). */
+  private webhookObject(webhook: WebhookSpec): JsonSchema {
+    return {
+      post: {
+        operationId: webhook.operationId,
+        summary: webhook.summary,
+        description: webhook.description,
+        tags: ['Webhooks'],
+        security: [],
+        parameters: Object.entries(webhook.headers).map(([name, header]) => ({
+          name,
+          in: 'header',
+          required: true,
+          ...header,
+        })),
+        requestBody: {
+          required: true,
+          content: { 'application/json': { schema: this.schema(webhook.body, 'output') } },
+        },
+        responses: {
+          '2XX': { description: 'Received: the delivery succeeded and is not sent again' },
+          '410': { description: 'Gone: Wathiq disables the webhook and stops delivering to it' },
+          default: {
+            description:
+              'Any other answer, a redirect, or none within the time-out: the delivery is retried on its schedule',
+          },
+        },
+      },
+    };
+  }
+
   /** The whole OpenAPI 3.1 document. */
   document(options: { serverUrl: string; version: string }): JsonSchema {
     const paths: Record<string, Record<string, JsonSchema>> = {};
     for (const op of this.operations) (paths[op.path] ??= {})[op.method] = this.operationObject(op);
+    const webhooks = Object.fromEntries(this.webhooks.map((w) => [w.event, this.webhookObject(w)]));
     const errorEnvelope = this.schema(ErrorEnvelope, 'output');
     const errorResponses: Record<string, JsonSchema> = {};
     for (const [status, description] of Object.entries(ERROR_DESCRIPTIONS)) {
@@ -299,6 +372,7 @@ export class OpenApiRegistry {
         ...(TAG_DESCRIPTIONS[name] ? { description: TAG_DESCRIPTIONS[name] } : {}),
       })),
       paths,
+      ...(this.webhooks.length ? { webhooks } : {}),
       components: {
         schemas: Object.fromEntries(Object.entries(this.components).sort(([a], [b]) => a.localeCompare(b))),
         responses: errorResponses,
