@@ -8,7 +8,7 @@ import {
 } from '../features/approval/activities/index.ts';
 import type { ArchiveRenewalInput, ArchiveRenewalResult } from '../features/approval/archive-renewal.ts';
 import type { ApprovalActivities as LegacyApprovalActivities } from '../features/approval/workflow/legacy/definitions.ts';
-import { createWebhookActivities, type WebhookActivityDeps } from '../webhooks/activities.ts';
+import { createWebhookActivities, type WebhookActivityDeps } from '../features/webhooks/activities.ts';
 import { createBulkSendActivities, type BulkSendActivityDeps } from '../features/bulk-sends/activities.ts';
 
 export interface ActivityDeps extends ApprovalActivityDeps, WebhookActivityDeps {

@@ -1,5 +1,5 @@
 import Router from '@koa/router';
-import { uncachedApiKeyLookup, type ApiKeyLookup } from '../accounts/api-key-cache.ts';
+import { uncachedApiKeyLookup, type ApiKeyLookup } from '../features/accounts/api-key-cache.ts';
 import Koa from 'koa';
 import { koaBody } from 'koa-body';
 import { createAdminDashboard } from '../admin/dashboard.ts';
@@ -30,13 +30,13 @@ import { createApprovalPageRouter } from '../approval-page/approval-page-routes.
 import { createDevInboxRouter } from '../dev-inbox/dev-inbox-routes.ts';
 import { createVerifyPageRouter } from '../verify-page/verify-page-routes.ts';
 import { devToolsAllowed } from '../config.ts';
-import { createWebhooksRouter } from './routes/webhooks-routes.ts';
-import { createAccountRouter } from './routes/account-routes.ts';
+import { createWebhooksRouter } from '../features/webhooks/webhooks-routes.ts';
+import { createAccountRouter } from '../features/accounts/account-routes.ts';
 import { createTemplatesRouter } from '../features/templates/templates-routes.ts';
 import { bulkSendJsonBody } from '../features/bulk-sends/bulk-send-body.http.ts';
 import { createBulkSendsRouter } from '../features/bulk-sends/bulk-sends-routes.ts';
 import { createApiServices } from './services.ts';
-import type { ResolveHost } from '../webhooks/ssrf-guard.ts';
+import type { ResolveHost } from '../features/webhooks/ssrf-guard.ts';
 import type { WriteNotices } from '../features/approval/write-notices.ts';
 
 export const API_PREFIX = '/api/v1';

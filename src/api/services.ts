@@ -1,6 +1,6 @@
 import { createApprovalClient, type ApprovalClient } from '../features/approval/client.ts';
 import type { ApiDeps } from '../http/deps.ts';
-import { createWebhookDispatcher, type WebhookDispatcher } from '../webhooks/dispatch.ts';
+import { createWebhookDispatcher, type WebhookDispatcher } from '../features/webhooks/dispatch.ts';
 
 export interface ApiServices {
   /** The one door into the approval workflows: the API, the approval page, WhatsApp and the dev inbox share it. */

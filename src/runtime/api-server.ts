@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import { createApiKeyCache } from '../accounts/api-key-cache.ts';
+import { createApiKeyCache } from '../features/accounts/api-key-cache.ts';
 import { createWriteNotices } from '../features/approval/write-notices.ts';
 import { createApp } from '../api/app.ts';
 import { answerClientError } from '../api/client-error.ts';

@@ -3,15 +3,15 @@ import { activityWorkflowRun } from '../features/approval/activities/index.ts';
 import { createArchiveRenewer } from '../features/approval/archive-renewal.ts';
 import { createFinalizer, signerOnce } from '../features/approval/finalize.ts';
 import type { ActivityDeps } from '../activities/index.ts';
-import { activityTemporalClient } from '../webhooks/activities.ts';
+import { activityTemporalClient } from '../features/webhooks/activities.ts';
 import type { Config } from '../config.ts';
 import type { CreateSignerOptions } from '../pdf/sign/signer.ts';
 import type { Knex } from '../db/knex.ts';
 import type { Logger } from '../logger.ts';
 import type { WorkerMetrics } from '../metrics/metrics.ts';
 import { createStorage } from '../storage/create-storage.ts';
-import { createWebhookDispatcher } from '../webhooks/dispatch.ts';
-import type { ResolveHost } from '../webhooks/ssrf-guard.ts';
+import { createWebhookDispatcher } from '../features/webhooks/dispatch.ts';
+import type { ResolveHost } from '../features/webhooks/ssrf-guard.ts';
 import { createWhatsAppProvider, meteredProvider, type WhatsAppProvider } from '../whatsapp/index.ts';
 
 /** The signer the worker uses, from config: the PKCS#12 (or the development certificate), an HSM or a CSC service. */

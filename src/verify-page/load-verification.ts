@@ -1,5 +1,5 @@
 import type { Db } from '../db/knex.ts';
-import { accountsStore } from '../db/stores/accounts-store.ts';
+import { accountsStore } from '../features/accounts/accounts-store.ts';
 import { approversStore } from '../db/stores/approvers-store.ts';
 import type { Approver } from '../db/stores/approvers-store.ts';
 import { documentsStore, type Document } from '../db/stores/documents-store.ts';

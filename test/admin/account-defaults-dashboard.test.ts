@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accountsStore } from '../../src/db/stores/accounts-store.ts';
+import { accountsStore } from '../../src/features/accounts/accounts-store.ts';
 import { createDashboardAccount, FormClient, type DashboardAccount } from '../helpers/dashboard.ts';
 import { startTestService, type TestService } from '../helpers/test-service.ts';
 

@@ -1,6 +1,6 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { issueApiKey } from '../../src/accounts/api-keys.ts';
+import { issueApiKey } from '../../src/features/accounts/api-keys.ts';
 import { launchBrowser } from '../helpers/browser.ts';
 import { createDashboardAccount, type DashboardAccount } from '../helpers/dashboard.ts';
 import { startTestService, type TestAccount, type TestService } from '../helpers/test-service.ts';

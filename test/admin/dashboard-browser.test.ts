@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiKeysStore } from '../../src/db/stores/api-keys-store.ts';
+import { apiKeysStore } from '../../src/features/accounts/api-keys-store.ts';
 import { startTestService, type TestService } from '../helpers/test-service.ts';
 import { launchBrowser } from '../helpers/browser.ts';
 import { createDashboardAccount, type DashboardAccount } from '../helpers/dashboard.ts';

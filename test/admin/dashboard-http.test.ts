@@ -7,7 +7,7 @@ import { errorHandler } from '../../src/api/middleware/error-handler.ts';
 import { requestId } from '../../src/api/middleware/request-id.ts';
 import type { Knex } from '../../src/db/knex.ts';
 import { sha256Hex } from '../../src/auth/tokens.ts';
-import { apiKeysStore } from '../../src/db/stores/api-keys-store.ts';
+import { apiKeysStore } from '../../src/features/accounts/api-keys-store.ts';
 import { startTestService, type TestService } from '../helpers/test-service.ts';
 import { createDashboardAccount, csrfFrom, FormClient, type DashboardAccount } from '../helpers/dashboard.ts';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { issueApiKey } from '../../src/accounts/api-keys.ts';
+import { issueApiKey } from '../../src/features/accounts/api-keys.ts';
 import { startTestService, type TestAccount, type TestService } from '../helpers/test-service.ts';
 
 const PATH = '/documents/00000000-0000-4000-8000-000000000000';

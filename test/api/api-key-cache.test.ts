@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createApiKeyCache } from '../../src/accounts/api-key-cache.ts';
-import { createAccountWithKey } from '../../src/accounts/create-account.ts';
-import { issueApiKey } from '../../src/accounts/api-keys.ts';
+import { createApiKeyCache } from '../../src/features/accounts/api-key-cache.ts';
+import { createAccountWithKey } from '../../src/features/accounts/create-account.ts';
+import { issueApiKey } from '../../src/features/accounts/api-keys.ts';
 import { createLogger } from '../../src/logger.ts';
 import { createDashboardAccount, FormClient } from '../helpers/dashboard.ts';
 import { startRole, type RunningProcess } from '../helpers/processes.ts';

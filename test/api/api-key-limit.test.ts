@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { issueApiKey, tooManyKeysMessage } from '../../src/accounts/api-keys.ts';
-import { createAccountWithKey } from '../../src/accounts/create-account.ts';
-import { apiKeysStore } from '../../src/db/stores/api-keys-store.ts';
+import { issueApiKey, tooManyKeysMessage } from '../../src/features/accounts/api-keys.ts';
+import { createAccountWithKey } from '../../src/features/accounts/create-account.ts';
+import { apiKeysStore } from '../../src/features/accounts/api-keys-store.ts';
 import { AppError } from '../../src/errors.ts';
 import { createDashboardAccount, FormClient } from '../helpers/dashboard.ts';
 import { startTestService, type TestService } from '../helpers/test-service.ts';

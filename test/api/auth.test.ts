@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiKeysStore } from '../../src/db/stores/api-keys-store.ts';
+import { apiKeysStore } from '../../src/features/accounts/api-keys-store.ts';
 import { eventually } from '../helpers/approval-flow.ts';
 import { startTestService, type TestAccount, type TestService } from '../helpers/test-service.ts';
 

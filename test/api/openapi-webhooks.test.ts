@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { buildOpenApiDocument } from '../../src/api/openapi-document.ts';
 import { createSecretBox } from '../../src/auth/secret-box.ts';
-import { accountsStore } from '../../src/db/stores/accounts-store.ts';
+import { accountsStore } from '../../src/features/accounts/accounts-store.ts';
 import { approversStore, type Approver } from '../../src/db/stores/approvers-store.ts';
 import {
   documentEventsStore,
@@ -16,9 +16,13 @@ import { EMPTY_COUNTS } from '../../src/features/bulk-sends/bulk-send-store.ts';
 import { serializeBulkSend } from '../../src/features/bulk-sends/serialize.ts';
 import { documentEvents } from '../../src/features/events/document-events.ts';
 import { createLogger } from '../../src/logger.ts';
-import { SUBSCRIBABLE_EVENTS, TEST_EVENT, type WebhookEvent } from '../../src/webhooks/events.ts';
-import { buildEventBody, testEventData } from '../../src/webhooks/payload.ts';
-import { generateWebhookSecret, signStandardWebhook, signWebhook } from '../../src/webhooks/signature.ts';
+import { SUBSCRIBABLE_EVENTS, TEST_EVENT, type WebhookEvent } from '../../src/features/webhooks/events.ts';
+import { buildEventBody, testEventData } from '../../src/features/webhooks/payload.ts';
+import {
+  generateWebhookSecret,
+  signStandardWebhook,
+  signWebhook,
+} from '../../src/features/webhooks/signature.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database.ts';
 import { insertDocument } from '../webhooks/support.ts';
 

@@ -7,7 +7,7 @@ import {
   retryFinalizationUpdate,
 } from '../../src/features/approval/definitions.ts';
 import { readObject } from '../../src/storage/storage.ts';
-import { webhookOutboxSweepWorkflowId } from '../../src/webhooks/definitions.ts';
+import { webhookOutboxSweepWorkflowId } from '../../src/features/webhooks/definitions.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../fakes/webhook-receiver.ts';
 import {
   createDocument,

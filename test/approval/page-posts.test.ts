@@ -3,7 +3,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorEnvelope } from '../../src/api/schemas/envelopes.ts';
-import { accountsStore } from '../../src/db/stores/accounts-store.ts';
+import { accountsStore } from '../../src/features/accounts/accounts-store.ts';
 import { FormClient, csrfFrom } from '../helpers/dashboard.ts';
 import {
   createDocument,

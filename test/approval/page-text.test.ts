@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accountsStore } from '../../src/db/stores/accounts-store.ts';
+import { accountsStore } from '../../src/features/accounts/accounts-store.ts';
 import { STRINGS } from '../../src/approval-page/strings.ts';
 import { BIDI_WORST, expectIsolated } from '../helpers/bidi.ts';
 import { FormClient } from '../helpers/dashboard.ts';

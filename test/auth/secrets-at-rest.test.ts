@@ -3,10 +3,10 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { issueApiKey } from '../../src/accounts/api-keys.ts';
+import { issueApiKey } from '../../src/features/accounts/api-keys.ts';
 import { sha256Hex } from '../../src/auth/tokens.ts';
 import { totpSecretContext } from '../../src/db/sealed-columns.ts';
-import { SUBSCRIBABLE_EVENTS } from '../../src/webhooks/events.ts';
+import { SUBSCRIBABLE_EVENTS } from '../../src/features/webhooks/events.ts';
 import { startFakeGraphApi, type FakeGraphApi } from '../fakes/fake-graph-api.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../fakes/webhook-receiver.ts';
 import {

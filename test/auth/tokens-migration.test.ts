@@ -1,18 +1,21 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { issueApiKey } from '../../src/accounts/api-keys.ts';
+import { issueApiKey } from '../../src/features/accounts/api-keys.ts';
 import { createSecretBox } from '../../src/auth/secret-box.ts';
 import { sha256Hex } from '../../src/auth/tokens.ts';
 import { migrateDown, migrateLatest } from '../../src/db/migrate.ts';
-import { accountsStore } from '../../src/db/stores/accounts-store.ts';
+import { accountsStore } from '../../src/features/accounts/accounts-store.ts';
 import { approversStore, openLinkToken } from '../../src/db/stores/approvers-store.ts';
 import { documentEventsStore, fullEventData } from '../../src/db/stores/document-events-store.ts';
 import { documentsStore, openFinalToken } from '../../src/db/stores/documents-store.ts';
 import { idempotencyStore, openResponse } from '../../src/db/stores/idempotency-store.ts';
 import { verificationsStore } from '../../src/db/stores/verifications-store.ts';
-import { openDeliveryBody, webhookDeliveriesStore } from '../../src/db/stores/webhook-deliveries-store.ts';
-import { webhooksStore } from '../../src/db/stores/webhooks-store.ts';
+import {
+  openDeliveryBody,
+  webhookDeliveriesStore,
+} from '../../src/features/webhooks/webhook-deliveries-store.ts';
+import { webhooksStore } from '../../src/features/webhooks/webhooks-store.ts';
 import { openPayload, whatsAppMessagesStore } from '../../src/db/stores/whatsapp-messages-store.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database.ts';
 import { startTestService } from '../helpers/test-service.ts';

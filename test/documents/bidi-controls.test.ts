@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAccountWithKey } from '../../src/accounts/create-account.ts';
-import { apiKeysStore } from '../../src/db/stores/api-keys-store.ts';
+import { createAccountWithKey } from '../../src/features/accounts/create-account.ts';
+import { apiKeysStore } from '../../src/features/accounts/api-keys-store.ts';
 import { bidiControlMessage } from '../../src/domain/bidi.ts';
 import { isAppError } from '../../src/errors.ts';
 import { BIDI_WORST } from '../helpers/bidi.ts';

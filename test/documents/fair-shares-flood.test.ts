@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { issueApiKey } from '../../src/accounts/api-keys.ts';
+import { issueApiKey } from '../../src/features/accounts/api-keys.ts';
 import { objectStreamBomb } from '../helpers/pdf-bombs.ts';
 import { makePdf } from '../helpers/pdf.ts';
 import type { TestAccount } from '../helpers/test-service.ts';

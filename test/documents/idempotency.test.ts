@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { issueApiKey } from '../../src/accounts/api-keys.ts';
+import { issueApiKey } from '../../src/features/accounts/api-keys.ts';
 import type { ApiScope } from '../../src/auth/api-key-format.ts';
 import { documentForm } from '../helpers/multipart.ts';
 import { makePdf } from '../helpers/pdf.ts';

@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { checkEmbedOrigin, EMBED_ORIGIN_PATTERN, frameAncestors } from '../../src/accounts/embed-origins.ts';
+import {
+  checkEmbedOrigin,
+  EMBED_ORIGIN_PATTERN,
+  frameAncestors,
+} from '../../src/features/accounts/embed-origins.ts';
 
 describe('embed origins', () => {
   it('accepts https origins and wildcard subdomains, in canonical form', () => {

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import http, { type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { verifyWebhook, type VerifyResult } from '../../src/webhooks/signature.ts';
+import { verifyWebhook, type VerifyResult } from '../../src/features/webhooks/signature.ts';
 
 /**
  * A customer's webhook endpoint, as a real HTTP server on 127.0.0.1. It reads each request the way

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Agent } from 'undici';
-import { createAccountWithKey } from '../../src/accounts/create-account.ts';
+import { createAccountWithKey } from '../../src/features/accounts/create-account.ts';
 import type { Plan } from '../../src/domain/plans.ts';
 import type { TestService } from './test-service.ts';
 

@@ -6,12 +6,12 @@ import { bundleWorkflowCode, NativeConnection, type Worker } from '@temporalio/w
 import { inject } from 'vitest';
 import { createActivities } from '../../src/activities/index.ts';
 import type { ApiDeps } from '../../src/http/deps.ts';
-import { issueApiKey } from '../../src/accounts/api-keys.ts';
+import { issueApiKey } from '../../src/features/accounts/api-keys.ts';
 import type { ApiScope } from '../../src/auth/api-key-format.ts';
 import { hashPassword } from '../../src/auth/passwords.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import type { Plan } from '../../src/domain/plans.ts';
-import { accountsStore } from '../../src/db/stores/accounts-store.ts';
+import { accountsStore } from '../../src/features/accounts/accounts-store.ts';
 import { createLogger, type Logger } from '../../src/logger.ts';
 import { createPrecompressedAssets } from '../../src/http/precompressed.ts';
 import { startApiServer, type RunningApi } from '../../src/runtime/api-server.ts';

@@ -15,8 +15,8 @@ import {
   WEBHOOK_ATTEMPT_OUTCOMES,
 } from '../../src/metrics/metrics.ts';
 import { startMetricsServer, type RunningMetricsServer } from '../../src/metrics/server.ts';
-import { attemptOutcome } from '../../src/webhooks/activities.ts';
-import { DELIVERY_ERROR_CLASSES } from '../../src/webhooks/deliver.ts';
+import { attemptOutcome } from '../../src/features/webhooks/activities.ts';
+import { DELIVERY_ERROR_CLASSES } from '../../src/features/webhooks/deliver.ts';
 import { meteredProvider, templateNames, WhatsAppSendError } from '../../src/whatsapp/index.ts';
 import { parseSamples, scrape, sumOf } from '../helpers/prometheus.ts';
 import { PRODUCTION_ENV } from '../helpers/production-env.ts';

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { issueApiKey } from '../../src/accounts/api-keys.ts';
+import { issueApiKey } from '../../src/features/accounts/api-keys.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { loginAttemptsStore } from '../../src/db/stores/admin-sessions-store.ts';
-import { accountsStore } from '../../src/db/stores/accounts-store.ts';
+import { accountsStore } from '../../src/features/accounts/accounts-store.ts';
 import { createLogger } from '../../src/logger.ts';
 import { purgeStaleRows, startPurgeSchedule } from '../../src/runtime/purge.ts';
 import { eventually } from '../helpers/approval-flow.ts';

@@ -47,7 +47,7 @@ describe('the worker build id (its Worker Deployment Version)', () => {
     const legacy = await checkout(tmp, 'legacy');
     await appendFile(path.join(legacy, 'src/features/approval/workflow/legacy/rules.ts'), '\n// x\n');
     const webhooks = await checkout(tmp, 'webhooks');
-    await appendFile(path.join(webhooks, 'src/webhooks/workflow/retry-schedule.ts'), '\n// x\n');
+    await appendFile(path.join(webhooks, 'src/features/webhooks/workflow/retry-schedule.ts'), '\n// x\n');
     const ids = await Promise.all([idOf(deep), idOf(legacy), idOf(webhooks)]);
     for (const id of ids) expect(id).not.toBe(here);
     expect(new Set(ids).size).toBe(3);

@@ -1,10 +1,10 @@
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { deliverOnce, parseRetryAfter, type DeliverOnceInput } from '../../src/webhooks/deliver.ts';
-import { buildEventBody } from '../../src/webhooks/payload.ts';
-import { generateWebhookSecret, signWebhook } from '../../src/webhooks/signature.ts';
-import { assertWebhookUrl } from '../../src/webhooks/ssrf-guard.ts';
+import { deliverOnce, parseRetryAfter, type DeliverOnceInput } from '../../src/features/webhooks/deliver.ts';
+import { buildEventBody } from '../../src/features/webhooks/payload.ts';
+import { generateWebhookSecret, signWebhook } from '../../src/features/webhooks/signature.ts';
+import { assertWebhookUrl } from '../../src/features/webhooks/ssrf-guard.ts';
 import { freePort } from '../setup/free-port.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../fakes/webhook-receiver.ts';
 import { KNOWN_ANSWER } from './known-answer.ts';

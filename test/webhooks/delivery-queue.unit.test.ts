@@ -1,12 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { RETRY_DELAYS_MS } from '../../src/webhooks/workflow/retry-schedule.ts';
-import { webhookDeliveryRoundWorkflowId, type AttemptOutcome } from '../../src/webhooks/definitions.ts';
+import { RETRY_DELAYS_MS } from '../../src/features/webhooks/workflow/retry-schedule.ts';
+import {
+  webhookDeliveryRoundWorkflowId,
+  type AttemptOutcome,
+} from '../../src/features/webhooks/definitions.ts';
 import {
   createQueueState,
   decideAfterAttempt,
   dequeue,
   enqueue,
-} from '../../src/webhooks/workflow/delivery-queue.ts';
+} from '../../src/features/webhooks/workflow/delivery-queue.ts';
 
 type Attempted = Extract<AttemptOutcome, { kind: 'attempted' }>;
 const failed = (statusCode: number | null, extra: Partial<Attempted> = {}): Attempted => ({

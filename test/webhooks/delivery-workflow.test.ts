@@ -2,11 +2,14 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createApprovalClient } from '../../src/features/approval/client.ts';
 import { actionEvidenceStore } from '../../src/db/stores/action-evidence-store.ts';
 import { documentEventsStore, fullEventData } from '../../src/db/stores/document-events-store.ts';
-import { openDeliveryBody, webhookDeliveriesStore } from '../../src/db/stores/webhook-deliveries-store.ts';
-import { createWebhookDispatcher, type WebhookDispatcher } from '../../src/webhooks/dispatch.ts';
-import { SUBSCRIBABLE_EVENTS } from '../../src/webhooks/events.ts';
+import {
+  openDeliveryBody,
+  webhookDeliveriesStore,
+} from '../../src/features/webhooks/webhook-deliveries-store.ts';
+import { createWebhookDispatcher, type WebhookDispatcher } from '../../src/features/webhooks/dispatch.ts';
+import { SUBSCRIBABLE_EVENTS } from '../../src/features/webhooks/events.ts';
 import { isoTime } from '../../src/domain/time.ts';
-import { webhookDispatchStore } from '../../src/db/stores/webhook-dispatch-store.ts';
+import { webhookDispatchStore } from '../../src/features/webhooks/webhook-dispatch-store.ts';
 import {
   deliveryRoundQuery,
   enqueueDeliverySignal,
@@ -15,10 +18,10 @@ import {
   webhookDeliveryWorkflowId,
   webhookOutboxSweepWorkflowId,
   type DeliveryRequest,
-} from '../../src/webhooks/definitions.ts';
-import { buildEventBody } from '../../src/webhooks/payload.ts';
-import { MAX_ATTEMPTS } from '../../src/webhooks/workflow/retry-schedule.ts';
-import type { webhookDeliveryWorkflow } from '../../src/webhooks/workflow/delivery-workflow.ts';
+} from '../../src/features/webhooks/definitions.ts';
+import { buildEventBody } from '../../src/features/webhooks/payload.ts';
+import { MAX_ATTEMPTS } from '../../src/features/webhooks/workflow/retry-schedule.ts';
+import type { webhookDeliveryWorkflow } from '../../src/features/webhooks/workflow/delivery-workflow.ts';
 import {
   startWebhookReceiver,
   type WebhookReceiver,

@@ -1,13 +1,13 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DeliveryAttemptResource } from '../../src/api/schemas/webhooks.ts';
+import { DeliveryAttemptResource } from '../../src/features/webhooks/schemas.ts';
 import { rewriteWebhookAttemptErrors } from '../../src/db/migrations/007-exposures.ts';
 import { createSecretBox } from '../../src/auth/secret-box.ts';
-import { accountsStore } from '../../src/db/stores/accounts-store.ts';
-import { webhookDeliveriesStore } from '../../src/db/stores/webhook-deliveries-store.ts';
-import { webhooksStore } from '../../src/db/stores/webhooks-store.ts';
-import { serializeAttempt } from '../../src/webhooks/serialize.ts';
-import { generateWebhookSecret } from '../../src/webhooks/signature.ts';
+import { accountsStore } from '../../src/features/accounts/accounts-store.ts';
+import { webhookDeliveriesStore } from '../../src/features/webhooks/webhook-deliveries-store.ts';
+import { webhooksStore } from '../../src/features/webhooks/webhooks-store.ts';
+import { serializeAttempt } from '../../src/features/webhooks/serialize.ts';
+import { generateWebhookSecret } from '../../src/features/webhooks/signature.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database.ts';
 
 /** Migration 007 rewrites attempts recorded before the error classes, so the deliveries list shows no raw errors. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as migration011 from '../../src/db/migrations/011-event-sequence.ts';
-import { accountsStore } from '../../src/db/stores/accounts-store.ts';
+import { accountsStore } from '../../src/features/accounts/accounts-store.ts';
 import { documentEventsStore } from '../../src/db/stores/document-events-store.ts';
 import { documentsStore } from '../../src/db/stores/documents-store.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database.ts';

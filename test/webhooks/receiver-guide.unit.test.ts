@@ -3,9 +3,9 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deliverOnce } from '../../src/webhooks/deliver.ts';
-import { buildEventBody } from '../../src/webhooks/payload.ts';
-import { generateWebhookSecret, signWebhook } from '../../src/webhooks/signature.ts';
+import { deliverOnce } from '../../src/features/webhooks/deliver.ts';
+import { buildEventBody } from '../../src/features/webhooks/payload.ts';
+import { generateWebhookSecret, signWebhook } from '../../src/features/webhooks/signature.ts';
 import { startWebhookReceiver } from '../fakes/webhook-receiver.ts';
 import { KNOWN_ANSWER as K } from './known-answer.ts';
 

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { createWebhookDispatcher, type WebhookDispatcher } from '../../src/webhooks/dispatch.ts';
-import { webhookDeliveryRoundWorkflowId } from '../../src/webhooks/definitions.ts';
+import { createWebhookDispatcher, type WebhookDispatcher } from '../../src/features/webhooks/dispatch.ts';
+import { webhookDeliveryRoundWorkflowId } from '../../src/features/webhooks/definitions.ts';
 import { startWebhookReceiver, type ReceiverStep } from '../fakes/webhook-receiver.ts';
 import { exportHistory } from '../helpers/histories.ts';
 import { startTestService, type TestService } from '../helpers/test-service.ts';

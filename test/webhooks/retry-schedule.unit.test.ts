@@ -4,7 +4,7 @@ import {
   MAX_RETRY_DELAY_MS,
   nextAttemptDelay,
   RETRY_DELAYS_MS,
-} from '../../src/webhooks/workflow/retry-schedule.ts';
+} from '../../src/features/webhooks/workflow/retry-schedule.ts';
 
 const s = 1000;
 const min = 60 * s;

@@ -6,9 +6,9 @@ import {
   EVENT_DESCRIPTIONS,
   isSubscribableEvent,
   SUBSCRIBABLE_EVENTS,
-} from '../../src/webhooks/events.ts';
+} from '../../src/features/webhooks/events.ts';
 import { isoTime } from '../../src/domain/time.ts';
-import { buildEventBody } from '../../src/webhooks/payload.ts';
+import { buildEventBody } from '../../src/features/webhooks/payload.ts';
 import {
   generateWebhookSecret,
   isWebhookSecret,
@@ -17,7 +17,7 @@ import {
   standardWebhookKey,
   standardWebhooksSecret,
   verifyWebhook,
-} from '../../src/webhooks/signature.ts';
+} from '../../src/features/webhooks/signature.ts';
 import { KNOWN_ANSWER as K } from './known-answer.ts';
 
 const at = (seconds: number) => new Date(seconds * 1000);

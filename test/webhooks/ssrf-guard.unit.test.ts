@@ -4,7 +4,7 @@ import {
   assertWebhookUrl,
   forbiddenAddressReason,
   isForbiddenAddress,
-} from '../../src/webhooks/ssrf-guard.ts';
+} from '../../src/features/webhooks/ssrf-guard.ts';
 
 /** A resolver over a fixed table: there is no internet in the tests, and the guard must not need one. */
 function resolver(table: Record<string, string[]>) {

@@ -1,11 +1,14 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSecretBox } from '../../src/auth/secret-box.ts';
-import { accountsStore } from '../../src/db/stores/accounts-store.ts';
-import { openDeliveryBody, webhookDeliveriesStore } from '../../src/db/stores/webhook-deliveries-store.ts';
-import { webhooksStore } from '../../src/db/stores/webhooks-store.ts';
-import { buildEventBody } from '../../src/webhooks/payload.ts';
-import { generateWebhookSecret } from '../../src/webhooks/signature.ts';
+import { accountsStore } from '../../src/features/accounts/accounts-store.ts';
+import {
+  openDeliveryBody,
+  webhookDeliveriesStore,
+} from '../../src/features/webhooks/webhook-deliveries-store.ts';
+import { webhooksStore } from '../../src/features/webhooks/webhooks-store.ts';
+import { buildEventBody } from '../../src/features/webhooks/payload.ts';
+import { generateWebhookSecret } from '../../src/features/webhooks/signature.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database.ts';
 
 let tdb: TestDatabase;

@@ -13,7 +13,7 @@ import { documentsStore, type Document } from '../../src/db/stores/documents-sto
 import {
   webhookDeliveriesStore,
   type WebhookDelivery,
-} from '../../src/db/stores/webhook-deliveries-store.ts';
+} from '../../src/features/webhooks/webhook-deliveries-store.ts';
 import { serializeDocument } from '../../src/documents/serialize.ts';
 import type { ReceivedRequest } from '../fakes/webhook-receiver.ts';
 import type { TestAccount, TestService } from '../helpers/test-service.ts';

@@ -2,7 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { issueApiKey } from '../../src/accounts/api-keys.ts';
+import { issueApiKey } from '../../src/features/accounts/api-keys.ts';
 import { createApp } from '../../src/api/app.ts';
 import { envelope, pageEnvelope } from '../../src/api/schemas/envelopes.ts';
 import {
@@ -10,11 +10,11 @@ import {
   TestDeliveryResource,
   WebhookResource,
   WebhookWithSecretResource,
-} from '../../src/api/schemas/webhooks.ts';
-import { SUBSCRIBABLE_EVENTS } from '../../src/webhooks/events.ts';
+} from '../../src/features/webhooks/schemas.ts';
+import { SUBSCRIBABLE_EVENTS } from '../../src/features/webhooks/events.ts';
 import { Webhook } from 'standardwebhooks';
-import { webhooksStore } from '../../src/db/stores/webhooks-store.ts';
-import { isWebhookSecret, standardWebhooksSecret } from '../../src/webhooks/signature.ts';
+import { webhooksStore } from '../../src/features/webhooks/webhooks-store.ts';
+import { isWebhookSecret, standardWebhooksSecret } from '../../src/features/webhooks/signature.ts';
 import {
   startWebhookReceiver,
   type WebhookReceiver,

@@ -1,5 +1,5 @@
 import type Router from '@koa/router';
-import { verifySecondFactor } from '../../accounts/second-factor.ts';
+import { verifySecondFactor } from '../../features/accounts/second-factor.ts';
 import { currentChallenge, endChallenge } from '../challenges.ts';
 import { clockOf, type AdminDeps, type AdminState } from '../context.ts';
 import { admitCodeAttempt, loginThrottlePolicy, settleCodeAttempt } from '../login-throttle.ts';

@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
-import { issueApiKey } from '../../accounts/api-keys.ts';
+import { issueApiKey } from '../../features/accounts/api-keys.ts';
 import { API_SCOPES } from '../../auth/api-key-format.ts';
-import { apiKeysStore } from '../../db/stores/api-keys-store.ts';
+import { apiKeysStore } from '../../features/accounts/api-keys-store.ts';
 import { isAppError } from '../../errors.ts';
 import type { AdminContext, AdminDeps, AdminState } from '../context.ts';
 import { csrfProtection, formField } from '../csrf.ts';
@@ -17,9 +17,10 @@ import {
   type KeysView,
   type NewKeyForm,
 } from '../views/keys-page.ts';
-import { accountsStore, type Account } from '../../db/stores/accounts-store.ts';
+import { accountsStore, type Account } from '../../features/accounts/accounts-store.ts';
+import { accountSettings } from '../../features/accounts/account-settings.ts';
 import { LIMITS, VERIFICATIONS, type ReminderSettings, type Verification } from '../../domain/model.ts';
-import { checkEmbedOrigin, EMBED_ORIGINS_MAX } from '../../accounts/embed-origins.ts';
+import { checkEmbedOrigin, EMBED_ORIGINS_MAX } from '../../features/accounts/embed-origins.ts';
 import { pageContextOf, withUserText } from '../views/page.ts';
 import { hasBidiControl } from '../../domain/bidi.ts';
 import { html, type SafeHtml } from '../../http/html.ts';
@@ -186,7 +187,7 @@ export function mountKeyRoutes(router: Router<AdminState>, deps: AdminDeps): voi
     if (!error && origins.length > EMBED_ORIGINS_MAX)
       error = html`${t('errorEmbedTooMany', { max: EMBED_ORIGINS_MAX })}`;
     if (error) return show(ctx, 422, { form: EMPTY_FORM, embed: { value, error } });
-    await accountsStore(deps.db).setEmbedOrigins(ctx.state.session!.accountId, [...new Set(origins)]);
+    await accountSettings(deps.db).update(ctx.state.session!.accountId, { embedOrigins: origins });
     seeOther(ctx, `${ADMIN_PATHS.keys}?m=embed_saved`);
   });
 
@@ -196,7 +197,7 @@ export function mountKeyRoutes(router: Router<AdminState>, deps: AdminDeps): voi
     const read = readDefaultsForm(ctx, ctx.state.t);
     if (Object.keys(read.form.errors).length > 0 || read.reminders === undefined || !read.verification)
       return show(ctx, 422, { form: EMPTY_FORM, defaults: read.form });
-    await accountsStore(deps.db).updateSettings(ctx.state.session!.accountId, {
+    await accountSettings(deps.db).update(ctx.state.session!.accountId, {
       defaultReminders: read.reminders,
       defaultVerification: read.verification,
     });

@@ -1,8 +1,8 @@
 import type Router from '@koa/router';
-import { secondFactorRequired } from '../../accounts/second-factor.ts';
+import { secondFactorRequired } from '../../features/accounts/second-factor.ts';
 import { verifyPassword, hashPassword } from '../../auth/passwords.ts';
 import { randomToken } from '../../auth/tokens.ts';
-import { accountsStore } from '../../db/stores/accounts-store.ts';
+import { accountsStore } from '../../features/accounts/accounts-store.ts';
 import { startChallenge } from '../challenges.ts';
 import { clockOf, type AdminDeps, type AdminState } from '../context.ts';
 import { csrfProtection, formField } from '../csrf.ts';

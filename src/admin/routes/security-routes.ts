@@ -6,7 +6,7 @@ import {
   secondFactorStatus,
   startEnrolment,
   verifySecondFactor,
-} from '../../accounts/second-factor.ts';
+} from '../../features/accounts/second-factor.ts';
 import { adminSessionsStore } from '../../db/stores/admin-sessions-store.ts';
 import { clockOf, type AdminContext, type AdminDeps, type AdminState } from '../context.ts';
 import { csrfProtection } from '../csrf.ts';

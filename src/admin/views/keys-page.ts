@@ -1,6 +1,6 @@
 import { API_SCOPES, type ApiScope } from '../../auth/api-key-format.ts';
 import type { Plan } from '../../domain/plans.ts';
-import type { ApiKey } from '../../db/stores/api-keys-store.ts';
+import type { ApiKey } from '../../features/accounts/api-keys-store.ts';
 import { html, type SafeHtml } from '../../http/html.ts';
 import { VERIFICATIONS } from '../../domain/model.ts';
 import { formatNumber, type MessageKey } from '../i18n.ts';

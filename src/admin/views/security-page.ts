@@ -1,4 +1,4 @@
-import type { SecondFactorStatus } from '../../accounts/second-factor.ts';
+import type { SecondFactorStatus } from '../../features/accounts/second-factor.ts';
 import { html, type SafeHtml } from '../../http/html.ts';
 import { formatNumber } from '../i18n.ts';
 import { ADMIN_PATHS } from '../paths.ts';

@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { USER_AGENT } from '../../webhooks/deliver.ts';
+import { USER_AGENT } from '../../features/webhooks/deliver.ts';
 import {
   EVENT_DESCRIPTIONS,
   SUBSCRIBABLE_EVENTS,
   TEST_EVENT,
   type WebhookEvent,
-} from '../../webhooks/events.ts';
+} from '../../features/webhooks/events.ts';
 import { BulkSendResource } from '../../features/bulk-sends/schemas.ts';
 import { ApproverResource } from '../schemas/approvers.ts';
 import { DocumentResource } from '../schemas/documents.ts';

@@ -13,7 +13,7 @@ import { deleteDocument, updateDocument } from '../../documents/update-document.
 import { AppError, mergeDetails } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
 import type { Storage } from '../../storage/storage.ts';
-import type { WebhookDispatcher } from '../../webhooks/dispatch.ts';
+import type { WebhookDispatcher } from '../../features/webhooks/dispatch.ts';
 import { authOf, type AppContext, type AppState } from '../../http/context.ts';
 import { createFormReceiver } from '../documents/form-receiver.ts';
 import { IdParams, jsonBody, pathId } from '../route-helpers.ts';

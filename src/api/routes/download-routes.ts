@@ -8,7 +8,7 @@ import { finalFileUrl, finalFilename } from '../../documents/final-file.ts';
 import { rotateDownload } from '../../documents/rotate-download.ts';
 import { statusRefusal } from '../../documents/rules.ts';
 import type { Logger } from '../../logger.ts';
-import type { WebhookDispatcher } from '../../webhooks/dispatch.ts';
+import type { WebhookDispatcher } from '../../features/webhooks/dispatch.ts';
 import { AppError } from '../../errors.ts';
 import { authOf, type AppState } from '../../http/context.ts';
 import { IdParams, pathId } from '../route-helpers.ts';

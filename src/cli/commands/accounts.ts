@@ -1,8 +1,8 @@
-import { issueApiKey } from '../../accounts/api-keys.ts';
+import { issueApiKey } from '../../features/accounts/api-keys.ts';
 import { API_SCOPES, type ApiScope } from '../../auth/api-key-format.ts';
 import type { Knex } from '../../db/knex.ts';
-import { accountsStore, type Account } from '../../db/stores/accounts-store.ts';
-import { apiKeysStore } from '../../db/stores/api-keys-store.ts';
+import { accountsStore, type Account } from '../../features/accounts/accounts-store.ts';
+import { apiKeysStore } from '../../features/accounts/api-keys-store.ts';
 import { AppError } from '../../errors.ts';
 import { UsageError, printResult, table, type CliCommand } from '../command.ts';
 

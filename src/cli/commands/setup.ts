@@ -1,4 +1,4 @@
-import { createAccountWithKey } from '../../accounts/create-account.ts';
+import { createAccountWithKey } from '../../features/accounts/create-account.ts';
 import { createApprovalClient } from '../../features/approval/client.ts';
 import { retryFinalization } from '../../features/approval/retry-finalization.ts';
 import { secretBoxFromSettings } from '../../auth/secret-box.ts';

@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 /**
  * Every change to a key, and to an account's plan, is announced on the channel `wathiq_api_keys` when its
  * transaction commits: the key itself, or `account:<id>`. Each API process keeps the keys it has authenticated in
- * memory (src/accounts/api-key-cache.ts) and drops an entry as soon as its notice arrives, so a revocation made
+ * memory (src/features/accounts/api-key-cache.ts) and drops an entry as soon as its notice arrives, so a revocation made
  * anywhere (the dashboard, the CLI, plain SQL) takes effect on every process at once. Triggers rather than calls in
  * the store: nothing that writes these tables can forget to announce it.
  */

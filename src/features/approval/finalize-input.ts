@@ -1,6 +1,6 @@
 import type { Db } from '../../db/knex.ts';
 import type { DocumentStatus } from '../../domain/model.ts';
-import { accountsStore } from '../../db/stores/accounts-store.ts';
+import { accountsStore } from '../accounts/accounts-store.ts';
 import { approversStore, type Approver } from '../../db/stores/approvers-store.ts';
 import { documentsStore, type Document } from '../../db/stores/documents-store.ts';
 import { whatsAppMessagesStore, type SentReminder } from '../../db/stores/whatsapp-messages-store.ts';

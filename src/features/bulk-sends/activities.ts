@@ -4,7 +4,7 @@ import { createApprovalClient } from '../approval/client.ts';
 import type { Config } from '../../config.ts';
 import type { Knex } from '../../db/knex.ts';
 import type { Logger } from '../../logger.ts';
-import type { WebhookDispatcher } from '../../webhooks/dispatch.ts';
+import type { WebhookDispatcher } from '../webhooks/dispatch.ts';
 import { recordBulkSendEvent } from './bulk-send-events.ts';
 import { bulkSendStore, OPEN_BULK_STATUSES } from './bulk-send-store.ts';
 import type { BulkSendActivities } from './definitions.ts';

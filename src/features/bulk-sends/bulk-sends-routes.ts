@@ -8,7 +8,7 @@ import { ok, okPage } from '../../http/respond.ts';
 import { parseBody } from '../../http/validation.ts';
 import type { Logger } from '../../logger.ts';
 import type { TemporalClientHandle } from '../../temporal/client.ts';
-import type { WebhookDispatcher } from '../../webhooks/dispatch.ts';
+import type { WebhookDispatcher } from '../webhooks/dispatch.ts';
 import type { OpenApiRegistry } from '../../api/openapi/registry.ts';
 import { route } from '../../api/openapi/route.ts';
 import { CHANGES_AND_SHOWS_DOCUMENTS } from '../../api/openapi/scopes.ts';

@@ -1,7 +1,7 @@
 import type { Knex } from '../../db/knex.ts';
 import { AppError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
-import type { WebhookDispatcher } from '../../webhooks/dispatch.ts';
+import type { WebhookDispatcher } from '../webhooks/dispatch.ts';
 import { recordBulkSendEvent } from './bulk-send-events.ts';
 import { bulkSendStore, OPEN_BULK_STATUSES, type BulkSend } from './bulk-send-store.ts';
 import type { BulkSendClient } from './client.ts';

@@ -5,7 +5,7 @@ import type { Knex } from '../../db/knex.ts';
 import { documentsStore } from '../../db/stores/documents-store.ts';
 import { AppError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
-import type { WebhookDispatcher } from '../../webhooks/dispatch.ts';
+import type { WebhookDispatcher } from '../webhooks/dispatch.ts';
 import { createFromVersion } from '../templates/document-from-template.ts';
 import type { TemplateVersion } from '../templates/template-store.ts';
 import { bulkSendStore, type BulkSend } from './bulk-send-store.ts';

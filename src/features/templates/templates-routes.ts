@@ -17,7 +17,7 @@ import { parseBody } from '../../http/validation.ts';
 import { withoutPrototypes } from '../../http/untrusted.ts';
 import type { Logger } from '../../logger.ts';
 import type { Storage } from '../../storage/storage.ts';
-import type { WebhookDispatcher } from '../../webhooks/dispatch.ts';
+import type { WebhookDispatcher } from '../webhooks/dispatch.ts';
 import { createFormReceiver } from '../../api/documents/form-receiver.ts';
 import type { OpenApiRegistry } from '../../api/openapi/registry.ts';
 import { route } from '../../api/openapi/route.ts';

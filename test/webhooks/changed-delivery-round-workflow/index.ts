@@ -1,6 +1,6 @@
 import { sleep } from '@temporalio/workflow';
-import type { WebhookDeliveryRoundInput } from '../../../src/webhooks/definitions.ts';
-import { webhookDeliveryRoundWorkflow as current } from '../../../src/webhooks/workflow/delivery-round-workflow.ts';
+import type { WebhookDeliveryRoundInput } from '../../../src/features/webhooks/definitions.ts';
+import { webhookDeliveryRoundWorkflow as current } from '../../../src/features/webhooks/workflow/delivery-round-workflow.ts';
 
 /**
  * The delivery round workflow with one incompatible change (a timer before anything else). Replaying the

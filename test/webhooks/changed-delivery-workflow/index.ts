@@ -1,6 +1,6 @@
 import { sleep } from '@temporalio/workflow';
-import type { WebhookDeliveryWorkflowInput } from '../../../src/webhooks/definitions.ts';
-import { webhookDeliveryWorkflow as current } from '../../../src/webhooks/workflow/delivery-workflow.ts';
+import type { WebhookDeliveryWorkflowInput } from '../../../src/features/webhooks/definitions.ts';
+import { webhookDeliveryWorkflow as current } from '../../../src/features/webhooks/workflow/delivery-workflow.ts';
 
 /**
  * The delivery workflow with one incompatible change (a timer before anything else). Replaying the committed

@@ -2,24 +2,24 @@ import Router from '@koa/router';
 import type { Config } from '../../config.ts';
 import type { SecretBox } from '../../auth/secret-box.ts';
 import type { Knex } from '../../db/knex.ts';
-import { webhooksStore, type Webhook } from '../../db/stores/webhooks-store.ts';
+import { webhooksStore, type Webhook } from './webhooks-store.ts';
 import { LIMITS } from '../../domain/model.ts';
 import { AppError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
-import type { WebhookDispatcher } from '../../webhooks/dispatch.ts';
-import { EVENT_CATALOGUE } from '../../webhooks/events.ts';
-import { listDeliveries, redeliver, updateWebhook } from '../../webhooks/manage-webhooks.ts';
-import { serializeWebhook } from '../../webhooks/serialize.ts';
-import { generateWebhookSecret } from '../../webhooks/signature.ts';
-import { assertWebhookUrl, type ResolveHost } from '../../webhooks/ssrf-guard.ts';
-import { sendTestDelivery } from '../../webhooks/test-delivery.ts';
+import type { WebhookDispatcher } from './dispatch.ts';
+import { EVENT_CATALOGUE } from './events.ts';
+import { listDeliveries, redeliver, updateWebhook } from './manage-webhooks.ts';
+import { serializeWebhook } from './serialize.ts';
+import { generateWebhookSecret } from './signature.ts';
+import { assertWebhookUrl, type ResolveHost } from './ssrf-guard.ts';
+import { sendTestDelivery } from './test-delivery.ts';
 import { authOf, type AppContext, type AppState } from '../../http/context.ts';
-import type { OpenApiRegistry } from '../openapi/registry.ts';
-import { jsonBody, pathId } from '../route-helpers.ts';
-import { route } from '../openapi/route.ts';
-import { ROUTES_DOCUMENT_EVENTS } from '../openapi/scopes.ts';
+import type { OpenApiRegistry } from '../../api/openapi/registry.ts';
+import { jsonBody, pathId } from '../../api/route-helpers.ts';
+import { route } from '../../api/openapi/route.ts';
+import { ROUTES_DOCUMENT_EVENTS } from '../../api/openapi/scopes.ts';
 import { ok, okPage } from '../../http/respond.ts';
-import { envelope, pageEnvelope } from '../schemas/envelopes.ts';
+import { envelope, pageEnvelope } from '../../api/schemas/envelopes.ts';
 import {
   CreateWebhookBody,
   DeliveryIdParams,
@@ -31,7 +31,7 @@ import {
   WebhookIdParams,
   WebhookResource,
   WebhookWithSecretResource,
-} from '../schemas/webhooks.ts';
+} from './schemas.ts';
 import { z } from 'zod';
 import { parseBody } from '../../http/validation.ts';
 

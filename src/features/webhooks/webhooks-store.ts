@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { SecretBox } from '../../auth/secret-box.ts';
-import type { Db } from '../knex.ts';
-import { webhookSecretContext } from '../sealed-columns.ts';
+import type { Db } from '../../db/knex.ts';
+import { webhookSecretContext } from '../../db/sealed-columns.ts';
 
 /** A webhook as the API shows it: never the secret (docs/product-rules.md §7). */
 export interface Webhook {

@@ -4,10 +4,10 @@ import {
   EMBED_ORIGIN_MAX_LENGTH,
   EMBED_ORIGIN_PATTERN,
   EMBED_ORIGINS_MAX,
-} from '../../accounts/embed-origins.ts';
+} from './embed-origins.ts';
 import { VERIFICATIONS } from '../../domain/model.ts';
-import { Reminders } from './documents.ts';
-import { oneOf } from './fields.ts';
+import { Reminders } from '../../api/schemas/documents.ts';
+import { oneOf } from '../../api/schemas/fields.ts';
 
 const DEFAULT_REMINDERS =
   'The automatic reminders of documents sent without their own reminders; null: the server default (AUTO_REMIND_*, off unless configured). Taken when a document is sent.';

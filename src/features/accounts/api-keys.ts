@@ -1,8 +1,8 @@
-import { API_SCOPES, generateApiKey, type ApiScope } from '../auth/api-key-format.ts';
-import type { Db } from '../db/knex.ts';
-import { apiKeysStore, type ApiKey } from '../db/stores/api-keys-store.ts';
-import { AppError } from '../errors.ts';
-import { FAIR_SHARE_DEFAULTS } from '../config/api-limits.ts';
+import { API_SCOPES, generateApiKey, type ApiScope } from '../../auth/api-key-format.ts';
+import type { Db } from '../../db/knex.ts';
+import { apiKeysStore, type ApiKey } from './api-keys-store.ts';
+import { AppError } from '../../errors.ts';
+import { FAIR_SHARE_DEFAULTS } from '../../config/api-limits.ts';
 
 export interface IssuedApiKey {
   apiKey: ApiKey;

@@ -1,4 +1,4 @@
-import type { Db } from '../knex.ts';
+import type { Db } from '../../db/knex.ts';
 
 /**
  * What webhook dispatch and the delivery workflow write beyond `webhookDeliveriesStore`: the outbox marker on

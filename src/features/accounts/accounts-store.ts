@@ -1,6 +1,6 @@
 import type { Plan } from '../../domain/plans.ts';
 import type { ReminderSettings, Verification } from '../../domain/model.ts';
-import type { Db } from '../knex.ts';
+import type { Db } from '../../db/knex.ts';
 
 export interface Account {
   id: string;

@@ -1,5 +1,5 @@
-import type { SecretBox } from '../auth/secret-box.ts';
-import { verifyPassword } from '../auth/passwords.ts';
+import type { SecretBox } from '../../auth/secret-box.ts';
+import { verifyPassword } from '../../auth/passwords.ts';
 import {
   matchTotp,
   newRecoveryCode,
@@ -8,11 +8,11 @@ import {
   normalizeTotpInput,
   otpauthUri,
   recoveryCodeHash,
-} from '../auth/totp.ts';
-import type { Knex } from '../db/knex.ts';
-import { accountsStore } from '../db/stores/accounts-store.ts';
-import { secondFactorStore } from '../db/stores/second-factor-store.ts';
-import { totpSecretContext } from '../db/sealed-columns.ts';
+} from '../../auth/totp.ts';
+import type { Knex } from '../../db/knex.ts';
+import { accountsStore } from './accounts-store.ts';
+import { secondFactorStore } from './second-factor-store.ts';
+import { totpSecretContext } from '../../db/sealed-columns.ts';
 
 /**
  * The dashboard's second factor for one account: enrol a TOTP app (confirmed by a first valid code before it

@@ -1,6 +1,6 @@
 import { promises as dns } from 'node:dns';
 import { isIP } from 'node:net';
-import { AppError } from '../errors.ts';
+import { AppError } from '../../errors.ts';
 
 /**
  * Webhook URLs are chosen by customers, and the deliverer runs inside our network: without this guard a webhook

@@ -1,4 +1,4 @@
-import { isoTime } from '../domain/time.ts';
+import { isoTime } from '../../domain/time.ts';
 import type { WebhookEvent } from './events.ts';
 
 /**

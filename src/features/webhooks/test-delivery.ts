@@ -1,8 +1,8 @@
-import type { SecretBox } from '../auth/secret-box.ts';
-import type { Knex } from '../db/knex.ts';
-import { openDeliveryBody, webhookDeliveriesStore } from '../db/stores/webhook-deliveries-store.ts';
-import { webhookDispatchStore } from '../db/stores/webhook-dispatch-store.ts';
-import { webhooksStore } from '../db/stores/webhooks-store.ts';
+import type { SecretBox } from '../../auth/secret-box.ts';
+import type { Knex } from '../../db/knex.ts';
+import { openDeliveryBody, webhookDeliveriesStore } from './webhook-deliveries-store.ts';
+import { webhookDispatchStore } from './webhook-dispatch-store.ts';
+import { webhooksStore } from './webhooks-store.ts';
 import { attemptRecord, deliverOnce, type DeliveryErrorClass } from './deliver.ts';
 import { TEST_EVENT } from './events.ts';
 import { buildEventBody, testEventData } from './payload.ts';

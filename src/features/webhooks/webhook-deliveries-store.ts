@@ -1,6 +1,6 @@
 import type { SecretBox } from '../../auth/secret-box.ts';
-import type { Db } from '../knex.ts';
-import { deliveryBodyContext } from '../sealed-columns.ts';
+import type { Db } from '../../db/knex.ts';
+import { deliveryBodyContext } from '../../db/sealed-columns.ts';
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
 

@@ -1,17 +1,17 @@
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
-import type { Knex } from '../db/knex.ts';
-import type { SecretBox } from '../auth/secret-box.ts';
+import type { Knex } from '../../db/knex.ts';
+import type { SecretBox } from '../../auth/secret-box.ts';
 import {
   openDeliveryBody,
   webhookDeliveriesStore,
   type DeliveryAttempt,
-} from '../db/stores/webhook-deliveries-store.ts';
-import { webhookDispatchStore } from '../db/stores/webhook-dispatch-store.ts';
-import { webhooksStore } from '../db/stores/webhooks-store.ts';
-import type { Logger } from '../logger.ts';
-import type { WebhookAttemptOutcome, WebhookMetrics } from '../metrics/metrics.ts';
-import { whileHeartbeating } from '../temporal/heartbeat.ts';
+} from './webhook-deliveries-store.ts';
+import { webhookDispatchStore } from './webhook-dispatch-store.ts';
+import { webhooksStore } from './webhooks-store.ts';
+import type { Logger } from '../../logger.ts';
+import type { WebhookAttemptOutcome, WebhookMetrics } from '../../metrics/metrics.ts';
+import { whileHeartbeating } from '../../temporal/heartbeat.ts';
 import { attemptRecord, deliverOnce, type DeliveryResult } from './deliver.ts';
 import type { WebhookDispatcher } from './dispatch.ts';
 import type { WebhookEvent } from './events.ts';

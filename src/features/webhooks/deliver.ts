@@ -1,7 +1,7 @@
-import type { RecordAttemptInput } from '../db/stores/webhook-deliveries-store.ts';
+import type { RecordAttemptInput } from './webhook-deliveries-store.ts';
 import { performance } from 'node:perf_hooks';
 import { Agent, request } from 'undici';
-import { clientSpan, recordHttpOutcome, serverAttributes } from '../tracing/spans.ts';
+import { clientSpan, recordHttpOutcome, serverAttributes } from '../../tracing/spans.ts';
 import type { WebhookEvent } from './events.ts';
 import { signStandardWebhook, signWebhook } from './signature.ts';
 import { guardedLookup } from './guarded-lookup.ts';

@@ -1,4 +1,4 @@
-import type { Db } from '../knex.ts';
+import type { Db } from '../../db/knex.ts';
 
 /** An account's TOTP enrolment. `secretSealed` is the secret box's output; only the feature opens it. */
 export interface TotpEnrolment {

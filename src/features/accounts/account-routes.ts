@@ -1,15 +1,14 @@
 import Router from '@koa/router';
 import type { Knex } from '../../db/knex.ts';
-import { accountsStore, type Account } from '../../db/stores/accounts-store.ts';
-import { AppError } from '../../errors.ts';
+import { accountSettings, type Account } from './account-settings.ts';
 import { authOf, type AppState } from '../../http/context.ts';
 import { ok } from '../../http/respond.ts';
 import { parseBody } from '../../http/validation.ts';
-import type { OpenApiRegistry } from '../openapi/registry.ts';
-import { route } from '../openapi/route.ts';
-import { jsonBody } from '../route-helpers.ts';
-import { AccountSettingsResource, AccountSettingsUpdate } from '../schemas/account.ts';
-import { envelope } from '../schemas/envelopes.ts';
+import type { OpenApiRegistry } from '../../api/openapi/registry.ts';
+import { route } from '../../api/openapi/route.ts';
+import { jsonBody } from '../../api/route-helpers.ts';
+import { AccountSettingsResource, AccountSettingsUpdate } from './schemas.ts';
+import { envelope } from '../../api/schemas/envelopes.ts';
 
 const TAGS = ['Account'];
 
@@ -22,7 +21,7 @@ const settingsOf = (account: Account) => ({
 /** GET/PUT /account/settings: the settings of the key's own account (embedding). */
 export function createAccountRouter(deps: { db: Knex }, openapi: OpenApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
-  const { db } = deps;
+  const settings = accountSettings(deps.db);
 
   route(
     router,
@@ -40,9 +39,7 @@ export function createAccountRouter(deps: { db: Knex }, openapi: OpenApiRegistry
       errors: [],
     },
     async (ctx) => {
-      const account = await accountsStore(db).findById(authOf(ctx).accountId);
-      if (!account) throw AppError.notFound('Account');
-      ok(ctx, settingsOf(account));
+      ok(ctx, settingsOf(await settings.get(authOf(ctx).accountId)));
     },
   );
 
@@ -65,14 +62,13 @@ export function createAccountRouter(deps: { db: Knex }, openapi: OpenApiRegistry
     async (ctx) => {
       const { accountId } = authOf(ctx);
       const update = parseBody(AccountSettingsUpdate, jsonBody(ctx));
-      const account = await accountsStore(db).updateSettings(accountId, {
-        ...(update.embed_origins !== undefined && { embedOrigins: [...new Set(update.embed_origins)] }),
+      const account = await settings.update(accountId, {
+        ...(update.embed_origins !== undefined && { embedOrigins: update.embed_origins }),
         ...(update.default_reminders !== undefined && { defaultReminders: update.default_reminders }),
         ...(update.default_verification !== undefined && {
           defaultVerification: update.default_verification,
         }),
       });
-      if (!account) throw AppError.notFound('Account');
       ok(ctx, settingsOf(account));
     },
   );

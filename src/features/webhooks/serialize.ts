@@ -1,6 +1,6 @@
-import { isoTime } from '../domain/time.ts';
-import type { DeliveryAttempt, DeliveryWithAttempts } from '../db/stores/webhook-deliveries-store.ts';
-import type { Webhook } from '../db/stores/webhooks-store.ts';
+import { isoTime } from '../../domain/time.ts';
+import type { DeliveryAttempt, DeliveryWithAttempts } from './webhook-deliveries-store.ts';
+import type { Webhook } from './webhooks-store.ts';
 
 /** The public representations of webhooks and deliveries: never a secret, never a receiver's body. */
 

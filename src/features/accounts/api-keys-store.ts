@@ -1,6 +1,6 @@
 import type { ApiScope } from '../../auth/api-key-format.ts';
 import type { Plan } from '../../domain/plans.ts';
-import type { Db } from '../knex.ts';
+import type { Db } from '../../db/knex.ts';
 
 /** Where PostgreSQL announces a change to a key (its `key`) or to an account's plan (`account:<id>`); migration 017. */
 export const API_KEYS_CHANNEL = 'wathiq_api_keys';

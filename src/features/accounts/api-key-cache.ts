@@ -1,7 +1,7 @@
-import type { Db } from '../db/knex.ts';
-import { API_KEYS_CHANNEL, apiKeysStore, type ApiKeyWithAccount } from '../db/stores/api-keys-store.ts';
-import { listen } from '../db/pg-listen.ts';
-import type { Logger } from '../logger.ts';
+import type { Db } from '../../db/knex.ts';
+import { API_KEYS_CHANNEL, apiKeysStore, type ApiKeyWithAccount } from './api-keys-store.ts';
+import { listen } from '../../db/pg-listen.ts';
+import type { Logger } from '../../logger.ts';
 
 /** How authentication finds a key: in PostgreSQL each time, or through the cache below. */
 export interface ApiKeyLookup {

@@ -1,17 +1,17 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import type { Knex } from '../db/knex.ts';
-import type { SecretBox } from '../auth/secret-box.ts';
+import type { Knex } from '../../db/knex.ts';
+import type { SecretBox } from '../../auth/secret-box.ts';
 import {
   documentEventsStore,
   fullEventData,
   type DocumentEvent,
-} from '../db/stores/document-events-store.ts';
-import { webhookDeliveriesStore, type WebhookDelivery } from '../db/stores/webhook-deliveries-store.ts';
-import { webhookDispatchStore } from '../db/stores/webhook-dispatch-store.ts';
-import { webhooksStore } from '../db/stores/webhooks-store.ts';
-import { AppError } from '../errors.ts';
-import type { Logger } from '../logger.ts';
-import { outsideTrace } from '../tracing/spans.ts';
+} from '../../db/stores/document-events-store.ts';
+import { webhookDeliveriesStore, type WebhookDelivery } from './webhook-deliveries-store.ts';
+import { webhookDispatchStore } from './webhook-dispatch-store.ts';
+import { webhooksStore } from './webhooks-store.ts';
+import { AppError } from '../../errors.ts';
+import type { Logger } from '../../logger.ts';
+import { outsideTrace } from '../../tracing/spans.ts';
 import {
   DEFAULT_OUTBOX_SWEEP,
   WEBHOOK_DELIVERY_ROUND_WORKFLOW_TYPE,

@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { hashPassword } from '../auth/passwords.ts';
-import { PLANS } from '../domain/plans.ts';
-import type { Knex } from '../db/knex.ts';
-import { accountsStore, type Account } from '../db/stores/accounts-store.ts';
-import { AppError } from '../errors.ts';
-import { issuesToDetails } from '../domain/validation.ts';
-import { bidiControlMessage, NO_BIDI_CONTROLS } from '../domain/bidi.ts';
+import { hashPassword } from '../../auth/passwords.ts';
+import { PLANS } from '../../domain/plans.ts';
+import type { Knex } from '../../db/knex.ts';
+import { accountsStore, type Account } from './accounts-store.ts';
+import { AppError } from '../../errors.ts';
+import { issuesToDetails } from '../../domain/validation.ts';
+import { bidiControlMessage, NO_BIDI_CONTROLS } from '../../domain/bidi.ts';
 import { issueApiKey, type IssuedApiKey } from './api-keys.ts';
 
 export const NewAccountInput = z.object({

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { LIMITS } from '../../domain/model.ts';
-import { DELIVERY_ERROR_CLASSES } from '../../webhooks/deliver.ts';
-import { SUBSCRIBABLE_EVENTS } from '../../webhooks/events.ts';
-import { MAX_WEBHOOK_URL_LENGTH } from '../../webhooks/ssrf-guard.ts';
-import { Timestamp } from './envelopes.ts';
-import { integer } from './fields.ts';
+import { DELIVERY_ERROR_CLASSES } from './deliver.ts';
+import { SUBSCRIBABLE_EVENTS } from './events.ts';
+import { MAX_WEBHOOK_URL_LENGTH } from './ssrf-guard.ts';
+import { Timestamp } from '../../api/schemas/envelopes.ts';
+import { integer } from '../../api/schemas/fields.ts';
 
 /**
  * Request and response shapes of the webhook endpoints (docs/product-rules.md §7); the routes validate with these.

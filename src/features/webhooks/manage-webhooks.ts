@@ -1,7 +1,7 @@
-import type { Knex } from '../db/knex.ts';
-import { webhookDeliveriesStore } from '../db/stores/webhook-deliveries-store.ts';
-import { webhookDispatchStore } from '../db/stores/webhook-dispatch-store.ts';
-import { webhooksStore, type Webhook } from '../db/stores/webhooks-store.ts';
+import type { Knex } from '../../db/knex.ts';
+import { webhookDeliveriesStore } from './webhook-deliveries-store.ts';
+import { webhookDispatchStore } from './webhook-dispatch-store.ts';
+import { webhooksStore, type Webhook } from './webhooks-store.ts';
 import type { WebhookDispatcher } from './dispatch.ts';
 import { serializeDelivery } from './serialize.ts';
 
