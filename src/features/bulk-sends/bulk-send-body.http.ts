@@ -110,6 +110,8 @@ export function readCsvForm(
   try {
     parser = busboy({
       headers: ctx.req.headers,
+      // Field names and file names in UTF-8, as browsers and the document upload read them.
+      defParamCharset: 'utf8',
       limits: {
         fileSize: maxBytes + 1,
         files: 1,

@@ -23,7 +23,7 @@ export const BulkSendJsonShape = z.strictObject({
 });
 
 export const BulkSendMultipart = z
-  .object({
+  .strictObject({
     file: z.any().meta({
       type: 'string',
       format: 'binary',
