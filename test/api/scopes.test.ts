@@ -20,7 +20,7 @@ interface Walked {
 }
 
 /** The only operations anyone may call without a key. */
-const PUBLIC = ['GET /health', 'GET /openapi.json'];
+const PUBLIC = ['GET /health', 'GET /openapi.json', 'GET /docs'];
 
 /**
  * Operations that would hand a key holder a document's existing data, in their answer or by sending it to a phone
