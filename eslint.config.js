@@ -78,7 +78,6 @@ const LONG_FUNCTIONS_TO_SPLIT = [
   'src/features/webhooks/deliver.ts',
   'src/features/webhooks/dispatch.ts',
   'src/features/webhooks/webhook-deliveries-store.ts',
-  'src/features/webhooks/webhooks-routes.ts',
   'src/features/webhooks/webhooks-store.ts',
   'src/images/png.ts',
   'src/main.ts',
@@ -106,7 +105,6 @@ const ROUTES_CALLING_STORES = [
   'src/api/routes/files-routes.ts',
   'src/approval-page/approval-page-routes.ts',
   'src/dev-inbox/dev-inbox-routes.ts',
-  'src/features/webhooks/webhooks-routes.ts',
 ];
 
 const below = (target, from, message) => ({ target, from, message });
