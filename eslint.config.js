@@ -69,7 +69,6 @@ const LONG_FUNCTIONS_TO_SPLIT = [
   'src/db/stores/document-events-store.ts',
   'src/db/stores/documents-store.ts',
   'src/db/stores/whatsapp-messages-store.ts',
-  'src/dev-inbox/dev-inbox-routes.ts',
   'src/features/bulk-sends/bulk-send-store.ts',
   'src/features/bulk-sends/pacing-store.ts',
   'src/features/bulk-sends/run-page.ts',
@@ -104,7 +103,6 @@ const ROUTES_CALLING_STORES = [
   'src/api/routes/download-routes.ts',
   'src/api/routes/files-routes.ts',
   'src/approval-page/approval-page-routes.ts',
-  'src/dev-inbox/dev-inbox-routes.ts',
 ];
 
 const below = (target, from, message) => ({ target, from, message });
