@@ -63,7 +63,6 @@ const LONG_FUNCTIONS_TO_SPLIT = [
   'src/api/routes/approval-routes.ts',
   'src/api/routes/approvers-routes.ts',
   'src/api/routes/documents-routes.ts',
-  'src/approval-page/approval-page-routes.ts',
   'src/cli.ts',
   'src/db/stores/approvers-store.ts',
   'src/db/stores/document-events-store.ts',
@@ -102,7 +101,6 @@ const ROUTES_CALLING_STORES = [
   'src/api/routes/documents-routes.ts',
   'src/api/routes/download-routes.ts',
   'src/api/routes/files-routes.ts',
-  'src/approval-page/approval-page-routes.ts',
 ];
 
 const below = (target, from, message) => ({ target, from, message });
