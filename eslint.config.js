@@ -82,7 +82,6 @@ const LONG_FUNCTIONS_TO_SPLIT = [
   'src/pdf/text/subset-truetype.ts',
   'src/pdf/writer/write-increment.ts',
   'src/storage/s3-storage.ts',
-  'src/verify-page/render-page.ts',
 ];
 
 /** The HTTP routes: thin adapters that parse, call a service and respond. */
