@@ -10,8 +10,8 @@ import type { OpenApiRegistry } from '../openapi/registry.ts';
 import { route } from '../openapi/route.ts';
 import { CHANGES_AND_SHOWS_DOCUMENTS } from '../openapi/scopes.ts';
 import { IdParams, pathId } from '../route-helpers.ts';
-import { ApproverResource } from '../schemas/approvers.ts';
-import { DocumentResource, Finalization } from '../schemas/documents.ts';
+import { ApproverResource } from '../../features/documents/approvers-schemas.ts';
+import { DocumentResource, Finalization } from '../../features/documents/documents-schemas.ts';
 import { envelope, Timestamp } from '../schemas/envelopes.ts';
 
 const Notification = z

@@ -5,7 +5,7 @@ import {
   archiveTimestampsStore,
   type DueArchiveTimestamp,
 } from '../../db/stores/archive-timestamps-store.ts';
-import { finalFileKey } from '../../documents/final-file.ts';
+import { finalFileKey } from '../documents/final-file.ts';
 import type { Logger } from '../../logger.ts';
 import type { ArchiveRenewalMetrics } from '../../metrics/metrics.ts';
 import type { RevocationOptions } from '../../pdf/ltv/revocation.ts';

@@ -2,24 +2,24 @@ import { randomUUID } from 'node:crypto';
 import Router from '@koa/router';
 import type { Config } from '../../config.ts';
 import type { Knex } from '../../db/knex.ts';
-import { documentsStore, openVerificationToken } from '../../db/stores/documents-store.ts';
-import { createDocument } from '../../documents/create-document.ts';
-import { originalFileKey } from '../../documents/file-keys.ts';
-import type { DocumentFile } from '../../documents/inputs.ts';
+import { documentsStore, openVerificationToken } from './documents-store.ts';
+import { createDocument } from './create-document.ts';
+import { originalFileKey } from './file-keys.ts';
+import type { DocumentFile } from './inputs.ts';
 import { LIMITS } from '../../domain/model.ts';
-import { placementDetails, REFUSALS, requireDraft } from '../../documents/rules.ts';
-import { serializeDocument } from '../../documents/serialize.ts';
-import { deleteDocument, updateDocument } from '../../documents/update-document.ts';
+import { placementDetails, REFUSALS, requireDraft } from './rules.ts';
+import { serializeDocument } from './serialize.ts';
+import { deleteDocument, updateDocument } from './update-document.ts';
 import { AppError, mergeDetails } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
 import type { Storage } from '../../storage/storage.ts';
-import type { WebhookDispatcher } from '../../features/webhooks/dispatch.ts';
+import type { WebhookDispatcher } from '../webhooks/dispatch.ts';
 import { authOf, type AppContext, type AppState } from '../../http/context.ts';
-import { createFormReceiver } from '../documents/form-receiver.ts';
-import { IdParams, jsonBody, pathId } from '../route-helpers.ts';
-import type { OpenApiRegistry } from '../openapi/registry.ts';
-import { route } from '../openapi/route.ts';
-import { CHANGES_AND_SHOWS_DOCUMENTS } from '../openapi/scopes.ts';
+import { createFormReceiver } from './form-receiver.http.ts';
+import { IdParams, jsonBody, pathId } from '../../api/route-helpers.ts';
+import type { OpenApiRegistry } from '../../api/openapi/registry.ts';
+import { route } from '../../api/openapi/route.ts';
+import { CHANGES_AND_SHOWS_DOCUMENTS } from '../../api/openapi/scopes.ts';
 import { ok, okPage } from '../../http/respond.ts';
 import {
   CreateDocumentMultipart,
@@ -30,8 +30,8 @@ import {
   UpdateDocumentMultipart,
   UpdateDocumentSchema,
   UpdateDocumentShape,
-} from '../schemas/documents.ts';
-import { envelope, pageEnvelope } from '../schemas/envelopes.ts';
+} from './documents-schemas.ts';
+import { envelope, pageEnvelope } from '../../api/schemas/envelopes.ts';
 import { issuesToDetails } from '../../domain/validation.ts';
 import { parseBody } from '../../http/validation.ts';
 import { verificationUrl } from '../../db/stores/verifications-store.ts';

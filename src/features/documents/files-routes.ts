@@ -1,11 +1,11 @@
 import Router from '@koa/router';
 import type { Knex } from '../../db/knex.ts';
-import { documentsStore } from '../../db/stores/documents-store.ts';
-import { FILES_PREFIX, finalFilename } from '../../documents/final-file.ts';
+import { documentsStore } from './documents-store.ts';
+import { FILES_PREFIX, finalFilename } from './final-file.ts';
 import { AppError, errorEnvelope } from '../../errors.ts';
 import { addToLogContext, type Logger } from '../../logger.ts';
 import type { Storage } from '../../storage/storage.ts';
-import { ifRangeHolds, noneMatch, parseRange } from '../byte-range.ts';
+import { ifRangeHolds, noneMatch, parseRange } from '../../api/byte-range.ts';
 import type { AppState } from '../../http/context.ts';
 
 export interface FilesRouterDeps {

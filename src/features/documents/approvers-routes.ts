@@ -1,19 +1,19 @@
 import Router from '@koa/router';
 import type { Knex } from '../../db/knex.ts';
-import { approversStore, openLinkToken } from '../../db/stores/approvers-store.ts';
-import { documentsStore } from '../../db/stores/documents-store.ts';
-import { addApprover, deleteApprover, listApprovers, updateApprover } from '../../documents/approvers.ts';
+import { approversStore, openLinkToken } from './approvers-store.ts';
+import { documentsStore } from './documents-store.ts';
+import { addApprover, deleteApprover, listApprovers, updateApprover } from './approvers.ts';
 import { LIMITS } from '../../domain/model.ts';
-import { REFUSALS, requireDraft, statusRefusal } from '../../documents/rules.ts';
+import { REFUSALS, requireDraft, statusRefusal } from './rules.ts';
 import type { SecretBox } from '../../auth/secret-box.ts';
-import { isOpen } from '../../features/approval/rules.ts';
-import { serializeApprover } from '../../documents/serialize.ts';
+import { isOpen } from '../approval/rules.ts';
+import { serializeApprover } from './serialize.ts';
 import { AppError } from '../../errors.ts';
 import { authOf, type AppState } from '../../http/context.ts';
-import { DocumentIdParams, IdParams, jsonBody, pathId } from '../route-helpers.ts';
-import type { OpenApiRegistry } from '../openapi/registry.ts';
-import { route } from '../openapi/route.ts';
-import { CHANGES_AND_SHOWS_DOCUMENTS } from '../openapi/scopes.ts';
+import { DocumentIdParams, IdParams, jsonBody, pathId } from '../../api/route-helpers.ts';
+import type { OpenApiRegistry } from '../../api/openapi/registry.ts';
+import { route } from '../../api/openapi/route.ts';
+import { CHANGES_AND_SHOWS_DOCUMENTS } from '../../api/openapi/scopes.ts';
 import { ok, okPage } from '../../http/respond.ts';
 import {
   ApproverInputSchema,
@@ -22,9 +22,9 @@ import {
   ApproverResource,
   ApproverUpdateSchema,
   ApproverUpdateShape,
-} from '../schemas/approvers.ts';
-import { DeletedResource } from '../schemas/documents.ts';
-import { envelope, pageEnvelope } from '../schemas/envelopes.ts';
+} from './approvers-schemas.ts';
+import { DeletedResource } from './documents-schemas.ts';
+import { envelope, pageEnvelope } from '../../api/schemas/envelopes.ts';
 import { parseBody } from '../../http/validation.ts';
 
 const TAGS = ['Approvers'];

@@ -1,8 +1,8 @@
 import type { ApproverFields } from '../../domain/model.ts';
 import type { SecretBox } from '../../auth/secret-box.ts';
 import { randomToken, sha256Hex } from '../../auth/tokens.ts';
-import type { Db } from '../knex.ts';
-import { approverLinkContext, storedToken } from '../sealed-columns.ts';
+import type { Db } from '../../db/knex.ts';
+import { approverLinkContext, storedToken } from '../../db/sealed-columns.ts';
 import {
   LINK_TOKEN_BYTES,
   openLinkToken,

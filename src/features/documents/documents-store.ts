@@ -1,9 +1,9 @@
 import type { CcRecipient, DocumentStatus } from '../../domain/model.ts';
 import type { SecretBox } from '../../auth/secret-box.ts';
 import { randomToken, sha256Hex } from '../../auth/tokens.ts';
-import type { Db } from '../knex.ts';
-import { preparedRows } from '../prepared.ts';
-import { finalTokenContext, storedToken } from '../sealed-columns.ts';
+import type { Db } from '../../db/knex.ts';
+import { preparedRows } from '../../db/prepared.ts';
+import { finalTokenContext, storedToken } from '../../db/sealed-columns.ts';
 import type { Approver } from './approvers-store.ts';
 import {
   BY_ID,

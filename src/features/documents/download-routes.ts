@@ -1,23 +1,23 @@
-import { CHANGES_AND_SHOWS_DOCUMENTS } from '../openapi/scopes.ts';
+import { CHANGES_AND_SHOWS_DOCUMENTS } from '../../api/openapi/scopes.ts';
 import Router from '@koa/router';
 import { z } from 'zod';
 import type { Knex } from '../../db/knex.ts';
 import type { SecretBox } from '../../auth/secret-box.ts';
-import { documentsStore, openFinalToken } from '../../db/stores/documents-store.ts';
-import { finalFileUrl, finalFilename } from '../../documents/final-file.ts';
-import { rotateDownload } from '../../documents/rotate-download.ts';
-import { statusRefusal } from '../../documents/rules.ts';
+import { documentsStore, openFinalToken } from './documents-store.ts';
+import { finalFileUrl, finalFilename } from './final-file.ts';
+import { rotateDownload } from './rotate-download.ts';
+import { statusRefusal } from './rules.ts';
 import type { Logger } from '../../logger.ts';
-import type { WebhookDispatcher } from '../../features/webhooks/dispatch.ts';
+import type { WebhookDispatcher } from '../webhooks/dispatch.ts';
 import { AppError } from '../../errors.ts';
 import { authOf, type AppState } from '../../http/context.ts';
-import { IdParams, pathId } from '../route-helpers.ts';
-import type { OpenApiRegistry } from '../openapi/registry.ts';
-import { route } from '../openapi/route.ts';
+import { IdParams, pathId } from '../../api/route-helpers.ts';
+import type { OpenApiRegistry } from '../../api/openapi/registry.ts';
+import { route } from '../../api/openapi/route.ts';
 import { isoTime } from '../../domain/time.ts';
 import { ok } from '../../http/respond.ts';
-import { Signature } from '../schemas/documents.ts';
-import { Timestamp, envelope } from '../schemas/envelopes.ts';
+import { Signature } from './documents-schemas.ts';
+import { Timestamp, envelope } from '../../api/schemas/envelopes.ts';
 
 export interface DownloadRouterDeps {
   db: Knex;
