@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { createApprovalActivities } from '../../src/features/approval/activities/index.ts';
 import { createSecretBox } from '../../src/auth/secret-box.ts';
-import { actionEvidenceStore } from '../../src/db/stores/action-evidence-store.ts';
+import { actionEvidenceStore } from '../../src/features/approval/action-evidence-store.ts';
 import type { DocumentEvent } from '../../src/db/stores/document-events-store.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';

@@ -10,7 +10,7 @@ import { approversStore, openLinkToken } from '../../src/features/documents/appr
 import { documentEventsStore, fullEventData } from '../../src/db/stores/document-events-store.ts';
 import { documentsStore, openFinalToken } from '../../src/features/documents/documents-store.ts';
 import { idempotencyStore, openResponse } from '../../src/db/stores/idempotency-store.ts';
-import { verificationsStore } from '../../src/db/stores/verifications-store.ts';
+import { verificationsStore } from '../../src/features/approval/verifications-store.ts';
 import {
   openDeliveryBody,
   webhookDeliveriesStore,

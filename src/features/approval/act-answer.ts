@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Knex } from '../../db/knex.ts';
-import { actionEvidenceStore } from '../../db/stores/action-evidence-store.ts';
+import { actionEvidenceStore } from './action-evidence-store.ts';
 import { approversStore } from '../documents/approvers-store.ts';
 import { documentsStore } from '../documents/documents-store.ts';
 import type { ApprovalClient } from './client.ts';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from '../../db/knex.ts';
 import { approversStore } from '../documents/approvers-store.ts';
-import { delegationsStore, type Delegation } from '../../db/stores/delegations-store.ts';
+import { delegationsStore, type Delegation } from './delegations-store.ts';
 import { documentsStore } from '../documents/documents-store.ts';
 import type { VerifiedBy } from '../../domain/model.ts';
 import { AppError } from '../../errors.ts';

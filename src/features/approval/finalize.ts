@@ -9,7 +9,7 @@ import {
   type Document,
   openFinalToken,
 } from '../documents/documents-store.ts';
-import { verificationUrl, verificationsStore } from '../../db/stores/verifications-store.ts';
+import { verificationUrl, verificationsStore } from './verifications-store.ts';
 import { isoTime } from '../../domain/time.ts';
 import { finalFileKey, finalFileUrl, finalFilename } from '../documents/final-file.ts';
 import type { Logger } from '../../logger.ts';

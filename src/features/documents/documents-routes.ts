@@ -34,7 +34,7 @@ import {
 import { envelope, pageEnvelope } from '../../api/schemas/envelopes.ts';
 import { issuesToDetails } from '../../domain/validation.ts';
 import { parseBody } from '../../http/validation.ts';
-import { verificationUrl } from '../../db/stores/verifications-store.ts';
+import { verificationUrl } from '../approval/verifications-store.ts';
 import type { SecretBox } from '../../auth/secret-box.ts';
 
 export interface DocumentsRouterDeps {
