@@ -35,7 +35,7 @@ import { ok } from '../http/respond.ts';
 import { parseBody } from '../http/validation.ts';
 import { accountsStore } from '../features/accounts/accounts-store.ts';
 import { approversStore } from '../features/documents/approvers-store.ts';
-import { documentEventsStore } from '../db/stores/document-events-store.ts';
+import { documentEventsStore } from '../features/events/document-events-store.ts';
 import { frameAncestors } from '../features/accounts/embed-origins.ts';
 import { serializeApprover, serializeDocument } from '../features/documents/serialize.ts';
 import type { WebhookDispatcher } from '../features/webhooks/dispatch.ts';

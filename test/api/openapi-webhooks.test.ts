@@ -9,7 +9,7 @@ import {
   documentEventsStore,
   fullEventData,
   type DocumentEvent,
-} from '../../src/db/stores/document-events-store.ts';
+} from '../../src/features/events/document-events-store.ts';
 import { documentsStore, type Document } from '../../src/features/documents/documents-store.ts';
 import { serializeApprover } from '../../src/features/documents/serialize.ts';
 import { EMPTY_COUNTS } from '../../src/features/bulk-sends/bulk-send-store.ts';

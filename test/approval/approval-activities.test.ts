@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { createApprovalActivities } from '../../src/features/approval/activities/index.ts';
 import { createSecretBox } from '../../src/auth/secret-box.ts';
 import { actionEvidenceStore } from '../../src/features/approval/action-evidence-store.ts';
-import type { DocumentEvent } from '../../src/db/stores/document-events-store.ts';
+import type { DocumentEvent } from '../../src/features/events/document-events-store.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
 import { createConsoleProvider } from '../../src/whatsapp/index.ts';

@@ -18,7 +18,7 @@ import {
   sixApprovers,
   startFinalPdfHarness,
 } from '../helpers/final-pdf.ts';
-import { documentEventsStore, fullEventData } from '../../src/db/stores/document-events-store.ts';
+import { documentEventsStore, fullEventData } from '../../src/features/events/document-events-store.ts';
 
 let h: FinalPdfHarness;
 beforeAll(async () => {

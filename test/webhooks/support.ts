@@ -8,7 +8,7 @@ import forge from 'node-forge';
 import { expect } from 'vitest';
 import type { Db } from '../../src/db/knex.ts';
 import { approversStore, type Approver } from '../../src/features/documents/approvers-store.ts';
-import { documentEventsStore, type DocumentEvent } from '../../src/db/stores/document-events-store.ts';
+import { documentEventsStore, type DocumentEvent } from '../../src/features/events/document-events-store.ts';
 import { documentsStore, type Document } from '../../src/features/documents/documents-store.ts';
 import {
   webhookDeliveriesStore,

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { approversStore } from '../documents/approvers-store.ts';
-import { documentEventsStore } from '../../db/stores/document-events-store.ts';
+import { documentEventsStore } from '../events/document-events-store.ts';
 import { documentsStore, type Document } from '../documents/documents-store.ts';
 import type { Knex } from '../../db/knex.ts';
 import { LIMITS, type ReminderSettings } from '../../domain/model.ts';

@@ -1,6 +1,6 @@
 import type { Knex } from '../../db/knex.ts';
 import { approversStore, type Approver } from './approvers-store.ts';
-import { documentEventsStore } from '../../db/stores/document-events-store.ts';
+import { documentEventsStore } from '../events/document-events-store.ts';
 import { documentsStore, type Document } from './documents-store.ts';
 import type { DocumentFile, DocumentInput } from './inputs.ts';
 import { ccWithoutApprovers, expiresAtFrom } from './rules.ts';

@@ -1,7 +1,7 @@
 import type { SecretBox } from '../../auth/secret-box.ts';
 import type { Knex } from '../../db/knex.ts';
 import { approversStore, type Approver } from '../documents/approvers-store.ts';
-import { documentEventsStore, type DocumentEvent } from '../../db/stores/document-events-store.ts';
+import { documentEventsStore, type DocumentEvent } from './document-events-store.ts';
 import type { Document } from '../documents/documents-store.ts';
 import { serializeApprover, serializeDocument } from '../documents/serialize.ts';
 import type { Logger } from '../../logger.ts';

@@ -1,6 +1,6 @@
 import type { SecretBox } from '../../auth/secret-box.ts';
-import type { Db, Knex } from '../knex.ts';
-import { eventBearerContext } from '../sealed-columns.ts';
+import type { Db, Knex } from '../../db/knex.ts';
+import { eventBearerContext } from '../../db/sealed-columns.ts';
 
 export interface DocumentEvent {
   id: number;
