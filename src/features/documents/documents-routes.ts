@@ -2,13 +2,12 @@ import { randomUUID } from 'node:crypto';
 import Router from '@koa/router';
 import type { Config } from '../../config.ts';
 import type { Knex } from '../../db/knex.ts';
-import { documentsStore, openVerificationToken } from './documents-store.ts';
 import { createDocument } from './create-document.ts';
 import { originalFileKey } from './file-keys.ts';
 import type { DocumentFile } from './inputs.ts';
 import { LIMITS } from '../../domain/model.ts';
-import { placementDetails, REFUSALS, requireDraft } from './rules.ts';
-import { serializeDocument } from './serialize.ts';
+import { placementDetails, REFUSALS } from './rules.ts';
+import { serializeDocument, type SerializedDocument } from './serialize.ts';
 import { deleteDocument, updateDocument } from './update-document.ts';
 import { AppError, mergeDetails } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
@@ -16,6 +15,7 @@ import type { Storage } from '../../storage/storage.ts';
 import type { WebhookDispatcher } from '../webhooks/dispatch.ts';
 import { authOf, type AppContext, type AppState } from '../../http/context.ts';
 import { createFormReceiver } from './form-receiver.http.ts';
+import { listDocuments, requireDraftDocument, showDocument } from './read-documents.ts';
 import { IdParams, jsonBody, pathId } from '../../api/route-helpers.ts';
 import type { OpenApiRegistry } from '../../api/openapi/registry.ts';
 import { route } from '../../api/openapi/route.ts';
@@ -34,7 +34,6 @@ import {
 import { envelope, pageEnvelope } from '../../api/schemas/envelopes.ts';
 import { issuesToDetails } from '../../domain/validation.ts';
 import { parseBody } from '../../http/validation.ts';
-import { verificationUrl } from '../approval/verifications-store.ts';
 import type { SecretBox } from '../../auth/secret-box.ts';
 
 export interface DocumentsRouterDeps {
@@ -48,16 +47,45 @@ export interface DocumentsRouterDeps {
 
 const TAGS = ['Documents'];
 
+/** The multipart receiver of the routes that take a PDF: `receive` stores it under the document's file key. */
+interface DocumentForms {
+  receive: (
+    ctx: AppContext,
+    documentId: string,
+    fileRequired: boolean,
+  ) => ReturnType<FormReceiver['receive']>;
+  discard: FormReceiver['discard'];
+}
+type FormReceiver = ReturnType<typeof createFormReceiver>;
+
 /** GET/POST /documents, GET/PUT/DELETE /documents/{id}. */
 export function createDocumentsRouter(deps: DocumentsRouterDeps, openapi: OpenApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
-  const { db, webhooks } = deps;
-
   const form = createFormReceiver(deps);
-  const { discard } = form;
-  const receive = (ctx: AppContext, documentId: string, fileRequired: boolean) =>
-    form.receive(ctx, originalFileKey(authOf(ctx).accountId, documentId), fileRequired);
+  const forms: DocumentForms = {
+    receive: (ctx, documentId, fileRequired) =>
+      form.receive(ctx, originalFileKey(authOf(ctx).accountId, documentId), fileRequired),
+    discard: form.discard,
+  };
+  listDocumentsRoute(router, openapi, deps);
+  createDocumentRoute(router, openapi, deps, forms);
+  getDocumentRoute(router, openapi, deps);
+  updateDocumentRoute(router, openapi, deps, forms);
+  deleteDocumentRoute(router, openapi, deps, forms);
+  return router;
+}
 
+const readDeps = (deps: DocumentsRouterDeps) => ({
+  db: deps.db,
+  secrets: deps.secrets,
+  publicBaseUrl: deps.config.http.publicBaseUrl,
+});
+
+function listDocumentsRoute(
+  router: Router<AppState>,
+  openapi: OpenApiRegistry,
+  deps: DocumentsRouterDeps,
+): void {
   route(
     router,
     openapi,
@@ -74,30 +102,30 @@ export function createDocumentsRouter(deps: DocumentsRouterDeps, openapi: OpenAp
       errors: [422],
     },
     async (ctx) => {
-      const { accountId } = authOf(ctx);
       const query = parseBody(ListDocumentsQuery, ctx.query);
       const page = query.page ?? 1;
       const perPage = query.per_page ?? LIMITS.perPageDefault;
-      const { documents, approvers, verificationSealed, total } = await documentsStore(db).list(accountId, {
+      const { documents, total } = await listDocuments(readDeps(deps), authOf(ctx).accountId, {
         status: query.status,
-        limit: perPage,
-        offset: (page - 1) * perPage,
+        page,
+        perPage,
       });
-      const base = deps.config.http.publicBaseUrl;
-      okPage(
-        ctx,
-        documents.map((d) => {
-          const sealed = d.status === 'approved' ? verificationSealed.get(d.id) : undefined;
-          return serializeDocument(d, approvers.get(d.id) ?? [], {
-            verificationUrl:
-              sealed && verificationUrl(base, openVerificationToken(d.id, sealed, deps.secrets)),
-          });
-        }),
-        { current_page: page, per_page: perPage, total, last_page: Math.max(1, Math.ceil(total / perPage)) },
-      );
+      okPage(ctx, documents, {
+        current_page: page,
+        per_page: perPage,
+        total,
+        last_page: Math.max(1, Math.ceil(total / perPage)),
+      });
     },
   );
+}
 
+function createDocumentRoute(
+  router: Router<AppState>,
+  openapi: OpenApiRegistry,
+  deps: DocumentsRouterDeps,
+  forms: DocumentForms,
+): void {
   route(
     router,
     openapi,
@@ -121,7 +149,6 @@ export function createDocumentsRouter(deps: DocumentsRouterDeps, openapi: OpenAp
       errors: [400, 409, 413, 415, 422, 503],
     },
     async (ctx) => {
-      const { accountId } = authOf(ctx);
       if (!ctx.is('multipart')) {
         throw new AppError(
           'unsupported_media_type',
@@ -129,37 +156,54 @@ export function createDocumentsRouter(deps: DocumentsRouterDeps, openapi: OpenAp
         );
       }
       const id = randomUUID();
-      const form = await receive(ctx, id, true);
+      const form = await forms.receive(ctx, id, true);
       try {
-        const parsed = CreateDocumentSchema.safeParse(form.value);
-        const details = mergeDetails(
-          form.details,
-          parsed.success ? {} : issuesToDetails(parsed.error.issues),
-          parsed.success && form.file ? placementDetails(parsed.data.approvers, form.file.pageCount) : {},
-        );
-        if (!parsed.success || !form.file || Object.keys(details).length) throw AppError.validation(details);
-        const { document, approvers } = await createDocument(db, {
-          id,
-          accountId,
-          fields: parsed.data,
-          file: form.file,
-        });
-        // document.created is committed with the document. Delivery never fails the creation: an event left
-        // undispatched goes out before the document's next event, or with the webhook outbox sweep.
-        await webhooks
-          .dispatchDocument(document.id)
-          .catch((err: unknown) =>
-            deps.logger.warn({ err, documentId: document.id }, 'document.created not dispatched yet'),
-          );
+        const document = await createFromForm(deps, authOf(ctx).accountId, id, form);
         ctx.set('Location', `${ctx.path}/${document.id}`);
-        ok(ctx, serializeDocument(document, approvers), 201);
+        ok(ctx, document, 201);
       } catch (err) {
-        await discard(form.storedKey);
+        await forms.discard(form.storedKey);
         throw err;
       }
     },
   );
+}
 
+/** Checks the received form, saves the draft, and hands document.created to the webhooks. */
+async function createFromForm(
+  deps: DocumentsRouterDeps,
+  accountId: string,
+  id: string,
+  form: Awaited<ReturnType<DocumentForms['receive']>>,
+): Promise<SerializedDocument> {
+  const parsed = CreateDocumentSchema.safeParse(form.value);
+  const details = mergeDetails(
+    form.details,
+    parsed.success ? {} : issuesToDetails(parsed.error.issues),
+    parsed.success && form.file ? placementDetails(parsed.data.approvers, form.file.pageCount) : {},
+  );
+  if (!parsed.success || !form.file || Object.keys(details).length) throw AppError.validation(details);
+  const { document, approvers } = await createDocument(deps.db, {
+    id,
+    accountId,
+    fields: parsed.data,
+    file: form.file,
+  });
+  // document.created is committed with the document. Delivery never fails the creation: an event left
+  // undispatched goes out before the document's next event, or with the webhook outbox sweep.
+  await deps.webhooks
+    .dispatchDocument(document.id)
+    .catch((err: unknown) =>
+      deps.logger.warn({ err, documentId: document.id }, 'document.created not dispatched yet'),
+    );
+  return serializeDocument(document, approvers);
+}
+
+function getDocumentRoute(
+  router: Router<AppState>,
+  openapi: OpenApiRegistry,
+  deps: DocumentsRouterDeps,
+): void {
   route(
     router,
     openapi,
@@ -175,25 +219,17 @@ export function createDocumentsRouter(deps: DocumentsRouterDeps, openapi: OpenAp
       errors: [404],
     },
     async (ctx) => {
-      const { accountId } = authOf(ctx);
-      const found = await documentsStore(db).findWithApprovers(accountId, pathId(ctx, 'id', 'Document'));
-      if (!found) throw AppError.notFound('Document');
-      const { document, approvers, verificationSealed: sealed } = found;
-      ok(
-        ctx,
-        serializeDocument(document, approvers, {
-          verificationUrl:
-            document.status === 'approved' && sealed
-              ? verificationUrl(
-                  deps.config.http.publicBaseUrl,
-                  openVerificationToken(document.id, sealed, deps.secrets),
-                )
-              : undefined,
-        }),
-      );
+      ok(ctx, await showDocument(readDeps(deps), authOf(ctx).accountId, pathId(ctx, 'id', 'Document')));
     },
   );
+}
 
+function updateDocumentRoute(
+  router: Router<AppState>,
+  openapi: OpenApiRegistry,
+  deps: DocumentsRouterDeps,
+  forms: DocumentForms,
+): void {
   route(
     router,
     openapi,
@@ -214,37 +250,44 @@ export function createDocumentsRouter(deps: DocumentsRouterDeps, openapi: OpenAp
     async (ctx) => {
       const { accountId } = authOf(ctx);
       const id = pathId(ctx, 'id', 'Document');
-      const existing = await documentsStore(db).findById(accountId, id);
-      if (!existing) throw AppError.notFound('Document');
-      requireDraft(existing, REFUSALS.update);
-
-      let value: unknown;
-      let file: DocumentFile | undefined;
-      let storedKey: string | undefined;
-      if (ctx.is('multipart')) {
-        const form = await receive(ctx, id, false);
-        if (Object.keys(form.details).length) {
-          await discard(form.storedKey);
-          throw AppError.validation(form.details);
-        }
-        value = form.value;
-        file = form.file;
-        storedKey = form.storedKey;
-      } else {
-        value = jsonBody(ctx, ', or as multipart/form-data to replace the file');
-      }
+      await requireDraftDocument(deps.db, accountId, id, REFUSALS.update);
+      const { value, file, storedKey } = await readUpdateBody(ctx, id, forms);
       try {
         const update = parseBody(UpdateDocumentSchema, value);
-        const result = await updateDocument(db, { accountId, id, update, file });
-        await discard(result.replacedFileKey);
+        const result = await updateDocument(deps.db, { accountId, id, update, file });
+        await forms.discard(result.replacedFileKey);
         ok(ctx, serializeDocument(result.document, result.approvers));
       } catch (err) {
-        await discard(storedKey);
+        await forms.discard(storedKey);
         throw err;
       }
     },
   );
+}
 
+/** The body of PUT /documents/{id}: JSON, or multipart with a new PDF (stored under `storedKey`). */
+async function readUpdateBody(
+  ctx: AppContext,
+  id: string,
+  forms: DocumentForms,
+): Promise<{ value: unknown; file?: DocumentFile; storedKey?: string }> {
+  if (!ctx.is('multipart')) {
+    return { value: jsonBody(ctx, ', or as multipart/form-data to replace the file') };
+  }
+  const form = await forms.receive(ctx, id, false);
+  if (Object.keys(form.details).length) {
+    await forms.discard(form.storedKey);
+    throw AppError.validation(form.details);
+  }
+  return { value: form.value, file: form.file, storedKey: form.storedKey };
+}
+
+function deleteDocumentRoute(
+  router: Router<AppState>,
+  openapi: OpenApiRegistry,
+  deps: DocumentsRouterDeps,
+  forms: DocumentForms,
+): void {
   route(
     router,
     openapi,
@@ -261,13 +304,10 @@ export function createDocumentsRouter(deps: DocumentsRouterDeps, openapi: OpenAp
       errors: [404, 409],
     },
     async (ctx) => {
-      const { accountId } = authOf(ctx);
       const id = pathId(ctx, 'id', 'Document');
-      const { fileKey } = await deleteDocument(db, { accountId, id });
-      await discard(fileKey);
+      const { fileKey } = await deleteDocument(deps.db, { accountId: authOf(ctx).accountId, id });
+      await forms.discard(fileKey);
       ok(ctx, { id, deleted: true });
     },
   );
-
-  return router;
 }
