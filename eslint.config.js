@@ -70,7 +70,6 @@ const LONG_FUNCTIONS_TO_SPLIT = [
   'src/features/bulk-sends/bulk-sends-routes.ts',
   'src/features/bulk-sends/pacing-store.ts',
   'src/features/bulk-sends/run-page.ts',
-  'src/features/documents/approvers-store.ts',
   'src/features/documents/upload.http.ts',
   'src/features/events/document-events-store.ts',
   'src/features/templates/template-store.ts',
