@@ -71,7 +71,6 @@ const LONG_FUNCTIONS_TO_SPLIT = [
   'src/features/bulk-sends/pacing-store.ts',
   'src/features/bulk-sends/run-page.ts',
   'src/features/documents/upload.http.ts',
-  'src/features/events/document-events-store.ts',
   'src/features/templates/template-store.ts',
   'src/features/templates/templates-routes.ts',
   'src/features/webhooks/activities.ts',
