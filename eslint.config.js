@@ -70,7 +70,6 @@ const LONG_FUNCTIONS_TO_SPLIT = [
   'src/features/bulk-sends/bulk-sends-routes.ts',
   'src/features/bulk-sends/pacing-store.ts',
   'src/features/bulk-sends/run-page.ts',
-  'src/features/documents/upload.http.ts',
   'src/features/templates/template-store.ts',
   'src/features/templates/templates-routes.ts',
   'src/features/webhooks/activities.ts',
