@@ -59,7 +59,6 @@ const SANDBOX_FILES = Object.values(sandboxes)
 const LONG_FUNCTIONS_TO_SPLIT = [
   'src/admin/routes/bulk-send-routes.ts',
   'src/admin/routes/keys-routes.ts',
-  'src/api/routes/approval-routes.ts',
   'src/approval-page/approval-page-routes.ts',
   'src/cli.ts',
   'src/db/stores/admin-overview-store.ts',
