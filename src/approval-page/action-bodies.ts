@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { PageLink } from '../features/approval/act-from-page.ts';
 import type { ActionEvidence } from '../features/approval/definitions.ts';
-import { normalizePhone } from '../documents/phone.ts';
+import { normalizePhone } from '../features/documents/phone.ts';
 import { hasBidiControl } from '../domain/bidi.ts';
 import { LIMITS } from '../domain/model.ts';
 import { addDetail, AppError, newDetails } from '../errors.ts';

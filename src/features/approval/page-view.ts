@@ -1,7 +1,7 @@
 import type { Knex } from '../../db/knex.ts';
-import { approversStore } from '../../db/stores/approvers-store.ts';
-import { documentEventsStore } from '../../db/stores/document-events-store.ts';
-import { serializeApprover, serializeDocument } from '../../documents/serialize.ts';
+import { approversStore } from '../documents/approvers-store.ts';
+import { documentEventsStore } from '../events/document-events-store.ts';
+import { serializeApprover, serializeDocument } from '../documents/serialize.ts';
 import type { WebhookDispatcher } from '../webhooks/dispatch.ts';
 import type { PageLink } from './act-from-page.ts';
 import { currentApprovers } from './rules.ts';
