@@ -66,7 +66,6 @@ const LONG_FUNCTIONS_TO_SPLIT = [
   'src/api/routes/approvers-routes.ts',
   'src/api/routes/documents-routes.ts',
   'src/approval-page/approval-page-routes.ts',
-  'src/cli.ts',
   'src/db/stores/admin-overview-store.ts',
   'src/db/stores/approvers-store.ts',
   'src/db/stores/document-events-store.ts',
@@ -92,7 +91,6 @@ const LONG_FUNCTIONS_TO_SPLIT = [
   'src/pdf/sign/csc-signer.ts',
   'src/pdf/sign/pkcs11-signer.ts',
   'src/pdf/text/subset-truetype.ts',
-  'src/pdf/writer/write-increment.ts',
   'src/storage/s3-storage.ts',
   'src/verify-page/render-page.ts',
 ];
