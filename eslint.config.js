@@ -87,7 +87,6 @@ const LONG_FUNCTIONS_TO_SPLIT = [
   'src/images/png.ts',
   'src/main.ts',
   'src/metrics/metrics.ts',
-  'src/pdf/compose/compose-final-pdf.ts',
   'src/pdf/sign/csc-signer.ts',
   'src/pdf/sign/pkcs11-signer.ts',
   'src/pdf/text/subset-truetype.ts',
