@@ -88,7 +88,6 @@ const LONG_FUNCTIONS_TO_SPLIT = [
   'src/metrics/metrics.ts',
   'src/pdf/sign/csc-signer.ts',
   'src/pdf/sign/pkcs11-signer.ts',
-  'src/pdf/text/subset-truetype.ts',
   'src/storage/s3-storage.ts',
   'src/verify-page/render-page.ts',
 ];
