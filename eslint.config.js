@@ -86,8 +86,6 @@ const LONG_FUNCTIONS_TO_SPLIT = [
   'src/features/webhooks/webhooks-store.ts',
   'src/main.ts',
   'src/metrics/metrics.ts',
-  'src/pdf/sign/csc-signer.ts',
-  'src/pdf/sign/pkcs11-signer.ts',
   'src/storage/s3-storage.ts',
   'src/verify-page/render-page.ts',
 ];
