@@ -84,7 +84,6 @@ const LONG_FUNCTIONS_TO_SPLIT = [
   'src/features/webhooks/webhook-deliveries-store.ts',
   'src/features/webhooks/webhooks-routes.ts',
   'src/features/webhooks/webhooks-store.ts',
-  'src/storage/s3-storage.ts',
   'src/verify-page/render-page.ts',
 ];
 
