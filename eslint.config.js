@@ -80,7 +80,6 @@ const LONG_FUNCTIONS_TO_SPLIT = [
   'src/features/templates/templates-routes.ts',
   'src/features/webhooks/webhook-deliveries-store.ts',
   'src/features/webhooks/webhooks-routes.ts',
-  'src/features/webhooks/webhooks-store.ts',
   'src/verify-page/render-page.ts',
 ];
 
