@@ -78,7 +78,6 @@ const LONG_FUNCTIONS_TO_SPLIT = [
   'src/features/bulk-sends/run-page.ts',
   'src/features/templates/template-store.ts',
   'src/features/templates/templates-routes.ts',
-  'src/features/webhooks/webhook-deliveries-store.ts',
   'src/features/webhooks/webhooks-routes.ts',
   'src/verify-page/render-page.ts',
 ];
