@@ -70,7 +70,6 @@ const LONG_FUNCTIONS_TO_SPLIT = [
   'src/db/stores/approvers-store.ts',
   'src/db/stores/document-events-store.ts',
   'src/db/stores/documents-store.ts',
-  'src/db/stores/whatsapp-messages-store.ts',
   'src/dev-inbox/dev-inbox-routes.ts',
   'src/features/bulk-sends/bulk-send-store.ts',
   'src/features/bulk-sends/bulk-sends-routes.ts',
