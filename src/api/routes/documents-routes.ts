@@ -2,7 +2,11 @@ import { randomUUID } from 'node:crypto';
 import Router from '@koa/router';
 import type { Config } from '../../config.ts';
 import type { Knex } from '../../db/knex.ts';
-import { documentsStore, openVerificationToken } from '../../db/stores/documents-store.ts';
+import {
+  coalescedDocumentReads,
+  documentsStore,
+  openVerificationToken,
+} from '../../db/stores/documents-store.ts';
 import { createDocument } from '../../documents/create-document.ts';
 import { originalFileKey } from '../../documents/file-keys.ts';
 import type { DocumentFile } from '../../documents/inputs.ts';
@@ -52,6 +56,7 @@ const TAGS = ['Documents'];
 export function createDocumentsRouter(deps: DocumentsRouterDeps, openapi: OpenApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
   const { db, webhooks } = deps;
+  const reads = coalescedDocumentReads(db);
 
   const form = createFormReceiver(deps);
   const { discard } = form;
@@ -176,7 +181,7 @@ export function createDocumentsRouter(deps: DocumentsRouterDeps, openapi: OpenAp
     },
     async (ctx) => {
       const { accountId } = authOf(ctx);
-      const found = await documentsStore(db).findWithApprovers(accountId, pathId(ctx, 'id', 'Document'));
+      const found = await reads.findWithApprovers(accountId, pathId(ctx, 'id', 'Document'));
       if (!found) throw AppError.notFound('Document');
       const { document, approvers, verificationSealed: sealed } = found;
       ok(
