@@ -98,6 +98,8 @@ interface ReadFigures {
   p50: number;
   p99: number;
   failures: Record<string, number>;
+  /** The server's CPU time per request: what the machine's load leaves alone. */
+  cpuMsPerRequest: number;
 }
 
 export function documentReadLines(input: {
@@ -115,7 +117,7 @@ export function documentReadLines(input: {
     return all.length ? `; not 200: ${all.map(([status, n]) => `${n} × ${status}`).join(', ')}` : '';
   };
   const figures = (r: ReadFigures) =>
-    `${r.rps.toFixed(0)} requests/s, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms${failed(r)}`;
+    `${r.rps.toFixed(0)} requests/s, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, ${r.cpuMsPerRequest.toFixed(3)} CPU ms a request${failed(r)}`;
   const clean = Object.keys(api.failures).length === 0 && Object.keys(naive.failures).length === 0;
   const met = clean && api.p99 < READ_P99_TARGET_MS && ratio >= READ_RATIO_TARGET;
   return [
