@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Knex } from '../../src/db/knex.ts';
-import { coalescedDocumentReads } from '../../src/db/stores/documents-store.ts';
+import { coalescedDocumentReads } from '../../src/features/documents/documents-store.ts';
 import type { TestAccount } from '../helpers/test-service.ts';
 import {
   createDraft,

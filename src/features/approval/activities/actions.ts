@@ -1,10 +1,10 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Db } from '../../../db/knex.ts';
-import { actionEvidenceStore, type StoredEvidence } from '../../../db/stores/action-evidence-store.ts';
-import { approversStore } from '../../../db/stores/approvers-store.ts';
-import { delegationsStore } from '../../../db/stores/delegations-store.ts';
-import { documentsStore } from '../../../db/stores/documents-store.ts';
-import { serializeApprover } from '../../../documents/serialize.ts';
+import { actionEvidenceStore, type StoredEvidence } from '../action-evidence-store.ts';
+import { approversStore } from '../../documents/approvers-store.ts';
+import { delegationsStore } from '../delegations-store.ts';
+import { documentsStore } from '../../documents/documents-store.ts';
+import { serializeApprover } from '../../documents/serialize.ts';
 import {
   ACTION_NOT_WRITTEN,
   type ApprovalActivities,

@@ -1,4 +1,4 @@
-import { documentsStore } from '../../../db/stores/documents-store.ts';
+import { documentsStore } from '../../documents/documents-store.ts';
 import type { ApprovalActivities, BatchedNoticeResult, NotifyApproverInput } from '../definitions.ts';
 import { markPending } from '../mark-pending.ts';
 import { OPEN_STATUSES } from '../rules.ts';
