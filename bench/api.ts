@@ -3,7 +3,7 @@
  *
  * Starts an embedded PostgreSQL in a scratch folder and a Temporal dev server, seeds one account with documents (two
  * approvers each, set-based SQL inserts), and runs the real API (createApp) in a child process so its RSS is its
- * own, next to a naive handler in the same child (bare Koa and `pg`, see startNaiveServer). The same autocannon
+ * own, next to a naive handler in the same child (bare Koa and `pg`: bench/naive-server.ts). The same autocannon
  * settings (50 connections) then measure, in one run, each case right after its naive baseline:
  *   - GET /documents/{id} (random ids among the stored documents): target ≥ 1.5× the naive handler, p99 < 20 ms;
  *   - GET /documents?per_page=15: target ≥ 1.0× the naive handler;
@@ -20,14 +20,11 @@
  * (1-based: 1 naive by id, 2 by id, 3 naive list, 4 list, 5 POST) and their baselines.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import Koa from 'koa';
-import pg from 'pg';
 import { issueApiKey } from '../src/features/accounts/api-keys.ts';
 import { hashPassword } from '../src/auth/passwords.ts';
 import { loadConfig } from '../src/config.ts';
@@ -43,6 +40,7 @@ import { createStorage } from '../src/storage/create-storage.ts';
 import { createTemporalClient } from '../src/temporal/client.ts';
 import { freePort } from '../test/setup/free-port.ts';
 import { makePdfOfSize } from '../test/helpers/pdf.ts';
+import { startNaiveServer } from './naive-server.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 /** BENCH_DOCUMENTS=3000,300000: the stored sizes measured in turn (documents are added between them). */
@@ -56,70 +54,6 @@ const POOL = Number(process.env.BENCH_POOL ?? 20);
 const POST_REQUESTS = 500;
 
 type ChildMessage = { ready: { api: string; naive: string } } | { rss: number; cpuMicros: number };
-
-const DOCUMENT_PATH = /^\/documents\/([0-9a-f-]{36})$/;
-
-/**
- * The naive baseline: a bare Koa app with `pg` used directly, doing only what the same answer needs. Each request
- * finds its key by the key (joined to the account, as authentication needs the plan), compares the secret's
- * SHA-256, then reads:
- *   - GET /documents/{id}: the document with its approvers as JSON, in one query;
- *   - GET /documents?per_page=N: the page (newest first) with each document's approvers as JSON, and the count of
- *     the account's documents for the page's `total`.
- * Rows go out as PostgreSQL returns them, with no validation, logging, metrics or renaming.
- */
-async function startNaiveServer(databaseUrl: string): Promise<string> {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: POOL });
-  const authenticated = async (authorization: string | undefined) => {
-    const token = /^Bearer (\S+)$/.exec(authorization ?? '')?.[1] ?? '';
-    const colon = token.indexOf(':');
-    const { rows } = await pool.query<{ account_id: string; secret_hash: string; revoked_at: Date | null }>(
-      'SELECT k.account_id, k.secret_hash, k.revoked_at, a.plan FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key = $1',
-      [token.slice(0, colon)],
-    );
-    const key = rows[0];
-    const hash = createHash('sha256')
-      .update(token.slice(colon + 1))
-      .digest('hex');
-    return key && !key.revoked_at && key.secret_hash === hash ? key.account_id : undefined;
-  };
-  const approversJson = `coalesce((SELECT json_agg(a ORDER BY a.order_index) FROM approvers a WHERE a.document_id = d.id), '[]') AS approvers`;
-  const app = new Koa();
-  app.use(async (ctx) => {
-    const accountId = await authenticated(ctx.get('authorization'));
-    if (!accountId) {
-      ctx.status = 401;
-      return;
-    }
-    const id = DOCUMENT_PATH.exec(ctx.path)?.[1];
-    if (id) {
-      const { rows } = await pool.query<Record<string, unknown>>(
-        `SELECT d.*, ${approversJson} FROM documents d WHERE d.id = $1 AND d.account_id = $2`,
-        [id, accountId],
-      );
-      if (rows.length === 0) ctx.status = 404;
-      else ctx.body = { success: true, data: rows[0] };
-    } else if (ctx.path === '/documents') {
-      const perPage = Number(ctx.query.per_page ?? 15);
-      const [page, count] = await Promise.all([
-        pool.query(
-          `SELECT d.*, ${approversJson} FROM documents d WHERE d.account_id = $1 ORDER BY d.created_at DESC, d.id DESC LIMIT $2`,
-          [accountId, perPage],
-        ),
-        pool.query<{ n: string }>('SELECT count(*) AS n FROM documents WHERE account_id = $1', [accountId]),
-      ]);
-      ctx.body = {
-        success: true,
-        data: page.rows,
-        meta: { per_page: perPage, total: Number(count.rows[0]!.n) },
-      };
-    } else ctx.status = 404;
-  });
-  const server = app.listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
-  const address = server.address();
-  return `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
-}
 
 /** The child: the real API and the naive handler, on loopback ports, until the parent disconnects. */
 async function serve(): Promise<void> {
@@ -153,7 +87,7 @@ async function serve(): Promise<void> {
     '127.0.0.1',
     0,
   );
-  const naive = await startNaiveServer(process.env.BENCH_DATABASE_URL!);
+  const naive = await startNaiveServer(process.env.BENCH_DATABASE_URL!, POOL);
   process.on('message', (message) => {
     if (message === 'rss') {
       const { user, system } = process.cpuUsage();
@@ -162,7 +96,7 @@ async function serve(): Promise<void> {
   });
   process.on('disconnect', () => process.exit(0));
   process.send!({
-    ready: { api: `${api.url}/api/v1`, naive },
+    ready: { api: `${api.url}/api/v1`, naive: naive.url },
   } satisfies ChildMessage);
 }
 

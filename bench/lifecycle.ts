@@ -58,6 +58,7 @@ import { makePdf } from '../test/helpers/pdf.ts';
 import { createTaskTimes, createTimeline } from './phases.ts';
 import { parseTemporalShape, startBenchTemporal } from './temporal-shape.ts';
 import { costLines, halfRateLines, storageLines, type CoreSeconds } from './user-targets.ts';
+import { documentReads } from './document-reads.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -71,6 +72,7 @@ const { values: args } = parseArgs({
     phases: { type: 'boolean', default: false },
     temporal: { type: 'string', default: 'development' },
     paced: { type: 'string', default: '60' },
+    reads: { type: 'string', default: '20000' },
   },
 });
 const TEMPORAL_SHAPE = parseTemporalShape(args.temporal);
@@ -84,12 +86,16 @@ const HEALTH_CHECKS = Number(args.health);
 const ROUND_TRIPS = Number(args['round-trips']);
 /** Documents of the run at half the saturated rate (`--paced`). */
 const PACED = Number(args.paced);
+/** GET /documents/{id} requests after the load (`--reads`), at READ_CONNECTIONS. */
+const READS = Number(args.reads);
+const READ_CONNECTIONS = 50;
 for (const [flag, n] of [
   ['--documents/--sizes', Math.min(...SIZES)],
   ['--concurrency', CONCURRENCY],
   ['--health', HEALTH_CHECKS],
   ['--round-trips', ROUND_TRIPS],
   ['--paced', PACED],
+  ['--reads', READS],
 ] as const) {
   if (!Number.isInteger(n) || n < 1) throw new Error(`${flag} takes whole numbers from 1`);
 }
@@ -223,6 +229,9 @@ async function main() {
     WHATSAPP_VERIFY_TOKEN: 'bench',
     // Uploads are checked UPLOAD_SLOTS at a time; the driver queues them so none is refused with 503.
     PDF_MAX_CONCURRENT_INSPECTIONS: String(UPLOAD_SLOTS),
+    // The reads after the load are 50 clients of these few accounts, more than an account's default share of the
+    // request rate (3× its plan's per-key limit, all its keys together); the limiter still counts every request.
+    RATE_LIMIT_ACCOUNT_MULTIPLIER: '100',
   };
   const config = loadConfig(workerEnv);
   const db = createDb(pg.url('wathiq'), { poolMax: 30 });
@@ -263,6 +272,8 @@ async function main() {
   // Several accounts, documents spread over them, as a deployment serves: one account's plan limit (1,000 requests a
   // minute on enterprise, two requests per document) would otherwise cap the run near 8 documents/s.
   const auths: { authorization: string }[] = [];
+  /** The documents the run created, by account (read at random after the load). */
+  const createdIds: { accountId: string; ids: string[] }[] = [];
   const passwordHash = await hashPassword('bench-password-123');
   for (let n = 0; n < ACCOUNTS; n++) {
     const account = await accountsStore(db).create({
@@ -273,6 +284,7 @@ async function main() {
     });
     const key = await issueApiKey(db, { accountId: account.id, name: 'bench' });
     auths.push({ authorization: `Bearer ${key.apiKey.key}:${key.secret}` });
+    createdIds.push({ accountId: account.id, ids: [] });
   }
   const pdf = await makePdf(1, 'Bench');
 
@@ -456,6 +468,7 @@ async function main() {
     }
     if (created.status !== 201) throw new Error(`create ${created.status} ${await created.text()}`);
     const { data } = (await created.json()) as { data: { id: string } };
+    createdIds[i % ACCOUNTS]!.ids.push(data.id);
     timeline.mark(i, 'created');
     const sent = await fetch(`${base}/documents/${data.id}/send`, { method: 'POST', headers: auth });
     if (sent.status !== 200) throw new Error(`send ${sent.status} ${await sent.text()}`);
@@ -624,6 +637,16 @@ async function main() {
   }))
     console.log(l);
   for (const l of await storageLines(db, docNo)) console.log(l);
+  const reads = await documentReads({
+    db,
+    databaseUrl: pg.url('wathiq'),
+    poolMax: config.database.poolMax,
+    apiBase: base,
+    documents: createdIds,
+    requests: READS,
+    connections: READ_CONNECTIONS,
+  });
+  for (const l of reads) console.log(l);
 
   stop = true;
   await player;

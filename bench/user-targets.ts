@@ -86,3 +86,43 @@ export async function storageLines(
       ),
   ];
 }
+
+/** `GET /documents/{id}` at its connections: p99 under this many ms. */
+export const READ_P99_TARGET_MS = 20;
+/** … and at least this many times the naive handler's rate. */
+export const READ_RATIO_TARGET = 1.5;
+
+interface ReadFigures {
+  requests: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  failures: Record<string, number>;
+  /** The server's CPU time per request: what the machine's load leaves alone. */
+  cpuMsPerRequest: number;
+}
+
+export function documentReadLines(input: {
+  documents: number;
+  accounts: number;
+  connections: number;
+  loadAverage: number;
+  naive: ReadFigures;
+  api: ReadFigures;
+}): string[] {
+  const { naive, api } = input;
+  const ratio = api.rps / naive.rps;
+  const failed = (r: ReadFigures) => {
+    const all = Object.entries(r.failures);
+    return all.length ? `; not 200: ${all.map(([status, n]) => `${n} × ${status}`).join(', ')}` : '';
+  };
+  const figures = (r: ReadFigures) =>
+    `${r.rps.toFixed(0)} requests/s, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, ${r.cpuMsPerRequest.toFixed(3)} CPU ms a request${failed(r)}`;
+  const clean = Object.keys(api.failures).length === 0 && Object.keys(naive.failures).length === 0;
+  const met = clean && api.p99 < READ_P99_TARGET_MS && ratio >= READ_RATIO_TARGET;
+  return [
+    `\n  GET /documents/{id} right after the load: ${input.connections} connections, ${api.requests} requests each at random over the run's ${input.documents} documents (${input.accounts} accounts; load average ${input.loadAverage.toFixed(2)})`,
+    `    naive handler (Koa + pg, the key then the document with its approvers): ${figures(naive)}`,
+    `    the API: ${figures(api)} = ${ratio.toFixed(2)}× the naive handler — target p99 < ${READ_P99_TARGET_MS} ms and ≥ ${READ_RATIO_TARGET}×: ${verdict(met)}`,
+  ];
+}

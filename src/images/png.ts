@@ -97,6 +97,24 @@ export const damaged = (message: string) => new PngError('damaged', message);
 const isLetter = (c: number) => (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);
 const isColorType = (c: number): c is PngColorType => c in CHANNELS;
 
+/** What the chunks read so far have declared. */
+interface ChunkState {
+  header?: PngHeader;
+  palette?: Buffer;
+  transparency?: Buffer;
+  idat: Buffer[];
+  /** A chunk other than IDAT came after the first IDAT. */
+  afterIdat: boolean;
+}
+
+interface Chunk {
+  type: string;
+  typeBytes: Buffer;
+  data: Buffer;
+  /** Offset of the next chunk. */
+  end: number;
+}
+
 /**
  * The chunk structure of a PNG, checked throughout; the image data is not inflated here (see `inflateRows`
  * and `validatePng`). Cheap: one pass over the bytes with native CRC32.
@@ -106,78 +124,96 @@ export function parsePng(png: Uint8Array, limits: PngLimits): PngLayout {
   if (b.length < SIGNATURE.length || !b.subarray(0, SIGNATURE.length).equals(SIGNATURE)) {
     throw new PngError('not_png', 'not a PNG file (no PNG signature)');
   }
-  let header: PngHeader | undefined;
-  let palette: Buffer | undefined;
-  let transparency: Buffer | undefined;
-  const idat: Buffer[] = [];
-  let afterIdat = false;
+  const state: ChunkState = { idat: [], afterIdat: false };
   let p = SIGNATURE.length;
   for (let index = 0; ; index++) {
-    if (p + 12 > b.length) throw damaged(p === b.length ? 'the file ends without IEND' : 'truncated chunk');
-    const length = b.readUInt32BE(p);
-    const typeBytes = b.subarray(p + 4, p + 8);
-    if (!typeBytes.every(isLetter)) throw damaged(`invalid chunk type at byte ${p + 4}`);
-    const type = typeBytes.toString('latin1');
-    if (length > MAX_UINT31 || p + 12 + length > b.length) throw damaged(`truncated ${type} chunk`);
-    const data = b.subarray(p + 8, p + 8 + length);
-    if (zlib.crc32(b.subarray(p + 4, p + 8 + length)) !== b.readUInt32BE(p + 8 + length)) {
-      throw damaged(`${type} chunk fails its CRC`);
-    }
-    p += 12 + length;
-
-    if (index === 0 && type !== 'IHDR') throw damaged('IHDR is not the first chunk');
-    if (idat.length > 0 && type !== 'IDAT') afterIdat = true;
-    if (type === 'IEND') {
-      if (length !== 0) throw damaged('IEND has data');
+    const chunk = readChunk(b, p);
+    p = chunk.end;
+    if (index === 0 && chunk.type !== 'IHDR') throw damaged('IHDR is not the first chunk');
+    if (state.idat.length > 0 && chunk.type !== 'IDAT') state.afterIdat = true;
+    if (chunk.type === 'IEND') {
+      if (chunk.data.length !== 0) throw damaged('IEND has data');
       break;
     }
-    if (type === 'IHDR') {
+    if (chunk.type === 'IHDR') {
       if (index !== 0) throw damaged('a second IHDR chunk');
-      header = readHeader(data, limits);
+      state.header = readHeader(chunk.data, limits);
       continue;
     }
-    const h = header as PngHeader; // index > 0: the first chunk was IHDR
-    switch (type) {
-      case 'PLTE':
-        if (palette) throw damaged('a second PLTE chunk');
-        if (idat.length > 0) throw damaged('PLTE after IDAT');
-        if (transparency) throw damaged('PLTE after tRNS');
-        if (h.colorType === 0 || h.colorType === 4) throw damaged('PLTE in a greyscale image');
-        if (length === 0 || length % 3 !== 0 || length / 3 > 256) throw damaged('PLTE of invalid length');
-        if (h.colorType === 3 && length / 3 > 2 ** h.bitDepth) {
-          throw damaged('PLTE has more entries than the bit depth can index');
-        }
-        palette = data;
-        break;
-      case 'tRNS':
-        if (transparency) throw damaged('a second tRNS chunk');
-        if (idat.length > 0) throw damaged('tRNS after IDAT');
-        if (h.colorType === 4 || h.colorType === 6) throw damaged('tRNS in an image with an alpha channel');
-        if (h.colorType === 3 && (!palette || length > palette.length / 3)) {
-          throw damaged('tRNS with more entries than the palette');
-        }
-        if ((h.colorType === 0 && length !== 2) || (h.colorType === 2 && length !== 6)) {
-          throw damaged('tRNS of invalid length');
-        }
-        transparency = data;
-        break;
-      case 'IDAT':
-        if (afterIdat) throw damaged('IDAT chunks are not contiguous');
-        idat.push(data);
-        break;
-      default:
-        // Bit 5 of the first byte: ancillary (safe to skip); of the third byte: reserved, must be 0.
-        if (((typeBytes[0] as number) & 0x20) === 0) throw damaged(`unknown critical chunk ${type}`);
-        if (((typeBytes[2] as number) & 0x20) !== 0) throw damaged(`chunk ${type} sets the reserved bit`);
-    }
+    acceptChunk(state, chunk);
   }
   if (p !== b.length) throw damaged(`${b.length - p} bytes after IEND`);
-  const h = header as PngHeader; // the loop only ends at IEND, which cannot be the first chunk
+  const h = state.header as PngHeader; // the loop only ends at IEND, which cannot be the first chunk
+  const { palette, transparency, idat } = state;
   if (idat.length === 0) throw damaged('no IDAT chunk');
   if (h.colorType === 3 && !palette) throw damaged('an indexed-colour image without PLTE');
+  return {
+    ...h,
+    channels: CHANNELS[h.colorType],
+    ...(palette ? { palette } : {}),
+    ...(transparency ? { transparency } : {}),
+    data: idat.length === 1 ? (idat[0] as Buffer) : Buffer.concat(idat),
+    ...passLayout(h),
+  };
+}
 
-  const channels = CHANNELS[h.colorType];
-  const bitsPerPixel = channels * h.bitDepth;
+/** The chunk at offset p: its length, type and CRC checked. */
+function readChunk(b: Buffer, p: number): Chunk {
+  if (p + 12 > b.length) throw damaged(p === b.length ? 'the file ends without IEND' : 'truncated chunk');
+  const length = b.readUInt32BE(p);
+  const typeBytes = b.subarray(p + 4, p + 8);
+  if (!typeBytes.every(isLetter)) throw damaged(`invalid chunk type at byte ${p + 4}`);
+  const type = typeBytes.toString('latin1');
+  if (length > MAX_UINT31 || p + 12 + length > b.length) throw damaged(`truncated ${type} chunk`);
+  const data = b.subarray(p + 8, p + 8 + length);
+  if (zlib.crc32(b.subarray(p + 4, p + 8 + length)) !== b.readUInt32BE(p + 8 + length)) {
+    throw damaged(`${type} chunk fails its CRC`);
+  }
+  return { type, typeBytes, data, end: p + 12 + length };
+}
+
+/** A chunk after IHDR and before IEND: PLTE, tRNS and IDAT where their colour type and order allow. */
+function acceptChunk(state: ChunkState, { type, typeBytes, data }: Chunk): void {
+  const h = state.header as PngHeader; // not the first chunk, and the first chunk was IHDR
+  const length = data.length;
+  switch (type) {
+    case 'PLTE':
+      if (state.palette) throw damaged('a second PLTE chunk');
+      if (state.idat.length > 0) throw damaged('PLTE after IDAT');
+      if (state.transparency) throw damaged('PLTE after tRNS');
+      if (h.colorType === 0 || h.colorType === 4) throw damaged('PLTE in a greyscale image');
+      if (length === 0 || length % 3 !== 0 || length / 3 > 256) throw damaged('PLTE of invalid length');
+      if (h.colorType === 3 && length / 3 > 2 ** h.bitDepth) {
+        throw damaged('PLTE has more entries than the bit depth can index');
+      }
+      state.palette = data;
+      break;
+    case 'tRNS':
+      if (state.transparency) throw damaged('a second tRNS chunk');
+      if (state.idat.length > 0) throw damaged('tRNS after IDAT');
+      if (h.colorType === 4 || h.colorType === 6) throw damaged('tRNS in an image with an alpha channel');
+      if (h.colorType === 3 && (!state.palette || length > state.palette.length / 3)) {
+        throw damaged('tRNS with more entries than the palette');
+      }
+      if ((h.colorType === 0 && length !== 2) || (h.colorType === 2 && length !== 6)) {
+        throw damaged('tRNS of invalid length');
+      }
+      state.transparency = data;
+      break;
+    case 'IDAT':
+      if (state.afterIdat) throw damaged('IDAT chunks are not contiguous');
+      state.idat.push(data);
+      break;
+    default:
+      // Bit 5 of the first byte: ancillary (safe to skip); of the third byte: reserved, must be 0.
+      if (((typeBytes[0] as number) & 0x20) === 0) throw damaged(`unknown critical chunk ${type}`);
+      if (((typeBytes[2] as number) & 0x20) !== 0) throw damaged(`chunk ${type} sets the reserved bit`);
+  }
+}
+
+/** The passes of the image data (one, or Adam7's non-empty ones) and the exact length they inflate to. */
+function passLayout(h: PngHeader): { passes: PngPass[]; rawLength: number } {
+  const bitsPerPixel = CHANNELS[h.colorType] * h.bitDepth;
   const passes: PngPass[] = [];
   for (const [x0, y0, dx, dy] of h.interlaced ? ADAM7 : ([[0, 0, 1, 1]] as const)) {
     const width = Math.ceil(Math.max(0, h.width - x0) / dx);
@@ -187,15 +223,7 @@ export function parsePng(png: Uint8Array, limits: PngLimits): PngLayout {
     }
   }
   const rawLength = passes.reduce((sum, pass) => sum + pass.height * (1 + pass.rowBytes), 0);
-  return {
-    ...h,
-    channels,
-    ...(palette ? { palette } : {}),
-    ...(transparency ? { transparency } : {}),
-    data: idat.length === 1 ? (idat[0] as Buffer) : Buffer.concat(idat),
-    passes,
-    rawLength,
-  };
+  return { passes, rawLength };
 }
 
 function readHeader(data: Buffer, limits: PngLimits): PngHeader {

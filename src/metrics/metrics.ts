@@ -120,6 +120,18 @@ export function createWorkerMetrics(
   registry: Registry,
   options: { templates: readonly string[] },
 ): WorkerMetrics {
+  // Registered in this order, which is the order a scrape lists them in.
+  return {
+    whatsapp: createWhatsAppMetrics(registry, options.templates),
+    webhooks: createWebhookMetrics(registry),
+    finalization: createFinalizationMetrics(registry),
+    archive: createArchiveRenewalMetrics(registry),
+  };
+}
+
+// Every series of a bounded label set exists from the start at 0, so rates and alerts see the first event.
+
+function createWhatsAppMetrics(registry: Registry, templates: readonly string[]): WhatsAppMetrics {
   const sends = new Counter({
     name: 'wathiq_whatsapp_sends_total',
     help: 'Messages handed to the WhatsApp provider, by template and outcome (accepted or failed)',
@@ -139,6 +151,22 @@ export function createWorkerMetrics(
     labelNames: ['template', 'reason', 'retryable'] as const,
     registers: [registry],
   });
+  for (const template of new Set(templates)) {
+    for (const outcome of ['accepted', 'failed'] as const) sends.labels({ template, outcome }).inc(0);
+    sendDuration.zero({ template });
+  }
+  return {
+    sent(template, outcome, seconds) {
+      sends.labels({ template, outcome }).inc();
+      sendDuration.observe({ template }, seconds);
+    },
+    failed(template, reason, retryable) {
+      sendFailures.labels({ template, reason, retryable: String(retryable) }).inc();
+    },
+  };
+}
+
+function createWebhookMetrics(registry: Registry): WebhookMetrics {
   const attempts = new Counter({
     name: 'wathiq_webhook_attempts_total',
     help: 'Webhook delivery attempts (HTTP calls to receivers), by outcome class',
@@ -158,6 +186,23 @@ export function createWorkerMetrics(
     labelNames: ['result'] as const,
     registers: [registry],
   });
+  for (const outcome of WEBHOOK_ATTEMPT_OUTCOMES) {
+    attempts.labels({ outcome }).inc(0);
+    attemptDuration.zero({ outcome });
+  }
+  for (const result of WEBHOOK_DELIVERY_RESULTS) deliveries.labels({ result }).inc(0);
+  return {
+    attempt(outcome, seconds) {
+      attempts.labels({ outcome }).inc();
+      attemptDuration.observe({ outcome }, seconds);
+    },
+    settled(result) {
+      deliveries.labels({ result }).inc();
+    },
+  };
+}
+
+function createFinalizationMetrics(registry: Registry): FinalizationMetrics {
   const finalization = new Histogram({
     name: 'wathiq_finalization_duration_seconds',
     help: 'Time to produce, sign and store one final PDF',
@@ -170,56 +215,27 @@ export function createWorkerMetrics(
     labelNames: ['reason', 'retryable'] as const,
     registers: [registry],
   });
+  return {
+    succeeded(seconds) {
+      finalization.observe(seconds);
+    },
+    failed(reason, retryable) {
+      finalizationFailures.labels({ reason, retryable: String(retryable) }).inc();
+    },
+  };
+}
+
+function createArchiveRenewalMetrics(registry: Registry): ArchiveRenewalMetrics {
   const archiveRenewals = new Counter({
     name: 'wathiq_archive_renewals_total',
     help: 'Archive time-stamp renewals of final files (PAdES B-LTA), by result; a failed one is retried by the next scheduled run',
     labelNames: ['result'] as const,
     registers: [registry],
   });
-
-  // Every series of a bounded label set exists from the start at 0, so rates and alerts see the first event.
   for (const result of ARCHIVE_RENEWAL_RESULTS) archiveRenewals.labels({ result }).inc(0);
-  for (const template of new Set(options.templates)) {
-    for (const outcome of ['accepted', 'failed'] as const) sends.labels({ template, outcome }).inc(0);
-    sendDuration.zero({ template });
-  }
-  for (const outcome of WEBHOOK_ATTEMPT_OUTCOMES) {
-    attempts.labels({ outcome }).inc(0);
-    attemptDuration.zero({ outcome });
-  }
-  for (const result of WEBHOOK_DELIVERY_RESULTS) deliveries.labels({ result }).inc(0);
-
   return {
-    whatsapp: {
-      sent(template, outcome, seconds) {
-        sends.labels({ template, outcome }).inc();
-        sendDuration.observe({ template }, seconds);
-      },
-      failed(template, reason, retryable) {
-        sendFailures.labels({ template, reason, retryable: String(retryable) }).inc();
-      },
-    },
-    webhooks: {
-      attempt(outcome, seconds) {
-        attempts.labels({ outcome }).inc();
-        attemptDuration.observe({ outcome }, seconds);
-      },
-      settled(result) {
-        deliveries.labels({ result }).inc();
-      },
-    },
-    finalization: {
-      succeeded(seconds) {
-        finalization.observe(seconds);
-      },
-      failed(reason, retryable) {
-        finalizationFailures.labels({ reason, retryable: String(retryable) }).inc();
-      },
-    },
-    archive: {
-      renewal(result) {
-        archiveRenewals.labels({ result }).inc();
-      },
+    renewal(result) {
+      archiveRenewals.labels({ result }).inc();
     },
   };
 }

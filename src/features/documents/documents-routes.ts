@@ -15,7 +15,7 @@ import type { Storage } from '../../storage/storage.ts';
 import type { WebhookDispatcher } from '../webhooks/dispatch.ts';
 import { authOf, type AppContext, type AppState } from '../../http/context.ts';
 import { createFormReceiver } from './form-receiver.http.ts';
-import { listDocuments, requireDraftDocument, showDocument } from './read-documents.ts';
+import { coalescedShowDocument, listDocuments, requireDraftDocument } from './read-documents.ts';
 import { IdParams, jsonBody, pathId } from '../../api/route-helpers.ts';
 import type { OpenApiRegistry } from '../../api/openapi/registry.ts';
 import { route } from '../../api/openapi/route.ts';
@@ -204,6 +204,8 @@ function getDocumentRoute(
   openapi: OpenApiRegistry,
   deps: DocumentsRouterDeps,
 ): void {
+  // One per app: the reads of one event-loop turn share a query.
+  const show = coalescedShowDocument(readDeps(deps));
   route(
     router,
     openapi,
@@ -219,7 +221,7 @@ function getDocumentRoute(
       errors: [404],
     },
     async (ctx) => {
-      ok(ctx, await showDocument(readDeps(deps), authOf(ctx).accountId, pathId(ctx, 'id', 'Document')));
+      ok(ctx, await show(authOf(ctx).accountId, pathId(ctx, 'id', 'Document')));
     },
   );
 }

@@ -3,7 +3,13 @@ import type { Knex } from '../../db/knex.ts';
 import type { DocumentStatus } from '../../domain/model.ts';
 import { AppError } from '../../errors.ts';
 import { verificationUrl } from '../approval/verifications-store.ts';
-import { documentsStore, openVerificationToken, type Document } from './documents-store.ts';
+import {
+  coalescedDocumentReads,
+  documentsStore,
+  openVerificationToken,
+  type CoalescedDocumentReads,
+  type Document,
+} from './documents-store.ts';
 import { requireDraft } from './rules.ts';
 import { serializeDocument, type SerializedDocument } from './serialize.ts';
 
@@ -12,6 +18,8 @@ export interface DocumentReadDeps {
   db: Knex;
   secrets: SecretBox;
   publicBaseUrl: string;
+  /** The app's coalesced reads by id (`coalescedDocumentReads`); without them each read is a query of its own. */
+  reads?: CoalescedDocumentReads;
 }
 
 /** An approved document's verification URL, from its sealed token; none for any other status. */
@@ -51,12 +59,18 @@ export async function showDocument(
   accountId: string,
   id: string,
 ): Promise<SerializedDocument> {
-  const found = await documentsStore(deps.db).findWithApprovers(accountId, id);
+  const found = await (deps.reads ?? documentsStore(deps.db)).findWithApprovers(accountId, id);
   if (!found) throw AppError.notFound('Document');
   const { document, approvers, verificationSealed } = found;
   return serializeDocument(document, approvers, {
     verificationUrl: verificationOf(deps, document, verificationSealed),
   });
+}
+
+/** `showDocument` for the API: the reads of one event-loop turn share one query. Build it once per app. */
+export function coalescedShowDocument(deps: Omit<DocumentReadDeps, 'reads'>) {
+  const withReads = { ...deps, reads: coalescedDocumentReads(deps.db) };
+  return (accountId: string, id: string) => showDocument(withReads, accountId, id);
 }
 
 /**

@@ -67,102 +67,23 @@ const fromRecord = (a: DeliveryAttempt): AttemptOutcome => ({
   gone: a.statusCode === 410,
 });
 
+type AttemptInput = Parameters<WebhookActivities['attemptWebhookDelivery']>[0];
+type AttemptOutput = ReturnType<WebhookActivities['attemptWebhookDelivery']>;
+
 /**
  * The webhook delivery workflow's side effects. Each attempt reads the delivery and the webhook afresh (a rotated
  * secret, a changed URL or a disabled webhook counts from the next attempt), sends the stored body byte for byte
  * and records the attempt before returning; the workflow decides what follows and `settle` writes it.
  */
 export function createWebhookActivities(deps: WebhookActivityDeps): WebhookActivities {
-  const { db } = deps;
-
-  /** One attempt: sends the stored body unless this attempt is recorded already, and records it. */
-  async function attemptOnce({
-    deliveryId,
-    attemptNumber,
-  }: Parameters<WebhookActivities['attemptWebhookDelivery']>[0]): ReturnType<
-    WebhookActivities['attemptWebhookDelivery']
-  > {
-    const deliveries = webhookDeliveriesStore(db);
-    const delivery = await deliveries.load(deliveryId);
-    if (!delivery) return skipped('delivery_missing');
-    if (delivery.status !== 'pending') return skipped('not_pending');
-    const recorded = (await deliveries.listAttempts(deliveryId)).find(
-      (a) => a.attemptNumber === attemptNumber,
-    );
-    if (recorded) return fromRecord(recorded);
-    const webhook = await webhooksStore(db).findWithSecret(delivery.webhookId, deps.secrets);
-    if (!webhook) return skipped('webhook_missing');
-    if (!webhook.active) return skipped('webhook_disabled');
-
-    const result = await deliverOnce({
-      url: webhook.url,
-      event: delivery.event as WebhookEvent,
-      deliveryId,
-      body: openDeliveryBody(delivery, deps.secrets),
-      secret: webhook.secret,
-      timeoutMs: deps.webhooks.timeoutMs,
-      allowPrivate: deps.webhooks.allowPrivate,
-      ...(deps.webhooks.lookup ? { lookup: deps.webhooks.lookup } : {}),
-    });
-    deps.webhooks.metrics?.attempt(attemptOutcome(result), result.ms / 1000);
-    await deliveries.recordAttempt(attemptRecord(deliveryId, attemptNumber, result));
-    if (!result.ok) {
-      deps.logger.info(
-        {
-          deliveryId,
-          webhookId: webhook.id,
-          attemptNumber,
-          status: result.status,
-          errorClass: result.errorClass,
-          detail: result.detail,
-          response: result.responseExcerpt,
-        },
-        'webhook attempt failed',
-      );
-    }
-    return {
-      kind: 'attempted',
-      ok: result.ok,
-      statusCode: result.status ?? null,
-      durationMs: result.ms,
-      errorClass: result.errorClass ?? null,
-      errorMessage: result.errorMessage ?? null,
-      retryAfterMs: result.retryAfterMs ?? null,
-      gone: result.gone ?? false,
-    };
-  }
-
   return {
     attemptWebhookDelivery(input) {
       // Heartbeats while the receiver is called: a worker that dies mid-attempt is noticed within the round's
       // heartbeat time-out, not its start-to-close time-out.
-      return whileHeartbeating(() => attemptOnce(input));
+      return whileHeartbeating(() => attemptOnce(deps, input));
     },
 
-    async settleWebhookDelivery({ deliveryId, webhookId, settlement }: SettleInput) {
-      const metrics = deps.webhooks.metrics;
-      switch (settlement.kind) {
-        case 'succeeded':
-          await webhookDeliveriesStore(db).markSucceeded(deliveryId);
-          metrics?.settled('succeeded');
-          return;
-        case 'retry':
-          await webhookDispatchStore(db).setNextAttemptAt(deliveryId, new Date(settlement.nextAttemptAt));
-          return;
-        case 'failed':
-          await webhookDispatchStore(db).fail(deliveryId, settlement.reason);
-          metrics?.settled('failed');
-          return;
-        case 'gone':
-          await db.transaction(async (trx) => {
-            await webhooksStore(trx).disable(webhookId, settlement.reason);
-            await webhookDispatchStore(trx).failPendingOfWebhook(webhookId, settlement.reason);
-          });
-          metrics?.settled('gone');
-          deps.logger.warn({ webhookId, deliveryId }, 'webhook disabled: the receiver answered 410 Gone');
-          return;
-      }
-    },
+    settleWebhookDelivery: (input) => settle(deps, input),
 
     async dispatchStrandedWebhookEvents({ olderThanMs }) {
       const dispatched = (await deps.webhooks.dispatcher?.dispatchStranded({ olderThanMs })) ?? 0;
@@ -170,4 +91,87 @@ export function createWebhookActivities(deps: WebhookActivityDeps): WebhookActiv
       return dispatched;
     },
   };
+}
+
+/** One attempt: sends the stored body unless this attempt is recorded already, and records it. */
+async function attemptOnce(
+  deps: WebhookActivityDeps,
+  { deliveryId, attemptNumber }: AttemptInput,
+): AttemptOutput {
+  const deliveries = webhookDeliveriesStore(deps.db);
+  const delivery = await deliveries.load(deliveryId);
+  if (!delivery) return skipped('delivery_missing');
+  if (delivery.status !== 'pending') return skipped('not_pending');
+  const recorded = (await deliveries.listAttempts(deliveryId)).find((a) => a.attemptNumber === attemptNumber);
+  if (recorded) return fromRecord(recorded);
+  const webhook = await webhooksStore(deps.db).findWithSecret(delivery.webhookId, deps.secrets);
+  if (!webhook) return skipped('webhook_missing');
+  if (!webhook.active) return skipped('webhook_disabled');
+
+  const result = await deliverOnce({
+    url: webhook.url,
+    event: delivery.event as WebhookEvent,
+    deliveryId,
+    body: openDeliveryBody(delivery, deps.secrets),
+    secret: webhook.secret,
+    timeoutMs: deps.webhooks.timeoutMs,
+    allowPrivate: deps.webhooks.allowPrivate,
+    ...(deps.webhooks.lookup ? { lookup: deps.webhooks.lookup } : {}),
+  });
+  deps.webhooks.metrics?.attempt(attemptOutcome(result), result.ms / 1000);
+  await deliveries.recordAttempt(attemptRecord(deliveryId, attemptNumber, result));
+  if (!result.ok) {
+    deps.logger.info(
+      {
+        deliveryId,
+        webhookId: webhook.id,
+        attemptNumber,
+        status: result.status,
+        errorClass: result.errorClass,
+        detail: result.detail,
+        response: result.responseExcerpt,
+      },
+      'webhook attempt failed',
+    );
+  }
+  return {
+    kind: 'attempted',
+    ok: result.ok,
+    statusCode: result.status ?? null,
+    durationMs: result.ms,
+    errorClass: result.errorClass ?? null,
+    errorMessage: result.errorMessage ?? null,
+    retryAfterMs: result.retryAfterMs ?? null,
+    gone: result.gone ?? false,
+  };
+}
+
+/** Writes what the workflow decided after an attempt: delivered, retried later, failed, or the webhook gone. */
+async function settle(
+  deps: WebhookActivityDeps,
+  { deliveryId, webhookId, settlement }: SettleInput,
+): Promise<void> {
+  const { db } = deps;
+  const metrics = deps.webhooks.metrics;
+  switch (settlement.kind) {
+    case 'succeeded':
+      await webhookDeliveriesStore(db).markSucceeded(deliveryId);
+      metrics?.settled('succeeded');
+      return;
+    case 'retry':
+      await webhookDispatchStore(db).setNextAttemptAt(deliveryId, new Date(settlement.nextAttemptAt));
+      return;
+    case 'failed':
+      await webhookDispatchStore(db).fail(deliveryId, settlement.reason);
+      metrics?.settled('failed');
+      return;
+    case 'gone':
+      await db.transaction(async (trx) => {
+        await webhooksStore(trx).disable(webhookId, settlement.reason);
+        await webhookDispatchStore(trx).failPendingOfWebhook(webhookId, settlement.reason);
+      });
+      metrics?.settled('gone');
+      deps.logger.warn({ webhookId, deliveryId }, 'webhook disabled: the receiver answered 410 Gone');
+      return;
+  }
 }

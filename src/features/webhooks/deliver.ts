@@ -1,6 +1,6 @@
 import type { RecordAttemptInput } from './webhook-deliveries-store.ts';
 import { performance } from 'node:perf_hooks';
-import { Agent, request } from 'undici';
+import { Agent, type Dispatcher, request } from 'undici';
 import { clientSpan, recordHttpOutcome, serverAttributes } from '../../tracing/spans.ts';
 import type { WebhookEvent } from './events.ts';
 import { signStandardWebhook, signWebhook } from './signature.ts';
@@ -110,6 +110,9 @@ export function deliverOnce(input: DeliverOnceInput): Promise<DeliveryResult> {
   });
 }
 
+/** The attempt's timing, taken when its result is made. */
+type Timing = () => { ms: number; startedAt: Date; timestamp: number };
+
 async function attempt(input: DeliverOnceInput): Promise<DeliveryResult> {
   const now = input.now ?? (() => new Date());
   const timeoutMs = input.timeoutMs ?? DEFAULT_DELIVERY_TIMEOUT_MS;
@@ -117,7 +120,7 @@ async function attempt(input: DeliverOnceInput): Promise<DeliveryResult> {
   const startedAt = now();
   const timestamp = Math.floor(startedAt.getTime() / 1000);
   const t0 = performance.now();
-  const base = () => ({ ms: Math.round(performance.now() - t0), startedAt, timestamp });
+  const base: Timing = () => ({ ms: Math.round(performance.now() - t0), startedAt, timestamp });
   const failed = (errorClass: DeliveryErrorClass, errorMessage: string, detail?: string): DeliveryResult => ({
     ok: false,
     ...base(),
@@ -126,24 +129,8 @@ async function attempt(input: DeliverOnceInput): Promise<DeliveryResult> {
     ...(detail !== undefined && { detail }),
   });
 
-  let url: URL;
-  try {
-    url = new URL(input.url);
-  } catch {
-    return failed('blocked_address', 'The webhook URL is not a valid URL');
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    return failed('blocked_address', `The scheme ${url.protocol} is not allowed; only http and https are`);
-  }
-  if (url.username !== '' || url.password !== '') {
-    return failed('blocked_address', 'The webhook URL carries credentials, which are not allowed');
-  }
-  // A literal address skips DNS, so the connection's lookup never sees it: judge it here.
-  const host = hostOf(url);
-  if (!allowPrivate && isIP(host) !== 0) {
-    const reason = forbiddenAddressReason(host);
-    if (reason) return failed('blocked_address', BLOCKED_ADDRESS, `${host}: ${reason}`);
-  }
+  const url = checkedUrl(input.url, allowPrivate);
+  if (!(url instanceof URL)) return failed('blocked_address', url.message, url.detail);
 
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(new DeliveryTimeoutError(timeoutMs)), timeoutMs);
@@ -158,49 +145,10 @@ async function attempt(input: DeliverOnceInput): Promise<DeliveryResult> {
       method: 'POST',
       dispatcher: agent,
       signal: controller.signal,
-      headers: {
-        'content-type': 'application/json',
-        'user-agent': USER_AGENT,
-        'x-wathiq-event': input.event,
-        'x-wathiq-timestamp': String(timestamp),
-        'x-wathiq-signature': signWebhook({ secret: input.secret, timestamp, body: input.body }),
-        'x-wathiq-delivery': String(input.deliveryId),
-        // Standard Webhooks: the id is the delivery's (as in the body and X-Wathiq-Delivery), so it is the same
-        // on every attempt and receivers can deduplicate on either.
-        'webhook-id': String(input.deliveryId),
-        'webhook-timestamp': String(timestamp),
-        'webhook-signature': signStandardWebhook({
-          secret: input.secret,
-          id: String(input.deliveryId),
-          timestamp,
-          body: input.body,
-        }),
-      },
+      headers: deliveryHeaders(input, timestamp),
       body: input.body,
     });
-    const status = res.statusCode;
-    if (status >= 200 && status < 300) {
-      await res.body.dump({ limit: 0 }).catch(() => undefined);
-      return { ok: true, status, ...base() };
-    }
-    const excerpt = await readExcerpt(res.body);
-    const result: DeliveryResult = { ok: false, status, ...base(), errorClass: 'http_status' };
-    if (excerpt) result.responseExcerpt = excerpt;
-    if (status >= 300 && status < 400) {
-      const location = firstHeader(res.headers.location);
-      if (location) result.detail = `Location: ${truncate(location, 200)}`;
-      result.errorMessage = `Receiver answered ${status}; redirects are not followed, point the webhook at the final URL`;
-    } else if (status === 410) {
-      result.gone = true;
-      result.errorMessage = 'Receiver answered 410 Gone';
-    } else {
-      result.errorMessage = `Receiver answered ${status}`;
-      if (status === 429 || status === 503) {
-        const retryAfterMs = parseRetryAfter(firstHeader(res.headers['retry-after']), now());
-        if (retryAfterMs !== undefined) result.retryAfterMs = retryAfterMs;
-      }
-    }
-    return result;
+    return await answerResult(res, base, now);
   } catch (err) {
     const detail = describeError(err);
     if (controller.signal.aborted) return failed('timeout', `No answer within ${timeoutMs} ms`, detail);
@@ -210,6 +158,83 @@ async function attempt(input: DeliverOnceInput): Promise<DeliveryResult> {
     clearTimeout(timer);
     await agent.destroy().catch(() => undefined);
   }
+}
+
+/**
+ * The URL to call, or why it is refused: not a URL, not http(s), carrying credentials, or a literal address the
+ * SSRF guard forbids (a literal address skips DNS, so the connection's lookup never sees it: it is judged here).
+ */
+function checkedUrl(raw: string, allowPrivate: boolean): URL | { message: string; detail?: string } {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return { message: 'The webhook URL is not a valid URL' };
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    return { message: `The scheme ${url.protocol} is not allowed; only http and https are` };
+  }
+  if (url.username !== '' || url.password !== '') {
+    return { message: 'The webhook URL carries credentials, which are not allowed' };
+  }
+  const host = hostOf(url);
+  if (!allowPrivate && isIP(host) !== 0) {
+    const reason = forbiddenAddressReason(host);
+    if (reason) return { message: BLOCKED_ADDRESS, detail: `${host}: ${reason}` };
+  }
+  return url;
+}
+
+function deliveryHeaders(input: DeliverOnceInput, timestamp: number): Record<string, string> {
+  return {
+    'content-type': 'application/json',
+    'user-agent': USER_AGENT,
+    'x-wathiq-event': input.event,
+    'x-wathiq-timestamp': String(timestamp),
+    'x-wathiq-signature': signWebhook({ secret: input.secret, timestamp, body: input.body }),
+    'x-wathiq-delivery': String(input.deliveryId),
+    // Standard Webhooks: the id is the delivery's (as in the body and X-Wathiq-Delivery), so it is the same
+    // on every attempt and receivers can deduplicate on either.
+    'webhook-id': String(input.deliveryId),
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': signStandardWebhook({
+      secret: input.secret,
+      id: String(input.deliveryId),
+      timestamp,
+      body: input.body,
+    }),
+  };
+}
+
+/** What the receiver's answer means: delivered (2xx), a redirect not followed, gone (410), or a refusal. */
+async function answerResult(
+  res: Dispatcher.ResponseData,
+  base: Timing,
+  now: () => Date,
+): Promise<DeliveryResult> {
+  const status = res.statusCode;
+  if (status >= 200 && status < 300) {
+    await res.body.dump({ limit: 0 }).catch(() => undefined);
+    return { ok: true, status, ...base() };
+  }
+  const excerpt = await readExcerpt(res.body);
+  const result: DeliveryResult = { ok: false, status, ...base(), errorClass: 'http_status' };
+  if (excerpt) result.responseExcerpt = excerpt;
+  if (status >= 300 && status < 400) {
+    const location = firstHeader(res.headers.location);
+    if (location) result.detail = `Location: ${truncate(location, 200)}`;
+    result.errorMessage = `Receiver answered ${status}; redirects are not followed, point the webhook at the final URL`;
+  } else if (status === 410) {
+    result.gone = true;
+    result.errorMessage = 'Receiver answered 410 Gone';
+  } else {
+    result.errorMessage = `Receiver answered ${status}`;
+    if (status === 429 || status === 503) {
+      const retryAfterMs = parseRetryAfter(firstHeader(res.headers['retry-after']), now());
+      if (retryAfterMs !== undefined) result.retryAfterMs = retryAfterMs;
+    }
+  }
+  return result;
 }
 
 class DeliveryTimeoutError extends Error {

@@ -59,100 +59,11 @@ export interface DispatchSummary {
  */
 export function createWebhookDispatcher(deps: WebhookDispatcherDeps) {
   const { db } = deps;
-
-  /** Starts the workflow of one round of a delivery, unless it runs or has completed already. */
-  async function startRound(webhookId: string, request: DeliveryRequest): Promise<void> {
-    const input: WebhookDeliveryRoundInput = {
-      webhookId,
-      deliveryId: request.deliveryId,
-      firstAttempt: request.firstAttempt,
-      retryScale: deps.retryScale,
-    };
-    try {
-      await deps
-        .temporal()
-        .workflow.start<typeof webhookDeliveryRoundWorkflow>(WEBHOOK_DELIVERY_ROUND_WORKFLOW_TYPE, {
-          workflowId: webhookDeliveryRoundWorkflowId(webhookId, request),
-          taskQueue: deps.taskQueue,
-          args: [input],
-          // Running: keep it. Completed: the round is over, do not run it again. Terminated or failed (an
-          // operator stopped it): start it afresh; attempts already recorded are read back, not re-sent.
-          workflowIdConflictPolicy: 'USE_EXISTING',
-          workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
-        });
-    } catch (err) {
-      if (err instanceof WorkflowExecutionAlreadyStartedError) return;
-      throw err;
-    }
-  }
-
-  // The first dispatch of this process makes sure the outbox sweep runs (in a trace of its own, not the
-  // dispatching request's); a failure is tried again next time.
-  let sweeper: Promise<void> | undefined;
-  const ensureSweeper = () =>
-    (sweeper ??= outsideTrace(() =>
-      deps.temporal().workflow.start<typeof webhookOutboxSweepWorkflow>(WEBHOOK_OUTBOX_SWEEP_WORKFLOW_TYPE, {
-        workflowId: webhookOutboxSweepWorkflowId(deps.taskQueue),
-        taskQueue: deps.taskQueue,
-        args: [deps.sweep ?? DEFAULT_OUTBOX_SWEEP],
-        workflowIdConflictPolicy: 'USE_EXISTING',
-      }),
-    ).then(
-      () => undefined,
-      (err: unknown) => {
-        sweeper = undefined;
-        deps.logger?.warn({ err }, 'could not start the webhook outbox sweep; the next dispatch tries again');
-      },
-    ));
-
-  async function fanOut(event: DocumentEvent): Promise<number> {
-    const hooks = await webhooksStore(db).findSubscribers(event.accountId, event.event);
-    let signalled = 0;
-    for (const hook of hooks) {
-      const { delivery } = await webhookDeliveriesStore(db).createOnce(
-        {
-          webhookId: hook.id,
-          accountId: event.accountId,
-          eventId: event.id,
-          event: event.event,
-          body: (deliveryId) =>
-            buildEventBody({
-              deliveryId,
-              event: event.event as WebhookEvent,
-              sequence: event.sequence,
-              createdAt: event.createdAt,
-              data: fullEventData(event, deps.secrets),
-            }),
-        },
-        deps.secrets,
-      );
-      // Dispatched before, and already succeeded or failed: the account's redeliver is the way to send it again.
-      if (delivery.status !== 'pending') continue;
-      // Dispatched again while pending (the hand-over was cut short before the event was marked dispatched):
-      // the same first round, so its workflow is found running (or completed) and nothing is sent twice.
-      await startRound(hook.id, { deliveryId: delivery.id, firstAttempt: 1 });
-      signalled++;
-    }
-    return signalled;
-  }
+  const ensureSweeper = sweeperStarter(deps);
 
   async function dispatchEvent(event: DocumentEvent): Promise<DispatchSummary> {
     await ensureSweeper();
-    // Recorded with no webhook subscribed, or dispatched already: nothing to hand over. An earlier event of its
-    // document still waiting (its process died) goes with the document's next event that has a subscriber, or
-    // with the outbox sweep.
-    if (!event.awaitsDispatch) return { events: 0, deliveries: 0 };
-    const outbox = webhookDispatchStore(db);
-    const waiting = await outbox.undispatchedUpTo(event);
-    const summary: DispatchSummary = { events: 0, deliveries: 0 };
-    for (const id of waiting) {
-      const pending = id === event.id ? event : await documentEventsStore(db).findById(id);
-      if (!pending) continue;
-      summary.deliveries += await fanOut(pending);
-      await outbox.markDispatched(id);
-      summary.events++;
-    }
-    return summary;
+    return dispatchWithEarlier(deps, event);
   }
 
   async function dispatchEventById(eventId: number): Promise<DispatchSummary> {
@@ -204,42 +115,160 @@ export function createWebhookDispatcher(deps: WebhookDispatcherDeps) {
      * `POST /webhooks/deliveries/{id}/redeliver`: reopens a finished delivery (same id, same body, its past
      * attempts kept) and starts a new round of attempts, numbered after them, in a workflow of its own.
      */
-    async redeliver(accountId: string, deliveryId: number): Promise<WebhookDelivery> {
-      const deliveries = webhookDeliveriesStore(db);
-      const existing = await deliveries.findById(accountId, deliveryId);
-      if (!existing) throw AppError.notFound('Delivery');
-      const pendingConflict = () =>
-        AppError.conflict(
-          'delivery_pending',
-          `Delivery ${deliveryId} is pending: its attempts are still running; redeliver it once it has succeeded or failed`,
-        );
-      if (existing.status === 'pending') throw pendingConflict();
-      const webhook = await webhooksStore(db).findById(accountId, existing.webhookId);
-      if (!webhook) throw AppError.notFound('Delivery');
-      if (!webhook.active) {
-        throw AppError.conflict(
-          'webhook_disabled',
-          `Webhook ${webhook.id} is disabled; enable it with PUT /webhooks/${webhook.id} and {"active": true} first`,
-        );
-      }
-      const reopened = await deliveries.reopen(accountId, deliveryId);
-      if (!reopened) {
-        // Reopened by a concurrent redelivery since it was read: one round at a time.
-        if (await deliveries.findById(accountId, deliveryId)) throw pendingConflict();
-        throw AppError.notFound('Delivery');
-      }
-      const outbox = webhookDispatchStore(db);
-      await outbox.clearFailureReason(deliveryId);
-      try {
-        await startRound(existing.webhookId, { deliveryId, firstAttempt: reopened.nextAttemptNumber });
-      } catch (err) {
-        // Not left pending with nobody working on it: the account can simply try again.
-        await outbox.fail(deliveryId, 'The redelivery could not be queued; redeliver again');
-        throw err;
-      }
-      return reopened.delivery;
-    },
+    redeliver: (accountId: string, deliveryId: number): Promise<WebhookDelivery> =>
+      redeliver(deps, accountId, deliveryId),
   };
+}
+
+/**
+ * The first dispatch of this process makes sure the outbox sweep runs (in a trace of its own, not the
+ * dispatching request's); a failure is tried again next time.
+ */
+function sweeperStarter(deps: WebhookDispatcherDeps): () => Promise<void> {
+  let sweeper: Promise<void> | undefined;
+  return () =>
+    (sweeper ??= outsideTrace(() =>
+      deps.temporal().workflow.start<typeof webhookOutboxSweepWorkflow>(WEBHOOK_OUTBOX_SWEEP_WORKFLOW_TYPE, {
+        workflowId: webhookOutboxSweepWorkflowId(deps.taskQueue),
+        taskQueue: deps.taskQueue,
+        args: [deps.sweep ?? DEFAULT_OUTBOX_SWEEP],
+        workflowIdConflictPolicy: 'USE_EXISTING',
+      }),
+    ).then(
+      () => undefined,
+      (err: unknown) => {
+        sweeper = undefined;
+        deps.logger?.warn({ err }, 'could not start the webhook outbox sweep; the next dispatch tries again');
+      },
+    ));
+}
+
+/** Hands over the event and, first, the earlier events of its document still waiting. */
+async function dispatchWithEarlier(
+  deps: WebhookDispatcherDeps,
+  event: DocumentEvent,
+): Promise<DispatchSummary> {
+  const { db } = deps;
+  // Recorded with no webhook subscribed, or dispatched already: nothing to hand over. An earlier event of its
+  // document still waiting (its process died) goes with the document's next event that has a subscriber, or
+  // with the outbox sweep.
+  if (!event.awaitsDispatch) return { events: 0, deliveries: 0 };
+  const outbox = webhookDispatchStore(db);
+  const waiting = await outbox.undispatchedUpTo(event);
+  const summary: DispatchSummary = { events: 0, deliveries: 0 };
+  for (const id of waiting) {
+    const pending = id === event.id ? event : await documentEventsStore(db).findById(id);
+    if (!pending) continue;
+    summary.deliveries += await fanOut(deps, pending);
+    await outbox.markDispatched(id);
+    summary.events++;
+  }
+  return summary;
+}
+
+/** One delivery per subscribed webhook, each handed to its first round; returns how many were. */
+async function fanOut(deps: WebhookDispatcherDeps, event: DocumentEvent): Promise<number> {
+  const { db } = deps;
+  const hooks = await webhooksStore(db).findSubscribers(event.accountId, event.event);
+  let signalled = 0;
+  for (const hook of hooks) {
+    const { delivery } = await webhookDeliveriesStore(db).createOnce(
+      {
+        webhookId: hook.id,
+        accountId: event.accountId,
+        eventId: event.id,
+        event: event.event,
+        body: (deliveryId) =>
+          buildEventBody({
+            deliveryId,
+            event: event.event as WebhookEvent,
+            sequence: event.sequence,
+            createdAt: event.createdAt,
+            data: fullEventData(event, deps.secrets),
+          }),
+      },
+      deps.secrets,
+    );
+    // Dispatched before, and already succeeded or failed: the account's redeliver is the way to send it again.
+    if (delivery.status !== 'pending') continue;
+    // Dispatched again while pending (the hand-over was cut short before the event was marked dispatched):
+    // the same first round, so its workflow is found running (or completed) and nothing is sent twice.
+    await startRound(deps, hook.id, { deliveryId: delivery.id, firstAttempt: 1 });
+    signalled++;
+  }
+  return signalled;
+}
+
+/** Starts the workflow of one round of a delivery, unless it runs or has completed already. */
+async function startRound(
+  deps: WebhookDispatcherDeps,
+  webhookId: string,
+  request: DeliveryRequest,
+): Promise<void> {
+  const input: WebhookDeliveryRoundInput = {
+    webhookId,
+    deliveryId: request.deliveryId,
+    firstAttempt: request.firstAttempt,
+    retryScale: deps.retryScale,
+  };
+  try {
+    await deps
+      .temporal()
+      .workflow.start<typeof webhookDeliveryRoundWorkflow>(WEBHOOK_DELIVERY_ROUND_WORKFLOW_TYPE, {
+        workflowId: webhookDeliveryRoundWorkflowId(webhookId, request),
+        taskQueue: deps.taskQueue,
+        args: [input],
+        // Running: keep it. Completed: the round is over, do not run it again. Terminated or failed (an
+        // operator stopped it): start it afresh; attempts already recorded are read back, not re-sent.
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
+      });
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError) return;
+    throw err;
+  }
+}
+
+/** Reopens a finished delivery of an active webhook and starts its next round; a round that cannot start fails it. */
+async function redeliver(
+  deps: WebhookDispatcherDeps,
+  accountId: string,
+  deliveryId: number,
+): Promise<WebhookDelivery> {
+  const { db } = deps;
+  const deliveries = webhookDeliveriesStore(db);
+  const existing = await deliveries.findById(accountId, deliveryId);
+  if (!existing) throw AppError.notFound('Delivery');
+  const pendingConflict = () =>
+    AppError.conflict(
+      'delivery_pending',
+      `Delivery ${deliveryId} is pending: its attempts are still running; redeliver it once it has succeeded or failed`,
+    );
+  if (existing.status === 'pending') throw pendingConflict();
+  const webhook = await webhooksStore(db).findById(accountId, existing.webhookId);
+  if (!webhook) throw AppError.notFound('Delivery');
+  if (!webhook.active) {
+    throw AppError.conflict(
+      'webhook_disabled',
+      `Webhook ${webhook.id} is disabled; enable it with PUT /webhooks/${webhook.id} and {"active": true} first`,
+    );
+  }
+  const reopened = await deliveries.reopen(accountId, deliveryId);
+  if (!reopened) {
+    // Reopened by a concurrent redelivery since it was read: one round at a time.
+    if (await deliveries.findById(accountId, deliveryId)) throw pendingConflict();
+    throw AppError.notFound('Delivery');
+  }
+  const outbox = webhookDispatchStore(db);
+  await outbox.clearFailureReason(deliveryId);
+  try {
+    await startRound(deps, existing.webhookId, { deliveryId, firstAttempt: reopened.nextAttemptNumber });
+  } catch (err) {
+    // Not left pending with nobody working on it: the account can simply try again.
+    await outbox.fail(deliveryId, 'The redelivery could not be queued; redeliver again');
+    throw err;
+  }
+  return reopened.delivery;
 }
 
 export type WebhookDispatcher = ReturnType<typeof createWebhookDispatcher>;

@@ -70,134 +70,156 @@ const uniqueEvents = (events: readonly string[]) => [...new Set(events)];
  */
 export function webhooksStore(db: Db) {
   return {
-    async create(
-      input: {
-        accountId: string;
-        url: string;
-        events: readonly string[];
-        secret: string;
-      },
-      secrets: SecretBox,
-    ): Promise<Webhook> {
-      // The id is drawn here: the sealed secret is bound to it.
-      const id = randomUUID();
-      const [row] = await db('webhooks')
-        .insert({
-          id,
-          account_id: input.accountId,
-          url: input.url,
-          events: uniqueEvents(input.events),
-          secret_sealed: secrets.seal(input.secret, webhookSecretContext(id)),
-        })
-        .returning<PublicRow[]>(PUBLIC_COLUMNS);
-      return toWebhook(row!);
-    },
-
-    async findById(accountId: string, id: string): Promise<Webhook | undefined> {
-      if (!UUID.test(id)) return undefined;
-      const row = await db('webhooks')
-        .where({ id, account_id: accountId })
-        .first<WebhookRow | undefined>(PUBLIC_COLUMNS);
-      return row && toWebhook(row);
-    },
-
-    /** Newest first. */
-    async list(
-      accountId: string,
-      page: { page: number; perPage: number } = { page: 1, perPage: 100 },
-    ): Promise<{ items: Webhook[]; total: number }> {
-      const [rows, count] = await Promise.all([
-        db('webhooks')
-          .where({ account_id: accountId })
-          .orderBy([
-            { column: 'created_at', order: 'desc' },
-            { column: 'id', order: 'desc' },
-          ])
-          .limit(page.perPage)
-          .offset((page.page - 1) * page.perPage)
-          .select<WebhookRow[]>(PUBLIC_COLUMNS),
-        db('webhooks').where({ account_id: accountId }).count<{ count: string | number }[]>({ count: '*' }),
-      ]);
-      return { items: rows.map(toWebhook), total: Number(count[0]?.count ?? 0) };
-    },
-
-    /**
-     * Changes url, events and/or active. Turning a webhook back on clears the reason it was disabled.
-     * Undefined when the account has no such webhook.
-     */
-    async update(
-      accountId: string,
-      id: string,
-      changes: { url?: string; events?: readonly string[]; active?: boolean },
-    ): Promise<Webhook | undefined> {
-      if (!UUID.test(id)) return undefined;
-      const patch: Record<string, unknown> = { updated_at: db.fn.now() };
-      if (changes.url !== undefined) patch.url = changes.url;
-      if (changes.events !== undefined) patch.events = uniqueEvents(changes.events);
-      if (changes.active !== undefined) {
-        patch.active = changes.active;
-        if (changes.active) patch.disabled_reason = null;
-      }
-      const [row] = await db('webhooks')
-        .where({ id, account_id: accountId })
-        .update(patch)
-        .returning<PublicRow[]>(PUBLIC_COLUMNS);
-      return row ? toWebhook(row) : undefined;
-    },
-
-    /** Deletes the webhook and, by cascade, its deliveries and their attempts. */
-    async delete(accountId: string, id: string): Promise<boolean> {
-      if (!UUID.test(id)) return false;
-      const n = await db('webhooks').where({ id, account_id: accountId }).delete();
-      return n > 0;
-    },
-
-    /** Replaces the secret; the old one stops signing at once. Undefined when the account has no such webhook. */
-    async rotateSecret(
-      accountId: string,
-      id: string,
-      secret: string,
-      secrets: SecretBox,
-    ): Promise<Webhook | undefined> {
-      if (!UUID.test(id)) return undefined;
-      const [row] = await db('webhooks')
-        .where({ id, account_id: accountId })
-        .update({ secret_sealed: secrets.seal(secret, webhookSecretContext(id)), updated_at: db.fn.now() })
-        .returning<PublicRow[]>(PUBLIC_COLUMNS);
-      return row ? toWebhook(row) : undefined;
-    },
-
-    /** Switches a webhook off for a reason the account can read (a receiver answered 410 Gone). */
-    async disable(id: string, reason: string): Promise<boolean> {
-      const n = await db('webhooks')
-        .where({ id })
-        .update({ active: false, disabled_reason: reason.slice(0, 255), updated_at: db.fn.now() });
-      return n > 0;
-    },
-
-    /**
-     * The webhook with its secret, for the deliverer only: read at each attempt, so a rotated secret or a changed
-     * URL takes effect on the next attempt. Not scoped by account: deliveries are addressed by webhook id.
-     */
-    async findWithSecret(id: string, secrets: SecretBox): Promise<WebhookWithSecret | undefined> {
-      if (!UUID.test(id)) return undefined;
-      const row = await db('webhooks').where({ id }).first<WebhookRow | undefined>();
-      return (
-        row && { ...toWebhook(row), secret: secrets.open(row.secret_sealed, webhookSecretContext(row.id)) }
-      );
-    },
-
-    /** The active webhooks of an account subscribed to `event`, oldest first (the fan-out of one event). */
-    async findSubscribers(accountId: string, event: string): Promise<Webhook[]> {
-      const rows = await db('webhooks')
-        .where({ account_id: accountId, active: true })
-        .whereRaw('? = ANY(events)', [event])
-        .orderBy([
-          { column: 'created_at', order: 'asc' },
-          { column: 'id', order: 'asc' },
-        ])
-        .select<WebhookRow[]>(PUBLIC_COLUMNS);
-      return rows.map(toWebhook);
-    },
+    create: (input: NewWebhook, secrets: SecretBox) => createWebhook(db, input, secrets),
+    findById: (accountId: string, id: string) => findWebhook(db, accountId, id),
+    list: (accountId: string, page?: { page: number; perPage: number }) => listWebhooks(db, accountId, page),
+    update: (accountId: string, id: string, changes: WebhookChanges) =>
+      updateWebhook(db, accountId, id, changes),
+    delete: (accountId: string, id: string) => deleteWebhook(db, accountId, id),
+    rotateSecret: (accountId: string, id: string, secret: string, secrets: SecretBox) =>
+      rotateWebhookSecret(db, accountId, id, secret, secrets),
+    disable: (id: string, reason: string) => disableWebhook(db, id, reason),
+    findWithSecret: (id: string, secrets: SecretBox) => findWebhookWithSecret(db, id, secrets),
+    findSubscribers: (accountId: string, event: string) => findSubscribers(db, accountId, event),
   };
+}
+
+interface NewWebhook {
+  accountId: string;
+  url: string;
+  events: readonly string[];
+  secret: string;
+}
+
+interface WebhookChanges {
+  url?: string;
+  events?: readonly string[];
+  active?: boolean;
+}
+
+async function createWebhook(db: Db, input: NewWebhook, secrets: SecretBox): Promise<Webhook> {
+  // The id is drawn here: the sealed secret is bound to it.
+  const id = randomUUID();
+  const [row] = await db('webhooks')
+    .insert({
+      id,
+      account_id: input.accountId,
+      url: input.url,
+      events: uniqueEvents(input.events),
+      secret_sealed: secrets.seal(input.secret, webhookSecretContext(id)),
+    })
+    .returning<PublicRow[]>(PUBLIC_COLUMNS);
+  return toWebhook(row!);
+}
+
+async function findWebhook(db: Db, accountId: string, id: string): Promise<Webhook | undefined> {
+  if (!UUID.test(id)) return undefined;
+  const row = await db('webhooks')
+    .where({ id, account_id: accountId })
+    .first<WebhookRow | undefined>(PUBLIC_COLUMNS);
+  return row && toWebhook(row);
+}
+
+/** Newest first. */
+async function listWebhooks(
+  db: Db,
+  accountId: string,
+  page: { page: number; perPage: number } = { page: 1, perPage: 100 },
+): Promise<{ items: Webhook[]; total: number }> {
+  const [rows, count] = await Promise.all([
+    db('webhooks')
+      .where({ account_id: accountId })
+      .orderBy([
+        { column: 'created_at', order: 'desc' },
+        { column: 'id', order: 'desc' },
+      ])
+      .limit(page.perPage)
+      .offset((page.page - 1) * page.perPage)
+      .select<WebhookRow[]>(PUBLIC_COLUMNS),
+    db('webhooks').where({ account_id: accountId }).count<{ count: string | number }[]>({ count: '*' }),
+  ]);
+  return { items: rows.map(toWebhook), total: Number(count[0]?.count ?? 0) };
+}
+
+/**
+ * Changes url, events and/or active. Turning a webhook back on clears the reason it was disabled.
+ * Undefined when the account has no such webhook.
+ */
+async function updateWebhook(
+  db: Db,
+  accountId: string,
+  id: string,
+  changes: WebhookChanges,
+): Promise<Webhook | undefined> {
+  if (!UUID.test(id)) return undefined;
+  const patch: Record<string, unknown> = { updated_at: db.fn.now() };
+  if (changes.url !== undefined) patch.url = changes.url;
+  if (changes.events !== undefined) patch.events = uniqueEvents(changes.events);
+  if (changes.active !== undefined) {
+    patch.active = changes.active;
+    if (changes.active) patch.disabled_reason = null;
+  }
+  const [row] = await db('webhooks')
+    .where({ id, account_id: accountId })
+    .update(patch)
+    .returning<PublicRow[]>(PUBLIC_COLUMNS);
+  return row ? toWebhook(row) : undefined;
+}
+
+/** Deletes the webhook and, by cascade, its deliveries and their attempts. */
+async function deleteWebhook(db: Db, accountId: string, id: string): Promise<boolean> {
+  if (!UUID.test(id)) return false;
+  const n = await db('webhooks').where({ id, account_id: accountId }).delete();
+  return n > 0;
+}
+
+/** Replaces the secret; the old one stops signing at once. Undefined when the account has no such webhook. */
+async function rotateWebhookSecret(
+  db: Db,
+  accountId: string,
+  id: string,
+  secret: string,
+  secrets: SecretBox,
+): Promise<Webhook | undefined> {
+  if (!UUID.test(id)) return undefined;
+  const [row] = await db('webhooks')
+    .where({ id, account_id: accountId })
+    .update({ secret_sealed: secrets.seal(secret, webhookSecretContext(id)), updated_at: db.fn.now() })
+    .returning<PublicRow[]>(PUBLIC_COLUMNS);
+  return row ? toWebhook(row) : undefined;
+}
+
+/** Switches a webhook off for a reason the account can read (a receiver answered 410 Gone). */
+async function disableWebhook(db: Db, id: string, reason: string): Promise<boolean> {
+  const n = await db('webhooks')
+    .where({ id })
+    .update({ active: false, disabled_reason: reason.slice(0, 255), updated_at: db.fn.now() });
+  return n > 0;
+}
+
+/**
+ * The webhook with its secret, for the deliverer only: read at each attempt, so a rotated secret or a changed
+ * URL takes effect on the next attempt. Not scoped by account: deliveries are addressed by webhook id.
+ */
+async function findWebhookWithSecret(
+  db: Db,
+  id: string,
+  secrets: SecretBox,
+): Promise<WebhookWithSecret | undefined> {
+  if (!UUID.test(id)) return undefined;
+  const row = await db('webhooks').where({ id }).first<WebhookRow | undefined>();
+  return row && { ...toWebhook(row), secret: secrets.open(row.secret_sealed, webhookSecretContext(row.id)) };
+}
+
+/** The active webhooks of an account subscribed to `event`, oldest first (the fan-out of one event). */
+async function findSubscribers(db: Db, accountId: string, event: string): Promise<Webhook[]> {
+  const rows = await db('webhooks')
+    .where({ account_id: accountId, active: true })
+    .whereRaw('? = ANY(events)', [event])
+    .orderBy([
+      { column: 'created_at', order: 'asc' },
+      { column: 'id', order: 'asc' },
+    ])
+    .select<WebhookRow[]>(PUBLIC_COLUMNS);
+  return rows.map(toWebhook);
 }

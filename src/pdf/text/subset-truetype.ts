@@ -35,108 +35,29 @@ export function buildFontProgram(
   used: Iterable<number>,
   composites: readonly CompositeGlyph[],
 ): { program: Buffer; firstCompositeGid: number } {
-  const tables = readTables(sfnt);
-  const head = required(tables, 'head');
-  const maxp = required(tables, 'maxp');
-  const loca = required(tables, 'loca');
-  const glyf = required(tables, 'glyf');
-  const hhea = required(tables, 'hhea');
-  const hmtx = required(tables, 'hmtx');
-  const numGlyphs = maxp.readUInt16BE(4);
-  const longLoca = head.readInt16BE(50) === 1;
-  const offsetOf = (g: number) => (longLoca ? loca.readUInt32BE(g * 4) : loca.readUInt16BE(g * 2) * 2);
-  const glyphData = (g: number) => glyf.subarray(offsetOf(g), offsetOf(g + 1));
+  const font = openFont(sfnt);
+  const keep = outlineClosure(font, used, composites);
+  const glyphs = writeGlyphs(font, keep, composites);
+  const total = font.numGlyphs + composites.length;
 
-  // Outline closure: everything drawn, directly or as a component.
-  const keep = new Set<number>([0]);
-  const queue = [...used, ...composites.flatMap((c) => c.components.map((k) => k.gid))];
-  while (queue.length > 0) {
-    const g = queue.pop() as number;
-    if (g < 0 || g >= numGlyphs) throw new Error(`glyph ${g} is not in the font`);
-    if (keep.has(g) && g !== 0) continue;
-    keep.add(g);
-    for (const component of compositeComponents(glyphData(g)))
-      if (!keep.has(component)) queue.push(component);
-  }
-
-  const numberOfHMetrics = hhea.readUInt16BE(34);
-  const metric = (g: number) => {
-    const i = Math.min(g, numberOfHMetrics - 1);
-    const advance = hmtx.readUInt16BE(i * 4);
-    const lsb =
-      g < numberOfHMetrics
-        ? hmtx.readInt16BE(g * 4 + 2)
-        : hmtx.readInt16BE(numberOfHMetrics * 4 + (g - numberOfHMetrics) * 2);
-    return { advance, lsb };
-  };
-
-  const total = numGlyphs + composites.length;
-  if (total > 0xffff) throw new Error('too many glyphs for one font');
-  const pieces: Buffer[] = [];
-  const newLoca = Buffer.alloc((total + 1) * 4);
-  const newHmtx = Buffer.alloc(total * 4);
-  let offset = 0;
-  const push = (g: number, data: Buffer, advance: number, lsb: number) => {
-    newLoca.writeUInt32BE(offset, g * 4);
-    newHmtx.writeUInt16BE(Math.max(0, Math.min(0xffff, Math.round(advance))), g * 4);
-    newHmtx.writeInt16BE(lsb, g * 4 + 2);
-    const padded = (data.length + 3) & ~3;
-    if (padded > 0) pieces.push(data, Buffer.alloc(padded - data.length));
-    offset += padded;
-  };
-  for (let g = 0; g < numGlyphs; g++) {
-    const m = metric(g);
-    push(g, keep.has(g) ? glyphData(g) : Buffer.alloc(0), m.advance, m.lsb);
-  }
-
-  let maxComponents = maxp.length >= 32 ? maxp.readUInt16BE(28) : 0;
-  let maxPoints = maxp.length >= 32 ? maxp.readUInt16BE(10) : 0;
-  let maxContours = maxp.length >= 32 ? maxp.readUInt16BE(12) : 0;
-  composites.forEach((c, i) => {
-    const built = compositeGlyph(c, glyphData);
-    push(numGlyphs + i, built.data, c.advance, built.xMin);
-    maxComponents = Math.max(maxComponents, c.components.length);
-    const counts = c.components.map((k) => pointCounts(k.gid, glyphData));
-    maxPoints = Math.min(
-      0xffff,
-      Math.max(
-        maxPoints,
-        counts.reduce((s, k) => s + k.points, 0),
-      ),
-    );
-    maxContours = Math.min(
-      0xffff,
-      Math.max(
-        maxContours,
-        counts.reduce((s, k) => s + k.contours, 0),
-      ),
-    );
-  });
-  newLoca.writeUInt32BE(offset, total * 4);
-
-  const newHead = Buffer.from(head);
+  const newHead = Buffer.from(font.head);
   newHead.writeInt16BE(1, 50);
   newHead.writeUInt32BE(0, 8);
-  const newHhea = Buffer.from(hhea);
+  const newHhea = Buffer.from(font.hhea);
   newHhea.writeUInt16BE(total, 34);
-  const newMaxp = Buffer.from(maxp);
-  newMaxp.writeUInt16BE(total, 4);
-  if (newMaxp.length >= 32) {
-    newMaxp.writeUInt16BE(maxPoints, 10);
-    newMaxp.writeUInt16BE(maxContours, 12);
-    newMaxp.writeUInt16BE(maxComponents, 28);
-    newMaxp.writeUInt16BE(Math.max(2, newMaxp.readUInt16BE(30) + 1), 30);
-  }
-
+  const replaced = new Map<string, Buffer>([
+    ['head', newHead],
+    ['hhea', newHhea],
+    ['maxp', updatedMaxp(font.maxp, total, glyphs.maxima)],
+    ['hmtx', glyphs.hmtx],
+    ['loca', glyphs.loca],
+    ['glyf', glyphs.glyf],
+  ]);
   const out: { tag: string; data: Uint8Array }[] = [];
-  for (const [tag, data] of tables) {
+  for (const [tag, data] of font.tables) {
     if (!KEEP.has(tag)) continue;
-    if (tag === 'head') out.push({ tag, data: newHead });
-    else if (tag === 'hhea') out.push({ tag, data: newHhea });
-    else if (tag === 'maxp') out.push({ tag, data: newMaxp });
-    else if (tag === 'hmtx') out.push({ tag, data: newHmtx });
-    else if (tag === 'loca') out.push({ tag, data: newLoca });
-    else if (tag === 'glyf') out.push({ tag, data: Buffer.concat(pieces) });
+    const replacement = replaced.get(tag);
+    if (replacement) out.push({ tag, data: replacement });
     else if (tag === 'post' && data.length >= 32) {
       // Version 3: no glyph names (they would name glyphs that are no longer there).
       const post = Buffer.from(data.subarray(0, 32));
@@ -147,7 +68,143 @@ export function buildFontProgram(
   const program = buildSfnt(sfnt.readUInt32BE(0), out);
   // head.checkSumAdjustment makes the whole font sum to 0xB1B0AFBA.
   program.writeUInt32BE((0xb1b0afba - tableChecksum(program)) >>> 0, findTable(program, 'head') + 8);
-  return { program, firstCompositeGid: numGlyphs };
+  return { program, firstCompositeGid: font.numGlyphs };
+}
+
+interface Font {
+  tables: Map<string, Buffer>;
+  head: Buffer;
+  maxp: Buffer;
+  hhea: Buffer;
+  hmtx: Buffer;
+  numGlyphs: number;
+  glyphData: (g: number) => Buffer;
+}
+
+interface Maxima {
+  points: number;
+  contours: number;
+  components: number;
+}
+
+function openFont(sfnt: Buffer): Font {
+  const tables = readTables(sfnt);
+  const head = required(tables, 'head');
+  const maxp = required(tables, 'maxp');
+  const loca = required(tables, 'loca');
+  const glyf = required(tables, 'glyf');
+  const hhea = required(tables, 'hhea');
+  const hmtx = required(tables, 'hmtx');
+  const longLoca = head.readInt16BE(50) === 1;
+  const offsetOf = (g: number) => (longLoca ? loca.readUInt32BE(g * 4) : loca.readUInt16BE(g * 2) * 2);
+  const glyphData = (g: number) => glyf.subarray(offsetOf(g), offsetOf(g + 1));
+  return { tables, head, maxp, hhea, hmtx, numGlyphs: maxp.readUInt16BE(4), glyphData };
+}
+
+/** Every glyph drawn, directly or as a component of a composite (glyph 0 always). */
+function outlineClosure(
+  font: Font,
+  used: Iterable<number>,
+  composites: readonly CompositeGlyph[],
+): Set<number> {
+  const keep = new Set<number>([0]);
+  const queue = [...used, ...composites.flatMap((c) => c.components.map((k) => k.gid))];
+  while (queue.length > 0) {
+    const g = queue.pop() as number;
+    if (g < 0 || g >= font.numGlyphs) throw new Error(`glyph ${g} is not in the font`);
+    if (keep.has(g) && g !== 0) continue;
+    keep.add(g);
+    for (const component of compositeComponents(font.glyphData(g)))
+      if (!keep.has(component)) queue.push(component);
+  }
+  return keep;
+}
+
+/**
+ * The new glyf, loca (long) and hmtx: kept glyphs as they were, the others empty, then the composites; and the
+ * maxp maxima the composites raise.
+ */
+function writeGlyphs(
+  font: Font,
+  keep: Set<number>,
+  composites: readonly CompositeGlyph[],
+): { glyf: Buffer; loca: Buffer; hmtx: Buffer; maxima: Maxima } {
+  const { numGlyphs, glyphData, maxp } = font;
+  const total = numGlyphs + composites.length;
+  if (total > 0xffff) throw new Error('too many glyphs for one font');
+  const pieces: Buffer[] = [];
+  const loca = Buffer.alloc((total + 1) * 4);
+  const hmtx = Buffer.alloc(total * 4);
+  let offset = 0;
+  const push = (g: number, data: Buffer, advance: number, lsb: number) => {
+    loca.writeUInt32BE(offset, g * 4);
+    hmtx.writeUInt16BE(Math.max(0, Math.min(0xffff, Math.round(advance))), g * 4);
+    hmtx.writeInt16BE(lsb, g * 4 + 2);
+    const padded = (data.length + 3) & ~3;
+    if (padded > 0) pieces.push(data, Buffer.alloc(padded - data.length));
+    offset += padded;
+  };
+  const metric = horizontalMetric(font);
+  for (let g = 0; g < numGlyphs; g++) {
+    const m = metric(g);
+    push(g, keep.has(g) ? glyphData(g) : Buffer.alloc(0), m.advance, m.lsb);
+  }
+
+  const full = maxp.length >= 32;
+  const maxima: Maxima = {
+    components: full ? maxp.readUInt16BE(28) : 0,
+    points: full ? maxp.readUInt16BE(10) : 0,
+    contours: full ? maxp.readUInt16BE(12) : 0,
+  };
+  composites.forEach((c, i) => {
+    const built = compositeGlyph(c, glyphData);
+    push(numGlyphs + i, built.data, c.advance, built.xMin);
+    maxima.components = Math.max(maxima.components, c.components.length);
+    const counts = c.components.map((k) => pointCounts(k.gid, glyphData));
+    maxima.points = Math.min(
+      0xffff,
+      Math.max(
+        maxima.points,
+        counts.reduce((s, k) => s + k.points, 0),
+      ),
+    );
+    maxima.contours = Math.min(
+      0xffff,
+      Math.max(
+        maxima.contours,
+        counts.reduce((s, k) => s + k.contours, 0),
+      ),
+    );
+  });
+  loca.writeUInt32BE(offset, total * 4);
+  return { glyf: Buffer.concat(pieces), loca, hmtx, maxima };
+}
+
+/** Advance width and left side bearing of a glyph from the original hmtx (the last advance repeats). */
+function horizontalMetric(font: Font): (g: number) => { advance: number; lsb: number } {
+  const { hhea, hmtx } = font;
+  const numberOfHMetrics = hhea.readUInt16BE(34);
+  return (g) => {
+    const i = Math.min(g, numberOfHMetrics - 1);
+    const advance = hmtx.readUInt16BE(i * 4);
+    const lsb =
+      g < numberOfHMetrics
+        ? hmtx.readInt16BE(g * 4 + 2)
+        : hmtx.readInt16BE(numberOfHMetrics * 4 + (g - numberOfHMetrics) * 2);
+    return { advance, lsb };
+  };
+}
+
+function updatedMaxp(maxp: Buffer, total: number, maxima: Maxima): Buffer {
+  const out = Buffer.from(maxp);
+  out.writeUInt16BE(total, 4);
+  if (out.length >= 32) {
+    out.writeUInt16BE(maxima.points, 10);
+    out.writeUInt16BE(maxima.contours, 12);
+    out.writeUInt16BE(maxima.components, 28);
+    out.writeUInt16BE(Math.max(2, out.readUInt16BE(30) + 1), 30);
+  }
+  return out;
 }
 
 /** Component glyph ids of a composite glyph (OpenType glyf, "Composite Glyph Description"); [] for others. */

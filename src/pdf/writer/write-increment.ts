@@ -11,45 +11,20 @@ export interface IncrementResult {
 
 const eol = Buffer.from('\n', 'latin1');
 
+interface Written {
+  ref: PDFRef;
+  bytes: Buffer;
+}
+
+type Offsets = Map<number, { offset: number; gen: number }>;
+
 /**
  * Appends the revision's new objects (numbered from firstNewObjectNumber) and its dirty objects, then a
  * cross-reference section of the same kind as the file's last one, chained to it with /Prev. `raw` supplies
  * objects whose serialization the caller controls byte for byte (the signature dictionary and its placeholder).
  */
 export function writeIncrement(revision: PdfRevision, raw: Map<number, Buffer> = new Map()): IncrementResult {
-  const { context } = revision;
-  const objects: { ref: PDFRef; bytes: Buffer }[] = [];
-  const serialize = (ref: PDFRef, obj: PDFObject) => {
-    const body = Buffer.alloc(obj.sizeInBytes());
-    obj.copyBytesInto(body, 0);
-    return Buffer.concat([
-      Buffer.from(`${ref.objectNumber} ${ref.generationNumber} obj\n`, 'latin1'),
-      body,
-      Buffer.from('\nendobj\n', 'latin1'),
-    ]);
-  };
-  for (const ref of [...revision.dirty].sort((a, b) => a.objectNumber - b.objectNumber)) {
-    const obj = context.lookup(ref);
-    if (obj) objects.push({ ref, bytes: serialize(ref, obj) });
-  }
-  for (let n = revision.firstNewObjectNumber; n <= context.largestObjectNumber; n++) {
-    const ref = PDFRef.of(n);
-    const rawBytes = raw.get(n);
-    if (rawBytes) {
-      objects.push({
-        ref,
-        bytes: Buffer.concat([
-          Buffer.from(`${n} 0 obj\n`, 'latin1'),
-          rawBytes,
-          Buffer.from('\nendobj\n', 'latin1'),
-        ]),
-      });
-      continue;
-    }
-    const obj = context.lookup(ref);
-    if (obj) objects.push({ ref, bytes: serialize(ref, obj) });
-  }
-
+  const objects = collectObjects(revision, raw);
   const base = Buffer.from(revision.bytes.buffer, revision.bytes.byteOffset, revision.bytes.byteLength);
   const parts: Buffer[] = [];
   let offset = base.length;
@@ -59,7 +34,7 @@ export function writeIncrement(revision: PdfRevision, raw: Map<number, Buffer> =
   };
   if (base[base.length - 1] !== 0x0a && base[base.length - 1] !== 0x0d) add(eol);
 
-  const offsets = new Map<number, { offset: number; gen: number }>();
+  const offsets: Offsets = new Map();
   const rawOffsets = new Map<number, number>();
   const bodyHash = createHash('md5');
   for (const o of objects) {
@@ -75,54 +50,93 @@ export function writeIncrement(revision: PdfRevision, raw: Map<number, Buffer> =
   const common = `/Root ${revision.trailer.root.toString()}${
     revision.trailer.info ? ` /Info ${revision.trailer.info.toString()}` : ''
   } /ID ${id} /Prev ${revision.prevStartXref}`;
-
-  const xrefOffset = offset;
-  if (revision.xrefKind === 'table') {
-    const size = Math.max(revision.trailer.size, context.largestObjectNumber + 1);
-    let table = 'xref\n';
-    for (const [start, nums] of subsections([...offsets.keys()])) {
-      table += `${start} ${nums.length}\n`;
-      for (const n of nums) {
-        const e = offsets.get(n) as { offset: number; gen: number };
-        table += `${String(e.offset).padStart(10, '0')} ${String(e.gen).padStart(5, '0')} n\r\n`;
-      }
-    }
-    add(
-      Buffer.from(
-        `${table}trailer\n<< /Size ${size} ${common} >>\nstartxref\n${xrefOffset}\n%%EOF\n`,
-        'latin1',
-      ),
-    );
-  } else {
-    const xrefNum = context.largestObjectNumber + 1;
-    context.largestObjectNumber = xrefNum;
-    offsets.set(xrefNum, { offset: xrefOffset, gen: 0 });
-    const groups = subsections([...offsets.keys()]);
-    const rows: Buffer[] = [];
-    for (const [, nums] of groups) {
-      for (const n of nums) {
-        const e = offsets.get(n) as { offset: number; gen: number };
-        const row = Buffer.alloc(7);
-        row.writeUInt8(1, 0);
-        row.writeUInt32BE(e.offset, 1);
-        row.writeUInt16BE(e.gen, 5);
-        rows.push(row);
-      }
-    }
-    const data = Buffer.concat(rows);
-    const index = groups.map(([start, nums]) => `${start} ${nums.length}`).join(' ');
-    add(
-      Buffer.concat([
-        Buffer.from(
-          `${xrefNum} 0 obj\n<< /Type /XRef /Size ${xrefNum + 1} /W [1 4 2] /Index [${index}] ${common} /Length ${data.length} >>\nstream\n`,
-          'latin1',
-        ),
-        data,
-        Buffer.from(`\nendstream\nendobj\nstartxref\n${xrefOffset}\n%%EOF\n`, 'latin1'),
-      ]),
-    );
-  }
+  add(
+    revision.xrefKind === 'table'
+      ? xrefTable(revision, offsets, common, offset)
+      : xrefStream(revision, offsets, common, offset),
+  );
   return { pdf: Buffer.concat([base, ...parts]), rawOffsets };
+}
+
+/** The dirty objects in number order, then the new ones, each framed as `n g obj … endobj`. */
+function collectObjects(revision: PdfRevision, raw: Map<number, Buffer>): Written[] {
+  const { context } = revision;
+  const objects: Written[] = [];
+  const serialize = (ref: PDFRef, obj: PDFObject) => {
+    const body = Buffer.alloc(obj.sizeInBytes());
+    obj.copyBytesInto(body, 0);
+    return frame(ref, body);
+  };
+  for (const ref of [...revision.dirty].sort((a, b) => a.objectNumber - b.objectNumber)) {
+    const obj = context.lookup(ref);
+    if (obj) objects.push({ ref, bytes: serialize(ref, obj) });
+  }
+  for (let n = revision.firstNewObjectNumber; n <= context.largestObjectNumber; n++) {
+    const ref = PDFRef.of(n);
+    const rawBytes = raw.get(n);
+    if (rawBytes) {
+      objects.push({ ref, bytes: frame(ref, rawBytes) });
+      continue;
+    }
+    const obj = context.lookup(ref);
+    if (obj) objects.push({ ref, bytes: serialize(ref, obj) });
+  }
+  return objects;
+}
+
+function frame(ref: PDFRef, body: Buffer): Buffer {
+  return Buffer.concat([
+    Buffer.from(`${ref.objectNumber} ${ref.generationNumber} obj\n`, 'latin1'),
+    body,
+    Buffer.from('\nendobj\n', 'latin1'),
+  ]);
+}
+
+/** A classic `xref` table and trailer, for a file whose last section is one. */
+function xrefTable(revision: PdfRevision, offsets: Offsets, common: string, xrefOffset: number): Buffer {
+  const size = Math.max(revision.trailer.size, revision.context.largestObjectNumber + 1);
+  let table = 'xref\n';
+  for (const [start, nums] of subsections([...offsets.keys()])) {
+    table += `${start} ${nums.length}\n`;
+    for (const n of nums) {
+      const e = offsets.get(n) as { offset: number; gen: number };
+      table += `${String(e.offset).padStart(10, '0')} ${String(e.gen).padStart(5, '0')} n\r\n`;
+    }
+  }
+  return Buffer.from(
+    `${table}trailer\n<< /Size ${size} ${common} >>\nstartxref\n${xrefOffset}\n%%EOF\n`,
+    'latin1',
+  );
+}
+
+/** A cross-reference stream (a new object of its own, listed in itself), for a file whose last section is one. */
+function xrefStream(revision: PdfRevision, offsets: Offsets, common: string, xrefOffset: number): Buffer {
+  const { context } = revision;
+  const xrefNum = context.largestObjectNumber + 1;
+  context.largestObjectNumber = xrefNum;
+  offsets.set(xrefNum, { offset: xrefOffset, gen: 0 });
+  const groups = subsections([...offsets.keys()]);
+  const rows: Buffer[] = [];
+  for (const [, nums] of groups) {
+    for (const n of nums) {
+      const e = offsets.get(n) as { offset: number; gen: number };
+      const row = Buffer.alloc(7);
+      row.writeUInt8(1, 0);
+      row.writeUInt32BE(e.offset, 1);
+      row.writeUInt16BE(e.gen, 5);
+      rows.push(row);
+    }
+  }
+  const data = Buffer.concat(rows);
+  const index = groups.map(([start, nums]) => `${start} ${nums.length}`).join(' ');
+  return Buffer.concat([
+    Buffer.from(
+      `${xrefNum} 0 obj\n<< /Type /XRef /Size ${xrefNum + 1} /W [1 4 2] /Index [${index}] ${common} /Length ${data.length} >>\nstream\n`,
+      'latin1',
+    ),
+    data,
+    Buffer.from(`\nendstream\nendobj\nstartxref\n${xrefOffset}\n%%EOF\n`, 'latin1'),
+  ]);
 }
 
 /** Keeps the permanent first identifier and derives the changing second one from this update's objects. */

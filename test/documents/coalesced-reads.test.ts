@@ -1,0 +1,154 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDb, type Knex } from '../../src/db/knex.ts';
+import { coalescedDocumentReads } from '../../src/features/documents/documents-store.ts';
+import type { TestAccount } from '../helpers/test-service.ts';
+import {
+  createDraft,
+  documentOf,
+  PHONE_A,
+  PHONE_B,
+  startDocumentsService,
+  type DocumentJson,
+  type DocumentsService,
+} from './support.ts';
+
+let service: DocumentsService;
+let owner: TestAccount;
+let other: TestAccount;
+let mine: DocumentJson[];
+let theirs: DocumentJson;
+
+beforeAll(async () => {
+  service = await startDocumentsService();
+  owner = await service.createAccount();
+  other = await service.createAccount();
+  mine = [
+    await createDraft(service, owner, { title: 'First' }, [
+      { name: 'Ali', phone: PHONE_A },
+      { name: 'Sara', phone: PHONE_B },
+    ]),
+    await createDraft(service, owner, { title: 'Second' }),
+  ];
+  theirs = await createDraft(service, other, { title: 'Theirs' });
+});
+afterAll(() => service.close());
+
+/** Counts the pooled connections taken while `run` runs: one per query the coalescer sends. */
+async function connectionsTaken<T>(db: Knex, run: () => Promise<T>): Promise<{ result: T; taken: number }> {
+  const client = db.client as { acquireConnection: () => Promise<unknown> };
+  const acquire = client.acquireConnection.bind(client);
+  let taken = 0;
+  client.acquireConnection = () => {
+    taken++;
+    return acquire();
+  };
+  try {
+    return { result: await run(), taken };
+  } finally {
+    client.acquireConnection = acquire;
+  }
+}
+
+describe('coalesced document reads', () => {
+  it('answers the reads of one turn with one query, each its own document of its own account', async () => {
+    const reads = coalescedDocumentReads(service.database.db);
+    const { result, taken } = await connectionsTaken(service.database.db, () =>
+      Promise.all([
+        reads.findWithApprovers(owner.accountId, mine[0]!.id),
+        reads.findWithApprovers(other.accountId, theirs.id),
+        reads.findWithApprovers(owner.accountId, mine[1]!.id),
+        // Another account's document, an unknown id, the same read twice, and ids that are no UUID.
+        reads.findWithApprovers(owner.accountId, theirs.id),
+        reads.findWithApprovers(owner.accountId, randomUUID()),
+        reads.findWithApprovers(owner.accountId, mine[0]!.id.toUpperCase()),
+        reads.findWithApprovers(owner.accountId, '__proto__'),
+        reads.findWithApprovers(owner.accountId, `${mine[0]!.id}'}`),
+        reads.findWithApprovers(owner.accountId, 'a'.repeat(100_000)),
+      ]),
+    );
+    expect(taken).toBe(1);
+    const [first, their, second, stranger, unknown, upper, proto, quoted, huge] = result;
+    expect(first?.document).toMatchObject({ id: mine[0]!.id, titleEn: 'First', status: 'draft' });
+    expect(first?.approvers.map((a) => a.phone)).toEqual([PHONE_A, PHONE_B]);
+    expect(their?.document).toMatchObject({ id: theirs.id, accountId: other.accountId, titleEn: 'Theirs' });
+    expect(second?.document).toMatchObject({ id: mine[1]!.id, titleEn: 'Second' });
+    expect(upper?.document.id).toBe(mine[0]!.id);
+    expect([stranger, unknown, proto, quoted, huge]).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ]);
+  });
+
+  it('sends a batch larger than its limit as several queries and answers every read', async () => {
+    const reads = coalescedDocumentReads(service.database.db, 4);
+    const ids = Array.from({ length: 10 }, (_, i) => mine[i % 2]!.id);
+    const { result, taken } = await connectionsTaken(service.database.db, () =>
+      Promise.all(ids.map((id) => reads.findWithApprovers(owner.accountId, id))),
+    );
+    expect(taken).toBe(3);
+    expect(result.map((r) => r?.document.id)).toEqual(ids);
+  });
+
+  it('reads again for a read asked after a write: the write is seen', async () => {
+    const reads = coalescedDocumentReads(service.database.db);
+    const before = await reads.findWithApprovers(owner.accountId, mine[1]!.id);
+    await service.database
+      .db('documents')
+      .where({ id: mine[1]!.id })
+      .update({ title_en: 'Renamed', status: 'voided' });
+    const after = await reads.findWithApprovers(owner.accountId, mine[1]!.id);
+    expect(before?.document).toMatchObject({ titleEn: 'Second', status: 'draft' });
+    expect(after?.document).toMatchObject({ titleEn: 'Renamed', status: 'voided' });
+    await service.database
+      .db('documents')
+      .where({ id: mine[1]!.id })
+      .update({ title_en: 'Second', status: 'draft' });
+  });
+
+  it('fails every read of a batch whose query fails, and leaves the next batch to its own fate', async () => {
+    const broken = createDb(service.database.url, { poolMax: 1 });
+    await broken.destroy();
+    const reads = coalescedDocumentReads(broken);
+    const results = await Promise.allSettled([
+      reads.findWithApprovers(owner.accountId, mine[0]!.id),
+      reads.findWithApprovers(other.accountId, theirs.id),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    const working = coalescedDocumentReads(service.database.db);
+    expect((await working.findWithApprovers(owner.accountId, mine[0]!.id))?.document.id).toBe(mine[0]!.id);
+  });
+});
+
+describe('GET /documents/{id} with many clients at once', () => {
+  it('gives each request its own account’s document, and 404 for another account’s', async () => {
+    const asks = Array.from({ length: 60 }, (_, i) => {
+      const doc = [mine[0]!, mine[1]!, theirs][i % 3]!;
+      const account = i % 2 === 0 ? owner : other;
+      const expected = (doc.id === theirs.id) === (account === other) ? 200 : 404;
+      return { doc, account, expected };
+    });
+    const answers = await Promise.all(
+      asks.map((a) => service.request(`/documents/${a.doc.id}`, { account: a.account })),
+    );
+    for (const [i, res] of answers.entries()) {
+      expect(res.status).toBe(asks[i]!.expected);
+      if (res.status === 200) expect(documentOf(await res.json()).id).toBe(asks[i]!.doc.id);
+      else await res.body?.cancel();
+    }
+  });
+
+  it('shows a change on the very next read', async () => {
+    const res = await service.request(`/documents/${mine[0]!.id}`, {
+      method: 'PUT',
+      account: owner,
+      body: JSON.stringify({ title: 'Changed' }),
+    });
+    expect(res.status).toBe(200);
+    const read = await service.request(`/documents/${mine[0]!.id}`, { account: owner });
+    expect(documentOf(await read.json())).toMatchObject({ title_en: 'Changed' });
+  });
+});
