@@ -352,20 +352,24 @@ describe.runIf(NAMES.some(recording))(`record approval histories (${VERSION})`, 
     await save('notification-failed-expired', doc.id, 'expired');
   });
 
-  record('attention-retried-expired', 'markDocumentExpired fails for good, parks, is retried', async () => {
-    const fault = await failWrites(h.service.database.db, 'documentExpired');
-    const doc = await oneApprover();
-    try {
-      await expiringIn(doc.id, 3);
-      expect((await send(h, doc.id)).status).toBe(200);
-      await eventually(async () => {
-        const view = await handleOf(doc.id).query(approvalStatusQuery);
-        return view.attention?.activity === 'markDocumentExpired';
-      }, LONG);
-    } finally {
-      await fault.remove();
-    }
-    await retry(doc.id);
-    await save('attention-retried-expired', doc.id, 'expired');
-  });
+  record(
+    'attention-retried-expired',
+    'the expiry (closeDocument) fails for good, parks, is retried',
+    async () => {
+      const fault = await failWrites(h.service.database.db, 'documentExpired');
+      const doc = await oneApprover();
+      try {
+        await expiringIn(doc.id, 3);
+        expect((await send(h, doc.id)).status).toBe(200);
+        await eventually(async () => {
+          const view = await handleOf(doc.id).query(approvalStatusQuery);
+          return view.attention?.activity === 'closeDocument';
+        }, LONG);
+      } finally {
+        await fault.remove();
+      }
+      await retry(doc.id);
+      await save('attention-retried-expired', doc.id, 'expired');
+    },
+  );
 });

@@ -7,10 +7,12 @@ import { documentsStore, type Document } from '../../db/stores/documents-store.t
 import { statusRefusal } from '../../documents/rules.ts';
 import { AppError } from '../../errors.ts';
 import type { Storage } from '../../storage/storage.ts';
-import { ApprovalRefused, type ApprovalClient } from './client.ts';
+import { ApprovalRefused } from './client.ts';
 import type { WriteNotices } from './write-notices.ts';
 import type { ActionEvidence, ActionKind } from './definitions.ts';
-import { actWhenWritten, type ActOutcome } from './act-answer.ts';
+import type { ActOutcome } from './act-answer.ts';
+import type { ActInDatabaseDeps } from './act-in-database.ts';
+import { takeAction } from './take-action.ts';
 import { hasVerifiedSession } from './approver-otp.ts';
 import { hasActed, isOpen } from './rules.ts';
 
@@ -103,7 +105,7 @@ export async function pageVerification(
  * if it does. A repeated submit writes a row of its own, refused as `already_acted` and removed.
  */
 export async function actFromPage(
-  deps: { db: Knex; approvals: ApprovalClient; storage: Storage; writeNotices?: WriteNotices },
+  deps: ActInDatabaseDeps & { storage: Storage; writeNotices?: WriteNotices },
   link: PageLink,
   kind: ActionKind,
   evidence: ActionEvidence,
@@ -128,7 +130,7 @@ export async function actFromPage(
     throw err;
   }
   try {
-    return await actWhenWritten(deps, document.id, { approverId: approver.id, kind, evidenceId });
+    return await takeAction(deps, document.id, { approverId: approver.id, kind, evidenceId });
   } catch (err) {
     if (!(err instanceof ApprovalRefused)) throw err;
     await evidenceStore.discard(evidenceId);
