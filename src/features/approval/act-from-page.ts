@@ -55,7 +55,7 @@ export function linkProblem(link: PageLink | undefined): LinkProblem | undefined
       message: statusRefusal(document, 'it no longer accepts actions'),
     };
   }
-  // Whose turn it is, the workflow decides (an action out of turn is refused with 409).
+  // Whose turn it is is decided with the action, under the document's row lock (out of turn: 409).
   return undefined;
 }
 
@@ -96,13 +96,14 @@ export async function pageVerification(
 
 /**
  * The approver completes or rejects from the page. A drawn signature or stamp image is stored first, then the
- * action's evidence (time, IP address, user agent, image key, typed name, reason) is written to PostgreSQL, and
- * the workflow is asked to take the action with the evidence's id only: nothing personal enters its history.
- * If the workflow refuses the action, the evidence row and the image are removed again (no evidence is left
- * attributed to an action that was not taken) and the refusal becomes 409 (not their turn, not notified), 404
- * (not an approver of the document) or 410 (too late). When the answer is lost (a time-out, Temporal
- * unreachable) the workflow may still take the action, so both stay; recordApproverAction marks the row accepted
- * if it does. A repeated submit writes a row of its own, refused as `already_acted` and removed.
+ * action's evidence (time, IP address, user agent, image key, typed name, reason) is written to PostgreSQL, and the
+ * action is taken with the evidence's id only (takeAction: recorded under the document's row lock and signalled,
+ * or the act update for runs of earlier versions): nothing personal enters the workflow's history. If the action
+ * is refused, the evidence row and the image are removed again (no evidence is left attributed to an action that
+ * was not taken) and the refusal becomes 409 (not their turn, not notified), 404 (not an approver of the
+ * document) or 410 (too late). When an earlier run's answer is lost (a time-out, Temporal unreachable) it may
+ * still take the action, so both stay; its write marks the row accepted if it does. A repeated submit writes a row
+ * of its own, refused as `already_acted` and removed.
  */
 export async function actFromPage(
   deps: ActInDatabaseDeps & { storage: Storage; writeNotices?: WriteNotices },
