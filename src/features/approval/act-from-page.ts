@@ -133,7 +133,12 @@ export async function actFromPage(
   try {
     return await takeAction(deps, document.id, { approverId: approver.id, kind, evidenceId });
   } catch (err) {
-    if (!(err instanceof ApprovalRefused)) throw err;
+    if (!(err instanceof ApprovalRefused)) {
+      // A write the database refused took the evidence row with it (act-in-database.ts): its image goes too.
+      const left = await evidenceStore.find(evidenceId).catch(() => 'unknown' as const);
+      if (!left && evidence.imageKey) await deps.storage.delete(evidence.imageKey).catch(() => undefined);
+      throw err;
+    }
     await evidenceStore.discard(evidenceId);
     if (evidence.imageKey) await deps.storage.delete(evidence.imageKey).catch(() => undefined);
     if (err.refusal === 'not_your_turn' || err.refusal === 'not_notified')

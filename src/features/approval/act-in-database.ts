@@ -63,8 +63,33 @@ export async function actInDatabase(
   documentId: string,
   action: { approverId: string; kind: ActionKind; evidenceId: string },
 ): Promise<ActOutcome> {
+  let recorded: { outcome: ActOutcome; signal: ApprovalSignal };
+  try {
+    recorded = await record(deps, documentId, action);
+  } catch (err) {
+    // A write PostgreSQL refused was rolled back: the evidence goes with it, so no row is left `submitted` for an
+    // action that was not taken (a row the commit did accept is never removed). A refusal is the caller's to clean.
+    if (!(err instanceof ApprovalRefused))
+      await actionEvidenceStore(deps.db)
+        .discard(action.evidenceId)
+        .catch(() => undefined);
+    throw err;
+  }
+  sendAfterCommit(deps, recorded.signal);
+  deps.webhooks
+    ?.dispatchDocument(documentId)
+    .catch((err: unknown) => deps.logger.warn({ err, documentId }, 'events of an action not dispatched yet'));
+  return recorded.outcome;
+}
+
+/** The decision and the writes, in one transaction holding the document's row lock. */
+async function record(
+  deps: ActInDatabaseDeps,
+  documentId: string,
+  action: { approverId: string; kind: ActionKind; evidenceId: string },
+): Promise<{ outcome: ActOutcome; signal: ApprovalSignal }> {
   const events = documentEvents({ db: deps.db, logger: deps.logger, secrets: deps.secrets });
-  const { outcome, signal } = await deps.db.transaction(async (trx) => {
+  return deps.db.transaction(async (trx) => {
     const document = await documentsStore(trx).findByIdUnscoped(documentId, { forUpdate: true });
     if (!document) throw new ApprovalRefused('unknown_approver');
     const approvers = await approversStore(trx).listByDocument(documentId);
@@ -105,11 +130,6 @@ export async function actInDatabase(
     const status = action.kind === 'reject' ? 'rejected' : 'in_progress';
     return { outcome: { status, ...progressOf(acted) }, signal };
   });
-  sendAfterCommit(deps, signal);
-  deps.webhooks
-    ?.dispatchDocument(documentId)
-    .catch((err: unknown) => deps.logger.warn({ err, documentId }, 'events of an action not dispatched yet'));
-  return outcome;
 }
 
 /** The signal sent now, best effort: one that fails stays queued for the relay. */
