@@ -78,7 +78,8 @@ const recording = (name: (typeof NAMES)[number]) =>
 const ENV = {
   APPROVAL_NOTIFY_RETRY_SECONDS: '3',
   APPROVAL_WRITE_RETRY_SECONDS: '3',
-  APPROVAL_FINALIZE_RETRY_SECONDS: '10',
+  // Long enough for a signing on a loaded machine; the finalization failures below are permanent and fail at once.
+  APPROVAL_FINALIZE_RETRY_SECONDS: '60',
   REMIND_COOLDOWN_MINUTES: '0',
   // A scaled hour of automatic reminders is one second (only documents sent with reminders have timers for them).
   APPROVAL_TIMER_SCALE: String(1 / 3600),
