@@ -1,8 +1,8 @@
 import { html, type SafeHtml } from '../http/html.ts';
 import type { AssetCatalog } from '../http/asset-catalog.ts';
 import { jsonScript, publicPageLayout } from '../http/public-page.ts';
-import type { Approver } from '../db/stores/approvers-store.ts';
-import type { Document } from '../db/stores/documents-store.ts';
+import type { Approver } from '../features/documents/approvers-store.ts';
+import type { Document } from '../features/documents/documents-store.ts';
 import { LIMITS, type Language } from '../domain/model.ts';
 import { STRINGS, type PageStrings } from './strings.ts';
 

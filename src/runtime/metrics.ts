@@ -1,6 +1,6 @@
 import type { Config, ConfigRole } from '../config.ts';
 import type { Knex } from '../db/knex.ts';
-import { countDocumentsByStatus } from '../db/stores/document-counts-store.ts';
+import { countDocumentsByStatus } from '../features/documents/document-counts-store.ts';
 import { DOCUMENT_STATUSES } from '../domain/model.ts';
 import type { Logger } from '../logger.ts';
 import { freeLoopbackPort } from '../metrics/loopback-port.ts';

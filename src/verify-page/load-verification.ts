@@ -1,9 +1,9 @@
 import type { Db } from '../db/knex.ts';
 import { accountsStore } from '../features/accounts/accounts-store.ts';
-import { approversStore } from '../db/stores/approvers-store.ts';
-import type { Approver } from '../db/stores/approvers-store.ts';
-import { documentsStore, type Document } from '../db/stores/documents-store.ts';
-import { verificationsStore } from '../db/stores/verifications-store.ts';
+import { approversStore } from '../features/documents/approvers-store.ts';
+import type { Approver } from '../features/documents/approvers-store.ts';
+import { documentsStore, type Document } from '../features/documents/documents-store.ts';
+import { verificationsStore } from '../features/approval/verifications-store.ts';
 import type { ActionType } from '../domain/model.ts';
 import { describeOutcome, maskPhone } from '../pdf/compose/wording.ts';
 

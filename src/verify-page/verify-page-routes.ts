@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import Router from '@koa/router';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/knex.ts';
-import { VERIFY_PREFIX } from '../db/stores/verifications-store.ts';
+import { VERIFY_PREFIX } from '../features/approval/verifications-store.ts';
 import type { Language } from '../domain/model.ts';
 import { AppError } from '../errors.ts';
 import { PAGE_CSS_ASSET, serveAssets, type PageAssets } from '../http/page-assets.ts';

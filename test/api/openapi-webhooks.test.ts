@@ -4,14 +4,14 @@ import { z } from 'zod';
 import { buildOpenApiDocument } from '../../src/api/openapi-document.ts';
 import { createSecretBox } from '../../src/auth/secret-box.ts';
 import { accountsStore } from '../../src/features/accounts/accounts-store.ts';
-import { approversStore, type Approver } from '../../src/db/stores/approvers-store.ts';
+import { approversStore, type Approver } from '../../src/features/documents/approvers-store.ts';
 import {
   documentEventsStore,
   fullEventData,
   type DocumentEvent,
-} from '../../src/db/stores/document-events-store.ts';
-import { documentsStore, type Document } from '../../src/db/stores/documents-store.ts';
-import { serializeApprover } from '../../src/documents/serialize.ts';
+} from '../../src/features/events/document-events-store.ts';
+import { documentsStore, type Document } from '../../src/features/documents/documents-store.ts';
+import { serializeApprover } from '../../src/features/documents/serialize.ts';
 import { EMPTY_COUNTS } from '../../src/features/bulk-sends/bulk-send-store.ts';
 import { serializeBulkSend } from '../../src/features/bulk-sends/serialize.ts';
 import { documentEvents } from '../../src/features/events/document-events.ts';

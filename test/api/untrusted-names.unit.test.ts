@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formFieldsToObject } from '../../src/api/documents/form-fields.ts';
+import { formFieldsToObject } from '../../src/features/documents/form-fields.ts';
 import { parseJson } from '../../src/http/raw-body.ts';
 import { issuesToDetails } from '../../src/domain/validation.ts';
 import { addDetail, AppError, mergeDetails, newDetails } from '../../src/errors.ts';

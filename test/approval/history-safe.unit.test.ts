@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { historySafeError, personalData, redact } from '../../src/features/approval/history-safe.ts';
-import type { Approver } from '../../src/db/stores/approvers-store.ts';
+import type { Approver } from '../../src/features/documents/approvers-store.ts';
 
 /** What an activity's failure may carry into a workflow history. */
 const approver = {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { actInDatabase } from '../../src/features/approval/act-in-database.ts';
-import { actionEvidenceStore } from '../../src/db/stores/action-evidence-store.ts';
+import { actionEvidenceStore } from '../../src/features/approval/action-evidence-store.ts';
 import { createApprovalClient } from '../../src/features/approval/client.ts';
 import { approvalWorkflowId } from '../../src/features/approval/definitions.ts';
 import {

@@ -7,8 +7,8 @@ import {
   type ApprovalWorkflowInput,
 } from '../../src/features/approval/definitions.ts';
 import { createApprovalClient } from '../../src/features/approval/client.ts';
-import { approversStore } from '../../src/db/stores/approvers-store.ts';
-import { documentsStore } from '../../src/db/stores/documents-store.ts';
+import { approversStore } from '../../src/features/documents/approvers-store.ts';
+import { documentsStore } from '../../src/features/documents/documents-store.ts';
 import { startApiServer } from '../../src/runtime/api-server.ts';
 import { createTemporalClient } from '../../src/temporal/client.ts';
 import {

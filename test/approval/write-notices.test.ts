@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWriteNotices, type WriteNotices } from '../../src/features/approval/write-notices.ts';
-import { actionEvidenceStore } from '../../src/db/stores/action-evidence-store.ts';
+import { actionEvidenceStore } from '../../src/features/approval/action-evidence-store.ts';
 import { createLogger } from '../../src/logger.ts';
 import {
   createDocument,

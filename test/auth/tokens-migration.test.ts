@@ -6,11 +6,11 @@ import { createSecretBox } from '../../src/auth/secret-box.ts';
 import { sha256Hex } from '../../src/auth/tokens.ts';
 import { migrateDown, migrateLatest } from '../../src/db/migrate.ts';
 import { accountsStore } from '../../src/features/accounts/accounts-store.ts';
-import { approversStore, openLinkToken } from '../../src/db/stores/approvers-store.ts';
-import { documentEventsStore, fullEventData } from '../../src/db/stores/document-events-store.ts';
-import { documentsStore, openFinalToken } from '../../src/db/stores/documents-store.ts';
+import { approversStore, openLinkToken } from '../../src/features/documents/approvers-store.ts';
+import { documentEventsStore, fullEventData } from '../../src/features/events/document-events-store.ts';
+import { documentsStore, openFinalToken } from '../../src/features/documents/documents-store.ts';
 import { idempotencyStore, openResponse } from '../../src/db/stores/idempotency-store.ts';
-import { verificationsStore } from '../../src/db/stores/verifications-store.ts';
+import { verificationsStore } from '../../src/features/approval/verifications-store.ts';
 import {
   openDeliveryBody,
   webhookDeliveriesStore,

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { documentEventsStore } from '../../src/db/stores/document-events-store.ts';
+import { documentEventsStore } from '../../src/features/events/document-events-store.ts';
 import type { FormValue } from '../helpers/multipart.ts';
 import { makePdf } from '../helpers/pdf.ts';
 import type { TestAccount } from '../helpers/test-service.ts';

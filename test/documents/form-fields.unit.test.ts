@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formFieldsToObject } from '../../src/api/documents/form-fields.ts';
+import { formFieldsToObject } from '../../src/features/documents/form-fields.ts';
 
 describe('formFieldsToObject', () => {
   it('nests approvers[N][field] parts in index order and drops empty parts', () => {

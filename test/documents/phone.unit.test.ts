@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { normalizePhone, PHONE_MESSAGES } from '../../src/documents/phone.ts';
+import { normalizePhone, PHONE_MESSAGES } from '../../src/features/documents/phone.ts';
 
 describe('normalizePhone', () => {
   it.each([

@@ -6,7 +6,7 @@ import path from 'node:path';
 import Koa from 'koa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AppState } from '../../src/http/context.ts';
-import { receiveUpload } from '../../src/api/documents/upload.ts';
+import { receiveUpload } from '../../src/features/documents/upload.http.ts';
 import { errorHandler } from '../../src/api/middleware/error-handler.ts';
 import { requestId } from '../../src/api/middleware/request-id.ts';
 import { createLogger } from '../../src/logger.ts';

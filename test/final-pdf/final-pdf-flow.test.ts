@@ -18,7 +18,7 @@ import {
   sixApprovers,
   startFinalPdfHarness,
 } from '../helpers/final-pdf.ts';
-import { documentEventsStore, fullEventData } from '../../src/db/stores/document-events-store.ts';
+import { documentEventsStore, fullEventData } from '../../src/features/events/document-events-store.ts';
 
 let h: FinalPdfHarness;
 beforeAll(async () => {
@@ -181,6 +181,26 @@ describe.each([
     const { signatures, output } = pdfsig(tamperedFile, h.pki.nssDir);
     expect(signatures[0]?.valid, output).toBe(false);
     expect(output).toMatch(/Digest Mismatch|Signature is Invalid/);
+  });
+
+  it('names nothing under another file name, a malformed token or a token of no document: 404 File', async () => {
+    const url = new URL(data.download_url);
+    const [, , token, filename] = url.pathname.split('/');
+    const wrongs = [
+      `${PUBLIC_BASE_URL}/files/${token}/WQT-1999-000001.pdf`,
+      `${PUBLIC_BASE_URL}/files/${token}/${filename}.pdf`,
+      `${PUBLIC_BASE_URL}/files/${token!.slice(0, 10)}/${filename}`,
+      `${PUBLIC_BASE_URL}/files/${token}!/${filename}`,
+      `${PUBLIC_BASE_URL}/files/${'A'.repeat(43)}/${filename}`,
+      `${PUBLIC_BASE_URL}/files/__proto__/${filename}`,
+    ];
+    for (const wrong of wrongs) {
+      const res = await fetchPublic(h, wrong);
+      expect(res.status, wrong).toBe(404);
+      const body = (await res.json()) as { success: boolean; error: { message: string } };
+      expect(body.success, wrong).toBe(false);
+      expect(body.error.message, wrong).toBe('File not found');
+    }
   });
 
   it('answers ranges (206, 416), If-None-Match (304) and HEAD on the public URL', async () => {

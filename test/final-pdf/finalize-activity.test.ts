@@ -11,7 +11,7 @@ import { createFinalizer, type FinalizedDocument, signerOnce } from '../../src/f
 import { createActivities } from '../../src/activities/index.ts';
 import { createWorkerDeps } from '../../src/runtime/worker-deps.ts';
 import { sha256Hex } from '../../src/auth/tokens.ts';
-import { documentEventsStore, fullEventData } from '../../src/db/stores/document-events-store.ts';
+import { documentEventsStore, fullEventData } from '../../src/features/events/document-events-store.ts';
 import { DEFAULT_PDF_LIMITS, type PdfLimits } from '../../src/pdf/limits.ts';
 import { objectStreamBomb } from '../helpers/pdf-bombs.ts';
 import { pageText, pdfsig, qpdfCheck } from '../helpers/pdf-tools.ts';

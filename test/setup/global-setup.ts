@@ -1,8 +1,7 @@
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode } from '@temporalio/worker';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { createDb } from '../../src/db/knex.ts';
@@ -12,12 +11,14 @@ import { startEmbeddedPostgres } from '../../src/runtime/embedded-postgres.ts';
 import { locateOrBuildTemporalCli } from '../../src/runtime/temporal-cli.ts';
 import { devServerConfigFlags } from '../../src/runtime/temporal-dev-server.ts';
 import { workflowsPath } from '../../src/temporal/worker.ts';
+import { cachedWorkflowBundle } from '../../src/temporal/workflow-bundle-cache.ts';
 import { SEARCH_ATTRIBUTE_KEYS } from '../../src/temporal/search-attributes.ts';
 import { APPROVAL_ASSET_SOURCES, APPROVAL_ASSETS_BASE } from '../../src/approval-page/assets.ts';
 import { REFERENCE_ASSET_SOURCES } from '../../src/api/reference/assets.ts';
 import { buildAssetCatalog } from '../../src/http/asset-catalog.ts';
 import { createPrecompressedAssets } from '../../src/http/precompressed.ts';
 import { freePort } from './free-port.ts';
+import { seedWorkflowBundle } from './workflow-bundle-seed.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -26,6 +27,8 @@ declare module 'vitest' {
     temporalAddress: string;
     temporalCliPath: string;
     workflowBundlePath: string;
+    /** The workflow bundle's cache (code and manifest), for seeding a worker process's DATA_DIR/cache; '' if none. */
+    workflowBundleCache: string;
     /** DATA_DIR of every test service: local files and the development signing certificate, never ./data. */
     dataDir: string;
     /** The approval page's assets compressed once per machine (content-addressed: every version shares it). */
@@ -97,16 +100,30 @@ export default async function setup(project: TestProject): Promise<() => Promise
     temporalAddress = env.address;
   }
 
-  const bundle = await bundleWorkflowCode({ workflowsPath: workflowsPath(), logger: quietBundlerLogger });
+  // Cached per checkout (and checked against every file it was made from), as a worker process caches its own.
+  const workflowBundleCache = path.resolve('node_modules/.cache/wathiq/workflow-bundle');
+  const bundle = await cachedWorkflowBundle({
+    workflowsPath: workflowsPath(),
+    dir: workflowBundleCache,
+    logger,
+  });
   const workflowBundlePath = path.join(scratch, 'workflow-bundle.js');
   await writeFile(workflowBundlePath, bundle.code);
+  const bundleCached = await stat(path.join(workflowBundleCache, 'workflow-bundle.json')).then(
+    () => true,
+    () => false,
+  );
 
   project.provide('pgAdminUrl', adminUrl);
   project.provide('templateDatabase', templateDatabase);
   project.provide('temporalAddress', temporalAddress);
   project.provide('temporalCliPath', cliPath);
   project.provide('workflowBundlePath', workflowBundlePath);
-  project.provide('dataDir', path.join(scratch, 'data'));
+  project.provide('workflowBundleCache', bundleCached ? workflowBundleCache : '');
+  // The shared DATA_DIR's workers (test/runtime/roles.test.ts) find the bundle there too.
+  const dataDir = path.join(scratch, 'data');
+  if (bundleCached) await seedWorkflowBundle(workflowBundleCache, dataDir);
+  project.provide('dataDir', dataDir);
   project.provide('pageAssetCache', await warmPageAssets());
 
   return async () => {
@@ -133,12 +150,3 @@ const TEST_SERVER_FLAGS = [
   'matching.wv.VersionDrainageStatusRefreshInterval="1s"',
   'matching.wv.VersionDrainageStatusVisibilityGracePeriod="1s"',
 ].flatMap((value) => ['--dynamic-config-value', value]);
-
-const quietBundlerLogger = {
-  trace: () => undefined,
-  debug: () => undefined,
-  info: () => undefined,
-  warn: (message: string, meta?: Record<string, unknown>) => console.warn(message, meta ?? ''),
-  error: (message: string, meta?: Record<string, unknown>) => console.error(message, meta ?? ''),
-  log: () => undefined,
-};

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DocumentResource } from '../../src/api/schemas/documents.ts';
+import { DocumentResource } from '../../src/features/documents/documents-schemas.ts';
 import type { TestAccount } from '../helpers/test-service.ts';
 import { makePdf } from '../helpers/pdf.ts';
 import { startDocumentsService, type DocumentsService } from '../documents/support.ts';

@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomToken } from '../../src/auth/tokens.ts';
-import { verificationsStore } from '../../src/db/stores/verifications-store.ts';
+import { verificationsStore } from '../../src/features/approval/verifications-store.ts';
 import { qrMatrix } from '../../src/pdf/compose/qr.ts';
 import { formatHijri, formatRiyadh } from '../../src/pdf/compose/wording.ts';
 import { readObject } from '../../src/storage/storage.ts';

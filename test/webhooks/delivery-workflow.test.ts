@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createApprovalClient } from '../../src/features/approval/client.ts';
-import { actionEvidenceStore } from '../../src/db/stores/action-evidence-store.ts';
-import { documentEventsStore, fullEventData } from '../../src/db/stores/document-events-store.ts';
+import { actionEvidenceStore } from '../../src/features/approval/action-evidence-store.ts';
+import { documentEventsStore, fullEventData } from '../../src/features/events/document-events-store.ts';
 import {
   openDeliveryBody,
   webhookDeliveriesStore,

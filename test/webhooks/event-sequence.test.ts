@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as migration011 from '../../src/db/migrations/011-event-sequence.ts';
 import { accountsStore } from '../../src/features/accounts/accounts-store.ts';
-import { documentEventsStore } from '../../src/db/stores/document-events-store.ts';
-import { documentsStore } from '../../src/db/stores/documents-store.ts';
+import { documentEventsStore } from '../../src/features/events/document-events-store.ts';
+import { documentsStore } from '../../src/features/documents/documents-store.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database.ts';
 import { insertDocument } from './support.ts';
 

@@ -7,14 +7,14 @@ import { pathToFileURL } from 'node:url';
 import forge from 'node-forge';
 import { expect } from 'vitest';
 import type { Db } from '../../src/db/knex.ts';
-import { approversStore, type Approver } from '../../src/db/stores/approvers-store.ts';
-import { documentEventsStore, type DocumentEvent } from '../../src/db/stores/document-events-store.ts';
-import { documentsStore, type Document } from '../../src/db/stores/documents-store.ts';
+import { approversStore, type Approver } from '../../src/features/documents/approvers-store.ts';
+import { documentEventsStore, type DocumentEvent } from '../../src/features/events/document-events-store.ts';
+import { documentsStore, type Document } from '../../src/features/documents/documents-store.ts';
 import {
   webhookDeliveriesStore,
   type WebhookDelivery,
 } from '../../src/features/webhooks/webhook-deliveries-store.ts';
-import { serializeDocument } from '../../src/documents/serialize.ts';
+import { serializeDocument } from '../../src/features/documents/serialize.ts';
 import type { ReceivedRequest } from '../fakes/webhook-receiver.ts';
 import type { TestAccount, TestService } from '../helpers/test-service.ts';
 

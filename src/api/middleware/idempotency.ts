@@ -80,7 +80,7 @@ const MALFORMED_KEY = {
  * without the route's scope gets its 403, never a stored response, and another API key of the same account with
  * the same Idempotency-Key runs as a new request under its own record.
  */
-export function idempotency(deps: { db: Db; logger: Logger; secrets: SecretBox }): Middleware<AppState> {
+export function idempotency(deps: IdempotencyDeps): Middleware<AppState> {
   return async (ctx, next) => {
     const key = ctx.get('idempotency-key');
     const auth = ctx.state.auth;
@@ -90,47 +90,19 @@ export function idempotency(deps: { db: Db; logger: Logger; secrets: SecretBox }
     }
     const store = idempotencyStore(deps.db);
     let claimed: number | undefined;
-
-    const handle: IdempotencyHandle = {
+    handles.set(ctx, {
       key,
       async begin(fingerprint) {
         if (claimed !== undefined) throw new Error('idempotency: begin called twice');
-        if (!KEY_PATTERN.test(key)) throw AppError.validation(MALFORMED_KEY);
-        if (Math.random() < 0.01) {
-          store.purgeExpired().catch((err: unknown) => deps.logger.warn({ err }, 'idempotency purge failed'));
-        }
-        const result = await store.claim({
+        const request = {
           accountId: auth.accountId,
           apiKeyId: auth.apiKeyId,
-          key,
           method: ctx.method,
           path: ctx.path,
-          requestHash: fingerprint,
-          ttlSeconds: IDEMPOTENCY_TTL_SECONDS,
-          staleAfterSeconds: IDEMPOTENCY_STALE_SECONDS,
-        });
-        if (result.claimed) {
-          claimed = result.id;
-          return;
-        }
-        const existing = result.existing;
-        if (existing.requestHash !== fingerprint) {
-          throw new AppError('idempotency_key_reused', 'Validation failed', {
-            'Idempotency-Key': [
-              'This Idempotency-Key was already used for a different request; use a new key for a new request',
-            ],
-          });
-        }
-        if (existing.responseStatus === null) {
-          throw AppError.conflict(
-            'idempotency_key_in_flight',
-            'A request with this Idempotency-Key is still in progress; retry once it has finished',
-          );
-        }
-        throw new IdempotentReplay(existing.responseStatus, openResponse(existing, deps.secrets));
+        };
+        claimed = await claimKey(deps, store, { ...request, key, requestHash: fingerprint });
       },
-    };
-    handles.set(ctx, handle);
+    });
 
     try {
       await next();
@@ -141,28 +113,92 @@ export function idempotency(deps: { db: Db; logger: Logger; secrets: SecretBox }
         ctx.set('Idempotent-Replayed', 'true');
         return;
       }
-      if (claimed !== undefined) {
-        if (isAppError(err) && err.code === 'validation_failed') {
-          await store.complete(claimed, err.status, errorEnvelope(err), deps.secrets);
-        } else {
-          await store
-            .release(claimed)
-            .catch((e: unknown) => deps.logger.warn({ err: e }, 'idempotency release'));
-        }
-      }
+      if (claimed !== undefined) await recordFailure(deps, store, claimed, err);
       throw err;
     }
-    if (claimed === undefined) return;
-    // The work is done: a failure to record it must not turn the answer into an error.
-    const id = claimed;
-    const record =
-      ctx.status >= 200 && ctx.status < 300 && isJsonValue(ctx.body)
-        ? store.complete(id, ctx.status, ctx.body ?? null, deps.secrets)
-        : store.release(id);
-    await record.catch((err: unknown) =>
-      deps.logger.error({ err }, 'could not record the idempotent response'),
-    );
+    if (claimed !== undefined) await recordAnswer(deps, store, claimed, ctx);
   };
+}
+
+interface IdempotencyDeps {
+  db: Db;
+  logger: Logger;
+  secrets: SecretBox;
+}
+type IdempotencyStore = ReturnType<typeof idempotencyStore>;
+
+/**
+ * Claims the key and returns the claim's id; throws the stored answer to replay (same request), a 422 (another
+ * request) or a 409 (the first is still running).
+ */
+async function claimKey(
+  deps: IdempotencyDeps,
+  store: IdempotencyStore,
+  request: {
+    accountId: string;
+    apiKeyId: string;
+    key: string;
+    method: string;
+    path: string;
+    requestHash: string;
+  },
+): Promise<number> {
+  if (!KEY_PATTERN.test(request.key)) throw AppError.validation(MALFORMED_KEY);
+  if (Math.random() < 0.01) {
+    store.purgeExpired().catch((err: unknown) => deps.logger.warn({ err }, 'idempotency purge failed'));
+  }
+  const result = await store.claim({
+    ...request,
+    ttlSeconds: IDEMPOTENCY_TTL_SECONDS,
+    staleAfterSeconds: IDEMPOTENCY_STALE_SECONDS,
+  });
+  if (result.claimed) return result.id;
+  const existing = result.existing;
+  if (existing.requestHash !== request.requestHash) {
+    throw new AppError('idempotency_key_reused', 'Validation failed', {
+      'Idempotency-Key': [
+        'This Idempotency-Key was already used for a different request; use a new key for a new request',
+      ],
+    });
+  }
+  if (existing.responseStatus === null) {
+    throw AppError.conflict(
+      'idempotency_key_in_flight',
+      'A request with this Idempotency-Key is still in progress; retry once it has finished',
+    );
+  }
+  throw new IdempotentReplay(existing.responseStatus, openResponse(existing, deps.secrets));
+}
+
+/** A validation failure is stored like an answer; any other failure gives the key back, so a retry runs again. */
+async function recordFailure(
+  deps: IdempotencyDeps,
+  store: IdempotencyStore,
+  claimed: number,
+  err: unknown,
+): Promise<void> {
+  if (isAppError(err) && err.code === 'validation_failed') {
+    await store.complete(claimed, err.status, errorEnvelope(err), deps.secrets);
+  } else {
+    await store.release(claimed).catch((e: unknown) => deps.logger.warn({ err: e }, 'idempotency release'));
+  }
+}
+
+/** Stores a JSON success to replay, gives the key back for anything else. */
+async function recordAnswer(
+  deps: IdempotencyDeps,
+  store: IdempotencyStore,
+  claimed: number,
+  ctx: AppContext,
+): Promise<void> {
+  // The work is done: a failure to record it must not turn the answer into an error.
+  const record =
+    ctx.status >= 200 && ctx.status < 300 && isJsonValue(ctx.body)
+      ? store.complete(claimed, ctx.status, ctx.body ?? null, deps.secrets)
+      : store.release(claimed);
+  await record.catch((err: unknown) =>
+    deps.logger.error({ err }, 'could not record the idempotent response'),
+  );
 }
 
 /**

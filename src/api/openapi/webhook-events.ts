@@ -7,8 +7,8 @@ import {
   type WebhookEvent,
 } from '../../features/webhooks/events.ts';
 import { BulkSendResource } from '../../features/bulk-sends/schemas.ts';
-import { ApproverResource } from '../schemas/approvers.ts';
-import { DocumentResource } from '../schemas/documents.ts';
+import { ApproverResource } from '../../features/documents/approvers-schemas.ts';
+import { DocumentResource } from '../../features/documents/documents-schemas.ts';
 import { Timestamp } from '../schemas/envelopes.ts';
 import type { OpenApiRegistry, WebhookHeader } from './registry.ts';
 

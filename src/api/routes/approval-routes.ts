@@ -10,8 +10,8 @@ import type { OpenApiRegistry } from '../openapi/registry.ts';
 import { route } from '../openapi/route.ts';
 import { CHANGES_AND_SHOWS_DOCUMENTS } from '../openapi/scopes.ts';
 import { IdParams, pathId } from '../route-helpers.ts';
-import { ApproverResource } from '../schemas/approvers.ts';
-import { DocumentResource, Finalization } from '../schemas/documents.ts';
+import { ApproverResource } from '../../features/documents/approvers-schemas.ts';
+import { DocumentResource, Finalization } from '../../features/documents/documents-schemas.ts';
 import { envelope, Timestamp } from '../schemas/envelopes.ts';
 
 const Notification = z
@@ -60,22 +60,17 @@ const Reminder = z
   .object({ approver_id: z.uuid(), reminded_at: Timestamp, whatsapp_message_id: z.string().nullable() })
   .meta({ id: 'Reminder' });
 
-/**
- * Sending, voiding, reminding and the approval status (docs/product-rules.md §3–§4): HTTP over the approval
- * services in src/approval, which go through the approval workflow and answer from PostgreSQL.
- */
-export function createApprovalRouter(deps: RemindDeps, openapi: OpenApiRegistry): Router<AppState> {
-  const router = new Router<AppState>();
-
-  const documentOperation = (
-    method: 'get' | 'post',
-    path: string,
-    operationId: string,
-    summary: string,
-    description: string,
-    schema: z.ZodType,
-    errors: number[],
-  ) => ({
+/** The OpenAPI description of an approval operation on one document or approver, answered with `schema`. */
+function documentOperation(
+  method: 'get' | 'post',
+  path: string,
+  operationId: string,
+  summary: string,
+  description: string,
+  schema: z.ZodType,
+  errors: number[],
+) {
+  return {
     method,
     path,
     operationId,
@@ -86,7 +81,15 @@ export function createApprovalRouter(deps: RemindDeps, openapi: OpenApiRegistry)
     pathParams: IdParams,
     responses: { 200: { description: summary, schema: envelope(schema) } },
     errors,
-  });
+  };
+}
+
+/**
+ * Sending, voiding, reminding and the approval status (docs/product-rules.md §3–§4): HTTP over the approval
+ * services in src/features/approval, which go through the approval workflow and answer from PostgreSQL.
+ */
+export function createApprovalRouter(deps: RemindDeps, openapi: OpenApiRegistry): Router<AppState> {
+  const router = new Router<AppState>();
 
   // Sending hands the document to the approvers' phones, and both answers are the whole document.
   route(

@@ -1,7 +1,7 @@
 import { approvalWorkflowId } from '../../features/approval/definitions.ts';
 import { findDocumentForOperator } from '../../features/approval/retry-finalization.ts';
-import { approversStore } from '../../db/stores/approvers-store.ts';
-import { documentEventsStore } from '../../db/stores/document-events-store.ts';
+import { approversStore } from '../../features/documents/approvers-store.ts';
+import { documentEventsStore } from '../../features/events/document-events-store.ts';
 import { printResult, table, type CliCommand } from '../command.ts';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);

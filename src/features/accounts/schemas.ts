@@ -6,7 +6,7 @@ import {
   EMBED_ORIGINS_MAX,
 } from './embed-origins.ts';
 import { VERIFICATIONS } from '../../domain/model.ts';
-import { Reminders } from '../../api/schemas/documents.ts';
+import { Reminders } from '../documents/documents-schemas.ts';
 import { oneOf } from '../../api/schemas/fields.ts';
 
 const DEFAULT_REMINDERS =

@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Knex } from '../../db/knex.ts';
-import { actionEvidenceStore } from '../../db/stores/action-evidence-store.ts';
-import { approversStore } from '../../db/stores/approvers-store.ts';
-import { documentsStore } from '../../db/stores/documents-store.ts';
+import { actionEvidenceStore } from './action-evidence-store.ts';
+import { approversStore } from '../documents/approvers-store.ts';
+import { documentsStore } from '../documents/documents-store.ts';
 import type { ApprovalClient } from './client.ts';
 import type { ActionKind } from './definitions.ts';
 import type { NoticeWait } from '../../db/notice-waits.ts';

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { Knex } from '../../db/knex.ts';
-import { actionEvidenceStore } from '../../db/stores/action-evidence-store.ts';
-import { approversStore, type Approver } from '../../db/stores/approvers-store.ts';
-import { documentsStore, type Document } from '../../db/stores/documents-store.ts';
-import { statusRefusal } from '../../documents/rules.ts';
+import { actionEvidenceStore } from './action-evidence-store.ts';
+import { approversStore, type Approver } from '../documents/approvers-store.ts';
+import { documentsStore, type Document } from '../documents/documents-store.ts';
+import { statusRefusal } from '../documents/rules.ts';
 import { AppError } from '../../errors.ts';
 import type { Storage } from '../../storage/storage.ts';
 import { ApprovalRefused } from './client.ts';

@@ -1,9 +1,9 @@
 import type { SecretBox } from '../../auth/secret-box.ts';
 import type { Knex } from '../../db/knex.ts';
-import { actionEvidenceStore } from '../../db/stores/action-evidence-store.ts';
-import { approversStore, type Approver } from '../../db/stores/approvers-store.ts';
-import { delegationsStore } from '../../db/stores/delegations-store.ts';
-import { documentsStore, type Document } from '../../db/stores/documents-store.ts';
+import { actionEvidenceStore } from './action-evidence-store.ts';
+import { approversStore, type Approver } from '../documents/approvers-store.ts';
+import { delegationsStore } from './delegations-store.ts';
+import { documentsStore, type Document } from '../documents/documents-store.ts';
 import type { Logger } from '../../logger.ts';
 import { documentEvents } from '../events/document-events.ts';
 import type { ActOutcome } from './act-answer.ts';

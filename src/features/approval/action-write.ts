@@ -1,7 +1,7 @@
 import type { Knex } from '../../db/knex.ts';
-import { actionEvidenceStore } from '../../db/stores/action-evidence-store.ts';
-import { approversStore, type Approver } from '../../db/stores/approvers-store.ts';
-import { documentsStore } from '../../db/stores/documents-store.ts';
+import { actionEvidenceStore } from './action-evidence-store.ts';
+import { approversStore, type Approver } from '../documents/approvers-store.ts';
+import { documentsStore } from '../documents/documents-store.ts';
 import type { ActionEvidence, ActionKind } from '../../domain/model.ts';
 import type { DocumentEvents } from '../events/document-events.ts';
 import { OPEN_STATUSES } from './rules.ts';

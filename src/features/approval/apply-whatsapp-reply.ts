@@ -1,7 +1,7 @@
 import type { SecretBox } from '../../auth/secret-box.ts';
 import type { Knex } from '../../db/knex.ts';
-import { actionEvidenceStore } from '../../db/stores/action-evidence-store.ts';
-import { approversStore, type Approver } from '../../db/stores/approvers-store.ts';
+import { actionEvidenceStore } from './action-evidence-store.ts';
+import { approversStore, type Approver } from '../documents/approvers-store.ts';
 import { whatsAppMessagesStore } from '../../db/stores/whatsapp-messages-store.ts';
 import type { Logger } from '../../logger.ts';
 import {

@@ -1,11 +1,11 @@
 import type { Knex } from '../../db/knex.ts';
-import { approversStore, type Approver } from '../../db/stores/approvers-store.ts';
+import { approversStore, type Approver } from '../documents/approvers-store.ts';
 import {
   whatsAppMessagesStore,
   type ApproverDeliveryStatus,
 } from '../../db/stores/whatsapp-messages-store.ts';
 import { isoTime } from '../../domain/time.ts';
-import { serializeApprover, serializeFinalization } from '../../documents/serialize.ts';
+import { serializeApprover, serializeFinalization } from '../documents/serialize.ts';
 import { accountDocument } from './document-view.ts';
 import { currentApprovers, progressOf } from './rules.ts';
 

@@ -2,7 +2,7 @@ import { createHash, randomBytes, randomInt, scrypt, timingSafeEqual } from 'nod
 import { promisify } from 'node:util';
 import type { Config } from '../../config.ts';
 import type { Knex } from '../../db/knex.ts';
-import type { Approver } from '../../db/stores/approvers-store.ts';
+import type { Approver } from '../documents/approvers-store.ts';
 import { AppError } from '../../errors.ts';
 import { languageFor } from '../../whatsapp/templates.ts';
 import type { OtpSender } from '../../whatsapp/otp-message.ts';

@@ -1,11 +1,8 @@
 import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { Knex } from '../../db/knex.ts';
-import {
-  archiveTimestampsStore,
-  type DueArchiveTimestamp,
-} from '../../db/stores/archive-timestamps-store.ts';
-import { finalFileKey } from '../../documents/final-file.ts';
+import { archiveTimestampsStore, type DueArchiveTimestamp } from './archive-timestamps-store.ts';
+import { finalFileKey } from '../documents/final-file.ts';
 import type { Logger } from '../../logger.ts';
 import type { ArchiveRenewalMetrics } from '../../metrics/metrics.ts';
 import type { RevocationOptions } from '../../pdf/ltv/revocation.ts';

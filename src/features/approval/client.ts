@@ -12,8 +12,8 @@ import {
 import { ApplicationFailure } from '@temporalio/common';
 import type { SecretBox } from '../../auth/secret-box.ts';
 import type { Knex } from '../../db/knex.ts';
-import type { Approver } from '../../db/stores/approvers-store.ts';
-import type { Document } from '../../db/stores/documents-store.ts';
+import type { Approver } from '../documents/approvers-store.ts';
+import type { Document } from '../documents/documents-store.ts';
 import { AppError } from '../../errors.ts';
 import {
   actUpdate,

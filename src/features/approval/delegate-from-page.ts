@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from '../../db/knex.ts';
-import { approversStore } from '../../db/stores/approvers-store.ts';
-import { delegationsStore, type Delegation } from '../../db/stores/delegations-store.ts';
-import { documentsStore } from '../../db/stores/documents-store.ts';
+import { approversStore } from '../documents/approvers-store.ts';
+import { delegationsStore, type Delegation } from './delegations-store.ts';
+import { documentsStore } from '../documents/documents-store.ts';
 import type { VerifiedBy } from '../../domain/model.ts';
 import { AppError } from '../../errors.ts';
 import type { PageLink } from './act-from-page.ts';

@@ -1,6 +1,6 @@
 import type { Knex } from '../../db/knex.ts';
-import { documentsStore, type Document } from '../../db/stores/documents-store.ts';
-import { serializeDocument, type SerializedDocument } from '../../documents/serialize.ts';
+import { documentsStore, type Document } from '../documents/documents-store.ts';
+import { serializeDocument, type SerializedDocument } from '../documents/serialize.ts';
 import { AppError } from '../../errors.ts';
 
 /** The account's document; another account's document is the same 404 as none. */

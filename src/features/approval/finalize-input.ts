@@ -1,8 +1,8 @@
 import type { Db } from '../../db/knex.ts';
 import type { DocumentStatus } from '../../domain/model.ts';
 import { accountsStore } from '../accounts/accounts-store.ts';
-import { approversStore, type Approver } from '../../db/stores/approvers-store.ts';
-import { documentsStore, type Document } from '../../db/stores/documents-store.ts';
+import { approversStore, type Approver } from '../documents/approvers-store.ts';
+import { documentsStore, type Document } from '../documents/documents-store.ts';
 import { whatsAppMessagesStore, type SentReminder } from '../../db/stores/whatsapp-messages-store.ts';
 import type { FinalizeApprover, FinalizeDocumentInfo, FinalizeInput } from '../../pdf/index.ts';
 import { readObject, type Storage } from '../../storage/storage.ts';

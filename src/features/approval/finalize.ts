@@ -8,10 +8,10 @@ import {
   documentsStore,
   type Document,
   openFinalToken,
-} from '../../db/stores/documents-store.ts';
-import { verificationUrl, verificationsStore } from '../../db/stores/verifications-store.ts';
+} from '../documents/documents-store.ts';
+import { verificationUrl, verificationsStore } from './verifications-store.ts';
 import { isoTime } from '../../domain/time.ts';
-import { finalFileKey, finalFileUrl, finalFilename } from '../../documents/final-file.ts';
+import { finalFileKey, finalFileUrl, finalFilename } from '../documents/final-file.ts';
 import type { Logger } from '../../logger.ts';
 import type { FinalizationFailureReason, FinalizationMetrics } from '../../metrics/metrics.ts';
 import {

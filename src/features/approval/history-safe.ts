@@ -1,8 +1,8 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import type { Db } from '../../db/knex.ts';
-import { approversStore, type Approver } from '../../db/stores/approvers-store.ts';
-import { documentsStore } from '../../db/stores/documents-store.ts';
+import { approversStore, type Approver } from '../documents/approvers-store.ts';
+import { documentsStore } from '../documents/documents-store.ts';
 import type { CcRecipient } from '../../domain/model.ts';
 
 /**

@@ -1,7 +1,7 @@
 import type { SecretBox } from '../../auth/secret-box.ts';
 import type { Knex } from '../../db/knex.ts';
-import { approversStore } from '../../db/stores/approvers-store.ts';
-import { documentsStore, type Document } from '../../db/stores/documents-store.ts';
+import { approversStore } from '../documents/approvers-store.ts';
+import { documentsStore, type Document } from '../documents/documents-store.ts';
 
 /**
  * The one write of draft → pending, by the send (src/features/approval/send-document.ts) or, when that send's

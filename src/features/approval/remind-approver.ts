@@ -1,10 +1,10 @@
 import type { Config } from '../../config.ts';
 import type { Knex } from '../../db/knex.ts';
-import { approversStore } from '../../db/stores/approvers-store.ts';
-import { documentsStore } from '../../db/stores/documents-store.ts';
+import { approversStore } from '../documents/approvers-store.ts';
+import { documentsStore } from '../documents/documents-store.ts';
 import { whatsAppMessagesStore, type ReminderHistory } from '../../db/stores/whatsapp-messages-store.ts';
 import { isoTime } from '../../domain/time.ts';
-import { statusRefusal } from '../../documents/rules.ts';
+import { statusRefusal } from '../documents/rules.ts';
 import { AppError } from '../../errors.ts';
 import { ApprovalRefused, type ApprovalDeps } from './client.ts';
 import { isOpen } from './rules.ts';

@@ -1,6 +1,6 @@
 import type { Knex } from '../../db/knex.ts';
-import { documentsStore, type Document } from '../../db/stores/documents-store.ts';
-import { serializeFinalization, type SerializedFinalization } from '../../documents/serialize.ts';
+import { documentsStore, type Document } from '../documents/documents-store.ts';
+import { serializeFinalization, type SerializedFinalization } from '../documents/serialize.ts';
 import { AppError } from '../../errors.ts';
 import { ApprovalRefused, type ApprovalClient } from './client.ts';
 import type { ApprovalView } from './definitions.ts';

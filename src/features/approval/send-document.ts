@@ -1,12 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { approversStore } from '../../db/stores/approvers-store.ts';
-import { documentEventsStore } from '../../db/stores/document-events-store.ts';
-import { documentsStore, type Document } from '../../db/stores/documents-store.ts';
+import { approversStore } from '../documents/approvers-store.ts';
+import { documentEventsStore } from '../events/document-events-store.ts';
+import { documentsStore, type Document } from '../documents/documents-store.ts';
 import type { Knex } from '../../db/knex.ts';
 import { LIMITS, type ReminderSettings } from '../../domain/model.ts';
 import { isoTime } from '../../domain/time.ts';
-import type { SerializedDocument } from '../../documents/serialize.ts';
-import { statusRefusal } from '../../documents/rules.ts';
+import type { SerializedDocument } from '../documents/serialize.ts';
+import { statusRefusal } from '../documents/rules.ts';
 import { AppError } from '../../errors.ts';
 import { ApprovalRefused, type ApprovalDeps } from './client.ts';
 import { approvalWorkflowId } from './definitions.ts';

@@ -1,6 +1,6 @@
-import { documentsStore } from '../../db/stores/documents-store.ts';
-import type { SerializedDocument } from '../../documents/serialize.ts';
-import { statusRefusal } from '../../documents/rules.ts';
+import { documentsStore } from '../documents/documents-store.ts';
+import type { SerializedDocument } from '../documents/serialize.ts';
+import { statusRefusal } from '../documents/rules.ts';
 import { AppError } from '../../errors.ts';
 import { ApprovalRefused, type ApprovalDeps } from './client.ts';
 import { accountDocument, documentView } from './document-view.ts';

@@ -1,7 +1,7 @@
 import type { Db } from '../../db/knex.ts';
 import { createNoticeWaits, type NoticeWaits } from '../../db/notice-waits.ts';
-import { EVIDENCE_ACCEPTED_CHANNEL } from '../../db/stores/action-evidence-store.ts';
-import { DOCUMENT_SENT_CHANNEL } from '../../db/stores/document-events-store.ts';
+import { EVIDENCE_ACCEPTED_CHANNEL } from './action-evidence-store.ts';
+import { DOCUMENT_SENT_CHANNEL } from '../events/document-events-store.ts';
 import type { Logger } from '../../logger.ts';
 
 /**

@@ -6,7 +6,7 @@ import { addDetail, AppError, newDetails, type ErrorDetails } from '../../errors
 import type { AppContext, AppState } from '../../http/context.ts';
 import { readRawBody } from '../../http/raw-body.ts';
 import { withoutPrototypes } from '../../http/untrusted.ts';
-import { lingerAndClose } from '../../api/documents/upload.ts';
+import { lingerAndClose } from '../documents/upload.http.ts';
 import { idempotencyOf, requestFingerprint } from '../../api/middleware/idempotency.ts';
 import type { BulkSendSource } from './create-bulk-send.ts';
 

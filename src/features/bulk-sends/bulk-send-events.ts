@@ -1,5 +1,5 @@
 import type { Db } from '../../db/knex.ts';
-import { documentEventsStore, type DocumentEvent } from '../../db/stores/document-events-store.ts';
+import { documentEventsStore, type DocumentEvent } from '../events/document-events-store.ts';
 import { bulkSendStore, EMPTY_COUNTS, type BulkSend } from './bulk-send-store.ts';
 import { serializeBulkSend } from './serialize.ts';
 

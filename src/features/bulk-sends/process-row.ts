@@ -2,7 +2,7 @@ import type { SecretBox } from '../../auth/secret-box.ts';
 import type { ApprovalClient } from '../approval/client.ts';
 import { commitSend } from '../approval/send-document.ts';
 import type { Knex } from '../../db/knex.ts';
-import { documentsStore } from '../../db/stores/documents-store.ts';
+import { documentsStore } from '../documents/documents-store.ts';
 import { AppError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
 import type { WebhookDispatcher } from '../webhooks/dispatch.ts';

@@ -1,9 +1,9 @@
 import type { SecretBox } from '../../auth/secret-box.ts';
 import type { Knex } from '../../db/knex.ts';
-import { approversStore, type Approver } from '../../db/stores/approvers-store.ts';
-import { documentEventsStore, type DocumentEvent } from '../../db/stores/document-events-store.ts';
-import type { Document } from '../../db/stores/documents-store.ts';
-import { serializeApprover, serializeDocument } from '../../documents/serialize.ts';
+import { approversStore, type Approver } from '../documents/approvers-store.ts';
+import { documentEventsStore, type DocumentEvent } from './document-events-store.ts';
+import type { Document } from '../documents/documents-store.ts';
+import { serializeApprover, serializeDocument } from '../documents/serialize.ts';
 import type { Logger } from '../../logger.ts';
 
 export interface DocumentEventsDeps {

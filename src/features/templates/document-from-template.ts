@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from '../../db/knex.ts';
-import type { Approver } from '../../db/stores/approvers-store.ts';
-import type { Document } from '../../db/stores/documents-store.ts';
-import { createDocument } from '../../documents/create-document.ts';
-import type { DocumentInput } from '../../documents/inputs.ts';
+import type { Approver } from '../documents/approvers-store.ts';
+import type { Document } from '../documents/documents-store.ts';
+import { createDocument } from '../documents/create-document.ts';
+import type { DocumentInput } from '../documents/inputs.ts';
 import type { CcRecipient } from '../../domain/model.ts';
 import { AppError, mergeDetails, type ErrorDetails } from '../../errors.ts';
 import { checkRecipients } from './recipients.ts';

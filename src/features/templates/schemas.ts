@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { ACTION_TYPES, LANGUAGES, LIMITS, VERIFICATIONS, WORKFLOW_TYPES } from '../../domain/model.ts';
 import { MAX_PDF_PAGES } from '../../pdf/limits.ts';
-import { Phone } from '../../api/schemas/approvers.ts';
-import { CreateDocumentShape, Reminders } from '../../api/schemas/documents.ts';
+import { Phone } from '../documents/approvers-schemas.ts';
+import { CreateDocumentShape, Reminders } from '../documents/documents-schemas.ts';
 import { Timestamp } from '../../api/schemas/envelopes.ts';
 import {
   ALWAYS_ON_OBJECTS,

@@ -1,6 +1,6 @@
 import type { Knex } from '../../db/knex.ts';
-import type { DocumentFile } from '../../documents/inputs.ts';
-import { placementProblem } from '../../documents/rules.ts';
+import type { DocumentFile } from '../documents/inputs.ts';
+import { placementProblem } from '../documents/rules.ts';
 import { AppError, newDetails, addDetail, type ErrorDetails } from '../../errors.ts';
 import type { Role } from './roles.ts';
 import type { TemplateFields, TemplateUpdate } from './schemas.ts';

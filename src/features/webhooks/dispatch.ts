@@ -1,11 +1,7 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { Knex } from '../../db/knex.ts';
 import type { SecretBox } from '../../auth/secret-box.ts';
-import {
-  documentEventsStore,
-  fullEventData,
-  type DocumentEvent,
-} from '../../db/stores/document-events-store.ts';
+import { documentEventsStore, fullEventData, type DocumentEvent } from '../events/document-events-store.ts';
 import { webhookDeliveriesStore, type WebhookDelivery } from './webhook-deliveries-store.ts';
 import { webhookDispatchStore } from './webhook-dispatch-store.ts';
 import { webhooksStore } from './webhooks-store.ts';

@@ -1,9 +1,9 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Db } from '../../../db/knex.ts';
-import { actionEvidenceStore, type StoredEvidence } from '../../../db/stores/action-evidence-store.ts';
-import { approversStore } from '../../../db/stores/approvers-store.ts';
-import { delegationsStore } from '../../../db/stores/delegations-store.ts';
-import { serializeApprover } from '../../../documents/serialize.ts';
+import { actionEvidenceStore, type StoredEvidence } from '../action-evidence-store.ts';
+import { approversStore } from '../../documents/approvers-store.ts';
+import { delegationsStore } from '../delegations-store.ts';
+import { serializeApprover } from '../../documents/serialize.ts';
 import {
   ACTION_NOT_WRITTEN,
   type ApprovalActivities,

@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Db } from '../../../db/knex.ts';
-import { approversStore } from '../../../db/stores/approvers-store.ts';
-import { documentsStore } from '../../../db/stores/documents-store.ts';
+import { approversStore } from '../../documents/approvers-store.ts';
+import { documentsStore } from '../../documents/documents-store.ts';
 import type { RecordRetry, WhatsAppProvider, WhatsAppTemplateConfig } from '../../../whatsapp/index.ts';
 import type { DocumentEvents, DocumentEventsDeps } from '../../events/document-events.ts';
 import type { ApprovalPolicies } from '../definitions.ts';

@@ -1,5 +1,5 @@
-import { actionEvidenceStore } from '../../../db/stores/action-evidence-store.ts';
-import { documentsStore } from '../../../db/stores/documents-store.ts';
+import { actionEvidenceStore } from '../action-evidence-store.ts';
+import { documentsStore } from '../../documents/documents-store.ts';
 import { approvalSignalsStore } from '../approval-signals-store.ts';
 import type {
   ApprovalActivities,

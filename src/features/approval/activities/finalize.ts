@@ -1,5 +1,5 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { documentsStore } from '../../../db/stores/documents-store.ts';
+import { documentsStore } from '../../documents/documents-store.ts';
 import { whileHeartbeating } from '../../../temporal/heartbeat.ts';
 import type { ApprovalActivities, SignedCopiesInput } from '../definitions.ts';
 import { OPEN_STATUSES } from '../rules.ts';

@@ -1,5 +1,5 @@
-import { approversStore, openLinkToken } from '../../../db/stores/approvers-store.ts';
-import { documentsStore } from '../../../db/stores/documents-store.ts';
+import { approversStore, openLinkToken } from '../../documents/approvers-store.ts';
+import { documentsStore } from '../../documents/documents-store.ts';
 import { whatsAppMessagesStore } from '../../../db/stores/whatsapp-messages-store.ts';
 import { isWhatsAppSendError, languageFor, sendNotice } from '../../../whatsapp/index.ts';
 import type {

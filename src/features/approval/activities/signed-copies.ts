@@ -1,8 +1,8 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { approversStore } from '../../../db/stores/approvers-store.ts';
-import { documentsStore, openFinalToken, type Document } from '../../../db/stores/documents-store.ts';
+import { approversStore } from '../../documents/approvers-store.ts';
+import { documentsStore, openFinalToken, type Document } from '../../documents/documents-store.ts';
 import { whatsAppMessagesStore } from '../../../db/stores/whatsapp-messages-store.ts';
-import { finalFilename, finalFileUrl } from '../../../documents/final-file.ts';
+import { finalFilename, finalFileUrl } from '../../documents/final-file.ts';
 import {
   type ApprovalNotice,
   CC_GREETING,

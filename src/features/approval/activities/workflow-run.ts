@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
-import type { Approver } from '../../../db/stores/approvers-store.ts';
-import type { Document } from '../../../db/stores/documents-store.ts';
+import type { Approver } from '../../documents/approvers-store.ts';
+import type { Document } from '../../documents/documents-store.ts';
 import type { ApprovalWorkflowInput } from '../definitions.ts';
 
 /** The workflow run an activity works for, seen through the worker's own Temporal client. */

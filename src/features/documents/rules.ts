@@ -1,6 +1,6 @@
-import { AppError, type ErrorDetails } from '../errors.ts';
-import type { Document } from '../db/stores/documents-store.ts';
-import type { Placement } from '../domain/model.ts';
+import { AppError, type ErrorDetails } from '../../errors.ts';
+import type { Document } from './documents-store.ts';
+import type { Placement } from '../../domain/model.ts';
 
 /** The message of a 409 for an action the document's status forbids, naming the status (docs/product-rules.md §3). */
 export const statusRefusal = (doc: Pick<Document, 'status'>, rule: string): string =>

@@ -1,19 +1,17 @@
 import Router from '@koa/router';
 import type { Knex } from '../../db/knex.ts';
-import { approversStore, openLinkToken } from '../../db/stores/approvers-store.ts';
-import { documentsStore } from '../../db/stores/documents-store.ts';
-import { addApprover, deleteApprover, listApprovers, updateApprover } from '../../documents/approvers.ts';
+import { addApprover, deleteApprover, listApprovers, updateApprover } from './approvers.ts';
 import { LIMITS } from '../../domain/model.ts';
-import { REFUSALS, requireDraft, statusRefusal } from '../../documents/rules.ts';
+import { REFUSALS } from './rules.ts';
 import type { SecretBox } from '../../auth/secret-box.ts';
-import { isOpen } from '../../features/approval/rules.ts';
-import { serializeApprover } from '../../documents/serialize.ts';
-import { AppError } from '../../errors.ts';
+import { serializeApprover } from './serialize.ts';
+import { requireDraftDocument } from './read-documents.ts';
+import { approverLink, requireChangeableApprover, showApprover } from './read-approvers.ts';
 import { authOf, type AppState } from '../../http/context.ts';
-import { DocumentIdParams, IdParams, jsonBody, pathId } from '../route-helpers.ts';
-import type { OpenApiRegistry } from '../openapi/registry.ts';
-import { route } from '../openapi/route.ts';
-import { CHANGES_AND_SHOWS_DOCUMENTS } from '../openapi/scopes.ts';
+import { DocumentIdParams, IdParams, jsonBody, pathId } from '../../api/route-helpers.ts';
+import type { OpenApiRegistry } from '../../api/openapi/registry.ts';
+import { route } from '../../api/openapi/route.ts';
+import { CHANGES_AND_SHOWS_DOCUMENTS } from '../../api/openapi/scopes.ts';
 import { ok, okPage } from '../../http/respond.ts';
 import {
   ApproverInputSchema,
@@ -22,22 +20,32 @@ import {
   ApproverResource,
   ApproverUpdateSchema,
   ApproverUpdateShape,
-} from '../schemas/approvers.ts';
-import { DeletedResource } from '../schemas/documents.ts';
-import { envelope, pageEnvelope } from '../schemas/envelopes.ts';
+} from './approvers-schemas.ts';
+import { DeletedResource } from './documents-schemas.ts';
+import { envelope, pageEnvelope } from '../../api/schemas/envelopes.ts';
 import { parseBody } from '../../http/validation.ts';
 
 const TAGS = ['Approvers'];
 
-/** GET/POST /documents/{documentId}/approvers, GET/PUT/DELETE /approvers/{id}. */
-export function createApproversRouter(
-  deps: { db: Knex; secrets: SecretBox; config: { http: { publicBaseUrl: string } } },
-  openapi: OpenApiRegistry,
-): Router<AppState> {
-  const router = new Router<AppState>();
-  const { db } = deps;
-  const publicBaseUrl = deps.config.http.publicBaseUrl;
+type ApproversRouterDeps = { db: Knex; secrets: SecretBox; config: { http: { publicBaseUrl: string } } };
 
+/** GET/POST /documents/{documentId}/approvers, GET/PUT/DELETE /approvers/{id}. */
+export function createApproversRouter(deps: ApproversRouterDeps, openapi: OpenApiRegistry): Router<AppState> {
+  const router = new Router<AppState>();
+  listApproversRoute(router, openapi, deps);
+  addApproverRoute(router, openapi, deps);
+  getApproverRoute(router, openapi, deps);
+  approverLinkRoute(router, openapi, deps);
+  updateApproverRoute(router, openapi, deps);
+  deleteApproverRoute(router, openapi, deps);
+  return router;
+}
+
+function listApproversRoute(
+  router: Router<AppState>,
+  openapi: OpenApiRegistry,
+  deps: ApproversRouterDeps,
+): void {
   route(
     router,
     openapi,
@@ -56,7 +64,7 @@ export function createApproversRouter(
     async (ctx) => {
       const { accountId } = authOf(ctx);
       const documentId = pathId(ctx, 'documentId', 'Document');
-      const { approvers } = await listApprovers(db, { accountId, documentId });
+      const { approvers } = await listApprovers(deps.db, { accountId, documentId });
       okPage(ctx, approvers.map(serializeApprover), {
         current_page: 1,
         per_page: LIMITS.approversMax,
@@ -65,7 +73,13 @@ export function createApproversRouter(
       });
     },
   );
+}
 
+function addApproverRoute(
+  router: Router<AppState>,
+  openapi: OpenApiRegistry,
+  deps: ApproversRouterDeps,
+): void {
   route(
     router,
     openapi,
@@ -86,15 +100,19 @@ export function createApproversRouter(
     async (ctx) => {
       const { accountId } = authOf(ctx);
       const documentId = pathId(ctx, 'documentId', 'Document');
-      const document = await documentsStore(db).findById(accountId, documentId);
-      if (!document) throw AppError.notFound('Document');
-      requireDraft(document, REFUSALS.addApprover);
+      await requireDraftDocument(deps.db, accountId, documentId, REFUSALS.addApprover);
       const approver = parseBody(ApproverInputSchema, jsonBody(ctx));
-      const created = await addApprover(db, { accountId, documentId, approver });
+      const created = await addApprover(deps.db, { accountId, documentId, approver });
       ok(ctx, serializeApprover(created), 201);
     },
   );
+}
 
+function getApproverRoute(
+  router: Router<AppState>,
+  openapi: OpenApiRegistry,
+  deps: ApproversRouterDeps,
+): void {
   route(
     router,
     openapi,
@@ -110,13 +128,17 @@ export function createApproversRouter(
       errors: [404],
     },
     async (ctx) => {
-      const { accountId } = authOf(ctx);
-      const approver = await approversStore(db).findById(accountId, pathId(ctx, 'id', 'Approver'));
-      if (!approver) throw AppError.notFound('Approver');
+      const approver = await showApprover(deps.db, authOf(ctx).accountId, pathId(ctx, 'id', 'Approver'));
       ok(ctx, serializeApprover(approver));
     },
   );
+}
 
+function approverLinkRoute(
+  router: Router<AppState>,
+  openapi: OpenApiRegistry,
+  deps: ApproversRouterDeps,
+): void {
   route(
     router,
     openapi,
@@ -135,33 +157,18 @@ export function createApproversRouter(
     },
     async (ctx) => {
       const { accountId } = authOf(ctx);
-      const approver = await approversStore(db).findById(accountId, pathId(ctx, 'id', 'Approver'));
-      if (!approver) throw AppError.notFound('Approver');
-      const document = await documentsStore(db).findById(accountId, approver.documentId);
-      if (!document) throw AppError.notFound('Approver');
-      const open = isOpen(document.status);
-      const token = openLinkToken(approver, deps.secrets);
-      if (!token) {
-        throw AppError.conflict(
-          'link_not_issued',
-          document.status === 'draft'
-            ? 'The document has not been sent yet: links exist once it is sent'
-            : open
-              ? // Sent before links were issued at send: the link is made when the approver's turn comes.
-                statusRefusal(document, 'this approver has no link yet; it is made when their turn comes')
-              : statusRefusal(document, 'this approver never got a link'),
-        );
-      }
-      ok(ctx, {
-        approver_id: approver.id,
-        url: `${publicBaseUrl}/a/${token}`,
-        usable_now: open && approver.status === 'notified',
-        approver_status: approver.status,
-        document_status: document.status,
-      });
+      const publicBaseUrl = deps.config.http.publicBaseUrl;
+      const id = pathId(ctx, 'id', 'Approver');
+      ok(ctx, await approverLink({ db: deps.db, secrets: deps.secrets, publicBaseUrl }, accountId, id));
     },
   );
+}
 
+function updateApproverRoute(
+  router: Router<AppState>,
+  openapi: OpenApiRegistry,
+  deps: ApproversRouterDeps,
+): void {
   route(
     router,
     openapi,
@@ -182,16 +189,18 @@ export function createApproversRouter(
     async (ctx) => {
       const { accountId } = authOf(ctx);
       const id = pathId(ctx, 'id', 'Approver');
-      const approver = await approversStore(db).findById(accountId, id);
-      if (!approver) throw AppError.notFound('Approver');
-      const document = await documentsStore(db).findById(accountId, approver.documentId);
-      if (!document) throw AppError.notFound('Approver');
-      requireDraft(document, REFUSALS.changeApprover);
+      await requireChangeableApprover(deps.db, accountId, id, REFUSALS.changeApprover);
       const update = parseBody(ApproverUpdateSchema, jsonBody(ctx));
-      ok(ctx, serializeApprover(await updateApprover(db, { accountId, id, update })));
+      ok(ctx, serializeApprover(await updateApprover(deps.db, { accountId, id, update })));
     },
   );
+}
 
+function deleteApproverRoute(
+  router: Router<AppState>,
+  openapi: OpenApiRegistry,
+  deps: ApproversRouterDeps,
+): void {
   route(
     router,
     openapi,
@@ -210,10 +219,8 @@ export function createApproversRouter(
     async (ctx) => {
       const { accountId } = authOf(ctx);
       const id = pathId(ctx, 'id', 'Approver');
-      await deleteApprover(db, { accountId, id });
+      await deleteApprover(deps.db, { accountId, id });
       ok(ctx, { id, deleted: true });
     },
   );
-
-  return router;
 }

@@ -1,4 +1,4 @@
-import type { Db } from '../knex.ts';
+import type { Db } from '../../db/knex.ts';
 
 /** A final file whose archive time-stamp is due for renewal, with what renewing it needs of its document. */
 export interface DueArchiveTimestamp {

@@ -1,6 +1,6 @@
 import type { SecretBox } from '../../auth/secret-box.ts';
-import type { Db, Knex } from '../knex.ts';
-import { eventBearerContext } from '../sealed-columns.ts';
+import type { Db, Knex } from '../../db/knex.ts';
+import { eventBearerContext } from '../../db/sealed-columns.ts';
 
 export interface DocumentEvent {
   id: number;
@@ -97,14 +97,19 @@ export function fullEventData(event: DocumentEvent, secrets: SecretBox): Record<
   return { ...event.data, document: { ...document, ...bearer } };
 }
 
+/** Where PostgreSQL announces, on commit, a document's `document.sent` event recorded (its document id; migration 029). */
+export const DOCUMENT_SENT_CHANNEL = 'wathiq_document_sent';
+
 /**
  * The record of what happened to documents: the source of webhook deliveries. Recording is idempotent on the
  * dedupe key, so an activity retried by Temporal records its event once.
  */
-/** Where PostgreSQL announces, on commit, a document's `document.sent` event recorded (its document id; migration 029). */
-export const DOCUMENT_SENT_CHANNEL = 'wathiq_document_sent';
-
 export function documentEventsStore(db: Db) {
+  return { ...documentEventRecording(db), ...accountEventRecording(db), ...eventReads(db) };
+}
+
+/** A document's events, recorded once each in its sequence. */
+function documentEventRecording(db: Db) {
   return {
     /**
      * The stored event (with its id) whether this call inserted it or an earlier one did. A new event takes the
@@ -167,7 +172,12 @@ export function documentEventsStore(db: Db) {
       if (!existing) throw new Error(`document event ${input.dedupeKey} vanished after a conflict`);
       return toEvent(existing);
     },
+  };
+}
 
+/** Events about an account rather than one document. */
+function accountEventRecording(db: Db) {
+  return {
     /**
      * An event about the account rather than one document (`bulk_send.completed`): no document, `sequence` 1 (it
      * is the only event of what it reports). Idempotent on the dedupe key, like `record`.
@@ -199,7 +209,12 @@ export function documentEventsStore(db: Db) {
       if (!existing) throw new Error(`event ${input.dedupeKey} vanished after a conflict`);
       return toEvent(existing);
     },
+  };
+}
 
+/** Recorded events, read back. */
+function eventReads(db: Db) {
+  return {
     async findByDedupeKey(dedupeKey: string): Promise<DocumentEvent | undefined> {
       const row = await db<DocumentEventRow>('document_events').where({ dedupe_key: dedupeKey }).first();
       return row && toEvent(row);

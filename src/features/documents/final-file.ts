@@ -1,4 +1,4 @@
-import type { Document } from '../db/stores/documents-store.ts';
+import type { Document } from './documents-store.ts';
 
 /**
  * Names of an approved document's signed file (docs/product-rules.md §6): its file name, its storage key and its

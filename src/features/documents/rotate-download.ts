@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { SecretBox } from '../auth/secret-box.ts';
-import type { Knex } from '../db/knex.ts';
-import { approversStore } from '../db/stores/approvers-store.ts';
-import { documentEventsStore, type DocumentEvent } from '../db/stores/document-events-store.ts';
-import { documentsStore, type Document } from '../db/stores/documents-store.ts';
-import { AppError } from '../errors.ts';
+import type { SecretBox } from '../../auth/secret-box.ts';
+import type { Knex } from '../../db/knex.ts';
+import { approversStore } from './approvers-store.ts';
+import { documentEventsStore, type DocumentEvent } from '../events/document-events-store.ts';
+import { documentsStore, type Document } from './documents-store.ts';
+import { AppError } from '../../errors.ts';
 import { finalFilename, finalFileUrl } from './final-file.ts';
 import { statusRefusal } from './rules.ts';
 import { serializeDocument } from './serialize.ts';

@@ -1,23 +1,19 @@
-import { CHANGES_AND_SHOWS_DOCUMENTS } from '../openapi/scopes.ts';
+import { CHANGES_AND_SHOWS_DOCUMENTS } from '../../api/openapi/scopes.ts';
 import Router from '@koa/router';
 import { z } from 'zod';
 import type { Knex } from '../../db/knex.ts';
 import type { SecretBox } from '../../auth/secret-box.ts';
-import { documentsStore, openFinalToken } from '../../db/stores/documents-store.ts';
-import { finalFileUrl, finalFilename } from '../../documents/final-file.ts';
-import { rotateDownload } from '../../documents/rotate-download.ts';
-import { statusRefusal } from '../../documents/rules.ts';
+import { currentDownload, downloadOf } from './download.ts';
+import { rotateDownload } from './rotate-download.ts';
 import type { Logger } from '../../logger.ts';
-import type { WebhookDispatcher } from '../../features/webhooks/dispatch.ts';
-import { AppError } from '../../errors.ts';
+import type { WebhookDispatcher } from '../webhooks/dispatch.ts';
 import { authOf, type AppState } from '../../http/context.ts';
-import { IdParams, pathId } from '../route-helpers.ts';
-import type { OpenApiRegistry } from '../openapi/registry.ts';
-import { route } from '../openapi/route.ts';
-import { isoTime } from '../../domain/time.ts';
+import { IdParams, pathId } from '../../api/route-helpers.ts';
+import type { OpenApiRegistry } from '../../api/openapi/registry.ts';
+import { route } from '../../api/openapi/route.ts';
 import { ok } from '../../http/respond.ts';
-import { Signature } from '../schemas/documents.ts';
-import { Timestamp, envelope } from '../schemas/envelopes.ts';
+import { Signature } from './documents-schemas.ts';
+import { Timestamp, envelope } from '../../api/schemas/envelopes.ts';
 
 export interface DownloadRouterDeps {
   db: Knex;
@@ -26,6 +22,12 @@ export interface DownloadRouterDeps {
   webhooks: Pick<WebhookDispatcher, 'dispatchEvent'>;
   logger: Logger;
 }
+
+const serviceDeps = (deps: DownloadRouterDeps) => ({
+  db: deps.db,
+  secrets: deps.secrets,
+  publicBaseUrl: deps.config.http.publicBaseUrl,
+});
 
 const Download = z
   .strictObject({
@@ -63,25 +65,7 @@ export function createDownloadRouter(deps: DownloadRouterDeps, openapi: OpenApiR
     },
     async (ctx) => {
       const id = pathId(ctx, 'id', 'Document');
-      const doc = await documentsStore(deps.db).findById(authOf(ctx).accountId, id);
-      if (!doc) throw AppError.notFound('Document');
-      if (doc.status !== 'approved') {
-        throw AppError.conflict(
-          'not_approved',
-          statusRefusal(doc, 'only an approved document can be downloaded.'),
-        );
-      }
-      const token = openFinalToken(doc, deps.secrets);
-      // Finalization stores the file before the document becomes approved, so this is only a safety net.
-      if (!token || !doc.finalSha256) {
-        throw new AppError('service_unavailable', 'The signed PDF of this document is not available.');
-      }
-      ok(ctx, {
-        download_url: finalFileUrl(deps.config.http.publicBaseUrl, token, doc),
-        expires_at: isoTime(doc.expiresAt),
-        filename: finalFilename(doc),
-        signature: doc.signature,
-      });
+      ok(ctx, await currentDownload(serviceDeps(deps), authOf(ctx).accountId, id));
     },
   );
 
@@ -104,7 +88,7 @@ export function createDownloadRouter(deps: DownloadRouterDeps, openapi: OpenApiR
     async (ctx) => {
       const id = pathId(ctx, 'id', 'Document');
       const { document, downloadUrl, event } = await rotateDownload(
-        { db: deps.db, secrets: deps.secrets, publicBaseUrl: deps.config.http.publicBaseUrl },
+        serviceDeps(deps),
         authOf(ctx).accountId,
         id,
       );
@@ -114,12 +98,7 @@ export function createDownloadRouter(deps: DownloadRouterDeps, openapi: OpenApiR
         .catch((err: unknown) =>
           deps.logger.warn({ err, documentId: document.id }, 'document.download_rotated not dispatched yet'),
         );
-      ok(ctx, {
-        download_url: downloadUrl,
-        expires_at: isoTime(document.expiresAt),
-        filename: finalFilename(document),
-        signature: document.signature,
-      });
+      ok(ctx, downloadOf(document, downloadUrl));
     },
   );
   return router;

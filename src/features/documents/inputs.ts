@@ -1,4 +1,4 @@
-import type { ApproverFields, CcRecipient, ReminderSettings, WorkflowType } from '../domain/model.ts';
+import type { ApproverFields, CcRecipient, ReminderSettings, WorkflowType } from '../../domain/model.ts';
 
 /** An approver as a client gives it (validated); `orderIndex` undefined means "after the others". */
 export type ApproverInput = Omit<ApproverFields, 'orderIndex'> & { orderIndex: number | undefined };

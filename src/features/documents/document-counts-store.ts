@@ -1,4 +1,4 @@
-import type { Db } from '../knex.ts';
+import type { Db } from '../../db/knex.ts';
 
 /**
  * Documents per status across every account, for the `wathiq_documents` gauge: one aggregate query, read-only,

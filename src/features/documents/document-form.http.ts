@@ -1,11 +1,11 @@
 import { addDetail, AppError, mergeDetails, type ErrorDetails } from '../../errors.ts';
 import type { PdfInspection } from '../../pdf/inspect-pdf.ts';
 import { PdfBusyError, type PdfInspector } from '../../pdf/workers/pdf-workers.ts';
-import type { DocumentFile } from '../../documents/inputs.ts';
+import type { DocumentFile } from './inputs.ts';
 import type { AppContext } from '../../http/context.ts';
-import { idempotencyOf, requestFingerprint } from '../middleware/idempotency.ts';
+import { idempotencyOf, requestFingerprint } from '../../api/middleware/idempotency.ts';
 import { formFieldsToObject } from './form-fields.ts';
-import type { ReceivedUpload } from './upload.ts';
+import type { ReceivedUpload } from './upload.http.ts';
 
 /**
  * What a multipart document request carried, ready for the schemas: the fields as an object, the file checked

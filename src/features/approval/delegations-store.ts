@@ -1,5 +1,5 @@
 import type { VerifiedBy } from '../../domain/model.ts';
-import type { Db } from '../knex.ts';
+import type { Db } from '../../db/knex.ts';
 
 /**
  * Delegations as approvers ask for them (migration 022), kept here rather than in the approval workflow's history:

@@ -1,9 +1,9 @@
-import type { Knex } from '../db/knex.ts';
-import { approversStore, type Approver, type ApproverPatch } from '../db/stores/approvers-store.ts';
-import { documentsStore, type Document } from '../db/stores/documents-store.ts';
-import { AppError } from '../errors.ts';
+import type { Knex } from '../../db/knex.ts';
+import { approversStore, type Approver, type ApproverPatch } from './approvers-store.ts';
+import { documentsStore, type Document } from './documents-store.ts';
+import { AppError } from '../../errors.ts';
 import type { ApproverInput, ApproverUpdate } from './inputs.ts';
-import { LIMITS } from '../domain/model.ts';
+import { LIMITS } from '../../domain/model.ts';
 import { placementProblem, REFUSALS, requireDraft } from './rules.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ApproverInput, DocumentInput, DocumentUpdate } from '../../documents/inputs.ts';
+import type { ApproverInput, DocumentInput, DocumentUpdate } from './inputs.ts';
 import {
   DOCUMENT_STATUSES,
   LANGUAGES,
@@ -7,10 +7,17 @@ import {
   WORKFLOW_TYPES,
   type CcRecipient,
 } from '../../domain/model.ts';
-import type { SerializedDocument } from '../../documents/serialize.ts';
-import { ApproverInputSchema, ApproverResource, Phone } from './approvers.ts';
-import { Timestamp } from './envelopes.ts';
-import { ALWAYS_ON_OBJECTS, boolean, integer, oneOf, requireBilingual, text } from './fields.ts';
+import type { SerializedDocument } from './serialize.ts';
+import { ApproverInputSchema, ApproverResource, Phone } from './approvers-schemas.ts';
+import { Timestamp } from '../../api/schemas/envelopes.ts';
+import {
+  ALWAYS_ON_OBJECTS,
+  boolean,
+  integer,
+  oneOf,
+  requireBilingual,
+  text,
+} from '../../api/schemas/fields.ts';
 
 const DEPARTMENT = /^[a-z][a-z0-9_-]{0,31}$/;
 

@@ -1,6 +1,6 @@
-import { isoTime } from '../domain/time.ts';
-import type { Approver } from '../db/stores/approvers-store.ts';
-import type { Document, DocumentSignature } from '../db/stores/documents-store.ts';
+import { isoTime } from '../../domain/time.ts';
+import type { Approver } from './approvers-store.ts';
+import type { Document, DocumentSignature } from './documents-store.ts';
 import type {
   ActionType,
   ApproverStatus,
@@ -9,7 +9,7 @@ import type {
   Verification,
   ReminderSettings,
   WorkflowType,
-} from '../domain/model.ts';
+} from '../../domain/model.ts';
 
 /**
  * The one public representation of documents and approvers: API responses and webhook payloads both use it.

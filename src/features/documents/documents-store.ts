@@ -1,9 +1,9 @@
 import type { CcRecipient, DocumentStatus } from '../../domain/model.ts';
 import type { SecretBox } from '../../auth/secret-box.ts';
 import { randomToken, sha256Hex } from '../../auth/tokens.ts';
-import type { Db } from '../knex.ts';
-import { preparedRows } from '../prepared.ts';
-import { finalTokenContext, storedToken } from '../sealed-columns.ts';
+import type { Db } from '../../db/knex.ts';
+import { preparedRows } from '../../db/prepared.ts';
+import { finalTokenContext, storedToken } from '../../db/sealed-columns.ts';
 import type { Approver } from './approvers-store.ts';
 import {
   BY_ID,
@@ -41,6 +41,17 @@ export {
  * activities and the public file route, which hold an id or token rather than an account.
  */
 export function documentsStore(db: Db) {
+  return {
+    ...documentCreation(db),
+    ...documentReads(db),
+    ...documentPages(db),
+    ...documentChanges(db),
+    ...finalFiles(db),
+  };
+}
+
+/** A new document: its reference and its row. */
+function documentCreation(db: Db) {
   return {
     /**
      * The next reference of an account's year. The upsert takes the counter row's lock until the surrounding
@@ -85,7 +96,12 @@ export function documentsStore(db: Db) {
         .returning('*');
       return toDocument(row!);
     },
+  };
+}
 
+/** One document, read by account and id, or by id or token for the workflow and the public file route. */
+function documentReads(db: Db) {
+  return {
     async findById(accountId: string, id: string): Promise<Document | undefined> {
       const row = await db<DocumentRow>('documents').where({ id, account_id: accountId }).first();
       return row && toDocument(row);
@@ -144,7 +160,12 @@ export function documentsStore(db: Db) {
         .first();
       return row && toDocument(row);
     },
+  };
+}
 
+/** An account's documents, a page at a time. */
+function documentPages(db: Db) {
+  return {
     /**
      * Newest first (then by id), each with its approvers and sealed verification token, and `total`, every match for the
      * page metadata, in one prepared query. The page is an index range with a limit (migration 025's indexes end
@@ -184,7 +205,12 @@ export function documentsStore(db: Db) {
       }
       return { documents, approvers, verificationSealed, total: Number(rows[0]?.total ?? 0) };
     },
+  };
+}
 
+/** Changes to a document's row: its fields, its status, its deletion. */
+function documentChanges(db: Db) {
+  return {
     /** Applies `patch` and bumps `updated_at`; undefined when the account has no such document. */
     async update(accountId: string, id: string, patch: DocumentPatch): Promise<Document | undefined> {
       const [row] = await db('documents')
@@ -212,6 +238,17 @@ export function documentsStore(db: Db) {
       return row && toDocument(row);
     },
 
+    /** Deletes the row (approvers cascade); true when there was one. */
+    async delete(accountId: string, id: string): Promise<boolean> {
+      const n = await db('documents').where({ id, account_id: accountId }).delete();
+      return n > 0;
+    },
+  };
+}
+
+/** The signed final file's token, storage key and SHA-256. */
+function finalFiles(db: Db) {
+  return {
     /**
      * Reserves the final file's token and storage key, once: only while no token is set, so a concurrent or
      * retried finalization keeps the first reservation (read it back with `findByIdUnscoped`).
@@ -261,12 +298,6 @@ export function documentsStore(db: Db) {
           signature: signature === null ? null : JSON.stringify(signature),
           updated_at: db.fn.now(),
         });
-    },
-
-    /** Deletes the row (approvers cascade); true when there was one. */
-    async delete(accountId: string, id: string): Promise<boolean> {
-      const n = await db('documents').where({ id, account_id: accountId }).delete();
-      return n > 0;
     },
   };
 }

@@ -3,9 +3,9 @@ import type { Logger } from '../../logger.ts';
 import { createPdfInspector } from '../../pdf/workers/pdf-workers.ts';
 import type { Storage } from '../../storage/storage.ts';
 import { authOf, type AppContext } from '../../http/context.ts';
-import { readDocumentForm, type DocumentForm } from './document-form.ts';
+import { readDocumentForm, type DocumentForm } from './document-form.http.ts';
 import { createUploadGate } from './upload-gate.ts';
-import { lingerAndClose, receiveUpload } from './upload.ts';
+import { lingerAndClose, receiveUpload } from './upload.http.ts';
 
 /**
  * Receives a multipart form carrying a PDF (a document's, a template's): admitted by the upload gate, streamed to

@@ -1,6 +1,6 @@
 import type { CcRecipient, DocumentStatus, ReminderSettings, WorkflowType } from '../../domain/model.ts';
 import type { SecretBox } from '../../auth/secret-box.ts';
-import { finalTokenContext, verificationTokenContext } from '../sealed-columns.ts';
+import { finalTokenContext, verificationTokenContext } from '../../db/sealed-columns.ts';
 import { toApprover, type Approver, type ApproverRow } from './approvers-rows.ts';
 
 /**

@@ -1,8 +1,8 @@
 import type { ApproverFields } from '../../domain/model.ts';
 import type { SecretBox } from '../../auth/secret-box.ts';
 import { randomToken, sha256Hex } from '../../auth/tokens.ts';
-import type { Db } from '../knex.ts';
-import { approverLinkContext, storedToken } from '../sealed-columns.ts';
+import type { Db } from '../../db/knex.ts';
+import { approverLinkContext, storedToken } from '../../db/sealed-columns.ts';
 import {
   LINK_TOKEN_BYTES,
   openLinkToken,
@@ -25,6 +25,19 @@ export {
 
 /** Approvers, always read in `order_index` order. */
 export function approversStore(db: Db) {
+  return {
+    ...approverInserts(db),
+    ...approverReads(db),
+    ...whatsAppIdentities(db),
+    ...approverChanges(db),
+    ...linkTokens(db),
+    ...approverMarks(db),
+    ...approverRemovals(db),
+  };
+}
+
+/** New approvers: a draft's, and a delegate in place of one. */
+function approverInserts(db: Db) {
   return {
     async insertMany(
       document: { id: string; accountId: string },
@@ -80,7 +93,12 @@ export function approversStore(db: Db) {
         .returning('*');
       return toApprover(row!);
     },
+  };
+}
 
+/** Approvers read by document, by id, or by link token. */
+function approverReads(db: Db) {
+  return {
     async listByDocument(documentId: string): Promise<Approver[]> {
       const rows = await db<ApproverRow>('approvers')
         .where({ document_id: documentId })
@@ -116,7 +134,12 @@ export function approversStore(db: Db) {
         .first();
       return row && toApprover(row);
     },
+  };
+}
 
+/** The WhatsApp identity an approver answers from. */
+function whatsAppIdentities(db: Db) {
+  return {
     /**
      * Whether a reply matched earlier to this number in this account carried one of these ids (migration 021): how
      * a reply without the phone number (a WhatsApp username user) is recognised.
@@ -152,7 +175,12 @@ export function approversStore(db: Db) {
           }),
         });
     },
+  };
+}
 
+/** How many approvers a document has, and an approver's fields changed. */
+function approverChanges(db: Db) {
+  return {
     async countByDocument(documentId: string): Promise<number> {
       const [row] = await db('approvers')
         .where({ document_id: documentId })
@@ -167,7 +195,12 @@ export function approversStore(db: Db) {
         .returning<ApproverRow[]>('*');
       return row && toApprover(row);
     },
+  };
+}
 
+/** Approvers' link tokens, each issued once. */
+function linkTokens(db: Db) {
+  return {
     /**
      * Gives the approver a link token unless they have one, and returns the token they have: a concurrent or
      * retried caller gets the first one's. Undefined when there is no such approver.
@@ -198,7 +231,12 @@ export function approversStore(db: Db) {
       }
       return issued;
     },
+  };
+}
 
+/** What happened to an approver: notified, stamped with the generated seal. */
+function approverMarks(db: Db) {
+  return {
     /** `waiting` → `notified`, with how the notification went; an approver past `waiting` is left alone. */
     async markNotified(id: string, notification: { status: string; error: string | null }): Promise<void> {
       await db('approvers').where({ id, status: 'waiting' }).update({
@@ -222,7 +260,12 @@ export function approversStore(db: Db) {
         .select<{ id: string }[]>('id');
       return new Set(rows.map((r) => r.id));
     },
+  };
+}
 
+/** Approvers removed from a draft. */
+function approverRemovals(db: Db) {
+  return {
     async delete(id: string): Promise<boolean> {
       return (await db('approvers').where({ id }).delete()) > 0;
     },

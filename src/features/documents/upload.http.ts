@@ -126,27 +126,33 @@ class ByteCap extends Transform {
   }
 }
 
-/**
- * Streams a multipart/form-data body: form fields are collected, the part named `file` goes straight to storage
- * under `fileKey` while its size and SHA-256 are computed. The plan's byte limit is enforced as the bytes arrive
- * (and up front from Content-Length): past it, reading stops, the partial file is removed and the answer is a 422
- * on `file`. On any failure nothing is left under `fileKey`.
- */
-export async function receiveUpload(
-  ctx: AppContext,
-  options: { storage: Storage; fileKey: string; maxFileBytes: number; plan: Plan },
-): Promise<ReceivedUpload> {
-  const { storage, fileKey, maxFileBytes } = options;
-  const bodyCap = maxFileBytes + FIELDS_ALLOWANCE_BYTES;
-  const declared = Number(ctx.get('content-length'));
-  if (Number.isFinite(declared) && declared > bodyCap) {
-    lingerAndClose(ctx);
-    throw tooLargeError(maxFileBytes, options.plan);
-  }
+/** One upload on its way in: what the listeners of the parser and of the streams collect, and how they stop it. */
+interface Reception {
+  readonly fields: [string, string][];
+  /** Keyed by part names the client chose (`constructor`, `__proto__`, …): a map without a prototype. */
+  readonly errors: ErrorDetails;
+  /** The file's bytes as they go to storage, for the PDF checks. */
+  readonly chunks: Buffer[];
+  /** Parts other than "file" sent with a filename, read as text: settled before the fields are handed on. */
+  readonly textParts: Promise<void>[];
+  filename: string | null;
+  fileSink?: Transform;
+  stored?: Promise<{ size: number; sha256: string }>;
+  failure?: Error;
+  /** Caps the whole body: the plan's file limit and room for the fields. */
+  readonly cap: ByteCap;
+  /** Resolves when the parser is done, rejects with the first failure. */
+  readonly parsed: Promise<void>;
+  readonly settle: (err?: Error) => void;
+  /** Stops reading. Never throws: it is what handlers fall back on. */
+  readonly fail: (err: Error) => void;
+  /** The handler, with a throw turned into this upload's failure. */
+  readonly guard: <A extends unknown[]>(handler: (...args: A) => void) => (...args: A) => void;
+}
 
-  let parser: busboy.Busboy;
+function createParser(ctx: AppContext, maxFileBytes: number): busboy.Busboy {
   try {
-    parser = busboy({
+    return busboy({
       headers: ctx.req.headers,
       defParamCharset: 'utf8',
       limits: {
@@ -167,41 +173,37 @@ export async function receiveUpload(
       `Malformed multipart/form-data request: ${err instanceof Error ? err.message : 'unreadable'}`,
     );
   }
+}
 
-  const fields: [string, string][] = [];
-  // Keyed by part names the client chose (`constructor`, `__proto__`, …): a map without a prototype.
-  const errors = newDetails();
-  const chunks: Buffer[] = [];
-  let filename: string | null = null;
-  let fileSink: Transform | undefined;
-  let stored: Promise<{ size: number; sha256: string }> | undefined;
-  let failure: Error | undefined;
-
+function startReception(
+  ctx: AppContext,
+  parser: busboy.Busboy,
+  bodyCap: number,
+  tooLarge: () => Error,
+): Reception {
   let settle!: (err?: Error) => void;
   const parsed = new Promise<void>((resolve, reject) => {
     settle = (err) => (err ? reject(err) : resolve());
   });
-
   // Stops reading: nothing more reaches the parser (which is left to the garbage collector rather than destroyed,
-  // as busboy may still be inside the call that reported the problem). Never throws: it is what handlers fall
-  // back on.
+  // as busboy may still be inside the call that reported the problem).
   const fail = (err: Error) => {
-    if (failure) return;
-    failure = err;
+    if (reception.failure) return;
+    reception.failure = err;
     settle(err);
     try {
       ctx.req.unpipe(cap);
       cap.unpipe(parser);
       ctx.req.pause();
-      fileSink?.destroy(err);
+      reception.fileSink?.destroy(err);
     } catch {
       // The request has already failed with `err`; what could not be stopped is dropped with the connection.
     }
   };
-  // Every callback below runs inside busboy's or a stream's event dispatch, outside the request's promise: a throw
-  // there would escape to the process and end it. Each one that does more than hand over to `fail` or `settle`
-  // (which never throw) is guarded, so a throw becomes this request's failure and its envelope. Every stream
-  // involved has an 'error' listener from the moment it exists.
+  // Every callback of the parser and the streams runs inside busboy's or a stream's event dispatch, outside the
+  // request's promise: a throw there would escape to the process and end it. Each one that does more than hand
+  // over to `fail` or `settle` (which never throw) is guarded, so a throw becomes this request's failure and its
+  // envelope. Every stream involved has an 'error' listener from the moment it exists.
   const guard =
     <A extends unknown[]>(handler: (...args: A) => void) =>
     (...args: A): void => {
@@ -211,117 +213,179 @@ export async function receiveUpload(
         fail(err instanceof Error ? err : new Error(String(err)));
       }
     };
-
-  const malformed = (err: Error) =>
-    new AppError('malformed_multipart', `Malformed multipart/form-data request: ${err.message}`);
   const cap = new ByteCap(
     bodyCap,
-    guard(() => fail(tooLargeError(maxFileBytes, options.plan))),
+    guard(() => fail(tooLarge())),
   );
+  const reception: Reception = {
+    fields: [],
+    errors: newDetails(),
+    chunks: [],
+    textParts: [],
+    filename: null,
+    cap,
+    parsed,
+    settle: (err) => settle(err),
+    fail,
+    guard,
+  };
+  return reception;
+}
 
+const malformed = (err: Error) =>
+  new AppError('malformed_multipart', `Malformed multipart/form-data request: ${err.message}`);
+
+/** The part named "file": streamed to storage under `fileKey`, its bytes kept for the PDF checks. */
+function receiveFilePart(
+  r: Reception,
+  stream: Readable,
+  info: busboy.FileInfo,
+  options: { storage: Storage; fileKey: string; tooLarge: () => Error },
+): void {
+  r.filename = cleanFilename(info.filename);
+  const sink = new Transform({
+    transform(chunk: Buffer, _e, callback) {
+      r.chunks.push(chunk);
+      callback(null, chunk);
+    },
+  });
+  r.fileSink = sink;
+  // Listened to from the start: `fail` may destroy the sink before storage has attached its own listeners.
+  sink.on('error', r.fail);
+  stream.on(
+    'limit',
+    r.guard(() => r.fail(options.tooLarge())),
+  );
+  // busboy ends a file part with an error only when the body breaks off inside it.
+  stream.on(
+    'error',
+    r.guard((err: Error) => r.fail(malformed(err))),
+  );
+  stream.pipe(sink);
+  const stored = options.storage.put(options.fileKey, sink, { contentType: 'application/pdf' });
+  r.stored = stored;
+  stored.catch(() => undefined); // awaited at the end; failures surface there or through `fail`
+}
+
+function listenToParser(
+  parser: busboy.Busboy,
+  r: Reception,
+  options: { storage: Storage; fileKey: string; tooLarge: () => Error },
+): void {
   parser.on(
     'field',
-    guard((name: string, value: string, info: busboy.FieldInfo) => {
-      if (info.valueTruncated) addDetail(errors, name, `${name} is too long`);
-      else fields.push([name, value]);
+    r.guard((name: string, value: string, info: busboy.FieldInfo) => {
+      if (info.valueTruncated) addDetail(r.errors, name, `${name} is too long`);
+      else r.fields.push([name, value]);
     }),
   );
-  // Parts other than "file" sent with a filename, read as text: settled before the fields are handed on.
-  const textParts: Promise<void>[] = [];
   parser.on(
     'file',
-    guard((name: string, stream: Readable, info: busboy.FileInfo) => {
+    r.guard((name: string, stream: Readable, info: busboy.FileInfo) => {
       if (JSON_PARTS.has(name)) {
-        textParts.push(readTextPart(name, stream, fields, errors));
+        r.textParts.push(readTextPart(name, stream, r.fields, r.errors));
         return;
       }
-      if (name !== 'file' || fileSink) {
+      if (name !== 'file' || r.fileSink) {
         // A discarded part's own error (cut off by the end of the body) is reported by the parser as well.
         stream.on('error', () => undefined);
         stream.resume();
-        addDetail(errors, name, 'Only one file may be uploaded, in the field named "file"');
+        addDetail(r.errors, name, 'Only one file may be uploaded, in the field named "file"');
         return;
       }
-      filename = cleanFilename(info.filename);
-      const sink = new Transform({
-        transform(chunk: Buffer, _e, callback) {
-          chunks.push(chunk);
-          callback(null, chunk);
-        },
-      });
-      fileSink = sink;
-      // Listened to from the start: `fail` may destroy the sink before storage has attached its own listeners.
-      sink.on('error', fail);
-      stream.on(
-        'limit',
-        guard(() => fail(tooLargeError(maxFileBytes, options.plan))),
-      );
-      // busboy ends a file part with an error only when the body breaks off inside it.
-      stream.on(
-        'error',
-        guard((err: Error) => fail(malformed(err))),
-      );
-      stream.pipe(sink);
-      stored = storage.put(fileKey, sink, { contentType: 'application/pdf' });
-      stored.catch(() => undefined); // awaited below; failures surface there or through `fail`
+      receiveFilePart(r, stream, info, options);
     }),
   );
   parser.on(
     'filesLimit',
-    guard(() => addDetail(errors, 'file', 'Only one file may be uploaded, in the field named "file"')),
+    r.guard(() => addDetail(r.errors, 'file', 'Only one file may be uploaded, in the field named "file"')),
   );
-  const tooManyParts = guard(() =>
-    fail(AppError.validation({ _: ['Too many form fields: a document has at most 50 approvers'] })),
+  const tooManyParts = r.guard(() =>
+    r.fail(AppError.validation({ _: ['Too many form fields: a document has at most 50 approvers'] })),
   );
   parser.on('fieldsLimit', tooManyParts);
   parser.on('partsLimit', tooManyParts);
   parser.on(
     'error',
-    guard((err: Error) => fail(malformed(err))),
+    r.guard((err: Error) => r.fail(malformed(err))),
   );
-  parser.on('close', () => settle());
-  cap.on('error', fail);
+  parser.on('close', () => r.settle());
+}
+
+function listenToRequest(ctx: AppContext, r: Reception): void {
+  r.cap.on('error', r.fail);
   const aborted = () => new AppError('bad_request', 'The request was aborted by the client');
   ctx.req.on(
     'error',
-    guard(() => fail(aborted())),
+    r.guard(() => r.fail(aborted())),
   );
   ctx.req.on(
     'close',
-    guard(() => {
-      if (!ctx.req.complete) fail(aborted());
+    r.guard(() => {
+      if (!ctx.req.complete) r.fail(aborted());
     }),
   );
+}
 
-  ctx.req.pipe(cap).pipe(parser);
-
+/** Waits for the body to be read and the file stored; on any failure, removes what was stored under `fileKey`. */
+async function finishReception(
+  ctx: AppContext,
+  r: Reception,
+  options: { storage: Storage; fileKey: string },
+): Promise<ReceivedUpload> {
   try {
-    await parsed;
-    await Promise.all(textParts);
-    const result = stored ? await stored : undefined;
-    if (failure) throw failure;
+    await r.parsed;
+    await Promise.all(r.textParts);
+    const result = r.stored ? await r.stored : undefined;
+    if (r.failure) throw r.failure;
     return {
-      fields,
-      errors,
+      fields: r.fields,
+      errors: r.errors,
       ...(result
         ? {
             file: {
-              key: fileKey,
-              filename,
+              key: options.fileKey,
+              filename: r.filename,
               size: result.size,
               sha256: result.sha256,
-              bytes: Buffer.concat(chunks),
+              bytes: Buffer.concat(r.chunks),
             },
           }
         : {}),
     };
   } catch (err) {
-    await stored?.catch(() => undefined);
-    await storage.delete(fileKey).catch(() => undefined);
-    if (failure) {
+    await r.stored?.catch(() => undefined);
+    await options.storage.delete(options.fileKey).catch(() => undefined);
+    if (r.failure) {
       lingerAndClose(ctx);
-      throw failure;
+      throw r.failure;
     }
     throw err;
   }
+}
+
+/**
+ * Streams a multipart/form-data body: form fields are collected, the part named `file` goes straight to storage
+ * under `fileKey` while its size and SHA-256 are computed. The plan's byte limit is enforced as the bytes arrive
+ * (and up front from Content-Length): past it, reading stops, the partial file is removed and the answer is a 422
+ * on `file`. On any failure nothing is left under `fileKey`.
+ */
+export async function receiveUpload(
+  ctx: AppContext,
+  options: { storage: Storage; fileKey: string; maxFileBytes: number; plan: Plan },
+): Promise<ReceivedUpload> {
+  const { maxFileBytes } = options;
+  const bodyCap = maxFileBytes + FIELDS_ALLOWANCE_BYTES;
+  const declared = Number(ctx.get('content-length'));
+  if (Number.isFinite(declared) && declared > bodyCap) {
+    lingerAndClose(ctx);
+    throw tooLargeError(maxFileBytes, options.plan);
+  }
+  const parser = createParser(ctx, maxFileBytes);
+  const tooLarge = () => tooLargeError(maxFileBytes, options.plan);
+  const reception = startReception(ctx, parser, bodyCap, tooLarge);
+  listenToParser(parser, reception, { ...options, tooLarge });
+  listenToRequest(ctx, reception);
+  ctx.req.pipe(reception.cap).pipe(parser);
+  return finishReception(ctx, reception, options);
 }

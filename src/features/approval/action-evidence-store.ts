@@ -1,5 +1,5 @@
 import type { ActionEvidence, ActionKind, ApprovalChannel, VerifiedBy } from '../../domain/model.ts';
-import type { Db } from '../knex.ts';
+import type { Db } from '../../db/knex.ts';
 
 /**
  * The evidence of approvers' actions (migration 012), kept here rather than in the approval workflow's history:

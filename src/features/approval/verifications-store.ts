@@ -1,7 +1,7 @@
 import type { SecretBox } from '../../auth/secret-box.ts';
 import { randomToken, sha256Hex } from '../../auth/tokens.ts';
-import type { Db } from '../knex.ts';
-import { verificationTokenContext } from '../sealed-columns.ts';
+import type { Db } from '../../db/knex.ts';
+import { verificationTokenContext } from '../../db/sealed-columns.ts';
 
 /**
  * Tokens of the public verification page (`/v/{token}`, migrations 014 and 030): one per document, 128 random bits

@@ -1,7 +1,7 @@
-import type { Knex } from '../db/knex.ts';
-import { approversStore, type Approver } from '../db/stores/approvers-store.ts';
-import { documentEventsStore } from '../db/stores/document-events-store.ts';
-import { documentsStore, type Document } from '../db/stores/documents-store.ts';
+import type { Knex } from '../../db/knex.ts';
+import { approversStore, type Approver } from './approvers-store.ts';
+import { documentEventsStore } from '../events/document-events-store.ts';
+import { documentsStore, type Document } from './documents-store.ts';
 import type { DocumentFile, DocumentInput } from './inputs.ts';
 import { ccWithoutApprovers, expiresAtFrom } from './rules.ts';
 import { serializeDocument } from './serialize.ts';

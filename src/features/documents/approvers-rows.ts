@@ -8,7 +8,7 @@ import type {
   VerifiedBy,
 } from '../../domain/model.ts';
 import type { SecretBox } from '../../auth/secret-box.ts';
-import { approverLinkContext } from '../sealed-columns.ts';
+import { approverLinkContext } from '../../db/sealed-columns.ts';
 
 /** An approver as the app sees it and as its row stores it, and the columns a patch may change. */
 

@@ -1,7 +1,7 @@
-import type { Knex } from '../db/knex.ts';
-import { approversStore, type Approver } from '../db/stores/approvers-store.ts';
-import { documentsStore, type Document, type DocumentPatch } from '../db/stores/documents-store.ts';
-import { AppError } from '../errors.ts';
+import type { Knex } from '../../db/knex.ts';
+import { approversStore, type Approver } from './approvers-store.ts';
+import { documentsStore, type Document, type DocumentPatch } from './documents-store.ts';
+import { AppError } from '../../errors.ts';
 import { ownsFile } from './file-keys.ts';
 import type { DocumentFile, DocumentUpdate } from './inputs.ts';
 import {

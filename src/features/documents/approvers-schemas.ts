@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ApproverInput, ApproverUpdate } from '../../documents/inputs.ts';
+import type { ApproverInput, ApproverUpdate } from './inputs.ts';
 import {
   ACTION_TYPES,
   APPROVER_STATUSES,
@@ -8,10 +8,10 @@ import {
   VERIFICATIONS,
   type Placement,
 } from '../../domain/model.ts';
-import { normalizePhone, PHONE_MESSAGES } from '../../documents/phone.ts';
+import { normalizePhone, PHONE_MESSAGES } from './phone.ts';
 import { MAX_PDF_PAGES } from '../../pdf/limits.ts';
-import type { SerializedApprover } from '../../documents/serialize.ts';
-import { Timestamp } from './envelopes.ts';
+import type { SerializedApprover } from './serialize.ts';
+import { Timestamp } from '../../api/schemas/envelopes.ts';
 import {
   ALWAYS_ON_OBJECTS,
   boolean,
@@ -21,7 +21,7 @@ import {
   oneOf,
   requireBilingual,
   text,
-} from './fields.ts';
+} from '../../api/schemas/fields.ts';
 
 export const Phone = z
   .preprocess(

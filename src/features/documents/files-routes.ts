@@ -1,11 +1,11 @@
 import Router from '@koa/router';
 import type { Knex } from '../../db/knex.ts';
-import { documentsStore } from '../../db/stores/documents-store.ts';
-import { FILES_PREFIX, finalFilename } from '../../documents/final-file.ts';
+import { publicFinalFile } from './download.ts';
+import { FILES_PREFIX } from './final-file.ts';
 import { AppError, errorEnvelope } from '../../errors.ts';
 import { addToLogContext, type Logger } from '../../logger.ts';
 import type { Storage } from '../../storage/storage.ts';
-import { ifRangeHolds, noneMatch, parseRange } from '../byte-range.ts';
+import { ifRangeHolds, noneMatch, parseRange } from '../../api/byte-range.ts';
 import type { AppState } from '../../http/context.ts';
 
 export interface FilesRouterDeps {
@@ -14,13 +14,10 @@ export interface FilesRouterDeps {
   logger: Logger;
 }
 
-/** `randomToken(32)`: 43 base64url characters; anything else names no file and costs no query. */
-const TOKEN = /^[A-Za-z0-9_-]{22,64}$/;
-
 /**
  * `GET|HEAD /files/{token}/{reference}.pdf`: the signed final PDF, to anyone holding the URL, while the document is
  * approved and the token is its current one (docs/product-rules.md §6; POST /documents/{id}/download/rotate
- * replaces it). The token is looked up by its SHA-256. Only the holder's own browser may cache the file
+ * replaces it). Only the holder's own browser may cache the file
  * (`private`), and it asks again each time (`no-cache`, answered 304 by the SHA-256 ETag), so a shared cache never
  * keeps a contract and a replaced URL stops working at once; ranges let viewers such as pdf.js fetch it piece by
  * piece.
@@ -30,24 +27,17 @@ export function createFilesRouter(deps: FilesRouterDeps): Router<AppState> {
 
   router.get('/:token/:filename', async (ctx) => {
     const { token, filename } = ctx.params as { token: string; filename: string };
-    const doc = TOKEN.test(token) ? await documentsStore(deps.db).findByFinalToken(token) : undefined;
-    if (doc) addToLogContext({ document_id: doc.id });
-    // Until final_sha256 is set the file may still be being written.
-    if (
-      doc?.status !== 'approved' ||
-      !doc.finalSha256 ||
-      !doc.finalFileKey ||
-      filename !== finalFilename(doc)
-    ) {
-      throw AppError.notFound('File');
-    }
-    const stat = await deps.storage.stat(doc.finalFileKey);
+    const found = await publicFinalFile(deps.db, token, filename);
+    if (found) addToLogContext({ document_id: found.documentId });
+    const file = found?.file;
+    if (!file) throw AppError.notFound('File');
+    const stat = await deps.storage.stat(file.key);
     if (!stat) {
-      deps.logger.error({ documentId: doc.id, key: doc.finalFileKey }, 'final PDF missing from storage');
+      deps.logger.error({ documentId: found.documentId, key: file.key }, 'final PDF missing from storage');
       throw AppError.notFound('File');
     }
 
-    const etag = `"${doc.finalSha256}"`;
+    const etag = `"${file.sha256}"`;
     ctx.set('ETag', etag);
     ctx.set('Cache-Control', 'private, no-cache');
     ctx.set('Accept-Ranges', 'bytes');
@@ -68,7 +58,7 @@ export function createFilesRouter(deps: FilesRouterDeps): Router<AppState> {
       return;
     }
     ctx.set('Content-Type', 'application/pdf');
-    ctx.set('Content-Disposition', `inline; filename="${finalFilename(doc)}"`);
+    ctx.set('Content-Disposition', `inline; filename="${file.filename}"`);
     ctx.set('X-Content-Type-Options', 'nosniff');
     const [start, end] = range.kind === 'partial' ? [range.start, range.end] : [0, stat.size - 1];
     ctx.status = range.kind === 'partial' ? 206 : 200;
@@ -79,8 +69,8 @@ export function createFilesRouter(deps: FilesRouterDeps): Router<AppState> {
     }
     const body =
       range.kind === 'partial'
-        ? await deps.storage.getRange(doc.finalFileKey, start, end)
-        : await deps.storage.get(doc.finalFileKey);
+        ? await deps.storage.getRange(file.key, start, end)
+        : await deps.storage.get(file.key);
     if (!body) throw AppError.notFound('File');
     ctx.body = body;
     ctx.length = end - start + 1;
