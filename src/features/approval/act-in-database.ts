@@ -109,6 +109,17 @@ async function record(
       stored.state !== 'submitted'
     )
       throw new ApprovalRefused('already_acted');
+    if (approver!.status === 'waiting') {
+      // Their turn, and they answer the request WhatsApp took, before its activity wrote them notified: written
+      // here first, once (keyed), so the read model and the events keep notified before acted.
+      await approversStore(trx).markNotified(approver!.id, { status: 'accepted', error: null });
+      await events.record(trx, {
+        event: 'approver.notified',
+        dedupeKey: `approver.notified:${approver!.id}`,
+        document,
+        approver: approver!,
+      });
+    }
     await writeApproverAction(events, trx, {
       documentId,
       approver: approver!,
