@@ -72,7 +72,7 @@ const CONTROL_BUT_LINES = /[\u0000-\u0009\u000b\u000c\u000e-\u001f\u007f]/;
  * unusable (410) once they acted or the document left pending/in_progress.
  */
 export function createApprovalPageRouter(
-  deps: Pick<ApiDeps, 'db' | 'config' | 'logger' | 'storage' | 'rateLimiter' | 'pageAssets'> & {
+  deps: Pick<ApiDeps, 'db' | 'config' | 'logger' | 'storage' | 'rateLimiter' | 'pageAssets' | 'secrets'> & {
     approvals: ApprovalClient;
     otpSender?: OtpSender;
     webhooks?: Pick<WebhookDispatcher, 'dispatchDocument'>;
