@@ -42,7 +42,7 @@ import { STRINGS, type PageStrings } from './strings.ts';
 
 type ApprovalPageDeps = Pick<
   ApiDeps,
-  'db' | 'config' | 'logger' | 'storage' | 'rateLimiter' | 'pageAssets'
+  'db' | 'config' | 'logger' | 'storage' | 'rateLimiter' | 'pageAssets' | 'secrets'
 > & {
   approvals: ApprovalClient;
   otpSender?: OtpSender;

@@ -32,6 +32,7 @@ import * as sealedMessages from './migrations/032-sealed-messages.ts';
 import * as secondFactor from './migrations/036-second-factor.ts';
 import * as loginChallenges from './migrations/037-login-challenges.ts';
 import * as templatesAndBulkSends from './migrations/040-templates-and-bulk-sends.ts';
+import * as approvalSignals from './migrations/045-approval-signals.ts';
 
 export type { MigrationContext };
 
@@ -77,6 +78,7 @@ const migrations: Record<string, Migration> = {
   '036-second-factor': secondFactor,
   '037-login-challenges': loginChallenges,
   '040-templates-and-bulk-sends': templatesAndBulkSends,
+  '045-approval-signals': approvalSignals,
 };
 
 const sourceFor = (context: MigrationContext): Knex.MigrationSource<string> => ({

@@ -1,5 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { createApiKeyCache } from '../features/accounts/api-key-cache.ts';
+import { startApprovalSignalRelay } from '../features/approval/approval-signal-relay.ts';
+import { createApprovalClient } from '../features/approval/client.ts';
 import { createWriteNotices } from '../features/approval/write-notices.ts';
 import { createApp } from '../api/app.ts';
 import { answerClientError } from '../api/client-error.ts';
@@ -13,8 +15,8 @@ export interface RunningApi {
 }
 
 /**
- * Listens with the app built from `deps`, and runs the purge of stale rows on its timer while the server runs
- * (every API process does; see purge.ts).
+ * Listens with the app built from `deps`, and runs the purge of stale rows (purge.ts) and the relay of approval
+ * signals (approval-signal-relay.ts) on their timers while the server runs (every API process does).
  */
 export async function startApiServer(
   deps: Parameters<typeof createApp>[0],
@@ -38,6 +40,15 @@ export async function startApiServer(
     server.listen(port, host, () => resolve());
   });
   const purge = startPurgeSchedule(deps);
+  // Actions this or another API process recorded and never signalled (a crash between commit and signal).
+  const relay = startApprovalSignalRelay({
+    db: deps.db,
+    logger: deps.logger,
+    approvals: createApprovalClient({
+      client: deps.temporal.client,
+      taskQueue: deps.config.temporal.taskQueue,
+    }),
+  });
   // The public pages' compressed forms that the build did not leave (npm start runs the sources) are made now, in
   // the background and once each, so the first approver does not wait for them.
   pageAssets
@@ -54,6 +65,7 @@ export async function startApiServer(
         server.closeIdleConnections();
       });
       await purge.stop();
+      await relay.stop();
       if (!deps.apiKeys) await apiKeys.close();
       if (!deps.writeNotices) await writeNotices.close();
     },

@@ -10,6 +10,7 @@ import {
   decideVoid,
   dueForNotification,
   finalizationFailed,
+  followAction,
   markApproved,
   markFinalizationFailed,
   markNotified,
@@ -248,5 +249,41 @@ describe('a finalization that failed for good', () => {
   it('expiry leaves a failed finalization alone', () => {
     const s = markFinalizationFailed(finalizing(), failure);
     expect(applyExpiry(s)).toBe(s);
+  });
+});
+
+describe('following an action the database recorded', () => {
+  it('applies it whatever the run thought of the turn, since the database decided', () => {
+    // The notice's activity has not reported back: the run still has the approver waiting.
+    const s = createApprovalState('sequential', three);
+    const followed = followAction(s, 'a', 'complete');
+    expect(followed.status).toBe('in_progress');
+    expect(followed.approvers.find((a) => a.id === 'a')?.state).toBe('completed');
+    expect(dueForNotification(followed).map((a) => a.id)).toEqual(['b']);
+    // The notice that reports back afterwards changes nothing for an approver who acted.
+    expect(markNotified(followed, ['a'])).toEqual(followed);
+  });
+
+  it('closes the document on a rejection', () => {
+    const rejected = followAction(markNotified(createApprovalState('parallel', three), ['a']), 'a', 'reject');
+    expect(rejected.status).toBe('rejected');
+    expect(acceptsActions(rejected)).toBe(false);
+  });
+
+  it('the last completion leaves the document finalizing', () => {
+    let s = createApprovalState('parallel', three);
+    for (const id of ['c', 'a', 'b']) s = followAction(s, id, 'complete');
+    expect(acceptsActions(s)).toBe(false);
+    expect(s.status).toBe('in_progress');
+    expect(markApproved(s).status).toBe('approved');
+  });
+
+  it('a repeat, an unknown approver or a closed document leaves the state as it is', () => {
+    const s = followAction(createApprovalState('parallel', three), 'a', 'complete');
+    expect(followAction(s, 'a', 'complete')).toBe(s);
+    expect(followAction(s, 'a', 'reject')).toBe(s);
+    expect(followAction(s, 'zzz', 'complete')).toBe(s);
+    const expired = applyExpiry(s);
+    expect(followAction(expired, 'b', 'complete')).toBe(expired);
   });
 });

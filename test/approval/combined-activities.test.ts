@@ -17,9 +17,9 @@ import {
 import { failWrites } from '../helpers/write-faults.ts';
 
 /**
- * Patch `approval-lean-v5` sends approval requests from activities that also do something else: the first ones
- * from `beginApproval` (with the send's record), a sequential document's next one from `recordActionAndNotify`
- * (after the previous approver's action is written). A request WhatsApp fails there for the moment is not lost:
+ * Approval requests go from local activities that may do something else: the first ones from `beginApproval` (with
+ * the send's record), a sequential document's next one from `notifyApprovers` once the run has followed the
+ * previous approver's recorded action. A request WhatsApp fails there for the moment is not lost:
  * the workflow hands it to the ordinary `notifyApprover` on the notification policy, and it reaches the approver
  * once. Meta (the fake Graph API) answers the scripted request with a retryable 500.
  *
@@ -52,7 +52,7 @@ const approveByButton = async (phone: string, documentId: string) => {
 };
 
 describe('an approval request sent by a combined activity', () => {
-  it('that WhatsApp fails after the previous action is written is retried on its own and arrives once', async () => {
+  it('that WhatsApp fails after the previous action is recorded is retried on its own and arrives once', async () => {
     const doc = await createDocument(h, {
       workflowType: 'sequential',
       approvers: [
@@ -62,7 +62,7 @@ describe('an approval request sent by a combined activity', () => {
     });
     expect((await send(h, doc.id)).status).toBe(200);
     const request = await requestFor(h, PHONES.saudiA, doc.id, LONG);
-    // The next message to Meta is B's request, sent by recordActionAndNotify once A's action is written.
+    // The next message to Meta is B's request, sent once the run has followed A's recorded action.
     h.graph.script({ kind: 'raw', status: 500, body: 'outage' });
     expect((await tapButton(h, { from: PHONES.saudiA, payload: quickRepliesOf(request)[0]! })).status).toBe(
       200,
@@ -73,9 +73,8 @@ describe('an approval request sent by a combined activity', () => {
     await eventually(async () => (await statusOf(h, doc.id)).status === 'approved', LONG);
     expect(accepted(PHONES.saudiB).filter((r) => quickRepliesOf(r).length > 0)).toHaveLength(1);
     expect(await scheduledActivities(h, doc.id)).toEqual([
-      'recordActionAndNotify',
       'notifyApprover', // B's request, taken over on the notification policy
-      'recordActionAndFinalize',
+      'finalizeAndSendSignedCopies',
     ]);
     const b = (await statusOf(h, doc.id)).approvers[1]!;
     expect(b.status).toBe('completed');

@@ -21,11 +21,12 @@ import { retryFinalizationCli } from '../helpers/retry-cli.ts';
  * A finalization that fails for good leaves the document in_progress with
  * finalization.state "failed", an event, and a way out (void, or the operator's documents:retry-finalization).
  * The failure is real: the worker's signing certificate (SIGNING_P12_PATH) is moved away, which is retryable,
- * until APPROVAL_FINALIZE_RETRY_SECONDS (3 s here) runs out.
+ * until APPROVAL_FINALIZE_RETRY_SECONDS (10 s here: a finalization's one window, long enough for a permanent
+ * failure to be reported as itself on a loaded machine) runs out.
  */
 let h: FinalPdfHarness;
 beforeAll(async () => {
-  h = await startFinalPdfHarness({ env: { APPROVAL_FINALIZE_RETRY_SECONDS: '3' } });
+  h = await startFinalPdfHarness({ env: { APPROVAL_FINALIZE_RETRY_SECONDS: '10' } });
 });
 afterAll(async () => {
   await h.close();

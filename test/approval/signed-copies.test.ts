@@ -117,11 +117,11 @@ describe('signed copies', () => {
       .db('document_events')
       .where({ document_id: doc.id, event: 'document.approved' });
     expect(approved).toHaveLength(1);
-    // One activity wrote the last action, finalized and tried the copies (approval-lean-v5); the copies alone were
-    // then sent by sendSignedCopies.
+    // One activity finalized and tried the copies (the API wrote the last action); the copies alone were then
+    // sent by sendSignedCopies.
     const scheduled = await scheduledActivities(h, doc.id);
     expect(scheduled.filter((n) => /finaliz|SignedCopies/i.test(n))).toEqual([
-      'recordActionAndFinalize',
+      'finalizeAndSendSignedCopies',
       'sendSignedCopies',
     ]);
   }, 300_000);

@@ -78,7 +78,8 @@ const recording = (name: (typeof NAMES)[number]) =>
 const ENV = {
   APPROVAL_NOTIFY_RETRY_SECONDS: '3',
   APPROVAL_WRITE_RETRY_SECONDS: '3',
-  APPROVAL_FINALIZE_RETRY_SECONDS: '10',
+  // Long enough for a signing on a loaded machine; the finalization failures below are permanent and fail at once.
+  APPROVAL_FINALIZE_RETRY_SECONDS: '60',
   REMIND_COOLDOWN_MINUTES: '0',
   // A scaled hour of automatic reminders is one second (only documents sent with reminders have timers for them).
   APPROVAL_TIMER_SCALE: String(1 / 3600),
@@ -352,20 +353,24 @@ describe.runIf(NAMES.some(recording))(`record approval histories (${VERSION})`, 
     await save('notification-failed-expired', doc.id, 'expired');
   });
 
-  record('attention-retried-expired', 'markDocumentExpired fails for good, parks, is retried', async () => {
-    const fault = await failWrites(h.service.database.db, 'documentExpired');
-    const doc = await oneApprover();
-    try {
-      await expiringIn(doc.id, 3);
-      expect((await send(h, doc.id)).status).toBe(200);
-      await eventually(async () => {
-        const view = await handleOf(doc.id).query(approvalStatusQuery);
-        return view.attention?.activity === 'markDocumentExpired';
-      }, LONG);
-    } finally {
-      await fault.remove();
-    }
-    await retry(doc.id);
-    await save('attention-retried-expired', doc.id, 'expired');
-  });
+  record(
+    'attention-retried-expired',
+    'the expiry (closeDocument) fails for good, parks, is retried',
+    async () => {
+      const fault = await failWrites(h.service.database.db, 'documentExpired');
+      const doc = await oneApprover();
+      try {
+        await expiringIn(doc.id, 3);
+        expect((await send(h, doc.id)).status).toBe(200);
+        await eventually(async () => {
+          const view = await handleOf(doc.id).query(approvalStatusQuery);
+          return view.attention?.activity === 'closeDocument';
+        }, LONG);
+      } finally {
+        await fault.remove();
+      }
+      await retry(doc.id);
+      await save('attention-retried-expired', doc.id, 'expired');
+    },
+  );
 });

@@ -162,25 +162,30 @@ describe('replaying recorded approval histories', () => {
     }
   });
 
-  it('actions carry their evidence inline up to v2, and only the id of its stored row from v3 on', async () => {
+  it('actions carry their evidence inline up to v2, and only the id of its stored row from v3 on (signalled by documentApproval)', async () => {
     for (const name of await recorded()) {
       const { events } = JSON.parse(await readFile(path.join(HISTORIES, `${name}.json`), 'utf8')) as {
         events: {
           workflowExecutionUpdateAcceptedEventAttributes?: {
             acceptedRequest: { input: { name: string; args?: { payloads?: { data: string }[] } } };
           };
+          workflowExecutionSignaledEventAttributes?: {
+            signalName: string;
+            input?: { payloads?: { data: string }[] };
+          };
         }[];
       };
-      const acts = events
-        .map((e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest.input)
-        .filter((input) => input?.name === 'act')
-        .map(
-          (input) =>
-            JSON.parse(Buffer.from(input!.args!.payloads![0]!.data, 'base64').toString('utf8')) as Record<
-              string,
-              unknown
-            >,
-        );
+      // documentApproval follows actions the API recorded (the actionRecorded signal); earlier runs took `act`.
+      const payloads = events.flatMap((e) => {
+        const update = e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest.input;
+        if (update?.name === 'act') return [update.args!.payloads![0]!.data];
+        const signal = e.workflowExecutionSignaledEventAttributes;
+        if (signal?.signalName === 'actionRecorded') return [signal.input!.payloads![0]!.data];
+        return [];
+      });
+      const acts = payloads.map(
+        (data) => JSON.parse(Buffer.from(data, 'base64').toString('utf8')) as Record<string, unknown>,
+      );
       if (!/approved|rejected/.test(name)) continue;
       expect(acts.length, name).toBeGreaterThan(0);
       for (const act of acts) {
@@ -487,4 +492,36 @@ describe('replaying recorded approval histories', () => {
       expect((r.error as Error).name).toMatch(/DeterminismViolationError/);
     }
   }, 120_000);
+});
+
+describe('documentApproval follows actions the API recorded', () => {
+  type HistoryEvent = {
+    eventType: string;
+    activityTaskScheduledEventAttributes?: { activityType: { name: string } };
+    markerRecordedEventAttributes?: { markerName: string; details?: Record<string, unknown> };
+  };
+  const historyOf = async (name: string) =>
+    (JSON.parse(await readFile(path.join(HISTORIES, `${name}.json`), 'utf8')) as { events: HistoryEvent[] })
+      .events;
+  const count = (events: HistoryEvent[], type: string) =>
+    events.filter((e) => e.eventType === `EVENT_TYPE_${type}`).length;
+
+  it('no activity writes an action, and the same runs take fewer workflow and activity tasks than v8', async () => {
+    for (const name of DOCUMENT_APPROVAL) {
+      const events = await historyOf(name);
+      const scheduled = events.flatMap(
+        (e) => e.activityTaskScheduledEventAttributes?.activityType.name ?? [],
+      );
+      for (const writer of ['recordApproverAction', 'recordActionAndNotify', 'recordActionAndFinalize'])
+        expect(scheduled, name).not.toContain(writer);
+      if (!/approved|rejected/.test(name)) continue;
+      const v8 = await historyOf(name.replace(/^document-approval/, 'v8'));
+      expect(count(events, 'ACTIVITY_TASK_SCHEDULED'), name).toBeLessThan(
+        count(v8, 'ACTIVITY_TASK_SCHEDULED'),
+      );
+      expect(count(events, 'WORKFLOW_TASK_STARTED'), name).toBeLessThanOrEqual(
+        count(v8, 'WORKFLOW_TASK_STARTED'),
+      );
+    }
+  });
 });

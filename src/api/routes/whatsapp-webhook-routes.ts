@@ -19,6 +19,7 @@ export function createWhatsAppWebhookRouter(
   deps: Pick<ApiDeps, 'db' | 'config' | 'logger' | 'secrets'> & {
     approvals: ApprovalClient;
     writeNotices?: WriteNotices;
+    webhooks?: { dispatchDocument(documentId: string): Promise<unknown> };
   },
 ): Router<AppState> {
   const router = new Router<AppState>();
@@ -38,7 +39,14 @@ export function createWhatsAppWebhookRouter(
       throw new AppError('unauthorized', 'Invalid or missing X-Hub-Signature-256');
     }
     const outcomes = await handleWhatsAppNotification(
-      { db: deps.db, approvals, logger: deps.logger, secrets: deps.secrets, writeNotices: deps.writeNotices },
+      {
+        db: deps.db,
+        approvals,
+        logger: deps.logger,
+        secrets: deps.secrets,
+        writeNotices: deps.writeNotices,
+        webhooks: deps.webhooks,
+      },
       parseNotification(parseJson(raw)),
     );
     deps.logger.info({ outcomes }, 'WhatsApp notification handled');

@@ -7,10 +7,12 @@ import { documentsStore, type Document } from '../documents/documents-store.ts';
 import { statusRefusal } from '../documents/rules.ts';
 import { AppError } from '../../errors.ts';
 import type { Storage } from '../../storage/storage.ts';
-import { ApprovalRefused, type ApprovalClient } from './client.ts';
+import { ApprovalRefused } from './client.ts';
 import type { WriteNotices } from './write-notices.ts';
 import type { ActionEvidence, ActionKind } from './definitions.ts';
-import { actWhenWritten, type ActOutcome } from './act-answer.ts';
+import type { ActOutcome } from './act-answer.ts';
+import type { ActInDatabaseDeps } from './act-in-database.ts';
+import { takeAction } from './take-action.ts';
 import { hasVerifiedSession } from './approver-otp.ts';
 import { hasActed, isOpen } from './rules.ts';
 
@@ -53,7 +55,7 @@ export function linkProblem(link: PageLink | undefined): LinkProblem | undefined
       message: statusRefusal(document, 'it no longer accepts actions'),
     };
   }
-  // Whose turn it is, the workflow decides (an action out of turn is refused with 409).
+  // Whose turn it is is decided with the action, under the document's row lock (out of turn: 409).
   return undefined;
 }
 
@@ -94,16 +96,17 @@ export async function pageVerification(
 
 /**
  * The approver completes or rejects from the page. A drawn signature or stamp image is stored first, then the
- * action's evidence (time, IP address, user agent, image key, typed name, reason) is written to PostgreSQL, and
- * the workflow is asked to take the action with the evidence's id only: nothing personal enters its history.
- * If the workflow refuses the action, the evidence row and the image are removed again (no evidence is left
- * attributed to an action that was not taken) and the refusal becomes 409 (not their turn, not notified), 404
- * (not an approver of the document) or 410 (too late). When the answer is lost (a time-out, Temporal
- * unreachable) the workflow may still take the action, so both stay; recordApproverAction marks the row accepted
- * if it does. A repeated submit writes a row of its own, refused as `already_acted` and removed.
+ * action's evidence (time, IP address, user agent, image key, typed name, reason) is written to PostgreSQL, and the
+ * action is taken with the evidence's id only (takeAction: recorded under the document's row lock and signalled,
+ * or the act update for runs of earlier versions): nothing personal enters the workflow's history. If the action
+ * is refused, the evidence row and the image are removed again (no evidence is left attributed to an action that
+ * was not taken) and the refusal becomes 409 (not their turn, not notified), 404 (not an approver of the
+ * document) or 410 (too late). When an earlier run's answer is lost (a time-out, Temporal unreachable) it may
+ * still take the action, so both stay; its write marks the row accepted if it does. A repeated submit writes a row
+ * of its own, refused as `already_acted` and removed.
  */
 export async function actFromPage(
-  deps: { db: Knex; approvals: ApprovalClient; storage: Storage; writeNotices?: WriteNotices },
+  deps: ActInDatabaseDeps & { storage: Storage; writeNotices?: WriteNotices },
   link: PageLink,
   kind: ActionKind,
   evidence: ActionEvidence,
@@ -128,9 +131,14 @@ export async function actFromPage(
     throw err;
   }
   try {
-    return await actWhenWritten(deps, document.id, { approverId: approver.id, kind, evidenceId });
+    return await takeAction(deps, document.id, { approverId: approver.id, kind, evidenceId });
   } catch (err) {
-    if (!(err instanceof ApprovalRefused)) throw err;
+    if (!(err instanceof ApprovalRefused)) {
+      // A write the database refused took the evidence row with it (act-in-database.ts): its image goes too.
+      const left = await evidenceStore.find(evidenceId).catch(() => 'unknown' as const);
+      if (!left && evidence.imageKey) await deps.storage.delete(evidence.imageKey).catch(() => undefined);
+      throw err;
+    }
     await evidenceStore.discard(evidenceId);
     if (evidence.imageKey) await deps.storage.delete(evidence.imageKey).catch(() => undefined);
     if (err.refusal === 'not_your_turn' || err.refusal === 'not_notified')

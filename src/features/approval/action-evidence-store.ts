@@ -116,6 +116,14 @@ export function actionEvidenceStore(db: Db) {
       return row && toStored(row);
     },
 
+    /** The accepted rows of a document's approvers: the actions taken on it, oldest first. */
+    async acceptedOn(documentId: string): Promise<StoredEvidence[]> {
+      const rows = await db<EvidenceRow>(TABLE)
+        .where({ document_id: documentId, state: 'accepted' })
+        .orderBy([{ column: 'created_at' }, { column: 'id' }]);
+      return rows.map(toStored);
+    },
+
     /** The accepted row of an approver, if they acted through a stored submission. */
     async acceptedFor(approverId: string): Promise<StoredEvidence | undefined> {
       const row = await db<EvidenceRow>(TABLE).where({ approver_id: approverId, state: 'accepted' }).first();

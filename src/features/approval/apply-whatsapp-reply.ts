@@ -11,7 +11,7 @@ import {
   type ParsedNotification,
 } from '../../whatsapp/index.ts';
 import { ApprovalRefused, type ApprovalClient } from './client.ts';
-import { actWhenWritten } from './act-answer.ts';
+import { takeAction } from './take-action.ts';
 import type { WriteNotices } from './write-notices.ts';
 
 export interface InboundDeps {
@@ -22,6 +22,8 @@ export interface InboundDeps {
   logger: Logger;
   /** When actions are written, as PostgreSQL announces it (the API server's); without one the row is read. */
   writeNotices?: WriteNotices;
+  /** Hands an action's committed events to webhook delivery. */
+  webhooks?: { dispatchDocument(documentId: string): Promise<unknown> };
 }
 
 export interface InboundOutcome {
@@ -145,7 +147,7 @@ async function applyReply(
     evidence: { at: reply.timestamp.toISOString(), channel: 'whatsapp', messageId: reply.wamid },
   });
   try {
-    await actWhenWritten(deps, approver.documentId, { approverId: approver.id, kind, evidenceId });
+    await takeAction(deps, approver.documentId, { approverId: approver.id, kind, evidenceId });
     return { result: 'accepted' };
   } catch (err) {
     if (!(err instanceof ApprovalRefused)) throw err;

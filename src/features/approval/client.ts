@@ -17,6 +17,7 @@ import type { Document } from '../documents/documents-store.ts';
 import { AppError } from '../../errors.ts';
 import {
   actUpdate,
+  actionRecordedSignal,
   DOCUMENT_APPROVAL_WORKFLOW_TYPE,
   approvalWorkflowId,
   delegateUpdate,
@@ -28,6 +29,7 @@ import {
   type ApprovalView,
   type ApprovalWorkflowInput,
   type DelegateInput,
+  type RecordedAction,
   type Refusal,
 } from './definitions.ts';
 import type { ReminderSettings } from '../../domain/model.ts';
@@ -233,6 +235,22 @@ export function createApprovalClient(deps: ApprovalClientDeps) {
 
     act(documentId: string, input: ActInput): Promise<ApprovalView> {
       return withAnswer(() => handle(documentId).executeUpdate(actUpdate, { args: [input] }));
+    },
+
+    /**
+     * Tells a run of an action the API recorded (act-in-database.ts); `gone` when the run has ended, which then
+     * needs it no more (its last write found the action in the read model).
+     */
+    async follow(signal: { workflowId: string; payload: RecordedAction }): Promise<'sent' | 'gone'> {
+      try {
+        await withAnswer(() =>
+          deps.client.workflow.getHandle(signal.workflowId).signal(actionRecordedSignal, signal.payload),
+        );
+        return 'sent';
+      } catch (err) {
+        if (err instanceof ApprovalRefused && err.refusal === 'workflow_closed') return 'gone';
+        throw err;
+      }
     },
 
     /**

@@ -1,4 +1,4 @@
-import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type {
   ActionEvidence,
   ActionKind,
@@ -107,7 +107,25 @@ export interface Attention {
   since: string;
 }
 
+/** The action update: how runs of earlier versions (and legacy runs) take an approver's action. */
 export const actUpdate = defineUpdate<ApprovalView, [ActInput]>('act');
+
+/**
+ * An approver's action already decided and recorded by the API, in the transaction that locked the document
+ * (act-in-database.ts): the run follows it. Ids only, like ActInput; the evidence id makes it idempotent.
+ */
+export interface RecordedAction {
+  approverId: string;
+  kind: ActionKind;
+  evidenceId: string;
+}
+export const ACTION_RECORDED_SIGNAL = 'actionRecorded';
+export const actionRecordedSignal = defineSignal<[RecordedAction]>(ACTION_RECORDED_SIGNAL);
+/**
+ * How a run takes approvers' actions, written by its first activity: `signal` for runs that follow actions the
+ * API recorded (actionRecordedSignal). Runs of earlier versions send nothing and take the act update.
+ */
+export type ActionProtocol = 'signal';
 export const delegateUpdate = defineUpdate<ApprovalView, [DelegateInput]>('delegate');
 export const voidUpdate = defineUpdate<ApprovalView, [{ at: string }]>('void');
 export const remindUpdate = defineUpdate<{ wamid: string | null }, [{ approverId: string }]>('remind');
@@ -244,6 +262,33 @@ export interface BeginInput {
   documentId: string;
   workflowId: string;
   notices: NotifyApproverInput[];
+  /** Absent from runs of earlier versions, which take actions as the act update. */
+  protocol?: ActionProtocol;
+}
+
+/** `markDocumentSent`: the send to record, and how the run takes actions (absent: the act update). */
+export interface MarkSentInput {
+  documentId: string;
+  workflowId: string;
+  protocol?: ActionProtocol;
+}
+
+/** `closeDocument`: the run would void or expire the document. */
+export interface CloseInput {
+  documentId: string;
+  to: 'voided' | 'expired';
+  /** ISO 8601: when the void was asked (an expiry is dated by the database clock). */
+  at?: string;
+}
+
+/**
+ * What `closeDocument` found, under the document's row lock: `closed` when it wrote the move; otherwise the
+ * document no longer accepted it (every approver completed, or one rejected). Either way `actions` are the
+ * approvers' actions recorded so far, for the run to follow (it may not have heard of them yet).
+ */
+export interface CloseResult {
+  closed: boolean;
+  actions: RecordedAction[];
 }
 
 export interface BeginResult {
@@ -277,7 +322,7 @@ export interface ApprovalActivities {
   recordNotificationFailure(input: NotificationFailureInput): Promise<void>;
   /** Finalization failed for good: `finalization.state = "failed"`, `document.finalization_failed`, an error log. */
   markFinalizationFailed(input: { documentId: string; error: string; failedAt: string }): Promise<void>;
-  markDocumentSent(input: { documentId: string; workflowId: string }): Promise<void>;
+  markDocumentSent(input: MarkSentInput): Promise<void>;
   /**
    * A local activity: markDocumentSent, the worker's activity policies, and
    * the first approval requests (as notifyApprovers; none when the run was ended instead) — one marker where
@@ -302,6 +347,11 @@ export interface ApprovalActivities {
   recordDelegation(input: RecordDelegationInput): Promise<void>;
   markDocumentVoided(input: { documentId: string; at: string }): Promise<void>;
   markDocumentExpired(input: { documentId: string }): Promise<void>;
+  /**
+   * A void or an expiry as a conditional write, under the document's row lock: written only while the document
+   * accepts actions (a void also when its finalization failed); the actions recorded so far come back either way.
+   */
+  closeDocument(input: CloseInput): Promise<CloseResult>;
   /**
    * An automatic reminder: sent through notifyApprover as a `reminder`
    * when the approver is still notified, the document open and REMIND_MAX_PER_APPROVER not reached; skipped

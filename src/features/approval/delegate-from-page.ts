@@ -8,6 +8,7 @@ import { AppError } from '../../errors.ts';
 import type { PageLink } from './act-from-page.ts';
 import { answerLost, ApprovalRefused, type ApprovalClient } from './client.ts';
 import type { ApprovalView, Refusal } from './definitions.ts';
+import { hasActed } from './rules.ts';
 
 export interface DelegationRequest {
   /** The delegate's name as the approver typed it (validated: one line, at most 255 characters). */
@@ -75,10 +76,14 @@ export async function delegateFromPage(
   if (again) return ask(deps, link, again, messages);
   const delegateId = randomUUID();
   const delegation = await deps.db.transaction(async (trx) => {
-    // The document's row lock: two delegations to one number cannot both pass the check.
+    // The document's row lock: two delegations to one number cannot both pass the check, and an action the API
+    // records for this approver (act-in-database.ts, under the same lock) either came first or sees this row.
     await documentsStore(trx).findByIdUnscoped(document.id, { forUpdate: true });
+    const approvers = await approversStore(trx).listByDocument(document.id);
+    if (hasActed(approvers.find((a) => a.id === approver.id)?.status ?? 'completed'))
+      throw new AppError('gone', messages.refused('already_acted'));
     const phones = new Set([
-      ...(await approversStore(trx).listByDocument(document.id)).map((a) => a.phone),
+      ...approvers.map((a) => a.phone),
       ...(await delegationsStore(trx).pendingPhones(document.id)),
     ]);
     if (phones.has(request.phone)) throw AppError.validation({ phone: [messages.phoneTaken] });

@@ -3,7 +3,6 @@ import type { Db } from '../../../db/knex.ts';
 import { actionEvidenceStore, type StoredEvidence } from '../action-evidence-store.ts';
 import { approversStore } from '../../documents/approvers-store.ts';
 import { delegationsStore } from '../delegations-store.ts';
-import { documentsStore } from '../../documents/documents-store.ts';
 import { serializeApprover } from '../../documents/serialize.ts';
 import {
   ACTION_NOT_WRITTEN,
@@ -11,7 +10,8 @@ import {
   type RecordActionInput,
   type RecordDelegationInput,
 } from '../definitions.ts';
-import { hasActed, OPEN_STATUSES } from '../rules.ts';
+import { actionEventKeys, writeApproverAction } from '../action-write.ts';
+import { hasActed } from '../rules.ts';
 import { type ActivityContext, loadForWorkflow } from './context.ts';
 import type { FinalizeActivities } from './finalize.ts';
 import { notifyEach } from './notify.ts';
@@ -47,55 +47,20 @@ async function actionEvidence(db: Db, input: RecordActionInput): Promise<StoredE
   return stored;
 }
 
-/** The approver's action and, for a rejection, the document's: the one writer of pending → in_progress and → rejected. */
+/** The approver's action, as runs that take the act update write it (see writeApproverAction). */
 async function recordApproverAction({ events }: ActivityContext, input: RecordActionInput): Promise<void> {
-  const key =
-    input.kind === 'complete'
-      ? `approver.completed:${input.approverId}`
-      : `document.rejected:${input.documentId}`;
-  const rejectedKey = `approver.rejected:${input.approverId}`;
-  await events.inTransaction(input.kind === 'complete' ? [key] : [rejectedKey, key], async (trx) => {
+  const keys = actionEventKeys(input.documentId, input.approverId, input.kind);
+  await events.inTransaction(keys, async (trx) => {
     const { approver } = await loadForWorkflow(trx, input.documentId, input.approverId);
     if (hasActed(approver!.status)) return;
     const stored = await actionEvidence(trx, input);
-    const e = stored?.evidence ?? input.evidence!;
-    const acted = await approversStore(trx).update(approver!.id, {
-      status: input.kind === 'complete' ? 'completed' : 'rejected',
-      actedAt: new Date(e.at),
-      actionChannel: e.channel,
-      actionIp: e.ip ?? null,
-      actionUserAgent: e.userAgent ?? null,
-      actionMessageId: e.messageId ?? null,
-      signatureKey: e.imageKey ?? null,
-      typedName: e.typedName ?? null,
-      rejectionReason: input.kind === 'reject' ? (e.reason ?? null) : null,
-      // A reply in the approver's own WhatsApp chat proves their number.
-      verifiedBy: e.verifiedBy ?? (e.channel === 'whatsapp' ? 'whatsapp_reply' : 'none'),
+    await writeApproverAction(events, trx, {
+      documentId: input.documentId,
+      approver: approver!,
+      kind: input.kind,
+      evidence: stored?.evidence ?? input.evidence!,
+      ...(stored && { evidenceId: stored.id }),
     });
-    if (e.generatedSeal) await approversStore(trx).markGeneratedSeal(approver!.id);
-    if (stored) await actionEvidenceStore(trx).markAccepted(stored.id);
-
-    if (input.kind === 'complete') {
-      const document =
-        (await documentsStore(trx).transition(input.documentId, ['pending'], 'in_progress')) ??
-        (await documentsStore(trx).findByIdUnscoped(input.documentId))!;
-      await events.record(trx, { event: 'approver.completed', dedupeKey: key, document, approver: acted });
-      return;
-    }
-    const open = (await documentsStore(trx).findByIdUnscoped(input.documentId))!;
-    // The approver's own event first, with the document as it stood when they rejected; then the document's.
-    await events.record(trx, {
-      event: 'approver.rejected',
-      dedupeKey: rejectedKey,
-      document: open,
-      approver: acted,
-    });
-    const document = await documentsStore(trx).transition(input.documentId, OPEN_STATUSES, 'rejected', {
-      rejectionReason: e.reason ?? null,
-      completedAt: new Date(e.at),
-    });
-    if (document)
-      await events.record(trx, { event: 'document.rejected', dedupeKey: key, document, approver: acted });
   });
 }
 

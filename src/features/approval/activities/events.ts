@@ -1,7 +1,16 @@
+import { actionEvidenceStore } from '../action-evidence-store.ts';
 import { documentsStore } from '../../documents/documents-store.ts';
-import type { ApprovalActivities, BatchedNoticeResult, NotifyApproverInput } from '../definitions.ts';
+import { approvalSignalsStore } from '../approval-signals-store.ts';
+import type {
+  ApprovalActivities,
+  BatchedNoticeResult,
+  CloseInput,
+  CloseResult,
+  MarkSentInput,
+  NotifyApproverInput,
+} from '../definitions.ts';
 import { markPending } from '../mark-pending.ts';
-import { OPEN_STATUSES } from '../rules.ts';
+import { acceptsActions, OPEN_STATUSES } from '../rules.ts';
 import { type ActivityContext, DEFAULT_APPROVAL_POLICIES, loadForWorkflow } from './context.ts';
 import { startedFrom } from './workflow-run.ts';
 
@@ -11,7 +20,7 @@ import { startedFrom } from './workflow-run.ts';
  */
 async function markSent(
   { deps, events }: ActivityContext,
-  { documentId, workflowId }: { documentId: string; workflowId: string },
+  { documentId, workflowId, protocol }: MarkSentInput,
 ): Promise<boolean> {
   const key = `document.sent:${documentId}`;
   return events.inTransaction([key], async (trx) => {
@@ -33,8 +42,12 @@ async function markSent(
       }
       const moved = await markPending(trx, deps.secrets, documentId, workflowId);
       if (moved) await events.record(trx, { event: 'document.sent', dedupeKey: key, document: moved });
+      if (protocol) await approvalSignalsStore(trx).setProtocol(documentId, protocol);
       return true;
     }
+    // Before any approver is asked (the requests follow this transaction), so no action comes the other way.
+    if (protocol && document.workflowId === workflowId)
+      await approvalSignalsStore(trx).setProtocol(documentId, protocol);
     // The send committed `pending` with this workflow: record its event, once (keyed; a retry finds it).
     if (document.workflowId === workflowId)
       await events.record(trx, { event: 'document.sent', dedupeKey: key, document });
@@ -42,17 +55,33 @@ async function markSent(
   });
 }
 
-/** A document leaving its open states for a closing one, with its event; nothing when it is closed already. */
+/**
+ * A document leaving its open states for a closing one, with its event. `conditional` (closeDocument): only while
+ * it accepts actions as the read model has them (a void also when its finalization failed), so a void or an
+ * expiry never overtakes an action the API recorded first; the recorded actions come back for the run to follow.
+ */
 async function close(
   { events }: ActivityContext,
-  documentId: string,
-  to: 'voided' | 'expired',
-  completedAt: Date,
-): Promise<void> {
+  { documentId, to, at }: CloseInput,
+  conditional: boolean,
+): Promise<CloseResult> {
   const key = `document.${to}:${documentId}`;
-  await events.inTransaction([key], async (trx) => {
+  return events.inTransaction([key], async (trx) => {
+    const { document, approvers } = await loadForWorkflow(trx, documentId);
+    const accepted = conditional ? await actionEvidenceStore(trx).acceptedOn(documentId) : [];
+    const actions = accepted.map((e) => ({ approverId: e.approverId, kind: e.kind, evidenceId: e.id }));
+    if (document.status === to) return { closed: true, actions }; // a retry: the first attempt wrote it
+    const open =
+      acceptsActions(
+        document.status,
+        approvers.map((a) => a.status),
+      ) ||
+      (to === 'voided' && document.status === 'in_progress' && document.finalizationState === 'failed');
+    if (conditional && !open) return { closed: false, actions };
+    const completedAt = at ? new Date(at) : new Date();
     const closed = await documentsStore(trx).transition(documentId, OPEN_STATUSES, to, { completedAt });
     if (closed) await events.record(trx, { event: `document.${to}`, dedupeKey: key, document: closed });
+    return { closed: closed !== undefined, actions };
   });
 }
 
@@ -87,6 +116,7 @@ type EventActivities = Pick<
   | 'markFinalizationFailed'
   | 'markDocumentVoided'
   | 'markDocumentExpired'
+  | 'closeDocument'
 >;
 
 /**
@@ -103,13 +133,18 @@ export function eventActivities(
     async markDocumentSent(input) {
       await markSent(ctx, input);
     },
-    async beginApproval({ documentId, workflowId, notices }) {
+    async beginApproval({ documentId, workflowId, notices, protocol }) {
       // A run that markSent ended (its send never committed) asks nobody.
-      const sent = await markSent(ctx, { documentId, workflowId });
+      const sent = await markSent(ctx, { documentId, workflowId, ...(protocol && { protocol }) });
       return { policies: await approvalPolicies(), notices: sent ? await notifyEach(notices) : [] };
     },
     markFinalizationFailed: (input) => markFinalizationFailed(ctx, input),
-    markDocumentVoided: ({ documentId, at }) => close(ctx, documentId, 'voided', new Date(at)),
-    markDocumentExpired: ({ documentId }) => close(ctx, documentId, 'expired', new Date()),
+    async markDocumentVoided({ documentId, at }) {
+      await close(ctx, { documentId, to: 'voided', at }, false);
+    },
+    async markDocumentExpired({ documentId }) {
+      await close(ctx, { documentId, to: 'expired' }, false);
+    },
+    closeDocument: (input) => close(ctx, input, true),
   };
 }

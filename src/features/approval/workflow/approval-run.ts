@@ -10,14 +10,14 @@ import {
 } from '@temporalio/workflow';
 import { ApprovalAttentionKey, DocumentStatusKey } from '../../../temporal/search-attributes.ts';
 import type {
-  ActInput,
   ApprovalView,
   ApprovalWorkflowInput,
   Attention,
   DelegateInput,
   FinalizationFailure,
   FinalizeWithCopiesResult,
-  RecordActionInput,
+  CloseResult,
+  RecordedAction,
 } from '../definitions.ts';
 import { ApprovalRequests } from './approval-requests.ts';
 import {
@@ -25,12 +25,12 @@ import {
   allCompleted,
   applyExpiry,
   createApprovalState,
-  decideAction,
   decideDelegation,
   decideRemind,
   decideRetryFinalization,
   decideVoid,
   dueForNotification,
+  followAction,
   markApproved,
   markFinalizationFailed,
   markNotified,
@@ -38,7 +38,7 @@ import {
   type ApprovalState,
 } from './approval-state.ts';
 import { approvalEffects, beginLocally, policiesLocally, type ApprovalEffects } from './effects.ts';
-import { finalizeOrPark, recordAndFinalize, sendSignedCopies, tellVoided } from './finalization.ts';
+import { finalizeOrPark, sendSignedCopies, tellVoided } from './finalization.ts';
 import { failureMessage, refuse, type RunContext } from './run-context.ts';
 
 /**
@@ -58,10 +58,10 @@ export class ApprovalRun implements RunContext {
   private manualReminders = 0;
   /** Writes started by update handlers: the run waits for them before anything that reads them. */
   private writesInFlight = 0;
-  /** Accepted actions and delegations whose write has not settled: nobody is asked meanwhile. */
+  /** Accepted delegations whose write has not settled: nobody is asked meanwhile. */
   private unsettled = 0;
-  /** Accepted actions (not rejections) whose own write is in flight, by approver. */
-  private readonly actionsInFlight = new Map<string, RecordActionInput>();
+  /** The evidence ids of the recorded actions this run has followed. */
+  private readonly followed = new Set<string>();
   /** The finalization's own activity sent the signed copies (or they were refused for good). */
   private copiesSettled = false;
   /** The status last published as the DocumentStatus search attribute (the start's, at first). */
@@ -107,52 +107,18 @@ export class ApprovalRun implements RunContext {
 
   // ---- Update handlers (validators refuse before anything enters the history) ----
 
-  validateAct({ approverId, kind, evidenceId }: ActInput): void {
-    if (typeof evidenceId !== 'string') {
-      throw ApplicationFailure.create({
-        type: 'invalid_action',
-        message: 'An action needs the id of its stored evidence (evidenceId)',
-        nonRetryable: true,
-      });
-    }
-    const decision = decideAction(this.state, approverId, kind);
-    if (!decision.accepted) refuse(decision.refusal);
-  }
-
-  async act({ approverId, kind, evidenceId }: ActInput): Promise<ApprovalView> {
-    const decision = decideAction(this.state, approverId, kind);
-    if (!decision.accepted) refuse(decision.refusal); // validated already; the state cannot have moved since
-    const dueBefore = new Set(dueForNotification(this.state).map((a) => a.id));
-    this.state = decision.next;
+  /**
+   * An action the API decided and recorded (act-in-database.ts) under the document's row lock: the read model is
+   * written, so the run only follows it; the next approvers are then asked, or the document finalized, as the run
+   * goes on. Idempotent by evidence id (the API's own signal and the relay's may both arrive); applied whatever the
+   * run thought of the approver's turn, since the database is the arbiter (a notice's activity may not have
+   * reported back yet).
+   */
+  follow({ approverId, kind, evidenceId }: RecordedAction): void {
+    if (this.followed.has(evidenceId)) return;
+    this.followed.add(evidenceId);
+    this.state = followAction(this.state, approverId, kind);
     this.publishStatus();
-    await this.begun();
-    const action = { documentId: this.input.documentId, approverId, kind, evidenceId };
-    const record = () =>
-      this.durably('recordApproverAction', () => this.effects.writes.recordApproverAction(action));
-    if (kind === 'reject') {
-      await this.write(record);
-      return this.view();
-    }
-    // The action that completes the document also finalizes it, when the only writes still in flight are other
-    // actions' (finalization reads every approver's evidence: the activity writes those first too).
-    if (allCompleted(this.state) && this.writesInFlight === this.actionsInFlight.size) {
-      const actions = [...this.actionsInFlight.values(), action];
-      await this.write(() => recordAndFinalize(this, actions, record));
-      return this.view();
-    }
-    // Those the action made due (a sequential document's next) are asked by the write's own activity, after it.
-    const madeDue = dueForNotification(this.state)
-      .map((a) => a.id)
-      .filter((id) => !dueBefore.has(id) && !this.requests.held.has(id));
-    this.actionsInFlight.set(approverId, action);
-    try {
-      await this.write(() =>
-        this.settling(() => (madeDue.length ? this.recordAndNotify(action, madeDue, record) : record())),
-      );
-    } finally {
-      this.actionsInFlight.delete(approverId);
-    }
-    return this.view();
   }
 
   validateDelegate({ approverId, delegateId, delegationId }: DelegateInput): void {
@@ -193,16 +159,22 @@ export class ApprovalRun implements RunContext {
     if (!decision.accepted) refuse(decision.refusal);
   }
 
+  /**
+   * The void written first, on condition that the read model still accepts it: an action the API recorded before
+   * (one that completes or rejects the document) wins, and the void is refused as the document being closed.
+   */
   async void({ at }: { at: string }): Promise<ApprovalView> {
+    await this.begun();
+    const voiding = { documentId: this.input.documentId, to: 'voided' as const, at };
+    let result: CloseResult | undefined;
+    await this.write(async () => {
+      result = await this.durably('closeDocument', () => this.effects.writes.closeDocument(voiding));
+    });
+    result!.actions.forEach((action) => this.follow(action));
     const decision = decideVoid(this.state);
-    if (!decision.accepted) refuse(decision.refusal);
+    if (!result!.closed || !decision.accepted) refuse('document_closed');
     this.state = decision.next;
     this.publishStatus();
-    await this.begun();
-    const voided = { documentId: this.input.documentId, at };
-    await this.write(() =>
-      this.durably('markDocumentVoided', () => this.effects.writes.markDocumentVoided(voided)),
-    );
     return this.view();
   }
 
@@ -295,6 +267,7 @@ export class ApprovalRun implements RunContext {
         documentId: this.input.documentId,
         workflowId: this.workflowId,
         notices: first.map((id) => this.requests.requestOf(id)),
+        protocol: 'signal',
       });
       this.ran = approvalEffects(begin.policies);
       begin.notices.forEach((outcome, i) => this.requests.carried.set(first[i]!, outcome));
@@ -304,7 +277,11 @@ export class ApprovalRun implements RunContext {
     }
     this.ran ??= approvalEffects(await policiesLocally.approvalPolicies());
     if (!begun) {
-      const sent = { documentId: this.input.documentId, workflowId: this.workflowId };
+      const sent = {
+        documentId: this.input.documentId,
+        workflowId: this.workflowId,
+        protocol: 'signal' as const,
+      };
       await this.durably('markDocumentSent', () => this.effects.localWrites.markDocumentSent(sent));
     }
     this.publishStatus();
@@ -315,41 +292,23 @@ export class ApprovalRun implements RunContext {
     if (!this.ran) await condition(() => this.ran !== undefined);
   }
 
-  /** The document closes (acted, rejected, voided, all completed), or the durable deadline passes first. */
+  /**
+   * The document closes (acted, rejected, voided, all completed), or the durable deadline passes first. Then the
+   * expiry is written on condition that the read model still accepts actions; either way the actions recorded
+   * before it are followed, so an action that completed the document just before the deadline finalizes it.
+   */
   private async closeOrExpire(): Promise<void> {
     const untilDeadline = Math.max(Date.parse(this.input.expiresAt) - Date.now(), 1);
     if (await condition(() => !acceptsActions(this.state), untilDeadline)) return;
+    const expiring = { documentId: this.input.documentId, to: 'expired' as const };
+    const result = await this.durably('closeDocument', () =>
+      this.effects.localWrites.closeDocument(expiring),
+    );
+    result.actions.forEach((action) => this.follow(action));
+    if (!result.closed) return;
     this.state = applyExpiry(this.state);
     this.publishStatus();
     this.requests.cancelRequests();
-    const expired = { documentId: this.input.documentId };
-    await this.durably('markDocumentExpired', () => this.effects.localWrites.markDocumentExpired(expired));
-  }
-
-  /**
-   * The write of an accepted action and the approval requests it made due, in one ordinary activity; the requests'
-   * outcomes are carried to the dispatch, which asks nobody until the write has settled. When it fails, the action
-   * is written on its own (`record`) and the requests go as usual.
-   */
-  private async recordAndNotify(
-    action: RecordActionInput,
-    approverIds: string[],
-    record: () => Promise<void>,
-  ): Promise<void> {
-    try {
-      const outcomes = await this.effects.writes.recordActionAndNotify({
-        documentId: this.input.documentId,
-        action,
-        notices: approverIds.map((id) => this.requests.requestOf(id)),
-      });
-      outcomes.forEach((outcome, i) => this.requests.carried.set(approverIds[i]!, outcome));
-    } catch (err) {
-      if (!(err instanceof ActivityFailure)) throw err;
-      log.warn('an action and the requests it made due did not complete together', {
-        error: failureMessage(err),
-      });
-      await record();
-    }
   }
 
   /** A write started by an update handler: the run waits for these before finishing. */

@@ -80,7 +80,10 @@ export type ActionDecision =
   | { accepted: true; next: ApprovalState; firstCompletion: boolean; finished: boolean }
   | { accepted: false; refusal: Refusal };
 
-/** One approver completes or rejects. Exactly one answer for every race: the state it is applied to decides. */
+/**
+ * One approver completes or rejects. Exactly one answer for every race: the state it is applied to decides. The
+ * API applies it to the read model under the document's row lock (act-in-database.ts); the run then follows.
+ */
 export function decideAction(s: ApprovalState, approverId: string, kind: ActionKind): ActionDecision {
   const approver = s.approvers.find((a) => a.id === approverId);
   if (!approver) return { accepted: false, refusal: 'unknown_approver' };
@@ -105,6 +108,22 @@ export function decideAction(s: ApprovalState, approverId: string, kind: ActionK
   const firstCompletion = !s.approvers.some((a) => a.state === 'completed');
   const next: ApprovalState = { ...s, approvers, status: 'in_progress' };
   return { accepted: true, next, firstCompletion, finished: allCompleted(next) };
+}
+
+/**
+ * An action the API already decided and recorded (under the document's row lock, with the rules of `../rules.ts`):
+ * the approver completes or rejects. Applied whatever the run thought of their turn, since the database decided;
+ * an approver unknown or already acted, or a document no longer open, leaves the state as it is (a repeat).
+ */
+export function followAction(s: ApprovalState, approverId: string, kind: ActionKind): ApprovalState {
+  const approver = s.approvers.find((a) => a.id === approverId);
+  if (!approver || rules.hasActed(approver.state) || !rules.isOpen(s.status)) return s;
+  const approvers = s.approvers.map((a) =>
+    a.id === approverId
+      ? { ...a, state: kind === 'complete' ? ('completed' as const) : ('rejected' as const) }
+      : a,
+  );
+  return { ...s, approvers, status: kind === 'reject' ? 'rejected' : 'in_progress' };
 }
 
 export type DelegationDecision =

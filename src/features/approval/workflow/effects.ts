@@ -68,14 +68,14 @@ function localFirst<I, O>(local: (input: I) => Promise<O>, remote: (input: I) =>
 
 export type LocalWrites = Pick<
   ApprovalActivities,
-  'markDocumentSent' | 'markDocumentExpired' | 'markFinalizationFailed' | 'recordNotificationFailure'
+  'markDocumentSent' | 'closeDocument' | 'markFinalizationFailed' | 'recordNotificationFailure'
 >;
 
 /** The activities of one run, on the policies the worker's config gave it. */
 export interface ApprovalEffects {
   policies: ApprovalPolicies;
   /**
-   * The writes an update handler schedules (an action, a delegation, a void, the action and what follows it), as
+   * The writes an update handler schedules (a delegation, a void), as
    * ordinary activities: the workflow task that accepts the update schedules them, so the acceptance is in the
    * history before anything outside the workflow changes.
    */
@@ -104,7 +104,7 @@ export function approvalEffects(policies: ApprovalPolicies): ApprovalEffects {
     writes,
     localWrites: {
       markDocumentSent: localFirst(writesLocally.markDocumentSent, writes.markDocumentSent),
-      markDocumentExpired: localFirst(writesLocally.markDocumentExpired, writes.markDocumentExpired),
+      closeDocument: localFirst(writesLocally.closeDocument, writes.closeDocument),
       markFinalizationFailed: localFirst(writesLocally.markFinalizationFailed, writes.markFinalizationFailed),
       recordNotificationFailure: localFirst(
         writesLocally.recordNotificationFailure,

@@ -1,5 +1,4 @@
 import { ActivityFailure, condition, isCancellation, log } from '@temporalio/workflow';
-import type { RecordActionInput } from '../definitions.ts';
 import { finalizationFailed } from './approval-state.ts';
 import { failureMessage, type RunContext } from './run-context.ts';
 
@@ -8,37 +7,6 @@ import { failureMessage, type RunContext } from './run-context.ts';
  * fails for good never fails the workflow: the document stays `in_progress` with `finalization.state = "failed"`
  * until an operator's `retryFinalization` (run again) or a void.
  */
-
-/**
- * The write of the action that completes the document (and again, idempotently, of those whose own write is still
- * in flight: `actions`, this one last) and the finalization, in one activity, ending at the shorter of the write's
- * and the finalization's windows. When it fails (typed `action_not_written` when the write did, for the operator),
- * the action is written on its own (`record`: a no-op once written; parks as any write that fails for good), and
- * the run then finalizes as usual (finalizeOrPark, with its whole window).
- */
-export async function recordAndFinalize(
-  run: RunContext,
-  actions: RecordActionInput[],
-  record: () => Promise<void>,
-): Promise<void> {
-  const { policies } = run.effects;
-  const finalization = run.effects.finalization(Math.min(policies.writeMs, policies.finalizeMs));
-  try {
-    run.approve(
-      await finalization.recordActionAndFinalize({
-        documentId: run.input.documentId,
-        actions,
-        idempotencyPrefix: run.workflowId,
-      }),
-    );
-  } catch (err) {
-    if (!(err instanceof ActivityFailure)) throw err;
-    log.warn('the last action and the finalization did not complete together', {
-      error: failureMessage(err),
-    });
-    await record();
-  }
-}
 
 /**
  * Finalization on a finite policy: a retryable failure (a signing certificate being fixed, storage) is retried

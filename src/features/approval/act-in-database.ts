@@ -1,0 +1,157 @@
+import type { SecretBox } from '../../auth/secret-box.ts';
+import type { Knex } from '../../db/knex.ts';
+import { actionEvidenceStore } from './action-evidence-store.ts';
+import { approversStore, type Approver } from '../documents/approvers-store.ts';
+import { delegationsStore } from './delegations-store.ts';
+import { documentsStore, type Document } from '../documents/documents-store.ts';
+import type { Logger } from '../../logger.ts';
+import { documentEvents } from '../events/document-events.ts';
+import type { ActOutcome } from './act-answer.ts';
+import { writeApproverAction } from './action-write.ts';
+import { approvalSignalsStore, type ApprovalSignal } from './approval-signals-store.ts';
+import { ApprovalRefused, type ApprovalClient } from './client.ts';
+import { ACTION_RECORDED_SIGNAL, approvalWorkflowId, type ActionKind, type Refusal } from './definitions.ts';
+import { progressOf } from './rules.ts';
+import { decideAction, type ApprovalState } from './workflow/approval-state.ts';
+
+export interface ActInDatabaseDeps {
+  db: Knex;
+  approvals: ApprovalClient;
+  logger: Logger;
+  /** Seals the bearer URLs events carry. */
+  secrets: SecretBox;
+  /** Hands the document's committed events to webhook delivery (absent: the outbox sweep sends them). */
+  webhooks?: { dispatchDocument(documentId: string): Promise<unknown> };
+}
+
+/**
+ * Why the approver may not act on `document` now, or undefined when they may: the workflow's own reducer
+ * (decideAction) applied to the read model under the document's row lock, and the deadline by the database's clock.
+ */
+function refusalOf(
+  document: Document,
+  approvers: readonly Approver[],
+  action: { approverId: string; kind: ActionKind },
+  now: Date,
+): Refusal | undefined {
+  const state: ApprovalState = {
+    workflowType: document.workflowType,
+    status: document.status === 'draft' ? 'pending' : document.status,
+    approvers: approvers.map((a) => ({
+      id: a.id,
+      orderIndex: a.orderIndex,
+      actionType: a.actionType,
+      state: a.status,
+    })),
+  };
+  if (document.status === 'draft') return 'not_notified';
+  const decision = decideAction(state, action.approverId, action.kind);
+  if (!decision.accepted) return decision.refusal;
+  return now >= document.expiresAt ? 'document_closed' : undefined;
+}
+
+/**
+ * An approver's action decided and recorded in one transaction holding the document's row lock: the same rules
+ * the workflow applies (open, not past `expires_at` by the database clock, their turn, not acted, no delegation of
+ * theirs in flight), then the action written as the workflow's activity writes it (writeApproverAction), and the
+ * signal that tells the run queued in the same transaction. The answer comes from that transaction; the signal
+ * is sent after commit, and the relay (approval-signal-relay.ts) sends it if this process never does. A refusal
+ * is ApprovalRefused, as from the workflow.
+ */
+export async function actInDatabase(
+  deps: ActInDatabaseDeps,
+  documentId: string,
+  action: { approverId: string; kind: ActionKind; evidenceId: string },
+): Promise<ActOutcome> {
+  let recorded: { outcome: ActOutcome; signal: ApprovalSignal };
+  try {
+    recorded = await record(deps, documentId, action);
+  } catch (err) {
+    // A write PostgreSQL refused was rolled back: the evidence goes with it, so no row is left `submitted` for an
+    // action that was not taken (a row the commit did accept is never removed). A refusal is the caller's to clean.
+    if (!(err instanceof ApprovalRefused))
+      await actionEvidenceStore(deps.db)
+        .discard(action.evidenceId)
+        .catch(() => undefined);
+    throw err;
+  }
+  sendAfterCommit(deps, recorded.signal);
+  deps.webhooks
+    ?.dispatchDocument(documentId)
+    .catch((err: unknown) => deps.logger.warn({ err, documentId }, 'events of an action not dispatched yet'));
+  return recorded.outcome;
+}
+
+/** The decision and the writes, in one transaction holding the document's row lock. */
+async function record(
+  deps: ActInDatabaseDeps,
+  documentId: string,
+  action: { approverId: string; kind: ActionKind; evidenceId: string },
+): Promise<{ outcome: ActOutcome; signal: ApprovalSignal }> {
+  const events = documentEvents({ db: deps.db, logger: deps.logger, secrets: deps.secrets });
+  return deps.db.transaction(async (trx) => {
+    const document = await documentsStore(trx).findByIdUnscoped(documentId, { forUpdate: true });
+    if (!document) throw new ApprovalRefused('unknown_approver');
+    const approvers = await approversStore(trx).listByDocument(documentId);
+    const approver = approvers.find((a) => a.id === action.approverId);
+    const clock = await trx.raw<{ rows: { now: Date }[] }>('SELECT now() AS now');
+    const now = clock.rows[0]!.now;
+    const refusal = refusalOf(document, approvers, action, now);
+    if (refusal) throw new ApprovalRefused(refusal);
+    // A delegation of this approver's step that the workflow has not answered yet: the step is being handed over.
+    const delegations = await delegationsStore(trx).submitted(documentId);
+    if (delegations.some((d) => d.fromApproverId === action.approverId))
+      throw new ApprovalRefused('not_your_turn');
+    const stored = await actionEvidenceStore(trx).find(action.evidenceId);
+    if (
+      stored?.approverId !== action.approverId ||
+      stored.kind !== action.kind ||
+      stored.state !== 'submitted'
+    )
+      throw new ApprovalRefused('already_acted');
+    if (approver!.status === 'waiting') {
+      // Their turn, and they answer the request WhatsApp took, before its activity wrote them notified: written
+      // here first, once (keyed), so the read model and the events keep notified before acted.
+      await approversStore(trx).markNotified(approver!.id, { status: 'accepted', error: null });
+      await events.record(trx, {
+        event: 'approver.notified',
+        dedupeKey: `approver.notified:${approver!.id}`,
+        document,
+        approver: approver!,
+      });
+    }
+    await writeApproverAction(events, trx, {
+      documentId,
+      approver: approver!,
+      kind: action.kind,
+      evidence: stored.evidence,
+      evidenceId: stored.id,
+    });
+    const signal = await approvalSignalsStore(trx).enqueue({
+      documentId,
+      workflowId: document.workflowId ?? approvalWorkflowId(documentId),
+      signal: ACTION_RECORDED_SIGNAL,
+      payload: { approverId: action.approverId, kind: action.kind, evidenceId: stored.id },
+    });
+    const acted = approvers.map((a) =>
+      a.id === approver!.id
+        ? ({ status: action.kind === 'complete' ? 'completed' : 'rejected' } as const)
+        : a,
+    );
+    const status = action.kind === 'reject' ? 'rejected' : 'in_progress';
+    return { outcome: { status, ...progressOf(acted) }, signal };
+  });
+}
+
+/** The signal sent now, best effort: one that fails stays queued for the relay. */
+function sendAfterCommit(deps: ActInDatabaseDeps, signal: ApprovalSignal): void {
+  deps.approvals
+    .follow(signal)
+    .then(() => approvalSignalsStore(deps.db).markSent(signal.id))
+    .catch((err: unknown) =>
+      deps.logger.warn(
+        { err, documentId: signal.documentId, signalId: signal.id },
+        'an action was recorded but its signal not sent yet; the relay sends it',
+      ),
+    );
+}

@@ -1,0 +1,202 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { actInDatabase } from '../../src/features/approval/act-in-database.ts';
+import { actionEvidenceStore } from '../../src/features/approval/action-evidence-store.ts';
+import { createApprovalClient } from '../../src/features/approval/client.ts';
+import { approvalWorkflowId } from '../../src/features/approval/definitions.ts';
+import {
+  createDocument,
+  eventually,
+  type FlowHarness,
+  linkTokenOf,
+  localActivities,
+  pagePost,
+  PHONES,
+  requestFor,
+  scheduledActivities,
+  send,
+  startFlowHarness,
+  statusOf,
+} from '../helpers/approval-flow.ts';
+
+/**
+ * An approver's action decided and recorded by the API in one PostgreSQL transaction under the document's row
+ * lock, the run told by a signal it follows: no activity writes the action, the answer comes from the
+ * transaction, and each race the database now arbitrates has one outcome both sides agree on.
+ */
+let h: FlowHarness;
+beforeAll(async () => {
+  h = await startFlowHarness();
+});
+afterAll(async () => {
+  await h.close();
+});
+
+const db = () => h.service.database.db;
+const approvals = () =>
+  createApprovalClient({ client: h.service.temporal.client, taskQueue: h.service.config.temporal.taskQueue });
+
+async function twoApprovers(workflowType: 'parallel' | 'sequential' = 'parallel') {
+  const doc = await createDocument(h, {
+    workflowType,
+    approvers: [
+      { name: 'A', phone: PHONES.saudiA, action_type: 'approve_only' },
+      { name: 'B', phone: PHONES.saudiB, action_type: 'approve_only' },
+    ],
+  });
+  expect((await send(h, doc.id)).status).toBe(200);
+  const a = linkTokenOf(await requestFor(h, PHONES.saudiA, doc.id));
+  const b = workflowType === 'parallel' ? linkTokenOf(await requestFor(h, PHONES.saudiB, doc.id)) : undefined;
+  return { doc, a, b };
+}
+
+async function signalsOf(documentId: string): Promise<{ sent_at: Date | null }[]> {
+  return db()('approval_signals').where({ document_id: documentId }).orderBy('created_at');
+}
+
+async function workflowView(documentId: string) {
+  const handle = h.service.temporal.client.workflow.getHandle(approvalWorkflowId(documentId));
+  return handle.query<{ status: string; approvers: { id: string; state: string }[] }>('status');
+}
+
+describe('actions recorded by the API, followed by the run', () => {
+  it('writes the action in the answer’s transaction and signals the run; no activity writes it', async () => {
+    const { doc, a, b } = await twoApprovers();
+    expect(await db()('approval_run_protocols').where({ document_id: doc.id }).first()).toMatchObject({
+      protocol: 'signal',
+    });
+    const first = await pagePost(h, a, 'complete', {});
+    expect(first.status).toBe(200);
+    expect(((await first.json()) as { data: unknown }).data).toEqual({
+      status: 'in_progress',
+      completed: 1,
+      total: 2,
+    });
+    // Written before the answer: the next read sees it without waiting for Temporal.
+    const now = await statusOf(h, doc.id);
+    expect(now.status).toBe('in_progress');
+    expect(now.approvers.map((x) => x.status).sort()).toEqual(['completed', 'notified']);
+    expect((await pagePost(h, b!, 'complete', {})).status).toBe(200);
+    await eventually(async () => (await statusOf(h, doc.id)).status === 'approved', 60_000);
+
+    const signals = await signalsOf(doc.id);
+    expect(signals).toHaveLength(2);
+    expect(signals.every((s) => s.sent_at !== null)).toBe(true);
+    const history = await h.service.temporal.client.workflow
+      .getHandle(approvalWorkflowId(doc.id))
+      .fetchHistory();
+    const signalled = (history.events ?? []).filter(
+      (e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'actionRecorded',
+    );
+    expect(signalled).toHaveLength(2);
+    const ran = [
+      ...(await scheduledActivities(h, doc.id)),
+      ...(await localActivities(h, doc.id)).map((l) => l.name),
+    ];
+    for (const writer of ['recordApproverAction', 'recordActionAndNotify', 'recordActionAndFinalize'])
+      expect(ran).not.toContain(writer);
+    expect(ran).toContain('finalizeAndSendSignedCopies');
+  });
+
+  it('refuses out of turn (409), after acting (410), and an unknown link (404) from the read model', async () => {
+    const doc = await createDocument(h, {
+      workflowType: 'sequential',
+      approvers: [
+        { name: 'A', phone: PHONES.saudiA, action_type: 'approve_only' },
+        { name: 'B', phone: PHONES.saudiB, action_type: 'approve_only' },
+      ],
+    });
+    expect((await send(h, doc.id)).status).toBe(200);
+    const a = linkTokenOf(await requestFor(h, PHONES.saudiA, doc.id));
+    const bRow = (await db()('approvers').where({ document_id: doc.id, order_index: 2 }).first()) as {
+      id: string;
+    };
+    const evidenceId = await actionEvidenceStore(db()).submit({
+      documentId: doc.id,
+      approverId: bRow.id,
+      kind: 'complete',
+      evidence: { at: new Date().toISOString(), channel: 'page' },
+    });
+    const deps = { ...h.service.deps, approvals: approvals() };
+    await expect(
+      actInDatabase(deps, doc.id, { approverId: bRow.id, kind: 'complete', evidenceId }),
+    ).rejects.toMatchObject({ refusal: 'not_your_turn' });
+    expect((await pagePost(h, a, 'complete', {})).status).toBe(200);
+    expect((await pagePost(h, a, 'complete', {})).status).toBe(410);
+    expect((await pagePost(h, 'x'.repeat(43), 'complete', {})).status).toBe(404);
+    expect(await signalsOf(doc.id)).toHaveLength(1);
+  });
+});
+
+describe('the races the database arbitrates', () => {
+  it('two taps of one approver at once: one action, one answer 200 and one 410', async () => {
+    const { doc, a } = await twoApprovers();
+    const answers = await Promise.all([pagePost(h, a, 'complete', {}), pagePost(h, a, 'complete', {})]);
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 410]);
+    expect(await actionEvidenceStore(db()).acceptedOn(doc.id)).toHaveLength(1);
+    expect(await signalsOf(doc.id)).toHaveLength(1);
+  });
+
+  it('the last action against a void: one wins, and the run and the read model agree', async () => {
+    const { doc, a, b } = await twoApprovers();
+    expect((await pagePost(h, a, 'complete', {})).status).toBe(200);
+    const [action, voided] = await Promise.all([
+      pagePost(h, b!, 'complete', {}),
+      h.service.request(`/documents/${doc.id}/void`, { method: 'POST', account: h.account }),
+    ]);
+    const actionWon = action.status === 200;
+    expect(actionWon ? voided.status : action.status).toBe(actionWon ? 409 : 410);
+    expect(actionWon ? action.status : voided.status).toBe(200);
+    const final = actionWon ? 'approved' : 'voided';
+    await eventually(async () => (await statusOf(h, doc.id)).status === final, 60_000);
+    const handle = h.service.temporal.client.workflow.getHandle(approvalWorkflowId(doc.id));
+    expect(((await handle.result()) as { status: string }).status).toBe(final);
+  });
+
+  it('an action at the deadline: it is refused, or it is followed and the expiry is not written', async () => {
+    const doc = await createDocument(h, {
+      workflowType: 'parallel',
+      approvers: [{ name: 'A', phone: PHONES.saudiA, action_type: 'approve_only' }],
+    });
+    await db()('documents')
+      .where({ id: doc.id })
+      .update({ expires_at: new Date(Date.now() + 3000) });
+    expect((await send(h, doc.id)).status).toBe(200);
+    const a = linkTokenOf(await requestFor(h, PHONES.saudiA, doc.id));
+    const expiresAt = ((await db()('documents').where({ id: doc.id }).first()) as { expires_at: Date })
+      .expires_at;
+    await new Promise((resolve) => setTimeout(resolve, Math.max(expiresAt.getTime() - Date.now() - 30, 0)));
+    const answer = await pagePost(h, a, 'complete', {});
+    const final = answer.status === 200 ? 'approved' : 'expired';
+    if (final === 'expired') expect(answer.status).toBe(410);
+    const handle = h.service.temporal.client.workflow.getHandle(approvalWorkflowId(doc.id));
+    expect(((await handle.result()) as { status: string }).status).toBe(final);
+    expect((await statusOf(h, doc.id)).status).toBe(final);
+  });
+
+  it('a crash between commit and signal: the relay sends the recorded action and the run follows', async () => {
+    const { doc } = await twoApprovers();
+    const approverId = (
+      (await db()('approvers').where({ document_id: doc.id, order_index: 1 }).first()) as { id: string }
+    ).id;
+    const evidenceId = await actionEvidenceStore(db()).submit({
+      documentId: doc.id,
+      approverId,
+      kind: 'reject',
+      evidence: { at: new Date().toISOString(), channel: 'page', reason: 'no' },
+    });
+    // A process that commits and dies before its signal leaves: its signal is never sent.
+    const died = {
+      ...approvals(),
+      follow: () => Promise.reject(new Error('the process died after commit')),
+    };
+    const deps = { ...h.service.deps, approvals: died };
+    const outcome = await actInDatabase(deps, doc.id, { approverId, kind: 'reject', evidenceId });
+    expect(outcome.status).toBe('rejected');
+    expect((await signalsOf(doc.id))[0]).toMatchObject({ sent_at: null });
+    // The API server's relay sends it once it is older than its sender's grace.
+    await eventually(async () => (await signalsOf(doc.id))[0]?.sent_at !== null, 20_000);
+    const handle = h.service.temporal.client.workflow.getHandle(approvalWorkflowId(doc.id));
+    expect(((await handle.result()) as { status: string }).status).toBe('rejected');
+    expect((await workflowView(doc.id)).approvers.find((x) => x.id === approverId)?.state).toBe('rejected');
+  });
+});
