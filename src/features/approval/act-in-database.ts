@@ -112,7 +112,10 @@ async function record(
     if (approver!.status === 'waiting') {
       // Their turn, and they answer the request WhatsApp took, before its activity wrote them notified: written
       // here first, once (keyed), so the read model and the events keep notified before acted.
-      await approversStore(trx).markNotified(approver!.id, { status: 'accepted', error: null });
+      // `notify: false` approvers get no WhatsApp request: their notification reads `skipped`, as the activity
+      // writes it.
+      const notification = approver!.notify ? 'accepted' : 'skipped';
+      await approversStore(trx).markNotified(approver!.id, { status: notification, error: null });
       await events.record(trx, {
         event: 'approver.notified',
         dedupeKey: `approver.notified:${approver!.id}`,
