@@ -1,6 +1,6 @@
 import type { Middleware } from 'koa';
 import { constantTimeEqual, randomToken, sha256Hex } from '../auth/tokens.ts';
-import { adminSessionsStore } from '../db/stores/admin-sessions-store.ts';
+import { adminSessionsStore, type AdminSession } from '../db/stores/admin-sessions-store.ts';
 import { clockOf, type AdminContext, type AdminDeps, type AdminState } from './context.ts';
 import { clearCookie, readCookie, setCookie } from './cookies.ts';
 import { loginUrl } from './paths.ts';
@@ -43,6 +43,14 @@ export async function endSession(ctx: AdminContext, deps: AdminDeps): Promise<vo
 }
 
 /** Reads the session cookie; a live session lands in `ctx.state.session`, a dead one is deleted and forgotten. */
+/**
+ * Ends the account's other sessions, keeping this one: once a second factor is in force, sessions opened with
+ * the password alone (elsewhere, perhaps not by the holder) must not stay open.
+ */
+export async function endOtherSessions(deps: AdminDeps, session: AdminSession): Promise<void> {
+  await adminSessionsStore(deps.db).deleteOthers(session.accountId, session.idHash);
+}
+
 export function loadSession(deps: AdminDeps): Middleware<AdminState> {
   const now = clockOf(deps);
   return async (ctx, next) => {

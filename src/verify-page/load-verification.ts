@@ -7,6 +7,9 @@ import { verificationsStore } from '../features/approval/verifications-store.ts'
 import type { ActionType } from '../domain/model.ts';
 import { describeOutcome, maskPhone } from '../pdf/compose/wording.ts';
 
+/** Where the page lives: the store builds the certificate's link with the same prefix. */
+export { VERIFY_PREFIX } from '../features/approval/verifications-store.ts';
+
 /** What the signed file's signature is, when the document records it. */
 export interface SignatureFacts {
   /** PAdES baseline level: B-B, B-T, B-LT or B-LTA. */

@@ -3,7 +3,6 @@ import { fileURLToPath } from 'node:url';
 import Router from '@koa/router';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/knex.ts';
-import { VERIFY_PREFIX } from '../features/approval/verifications-store.ts';
 import type { Language } from '../domain/model.ts';
 import { AppError } from '../errors.ts';
 import { PAGE_CSS_ASSET, serveAssets, type PageAssets } from '../http/page-assets.ts';
@@ -11,7 +10,7 @@ import type { AppContext, AppState } from '../http/context.ts';
 import { ok } from '../http/respond.ts';
 import { postsOnlyAs } from '../http/cross-site-posts.ts';
 import type { RateLimiter } from '../rate-limit/rate-limiter.ts';
-import { classify, loadVerification } from './load-verification.ts';
+import { classify, loadVerification, VERIFY_PREFIX } from './load-verification.ts';
 import { renderNotFoundPage, renderRateLimitedPage, renderVerificationPage } from './render-page.ts';
 
 const ASSET_FILES: PageAssets = {

@@ -1,7 +1,6 @@
 import type Router from '@koa/router';
-import { issueApiKey } from '../../features/accounts/api-keys.ts';
+import { issueApiKey, listApiKeys, revokeApiKey } from '../../features/accounts/api-keys.ts';
 import { API_SCOPES } from '../../auth/api-key-format.ts';
-import { apiKeysStore } from '../../features/accounts/api-keys-store.ts';
 import { isAppError } from '../../errors.ts';
 import type { AdminContext, AdminDeps, AdminState } from '../context.ts';
 import { csrfProtection, formField } from '../csrf.ts';
@@ -17,8 +16,7 @@ import {
   type KeysView,
   type NewKeyForm,
 } from '../views/keys-page.ts';
-import { accountsStore, type Account } from '../../features/accounts/accounts-store.ts';
-import { accountSettings } from '../../features/accounts/account-settings.ts';
+import { accountSettings, type Account } from '../../features/accounts/account-settings.ts';
 import { LIMITS, VERIFICATIONS, type ReminderSettings, type Verification } from '../../domain/model.ts';
 import { checkEmbedOrigin, EMBED_ORIGINS_MAX } from '../../features/accounts/embed-origins.ts';
 import { pageContextOf, withUserText } from '../views/page.ts';
@@ -105,29 +103,61 @@ function readKeyForm(ctx: AdminContext, t: Translate): NewKeyForm {
   return { name, scopes, errors };
 }
 
+type ShowExtra = Pick<KeysView, 'form' | 'created'> & { embed?: EmbedForm; defaults?: DefaultsForm };
+
+/** The keys page: the account's keys, its embedding origins and its defaults, with what the request adds. */
+async function showKeys(ctx: AdminContext, deps: AdminDeps, status: number, extra: ShowExtra): Promise<void> {
+  const session = ctx.state.session!;
+  const [keys, account] = await Promise.all([
+    listApiKeys(deps.db, session.accountId),
+    accountSettings(deps.db).find(session.accountId),
+  ]);
+  const embed = extra.embed ?? { value: (account?.embedOrigins ?? []).join('\n') };
+  renderPage(
+    ctx,
+    status,
+    keysPage(pageContextOf(ctx), {
+      plan: session.plan,
+      requestsPerMinute: deps.config.plans[session.plan].requestsPerMinute,
+      keys,
+      ...extra,
+      embed,
+      defaults: extra.defaults ?? defaultsOf(account),
+    }),
+  );
+}
+
+/** Reads the embedding form: one origin a line, each checked as PUT /account/settings checks it. */
+function readEmbedForm(ctx: AdminContext): { value: string; origins: string[]; error?: SafeHtml } {
+  const t = ctx.state.t;
+  const raw = formField(ctx, 'embed_origins');
+  const value = typeof raw === 'string' ? raw.slice(0, 4096) : '';
+  const lines = [
+    ...new Set(
+      value
+        .split(/\r?\n/)
+        .map((l) => l.trim())
+        .filter(Boolean),
+    ),
+  ];
+  const origins: string[] = [];
+  for (const line of lines) {
+    const r = checkEmbedOrigin(line);
+    if (!r.ok) {
+      const error = r.publicSuffix
+        ? withUserText(t, 'errorEmbedPublicSuffix', { origin: line.slice(0, 80), suffix: r.publicSuffix })
+        : withUserText(t, 'errorEmbedOrigin', { origin: line.slice(0, 80) });
+      return { value, origins, error };
+    }
+    origins.push(r.origin);
+  }
+  if (origins.length > EMBED_ORIGINS_MAX)
+    return { value, origins, error: html`${t('errorEmbedTooMany', { max: EMBED_ORIGINS_MAX })}` };
+  return { value, origins };
+}
+
 export function mountKeyRoutes(router: Router<AdminState>, deps: AdminDeps): void {
-  const show = async (
-    ctx: AdminContext,
-    status: number,
-    extra: Pick<KeysView, 'form' | 'created'> & { embed?: EmbedForm; defaults?: DefaultsForm },
-  ) => {
-    const session = ctx.state.session!;
-    const keys = await apiKeysStore(deps.db).listByAccount(session.accountId);
-    const account = await accountsStore(deps.db).findById(session.accountId);
-    const embed = extra.embed ?? { value: (account?.embedOrigins ?? []).join('\n') };
-    renderPage(
-      ctx,
-      status,
-      keysPage(pageContextOf(ctx), {
-        plan: session.plan,
-        requestsPerMinute: deps.config.plans[session.plan].requestsPerMinute,
-        keys,
-        ...extra,
-        embed,
-        defaults: extra.defaults ?? defaultsOf(account),
-      }),
-    );
-  };
+  const show = (ctx: AdminContext, status: number, extra: ShowExtra) => showKeys(ctx, deps, status, extra);
 
   router.get(ADMIN_PATHS.keys, requireSession(), (ctx) => show(ctx, 200, { form: EMPTY_FORM }));
 
@@ -161,31 +191,7 @@ export function mountKeyRoutes(router: Router<AdminState>, deps: AdminDeps): voi
   router.get(ADMIN_PATHS.embedOrigins, (ctx) => seeOther(ctx, ADMIN_PATHS.keys));
 
   router.post(ADMIN_PATHS.embedOrigins, requireSession(), csrfProtection(deps.config), async (ctx) => {
-    const t = ctx.state.t;
-    const raw = formField(ctx, 'embed_origins');
-    const value = typeof raw === 'string' ? raw.slice(0, 4096) : '';
-    const lines = [
-      ...new Set(
-        value
-          .split(/\r?\n/)
-          .map((l) => l.trim())
-          .filter(Boolean),
-      ),
-    ];
-    const origins: string[] = [];
-    let error: SafeHtml | undefined;
-    for (const line of lines) {
-      const r = checkEmbedOrigin(line);
-      if (!r.ok) {
-        error = r.publicSuffix
-          ? withUserText(t, 'errorEmbedPublicSuffix', { origin: line.slice(0, 80), suffix: r.publicSuffix })
-          : withUserText(t, 'errorEmbedOrigin', { origin: line.slice(0, 80) });
-        break;
-      }
-      origins.push(r.origin);
-    }
-    if (!error && origins.length > EMBED_ORIGINS_MAX)
-      error = html`${t('errorEmbedTooMany', { max: EMBED_ORIGINS_MAX })}`;
+    const { value, origins, error } = readEmbedForm(ctx);
     if (error) return show(ctx, 422, { form: EMPTY_FORM, embed: { value, error } });
     await accountSettings(deps.db).update(ctx.state.session!.accountId, { embedOrigins: origins });
     seeOther(ctx, `${ADMIN_PATHS.keys}?m=embed_saved`);
@@ -208,12 +214,9 @@ export function mountKeyRoutes(router: Router<AdminState>, deps: AdminDeps): voi
     const id = ctx.params.id;
     const accountId = ctx.state.session!.accountId;
     if (!isUuid(id)) throw AdminPageError.notFound();
-    const store = apiKeysStore(deps.db);
+    const result = await revokeApiKey(deps.db, { accountId, id });
     // Keys of another account are indistinguishable from keys that do not exist.
-    const key = (await store.listByAccount(accountId)).find((k) => k.id === id);
-    if (!key) throw AdminPageError.notFound();
-    if (key.revokedAt) return seeOther(ctx, `${ADMIN_PATHS.keys}?m=already_revoked`);
-    await store.revoke(accountId, id);
-    seeOther(ctx, `${ADMIN_PATHS.keys}?m=revoked`);
+    if (result === 'not_found') throw AdminPageError.notFound();
+    seeOther(ctx, `${ADMIN_PATHS.keys}?m=${result}`);
   });
 }

@@ -1,8 +1,6 @@
 import type Router from '@koa/router';
 import { secondFactorRequired } from '../../features/accounts/second-factor.ts';
-import { verifyPassword, hashPassword } from '../../auth/passwords.ts';
-import { randomToken } from '../../auth/tokens.ts';
-import { accountsStore } from '../../features/accounts/accounts-store.ts';
+import { accountByPassword } from '../../features/accounts/password-sign-in.ts';
 import { startChallenge } from '../challenges.ts';
 import { clockOf, type AdminDeps, type AdminState } from '../context.ts';
 import { csrfProtection, formField } from '../csrf.ts';
@@ -13,10 +11,6 @@ import { renderPage, seeOther } from '../render.ts';
 import { endSession, requireSession, startSession } from '../sessions.ts';
 import { loginPage } from '../views/login-page.ts';
 import { pageContextOf } from '../views/page.ts';
-
-// Unknown emails are checked against this hash, so they cost the same scrypt time as a real account.
-let dummyHash: Promise<string> | undefined;
-const dummyPasswordHash = () => (dummyHash ??= hashPassword(randomToken(16)));
 
 export function mountLoginRoutes(router: Router<AdminState>, deps: AdminDeps): void {
   const now = clockOf(deps);
@@ -58,19 +52,22 @@ export function mountLoginRoutes(router: Router<AdminState>, deps: AdminDeps): v
     // Inside the wait: refused before the password is looked at.
     if (!gate.allowed) return show(429, [refuseInsideWait(ctx, t, gate.retryAt, at)]);
 
-    const credentials = await accountsStore(deps.db).findCredentialsByEmail(email);
-    const matches = await verifyPassword(password, credentials?.passwordHash ?? (await dummyPasswordHash()));
-    const success = matches && credentials !== undefined;
-    await settleLoginAttempt(deps.db, throttle, { email, ip: ctx.ip, success, now: at });
+    const account = await accountByPassword(deps.db, email, password);
+    await settleLoginAttempt(deps.db, throttle, {
+      email,
+      ip: ctx.ip,
+      success: account !== undefined,
+      now: at,
+    });
 
-    if (!credentials || !success) return show(401, [t('loginFailed'), ...throttleLines(t, gate)]);
+    if (!account) return show(401, [t('loginFailed'), ...throttleLines(t, gate)]);
 
     // With two-step sign-in on, the password opens only the second step: no session yet.
-    if (await secondFactorRequired(deps, credentials.account.id)) {
-      await startChallenge(ctx, deps, credentials.account.id, next);
+    if (await secondFactorRequired(deps, account.id)) {
+      await startChallenge(ctx, deps, account.id, next);
       return seeOther(ctx, ADMIN_PATHS.loginCode);
     }
-    await startSession(ctx, deps, credentials.account.id);
+    await startSession(ctx, deps, account.id);
     seeOther(ctx, next ?? ADMIN_PATHS.home);
   });
 

@@ -7,7 +7,6 @@ import {
   startEnrolment,
   verifySecondFactor,
 } from '../../features/accounts/second-factor.ts';
-import { adminSessionsStore } from '../../db/stores/admin-sessions-store.ts';
 import { clockOf, type AdminContext, type AdminDeps, type AdminState } from '../context.ts';
 import { csrfProtection } from '../csrf.ts';
 import {
@@ -20,7 +19,7 @@ import {
 import { refuseInsideWait, stringField, throttleLines } from '../login-token.ts';
 import { ADMIN_PATHS } from '../paths.ts';
 import { renderPage, seeOther } from '../render.ts';
-import { requireSession } from '../sessions.ts';
+import { endOtherSessions, requireSession } from '../sessions.ts';
 import { pageContextOf } from '../views/page.ts';
 import { securityPage, type SecurityView } from '../views/security-page.ts';
 
@@ -57,8 +56,7 @@ export function mountSecurityRoutes(router: Router<AdminState>, deps: AdminDeps)
     if (!result.ok && result.reason === 'no_enrolment') return seeOther(ctx, ADMIN_PATHS.security);
     if (!result.ok) return show(ctx, 422, { error: ctx.state.t('codeWrong') });
     // Sessions opened with the password alone (elsewhere, perhaps not by the holder) end now.
-    const session = ctx.state.session!;
-    await adminSessionsStore(deps.db).deleteOthers(session.accountId, session.idHash);
+    await endOtherSessions(deps, ctx.state.session!);
     // The recovery codes exist in this answer only; the database keeps their hashes.
     await show(ctx, 200, { recoveryCodes: result.recoveryCodes });
   });

@@ -117,19 +117,51 @@ const toSummary = (r: DocumentRow): DocumentSummary => ({
   approversDone: r.approvers_done,
 });
 
-export function adminOverviewStore(db: Db) {
-  // An approver is done once they acted without rejecting; whatever status names the workflow settles on.
-  const approverCounts = (q: Db) => [
-    q.raw(
-      `(SELECT count(*) FROM approvers a WHERE a.document_id = d.id AND a.account_id = d.account_id
-          AND a.status <> 'delegated')::int AS approvers_total`,
-    ),
-    q.raw(
-      `(SELECT count(*) FROM approvers a WHERE a.document_id = d.id AND a.account_id = d.account_id
-          AND a.acted_at IS NOT NULL AND a.status NOT IN ('rejected', 'delegated'))::int AS approvers_done`,
-    ),
-  ];
+// An approver is done once they acted without rejecting; whatever status names the workflow settles on.
+const approverCounts = (q: Db) => [
+  q.raw(
+    `(SELECT count(*) FROM approvers a WHERE a.document_id = d.id AND a.account_id = d.account_id
+        AND a.status <> 'delegated')::int AS approvers_total`,
+  ),
+  q.raw(
+    `(SELECT count(*) FROM approvers a WHERE a.document_id = d.id AND a.account_id = d.account_id
+        AND a.acted_at IS NOT NULL AND a.status NOT IN ('rejected', 'delegated'))::int AS approvers_done`,
+  ),
+];
 
+const toApproverSummary = (r: ApproverRow): ApproverSummary => ({
+  id: r.id,
+  nameAr: r.name_ar,
+  nameEn: r.name_en,
+  roleAr: r.role_ar,
+  roleEn: r.role_en,
+  phone: r.phone,
+  actionType: r.action_type,
+  orderIndex: r.order_index,
+  status: r.status,
+  actedAt: r.acted_at,
+  delegatedToId: r.delegated_to_id,
+});
+
+const toWebhookSummary = (r: WebhookRow): WebhookSummary => ({
+  id: r.id,
+  url: r.url,
+  events: r.events,
+  active: r.active,
+  disabledReason: r.disabled_reason,
+  lastDelivery:
+    r.d_event !== null && r.d_at !== null
+      ? {
+          event: r.d_event,
+          status: r.d_status ?? '',
+          statusCode: r.d_status_code,
+          attemptCount: r.d_attempt_count ?? 0,
+          at: r.d_at,
+        }
+      : null,
+});
+
+export function adminOverviewStore(db: Db) {
   return {
     async documentCountsByStatus(accountId: string): Promise<Map<string, number>> {
       const rows = await db('documents')
@@ -173,19 +205,7 @@ export function adminOverviewStore(db: Db) {
         .where({ account_id: accountId, document_id: documentId })
         .orderBy([{ column: 'order_index' }, { column: 'created_at' }])
         .select<ApproverRow[]>('*');
-      return rows.map((r) => ({
-        id: r.id,
-        nameAr: r.name_ar,
-        nameEn: r.name_en,
-        roleAr: r.role_ar,
-        roleEn: r.role_en,
-        phone: r.phone,
-        actionType: r.action_type,
-        orderIndex: r.order_index,
-        status: r.status,
-        actedAt: r.acted_at,
-        delegatedToId: r.delegated_to_id,
-      }));
+      return rows.map(toApproverSummary);
     },
 
     async webhooksWithLastDelivery(accountId: string, limit: number): Promise<WebhookSummary[]> {
@@ -217,23 +237,7 @@ export function adminOverviewStore(db: Db) {
           'd.attempt_count as d_attempt_count',
           'd.at as d_at',
         );
-      return rows.map((r) => ({
-        id: r.id,
-        url: r.url,
-        events: r.events,
-        active: r.active,
-        disabledReason: r.disabled_reason,
-        lastDelivery:
-          r.d_event !== null && r.d_at !== null
-            ? {
-                event: r.d_event,
-                status: r.d_status ?? '',
-                statusCode: r.d_status_code,
-                attemptCount: r.d_attempt_count ?? 0,
-                at: r.d_at,
-              }
-            : null,
-      }));
+      return rows.map(toWebhookSummary);
     },
   };
 }

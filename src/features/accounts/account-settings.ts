@@ -11,6 +11,11 @@ export type { Account, AccountSettingsPatch };
 export function accountSettings(db: Db) {
   const store = accountsStore(db);
   return {
+    /** The account, or undefined when it no longer exists (a surface that shows defaults falls back to its own). */
+    find(accountId: string): Promise<Account | undefined> {
+      return store.findById(accountId);
+    },
+
     async get(accountId: string): Promise<Account> {
       const account = await store.findById(accountId);
       if (!account) throw AppError.notFound('Account');

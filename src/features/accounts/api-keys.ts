@@ -41,3 +41,24 @@ export async function issueApiKey(
   });
   return { apiKey, secret: generated.secret };
 }
+
+/** The account's keys, newest first, revoked ones included (the dashboard shows when each was revoked). */
+export async function listApiKeys(db: Db, accountId: string): Promise<ApiKey[]> {
+  return apiKeysStore(db).listByAccount(accountId);
+}
+
+/**
+ * Revokes one of the account's keys. A key of another account reads as one that does not exist; revoking twice
+ * changes nothing and says so.
+ */
+export async function revokeApiKey(
+  db: Db,
+  input: { accountId: string; id: string },
+): Promise<'revoked' | 'already_revoked' | 'not_found'> {
+  const store = apiKeysStore(db);
+  const key = (await store.listByAccount(input.accountId)).find((k) => k.id === input.id);
+  if (!key) return 'not_found';
+  if (key.revokedAt) return 'already_revoked';
+  await store.revoke(input.accountId, input.id);
+  return 'revoked';
+}

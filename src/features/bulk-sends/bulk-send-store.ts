@@ -126,8 +126,8 @@ export const EMPTY_COUNTS: BulkSendCounts = {
 
 const INSERT_BATCH = 1000;
 
-/** `bulk_sends` and `bulk_send_rows`. Reads an API key can cause are scoped by account. */
-export function bulkSendStore(db: Db) {
+/** The bulk sends themselves: made with their rows, found, listed. */
+function bulkSendRecords(db: Db) {
   return {
     async insert(
       bulk: Pick<BulkSend, 'id' | 'accountId' | 'templateId' | 'templateVersion' | 'workflowId'>,
@@ -194,7 +194,12 @@ export function bulkSendStore(db: Db) {
         .offset(page.offset);
       return { items: rows.map(toBulkSend), total: Number(total) };
     },
+  };
+}
 
+/** Rows as the API and the results CSV show them, with their documents, and counts of both by status. */
+function bulkSendRowReads(db: Db) {
+  return {
     /** Counts of rows by status and of their documents by status, for each bulk send named. */
     async counts(ids: readonly string[]): Promise<Map<string, BulkSendCounts>> {
       const out = new Map<string, BulkSendCounts>();
@@ -243,6 +248,16 @@ export function bulkSendStore(db: Db) {
       }));
     },
 
+    /** Every row, for the CSV of results (row, status, document, error), in order. */
+    async allRows(bulkSendId: string): Promise<BulkSendRowView[]> {
+      return this.rows(bulkSendId, { limit: 1_000_000, offset: 0 });
+    },
+  };
+}
+
+/** What a bulk send does as it goes: its next rows, one locked while its document is made, its outcome, the status of the whole, and the rest cancelled. */
+function bulkSendProgress(db: Db) {
+  return {
     /** Rows still to make or send after `afterRow`, in order. */
     async nextRows(bulkSendId: string, afterRow: number, limit: number): Promise<BulkSendRow[]> {
       const rows = await db<RowDbRow>('bulk_send_rows')
@@ -306,12 +321,12 @@ export function bulkSendStore(db: Db) {
         .whereIn('status', ['pending', 'created'])
         .update({ status: 'cancelled', updated_at: db.fn.now() });
     },
-
-    /** Every row, for the CSV of results (row, status, document, error), in order. */
-    async allRows(bulkSendId: string): Promise<BulkSendRowView[]> {
-      return this.rows(bulkSendId, { limit: 1_000_000, offset: 0 });
-    },
   };
+}
+
+/** `bulk_sends` and `bulk_send_rows`. Reads an API key can cause are scoped by account. */
+export function bulkSendStore(db: Db) {
+  return { ...bulkSendRecords(db), ...bulkSendRowReads(db), ...bulkSendProgress(db) };
 }
 
 export type BulkSendStore = ReturnType<typeof bulkSendStore>;

@@ -15,9 +15,9 @@ import { CHANGES_AND_SHOWS_DOCUMENTS } from '../../api/openapi/scopes.ts';
 import { IdParams, pathId } from '../../api/route-helpers.ts';
 import { envelope, pageEnvelope } from '../../api/schemas/envelopes.ts';
 import { readBulkSendBody } from './bulk-send-body.http.ts';
-import { bulkSendStore, EMPTY_COUNTS } from './bulk-send-store.ts';
+import { bulkSendRowsPage, findBulkSendView, listBulkSendViews } from './bulk-send-views.ts';
 import { cancelBulkSend } from './cancel-bulk-send.ts';
-import { createBulkSendClient } from './client.ts';
+import { createBulkSendClient, type BulkSendClient } from './client.ts';
 import { createBulkSend } from './create-bulk-send.ts';
 import {
   BulkSendCreated,
@@ -27,7 +27,7 @@ import {
   BulkSendRowResource,
   PageQuery,
 } from './schemas.ts';
-import { serializeBulkSend, serializeRow } from './serialize.ts';
+import { serializeBulkSend } from './serialize.ts';
 import { boolean } from '../../api/schemas/fields.ts';
 
 export interface BulkSendsRouterDeps {
@@ -54,24 +54,39 @@ const metaOf = (page: number, perPage: number, total: number) => ({
   last_page: Math.max(1, Math.ceil(total / perPage)),
 });
 
+/** What each route of the bulk sends is mounted with. */
+interface Mount {
+  router: Router<AppState>;
+  openapi: OpenApiRegistry;
+  deps: BulkSendsRouterDeps;
+  bulkSends: BulkSendClient;
+}
+
+/** The bulk send as the API shows it, or 404. */
+async function viewOf(db: Knex, accountId: string, id: string) {
+  const found = await findBulkSendView(db, accountId, id);
+  if (!found) throw AppError.notFound('Bulk send');
+  return found.view;
+}
+
 /** POST /templates/{id}/bulk-sends; GET /bulk-sends, /bulk-sends/{id}, /bulk-sends/{id}/rows; cancel. */
 export function createBulkSendsRouter(deps: BulkSendsRouterDeps, openapi: OpenApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
-  const { db } = deps;
-  const settings = deps.config.bulkSends;
   const bulkSends = createBulkSendClient({
     client: () => deps.temporal.client,
     taskQueue: deps.config.temporal.taskQueue,
-    settings,
+    settings: deps.config.bulkSends,
   });
+  const mount: Mount = { router, openapi, deps, bulkSends };
+  mountCreate(mount);
+  mountReads(mount);
+  mountCancel(mount);
+  return router;
+}
 
-  const view = async (accountId: string, id: string) => {
-    const bulk = await bulkSendStore(db).findById(accountId, id);
-    if (!bulk) throw AppError.notFound('Bulk send');
-    const counts = (await bulkSendStore(db).counts([bulk.id])).get(bulk.id) ?? EMPTY_COUNTS;
-    return serializeBulkSend(bulk, counts);
-  };
-
+function mountCreate({ router, openapi, deps, bulkSends }: Mount): void {
+  const { db } = deps;
+  const settings = deps.config.bulkSends;
   route(
     router,
     openapi,
@@ -119,7 +134,10 @@ export function createBulkSendsRouter(deps: BulkSendsRouterDeps, openapi: OpenAp
       );
     },
   );
+}
 
+function mountReads({ router, openapi, deps }: Mount): void {
+  const { db } = deps;
   route(
     router,
     openapi,
@@ -138,13 +156,8 @@ export function createBulkSendsRouter(deps: BulkSendsRouterDeps, openapi: OpenAp
     async (ctx) => {
       const { accountId } = authOf(ctx);
       const { page, perPage, limit, offset } = pageOf(ctx.query);
-      const { items, total } = await bulkSendStore(db).list(accountId, { limit, offset });
-      const counts = await bulkSendStore(db).counts(items.map((b) => b.id));
-      okPage(
-        ctx,
-        items.map((b) => serializeBulkSend(b, counts.get(b.id) ?? EMPTY_COUNTS)),
-        metaOf(page, perPage, total),
-      );
+      const { items, total } = await listBulkSendViews(db, accountId, { limit, offset });
+      okPage(ctx, items, metaOf(page, perPage, total));
     },
   );
 
@@ -162,7 +175,7 @@ export function createBulkSendsRouter(deps: BulkSendsRouterDeps, openapi: OpenAp
       responses: { 200: { description: 'The bulk send', schema: envelope(BulkSendResource) } },
       errors: [404],
     },
-    async (ctx) => ok(ctx, await view(authOf(ctx).accountId, pathId(ctx, 'id', 'Bulk send'))),
+    async (ctx) => ok(ctx, await viewOf(db, authOf(ctx).accountId, pathId(ctx, 'id', 'Bulk send'))),
   );
 
   route(
@@ -184,14 +197,17 @@ export function createBulkSendsRouter(deps: BulkSendsRouterDeps, openapi: OpenAp
     },
     async (ctx) => {
       const { accountId } = authOf(ctx);
-      const bulk = await bulkSendStore(db).findById(accountId, pathId(ctx, 'id', 'Bulk send'));
-      if (!bulk) throw AppError.notFound('Bulk send');
+      const id = pathId(ctx, 'id', 'Bulk send');
       const { page, perPage, limit, offset } = pageOf(ctx.query);
-      const rows = await bulkSendStore(db).rows(bulk.id, { limit, offset });
-      okPage(ctx, rows.map(serializeRow), metaOf(page, perPage, bulk.rowsTotal));
+      const found = await bulkSendRowsPage(db, accountId, id, { limit, offset });
+      if (!found) throw AppError.notFound('Bulk send');
+      okPage(ctx, found.rows, metaOf(page, perPage, found.total));
     },
   );
+}
 
+function mountCancel({ router, openapi, deps, bulkSends }: Mount): void {
+  const { db } = deps;
   route(
     router,
     openapi,
@@ -214,9 +230,7 @@ export function createBulkSendsRouter(deps: BulkSendsRouterDeps, openapi: OpenAp
         { db, bulkSends, webhooks: deps.webhooks, logger: deps.logger },
         { accountId, id: pathId(ctx, 'id', 'Bulk send') },
       );
-      ok(ctx, await view(accountId, bulk.id));
+      ok(ctx, await viewOf(db, accountId, bulk.id));
     },
   );
-
-  return router;
 }

@@ -1,13 +1,7 @@
 import type { Db, Knex } from '../../db/knex.ts';
 
-/**
- * WhatsApp's limits per sending number as bulk sends share them: `whatsapp_bulk_reservations` (the recipients bulk
- * sends reserved, for the messaging tier's rolling window) and `whatsapp_bulk_pacing` (the next free slot of the
- * throughput share, and the factor Meta's rate-limit answers slowed it by). It also reads `whatsapp_messages`, the
- * outbox every message goes through: the tier counts every unique recipient, ordinary documents' too, and the
- * outbox records Meta's refusals with their codes.
- */
-export function pacingStore(db: Db) {
+/** The messaging tier: recipients reserved for bulk sends within its rolling window. */
+function tierReservations(db: Db) {
   return {
     /**
      * Under one lock per sender: how many of `rows` (each its recipients' phones) fit the tier now, and those are
@@ -67,7 +61,12 @@ export function pacingStore(db: Db) {
       };
       return db.isTransaction ? run(db as Knex.Transaction) : (db as Knex).transaction(run);
     },
+  };
+}
 
+/** The throughput share: slots one after another, at a pace Meta's rate-limit answers slow down. */
+function throughputPacing(db: Db) {
+  return {
     /**
      * The start of a slot for `messages` messages in the throughput share (`perSecond` at full pace, slowed by the
      * sender's factor): the slots of every bulk send of the sender follow one another without overlap.
@@ -135,4 +134,15 @@ export function pacingStore(db: Db) {
       return current?.rate_factor ?? 1;
     },
   };
+}
+
+/**
+ * WhatsApp's limits per sending number as bulk sends share them: `whatsapp_bulk_reservations` (the recipients bulk
+ * sends reserved, for the messaging tier's rolling window) and `whatsapp_bulk_pacing` (the next free slot of the
+ * throughput share, and the factor Meta's rate-limit answers slowed it by). It also reads `whatsapp_messages`, the
+ * outbox every message goes through: the tier counts every unique recipient, ordinary documents' too, and the
+ * outbox records Meta's refusals with their codes.
+ */
+export function pacingStore(db: Db) {
+  return { ...tierReservations(db), ...throughputPacing(db) };
 }

@@ -1,8 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { BulkSendSettings } from '../../config.ts';
-import { templateStore } from '../templates/template-store.ts';
+import { templateStore, type TemplateVersion } from '../templates/template-store.ts';
 import { firstNotifiedRoles } from '../templates/roles.ts';
-import { bulkSendStore, OPEN_BULK_STATUSES, type BulkSendRow } from './bulk-send-store.ts';
+import {
+  bulkSendStore,
+  OPEN_BULK_STATUSES,
+  type BulkSend,
+  type BulkSendRow,
+  type BulkSendStore,
+} from './bulk-send-store.ts';
 import type { PageResult } from './definitions.ts';
 import { pacingStore } from './pacing-store.ts';
 import { processRow, type RowDeps } from './process-row.ts';
@@ -55,24 +61,13 @@ export async function runPage(
     ),
   ];
 
-  const pacing = pacingStore(deps.db);
   const tier = settings.tierRecipientsPerDay;
   const bulkCap = Math.floor(tier * settings.share);
   // A row that alone needs more recipients than the whole share would wait forever: it fails, with the reason.
-  for (const row of rows.filter((r) => r.status === 'pending' && phonesOf(r).length > bulkCap)) {
-    await store.setRow(bulk.id, row.number, {
-      status: 'failed',
-      errors: {
-        _: [
-          `Its ${phonesOf(row).length} recipients are more than the bulk sends' share of the messaging tier (${bulkCap} a day)`,
-        ],
-      },
-    });
-    row.status = 'failed';
-  }
+  await failOversizedRows(store, bulk.id, rows, phonesOf, bulkCap);
   // Rows whose document exists already reserved their recipients when it was made.
   const fresh = rows.filter((r) => r.status === 'pending');
-  const grant = await pacing.reserveRecipients({
+  const grant = await pacingStore(deps.db).reserveRecipients({
     sender: deps.sender,
     bulkSendId: bulk.id,
     rows: fresh.map(phonesOf),
@@ -93,6 +88,54 @@ export async function runPage(
   }
   await store.transition(bulk.id, ['queued', 'paused_for_quota'], 'running', { resumesAt: null });
 
+  const { finished, cancelled } = await sendBatch(deps, { bulk, version, batch, phonesOf });
+  let afterRow = input.afterRow;
+  for (const row of rows) {
+    if (row.status !== 'failed' && !finished.has(row.number)) break;
+    afterRow = row.number;
+  }
+  const more =
+    firstHeld !== undefined || afterRow < rows[rows.length - 1]!.number || rows.length === settings.pageSize;
+  return { afterRow, done: !cancelled && !more, cancelled };
+}
+
+/** Marks failed, with the reason, each pending row that alone needs more recipients than the bulk sends' share. */
+async function failOversizedRows(
+  store: BulkSendStore,
+  bulkSendId: string,
+  rows: BulkSendRow[],
+  phonesOf: (row: BulkSendRow) => string[],
+  bulkCap: number,
+): Promise<void> {
+  for (const row of rows.filter((r) => r.status === 'pending' && phonesOf(r).length > bulkCap)) {
+    await store.setRow(bulkSendId, row.number, {
+      status: 'failed',
+      errors: {
+        _: [
+          `Its ${phonesOf(row).length} recipients are more than the bulk sends' share of the messaging tier (${bulkCap} a day)`,
+        ],
+      },
+    });
+    row.status = 'failed';
+  }
+}
+
+/**
+ * Makes and sends the batch's rows, `concurrency` at a time, each in a throughput slot of its own, until the page's
+ * time is up or the bulk send is cancelled. Answers the rows finished and whether it was cancelled.
+ */
+async function sendBatch(
+  deps: PageDeps,
+  page: {
+    bulk: BulkSend;
+    version: TemplateVersion;
+    batch: readonly BulkSendRow[];
+    phonesOf: (row: BulkSendRow) => string[];
+  },
+): Promise<{ finished: Set<number>; cancelled: boolean }> {
+  const { settings } = deps;
+  const { bulk, version, batch, phonesOf } = page;
+  const pacing = pacingStore(deps.db);
   const perSecond = settings.throughputPerSecond * settings.share;
   const deadline = Date.now() + PAGE_BUDGET_MS;
   let paceCheckedAt = 0;
@@ -115,14 +158,7 @@ export async function runPage(
     }
   };
   await Promise.all(Array.from({ length: Math.min(settings.concurrency, batch.length) }, worker));
-  let afterRow = input.afterRow;
-  for (const row of rows) {
-    if (row.status !== 'failed' && !finished.has(row.number)) break;
-    afterRow = row.number;
-  }
-  const more =
-    firstHeld !== undefined || afterRow < rows[rows.length - 1]!.number || rows.length === settings.pageSize;
-  return { afterRow, done: !cancelled && !more, cancelled };
+  return { finished, cancelled };
 }
 
 /** Sleeps until `at`, heartbeating every few seconds on the way. */

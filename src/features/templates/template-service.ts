@@ -121,3 +121,12 @@ export async function loadTemplate(
     throw AppError.conflict('template_archived', ARCHIVED_REFUSAL(found.template));
   return found;
 }
+
+/** Newest first, each at its current version; `archived` lists the archived ones instead of the others. */
+export async function listTemplates(
+  db: Knex,
+  accountId: string,
+  options: { archived: boolean; limit: number; offset: number },
+): Promise<{ items: TemplateWithVersion[]; total: number }> {
+  return templateStore(db).list(accountId, options);
+}

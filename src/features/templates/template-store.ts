@@ -116,20 +116,9 @@ export interface TemplateWithVersion {
   version: TemplateVersion;
 }
 
-/** `templates` and `template_versions`. Reads an API key can cause are scoped by account. */
-export function templateStore(db: Db) {
+/** Templates found one at a time, with a version, or a page of them at their current versions. */
+function templateReads(db: Db) {
   return {
-    async insert(
-      template: { id: string; accountId: string },
-      first: NewTemplateVersion,
-    ): Promise<TemplateWithVersion> {
-      const [row] = await db<TemplateRow>('templates')
-        .insert({ id: template.id, account_id: template.accountId, current_version: first.version })
-        .returning('*');
-      const [version] = await db('template_versions').insert(versionRow(first)).returning<VersionRow[]>('*');
-      return { template: toTemplate(row!), version: toVersion(version!) };
-    },
-
     async findById(
       accountId: string,
       id: string,
@@ -207,6 +196,22 @@ export function templateStore(db: Db) {
         })),
       };
     },
+  };
+}
+
+/** New templates, their next versions, and archiving. */
+function templateWrites(db: Db) {
+  return {
+    async insert(
+      template: { id: string; accountId: string },
+      first: NewTemplateVersion,
+    ): Promise<TemplateWithVersion> {
+      const [row] = await db<TemplateRow>('templates')
+        .insert({ id: template.id, account_id: template.accountId, current_version: first.version })
+        .returning('*');
+      const [version] = await db('template_versions').insert(versionRow(first)).returning<VersionRow[]>('*');
+      return { template: toTemplate(row!), version: toVersion(version!) };
+    },
 
     /** Writes the next version and makes it current (the caller holds the template's row lock). */
     async addVersion(accountId: string, next: NewTemplateVersion): Promise<TemplateWithVersion> {
@@ -229,6 +234,11 @@ export function templateStore(db: Db) {
       return row && toTemplate(row);
     },
   };
+}
+
+/** `templates` and `template_versions`. Reads an API key can cause are scoped by account. */
+export function templateStore(db: Db) {
+  return { ...templateReads(db), ...templateWrites(db) };
 }
 
 export type TemplateStore = ReturnType<typeof templateStore>;

@@ -37,8 +37,13 @@ import {
   UpdateTemplateShape,
 } from './schemas.ts';
 import { serializeTemplate } from './serialize.ts';
-import { archiveTemplate, createTemplate, loadTemplate, updateTemplate } from './template-service.ts';
-import { templateStore } from './template-store.ts';
+import {
+  archiveTemplate,
+  createTemplate,
+  listTemplates,
+  loadTemplate,
+  updateTemplate,
+} from './template-service.ts';
 
 export interface TemplatesRouterDeps extends ApprovalDeps {
   db: Knex;
@@ -72,24 +77,39 @@ function rolePartDetails(value: Record<string, unknown>): ErrorDetails {
   return details;
 }
 
+type FormReceiver = ReturnType<typeof createFormReceiver>;
+
+/** What each route of the templates is mounted with. */
+interface Mount {
+  router: Router<AppState>;
+  openapi: OpenApiRegistry;
+  deps: TemplatesRouterDeps;
+  form: FormReceiver;
+}
+
+/** The template's form: its PDF stored under the template's key, and roles sent as roles[N][…] refused. */
+async function readForm(form: FormReceiver, ctx: AppContext, templateId: string, fileRequired: boolean) {
+  const received = await form.receive(ctx, templateFileKey(authOf(ctx).accountId, templateId), fileRequired);
+  const details = mergeDetails(received.details, rolePartDetails(received.value));
+  return { ...received, details };
+}
+
 /** /templates, /templates/{id}, /templates/{id}/archive and /templates/{id}/documents. */
 export function createTemplatesRouter(deps: TemplatesRouterDeps, openapi: OpenApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
-  const { db } = deps;
-  const form = createFormReceiver(deps);
   // DocumentFromTemplateShape's recipients name it by $ref: the service checks each one against the roles.
   openapi.include(RecipientInput, 'input');
+  const mount: Mount = { router, openapi, deps, form: createFormReceiver(deps) };
+  mountCreate(mount);
+  mountReads(mount);
+  mountUpdate(mount);
+  mountArchive(mount);
+  mountDocumentFromTemplate(mount);
+  return router;
+}
 
-  const readForm = async (ctx: AppContext, templateId: string, fileRequired: boolean) => {
-    const received = await form.receive(
-      ctx,
-      templateFileKey(authOf(ctx).accountId, templateId),
-      fileRequired,
-    );
-    const details = mergeDetails(received.details, rolePartDetails(received.value));
-    return { ...received, details };
-  };
-
+function mountCreate({ router, openapi, deps, form }: Mount): void {
+  const { db } = deps;
   route(
     router,
     openapi,
@@ -111,7 +131,7 @@ export function createTemplatesRouter(deps: TemplatesRouterDeps, openapi: OpenAp
       if (!ctx.is('multipart'))
         throw new AppError('unsupported_media_type', `POST /templates takes ${MULTIPART_NOTE}`);
       const id = randomUUID();
-      const received = await readForm(ctx, id, true);
+      const received = await readForm(form, ctx, id, true);
       try {
         const parsed = CreateTemplateSchema.safeParse(withoutPrototypes(received.value));
         const details = mergeDetails(
@@ -129,7 +149,10 @@ export function createTemplatesRouter(deps: TemplatesRouterDeps, openapi: OpenAp
       }
     },
   );
+}
 
+function mountReads({ router, openapi, deps }: Mount): void {
+  const { db } = deps;
   route(
     router,
     openapi,
@@ -149,7 +172,7 @@ export function createTemplatesRouter(deps: TemplatesRouterDeps, openapi: OpenAp
       const query = parseBody(ListTemplatesQuery, ctx.query);
       const page = query.page ?? 1;
       const perPage = query.per_page ?? LIMITS.perPageDefault;
-      const { items, total } = await templateStore(db).list(authOf(ctx).accountId, {
+      const { items, total } = await listTemplates(db, authOf(ctx).accountId, {
         archived: query.archived ?? false,
         limit: perPage,
         offset: (page - 1) * perPage,
@@ -185,7 +208,10 @@ export function createTemplatesRouter(deps: TemplatesRouterDeps, openapi: OpenAp
       ok(ctx, serializeTemplate(found));
     },
   );
+}
 
+function mountUpdate({ router, openapi, deps, form }: Mount): void {
+  const { db } = deps;
   route(
     router,
     openapi,
@@ -213,7 +239,7 @@ export function createTemplatesRouter(deps: TemplatesRouterDeps, openapi: OpenAp
       let file: DocumentFile | undefined;
       let storedKey: string | undefined;
       if (ctx.is('multipart')) {
-        const received = await readForm(ctx, id, false);
+        const received = await readForm(form, ctx, id, false);
         storedKey = received.storedKey;
         if (Object.keys(received.details).length) {
           await form.discard(storedKey);
@@ -233,7 +259,10 @@ export function createTemplatesRouter(deps: TemplatesRouterDeps, openapi: OpenAp
       }
     },
   );
+}
 
+function mountArchive({ router, openapi, deps }: Mount): void {
+  const { db } = deps;
   route(
     router,
     openapi,
@@ -258,7 +287,10 @@ export function createTemplatesRouter(deps: TemplatesRouterDeps, openapi: OpenAp
       ok(ctx, serializeTemplate(archived));
     },
   );
+}
 
+function mountDocumentFromTemplate({ router, openapi, deps }: Mount): void {
+  const { db } = deps;
   route(
     router,
     openapi,
@@ -328,6 +360,4 @@ export function createTemplatesRouter(deps: TemplatesRouterDeps, openapi: OpenAp
       }
     },
   );
-
-  return router;
 }

@@ -1,9 +1,56 @@
+import type { SecretBox } from '../../auth/secret-box.ts';
 import type { Knex } from '../../db/knex.ts';
 import { webhookDeliveriesStore } from './webhook-deliveries-store.ts';
 import { webhookDispatchStore } from './webhook-dispatch-store.ts';
 import { webhooksStore, type Webhook } from './webhooks-store.ts';
 import type { WebhookDispatcher } from './dispatch.ts';
 import { serializeDelivery } from './serialize.ts';
+import { generateWebhookSecret } from './signature.ts';
+
+export type { Webhook };
+
+/** The account's webhook, or undefined: another account's reads as one that does not exist. */
+export async function findWebhook(db: Knex, accountId: string, id: string): Promise<Webhook | undefined> {
+  return webhooksStore(db).findById(accountId, id);
+}
+
+/** A page of the account's webhooks, newest first. */
+export async function listWebhooks(
+  db: Knex,
+  accountId: string,
+  page: { page: number; perPage: number },
+): Promise<{ items: Webhook[]; total: number }> {
+  return webhooksStore(db).list(accountId, page);
+}
+
+/**
+ * Creates a webhook for a url already checked, with a new signing secret: sealed in the database, and returned
+ * here only, so the caller can show it once.
+ */
+export async function createWebhook(
+  deps: { db: Knex; secrets: SecretBox },
+  input: { accountId: string; url: string; events: readonly string[] },
+): Promise<{ webhook: Webhook; secret: string }> {
+  const secret = generateWebhookSecret();
+  const webhook = await webhooksStore(deps.db).create({ ...input, secret }, deps.secrets);
+  return { webhook, secret };
+}
+
+/** Deletes the webhook with its deliveries; false when the account has no such webhook. */
+export async function deleteWebhook(db: Knex, accountId: string, id: string): Promise<boolean> {
+  return webhooksStore(db).delete(accountId, id);
+}
+
+/** Replaces the signing secret (the old one stops signing at once); undefined when there is no such webhook. */
+export async function rotateWebhookSecret(
+  deps: { db: Knex; secrets: SecretBox },
+  accountId: string,
+  id: string,
+): Promise<{ webhook: Webhook; secret: string } | undefined> {
+  const secret = generateWebhookSecret();
+  const webhook = await webhooksStore(deps.db).rotateSecret(accountId, id, secret, deps.secrets);
+  return webhook && { webhook, secret };
+}
 
 /**
  * Changes a webhook's url, events or active flag; undefined when the account has no such webhook. Disabling it

@@ -2,20 +2,28 @@ import Router from '@koa/router';
 import type { Config } from '../../config.ts';
 import type { SecretBox } from '../../auth/secret-box.ts';
 import type { Knex } from '../../db/knex.ts';
-import { webhooksStore, type Webhook } from './webhooks-store.ts';
-import { LIMITS } from '../../domain/model.ts';
 import { AppError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
 import type { WebhookDispatcher } from './dispatch.ts';
 import { EVENT_CATALOGUE } from './events.ts';
-import { listDeliveries, redeliver, updateWebhook } from './manage-webhooks.ts';
+import {
+  createWebhook,
+  deleteWebhook,
+  findWebhook,
+  listDeliveries,
+  listWebhooks,
+  redeliver,
+  rotateWebhookSecret,
+  updateWebhook,
+  type Webhook,
+} from './manage-webhooks.ts';
 import { serializeWebhook } from './serialize.ts';
-import { generateWebhookSecret } from './signature.ts';
 import { assertWebhookUrl, type ResolveHost } from './ssrf-guard.ts';
 import { sendTestDelivery } from './test-delivery.ts';
+import { deliveryIdOf, meta, pageOf, webhookIdOf } from './webhook-params.http.ts';
 import { authOf, type AppContext, type AppState } from '../../http/context.ts';
 import type { OpenApiRegistry } from '../../api/openapi/registry.ts';
-import { jsonBody, pathId } from '../../api/route-helpers.ts';
+import { jsonBody } from '../../api/route-helpers.ts';
 import { route } from '../../api/openapi/route.ts';
 import { ROUTES_DOCUMENT_EVENTS } from '../../api/openapi/scopes.ts';
 import { ok, okPage } from '../../http/respond.ts';
@@ -47,49 +55,47 @@ export interface WebhooksRouterDeps {
 }
 
 const TAGS = ['Webhooks'];
-const DELIVERY_ID = /^[1-9]\d{0,14}$/;
-
-const webhookIdOf = (ctx: AppContext): string => pathId(ctx, 'id', 'Webhook');
-
-function deliveryIdOf(ctx: AppContext): number {
-  const raw = (ctx.params as Record<string, string | undefined>).id ?? '';
-  if (!DELIVERY_ID.test(raw)) throw AppError.notFound('Delivery');
-  return Number(raw);
-}
-
-function pageOf(ctx: AppContext) {
-  const query = parseBody(ListQuery, ctx.query);
-  return { page: query.page ?? 1, perPage: query.per_page ?? LIMITS.perPageDefault };
-}
-
-const meta = (page: { page: number; perPage: number }, total: number) => ({
-  current_page: page.page,
-  per_page: page.perPage,
-  total,
-  last_page: Math.max(1, Math.ceil(total / page.perPage)),
-});
-
 /**
  * The webhook endpoints of service-api.md and docs/product-rules.md §7, plus get/update/delete, the deliveries
  * listing and redelivery. Everything is scoped to the key's account: another account's webhook or delivery is a
  * 404.
  */
+/** What each route of the webhooks is mounted with. */
+interface Mount {
+  router: Router<AppState>;
+  openapi: OpenApiRegistry;
+  deps: WebhooksRouterDeps;
+  /** The url as it will be called, or 422 when it is, or resolves to, an address the SSRF guard refuses. */
+  checkUrl: (url: string) => Promise<string>;
+  /** The webhook named in the path, of the key's account, or 404. */
+  load: (ctx: AppContext) => Promise<Webhook>;
+}
+
 export function createWebhooksRouter(deps: WebhooksRouterDeps, openapi: OpenApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
-  const { db, config, webhooks: dispatcher } = deps;
   const checkUrl = async (url: string) =>
     (
       await assertWebhookUrl(url, {
-        allowPrivate: config.webhooks.allowPrivate,
+        allowPrivate: deps.config.webhooks.allowPrivate,
         ...(deps.webhookResolve ? { resolve: deps.webhookResolve } : {}),
       })
     ).href;
   const load = async (ctx: AppContext): Promise<Webhook> => {
-    const webhook = await webhooksStore(db).findById(authOf(ctx).accountId, webhookIdOf(ctx));
+    const webhook = await findWebhook(deps.db, authOf(ctx).accountId, webhookIdOf(ctx));
     if (!webhook) throw AppError.notFound('Webhook');
     return webhook;
   };
+  const mount: Mount = { router, openapi, deps, checkUrl, load };
+  mountCatalogueAndCreate(mount);
+  mountWebhook(mount);
+  mountDeleteAndRotate(mount);
+  mountTest(mount);
+  mountDeliveries(mount);
+  return router;
+}
 
+function mountCatalogueAndCreate({ router, openapi, deps, checkUrl }: Mount): void {
+  const { db } = deps;
   route(
     router,
     openapi,
@@ -124,7 +130,7 @@ export function createWebhooksRouter(deps: WebhooksRouterDeps, openapi: OpenApiR
     },
     async (ctx) => {
       const page = pageOf(ctx);
-      const { items, total } = await webhooksStore(db).list(authOf(ctx).accountId, page);
+      const { items, total } = await listWebhooks(db, authOf(ctx).accountId, page);
       okPage(ctx, items.map(serializeWebhook), meta(page, total));
     },
   );
@@ -154,16 +160,18 @@ export function createWebhooksRouter(deps: WebhooksRouterDeps, openapi: OpenApiR
     async (ctx) => {
       const input = parseBody(CreateWebhookBody, jsonBody(ctx));
       const url = await checkUrl(input.url);
-      const secret = generateWebhookSecret();
-      const webhook = await webhooksStore(db).create(
-        { accountId: authOf(ctx).accountId, url, events: input.events, secret },
-        deps.secrets,
+      const { webhook, secret } = await createWebhook(
+        { db, secrets: deps.secrets },
+        { accountId: authOf(ctx).accountId, url, events: input.events },
       );
       ctx.set('Location', `${ctx.path}/${webhook.id}`);
       ok(ctx, { ...serializeWebhook(webhook), secret }, 201);
     },
   );
+}
 
+function mountWebhook({ router, openapi, deps, checkUrl, load }: Mount): void {
+  const { db } = deps;
   route(
     router,
     openapi,
@@ -220,7 +228,10 @@ export function createWebhooksRouter(deps: WebhooksRouterDeps, openapi: OpenApiR
       ok(ctx, serializeWebhook(updated));
     },
   );
+}
 
+function mountDeleteAndRotate({ router, openapi, deps }: Mount): void {
+  const { db } = deps;
   route(
     router,
     openapi,
@@ -243,11 +254,10 @@ export function createWebhooksRouter(deps: WebhooksRouterDeps, openapi: OpenApiR
     },
     async (ctx) => {
       const id = webhookIdOf(ctx);
-      if (!(await webhooksStore(db).delete(authOf(ctx).accountId, id))) throw AppError.notFound('Webhook');
+      if (!(await deleteWebhook(db, authOf(ctx).accountId, id))) throw AppError.notFound('Webhook');
       ok(ctx, { id, deleted: true });
     },
   );
-
   route(
     router,
     openapi,
@@ -267,18 +277,19 @@ export function createWebhooksRouter(deps: WebhooksRouterDeps, openapi: OpenApiR
       errors: [404],
     },
     async (ctx) => {
-      const secret = generateWebhookSecret();
-      const webhook = await webhooksStore(db).rotateSecret(
+      const rotated = await rotateWebhookSecret(
+        { db, secrets: deps.secrets },
         authOf(ctx).accountId,
         webhookIdOf(ctx),
-        secret,
-        deps.secrets,
       );
-      if (!webhook) throw AppError.notFound('Webhook');
-      ok(ctx, { ...serializeWebhook(webhook), secret });
+      if (!rotated) throw AppError.notFound('Webhook');
+      ok(ctx, { ...serializeWebhook(rotated.webhook), secret: rotated.secret });
     },
   );
+}
 
+function mountTest({ router, openapi, deps }: Mount): void {
+  const { db, config } = deps;
   route(
     router,
     openapi,
@@ -330,7 +341,10 @@ export function createWebhooksRouter(deps: WebhooksRouterDeps, openapi: OpenApiR
       });
     },
   );
+}
 
+function mountDeliveries({ router, openapi, deps, load }: Mount): void {
+  const { db, webhooks: dispatcher } = deps;
   route(
     router,
     openapi,
@@ -377,6 +391,4 @@ export function createWebhooksRouter(deps: WebhooksRouterDeps, openapi: OpenApiR
       ok(ctx, await redeliver({ db, dispatcher }, authOf(ctx).accountId, deliveryIdOf(ctx)), 202);
     },
   );
-
-  return router;
 }
