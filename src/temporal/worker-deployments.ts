@@ -77,6 +77,7 @@ function deploymentState(name: string, info: DeploymentInfo | null | undefined):
 }
 
 const GRPC_NOT_FOUND = 5;
+const GRPC_FAILED_PRECONDITION = 9;
 
 /** The deployment's operations, as the worker (promotion at start) and the operator's CLI use them. */
 export function workerDeployments(options: {
@@ -110,7 +111,18 @@ export function workerDeployments(options: {
 
     /** New runs start on `buildId` from now on; runs pinned to other versions stay where they are. */
     async setCurrent(buildId: string): Promise<void> {
-      await service.setWorkerDeploymentCurrentVersion({ namespace, deploymentName, buildId, identity });
+      try {
+        await service.setWorkerDeploymentCurrentVersion({ namespace, deploymentName, buildId, identity });
+      } catch (err) {
+        if (isGrpcServiceError(err) && Number(err.code) === GRPC_FAILED_PRECONDITION)
+          throw new Error(
+            `Temporal refused to make version ${buildId} current in deployment "${deploymentName}": ${err.details}. ` +
+              `The current version's workers poll a task queue this version does not (is TEMPORAL_TASK_QUEUE ` +
+              `"${taskQueue}" changed?). Give a new task queue its own TEMPORAL_DEPLOYMENT_NAME, or keep the old one.`,
+            { cause: err },
+          );
+        throw err;
+      }
     },
 
     /** `percentage` of new runs start on `buildId`, the rest on the current version; 0 ends the ramp. */

@@ -212,6 +212,9 @@ export function wathiqEnv(o: WathiqEnvOptions): Record<string, string> {
     DATABASE_POOL_MAX: '5',
     TEMPORAL_ADDRESS: o.temporalAddress,
     TEMPORAL_TASK_QUEUE: o.taskQueue,
+    // A deployment of its own per test: tests share one Temporal, and a deployment's current version that polls
+    // another test's task queue refuses to hand over to a version that does not (FAILED_PRECONDITION).
+    TEMPORAL_DEPLOYMENT_NAME: `test-${o.taskQueue}`,
     WHATSAPP_PROVIDER: 'cloud',
     WHATSAPP_API_URL: o.whatsapp.apiUrl,
     WHATSAPP_PHONE_NUMBER_ID: o.whatsapp.phoneNumberId,

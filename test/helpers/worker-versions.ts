@@ -27,14 +27,14 @@ export interface ExtraWorker {
  */
 export async function startWorkerOf(
   service: TestService,
-  options: { workflowsPath: string; versioned: boolean },
+  options: { workflowsPath: string; versioned: boolean; taskQueue?: string },
 ): Promise<ExtraWorker> {
   const buildId = options.versioned ? await workflowBuildId(options.workflowsPath) : undefined;
   const connection = await NativeConnection.connect({ address: inject('temporalAddress') });
   const worker = await createWorker({
     connection,
     namespace: service.config.temporal.namespace,
-    taskQueue: service.taskQueue,
+    taskQueue: options.taskQueue ?? service.taskQueue,
     workflowBundle: await bundleWorkflowCode({ workflowsPath: options.workflowsPath, logger: silent }),
     activities: createActivities(createWorkerDeps(service.config, service.database.db, service.logger)),
     ...(buildId && { version: { deploymentName: service.config.temporal.deploymentName, buildId } }),

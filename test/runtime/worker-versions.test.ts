@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { approvalWorkflowId } from '../../src/features/approval/definitions.ts';
 import type { WorkersStatus } from '../../src/runtime/workers-command.ts';
 import { workflowsPath } from '../../src/temporal/worker.ts';
+import { promoteOnStart, workerDeployments } from '../../src/temporal/worker-deployments.ts';
 import { workflowBuildId } from '../../src/temporal/workflow-build-id.ts';
 import {
   createDocument,
@@ -26,6 +27,8 @@ import { buildsThatRan, pinnedBuildOf, startWorkerOf, type ExtraWorker } from '.
  * reports drained and its worker is retired.
  */
 const VARIANT = path.resolve(import.meta.dirname, '../fixtures/workflows-variant/index.ts');
+/** A third version's code (the frozen previous workflow version): a build no worker of this deployment ran. */
+const THIRD = path.resolve(import.meta.dirname, '../fixtures/workflows-act-update/index.ts');
 
 let h: FlowHarness;
 let b: ExtraWorker | undefined;
@@ -138,4 +141,25 @@ describe('upgrading workers: deploy beside, ramp, make current, drain, retire', 
     expect(usage.code).toBe(2);
     expect(usage.stderr).toMatch(/workers status/);
   });
+
+  it('a new version whose workers poll another task queue is not made current, and the worker says which setting', async () => {
+    // B is current and its worker polls the service's task queue; a version on another queue would strand it.
+    const otherQueue = `${h.service.taskQueue}-renamed`;
+    const third = await startWorkerOf(h.service, { workflowsPath: THIRD, versioned: true, taskQueue: otherQueue });
+    try {
+      const deployments = workerDeployments({
+        connection: h.service.temporal.connection,
+        namespace: h.service.config.temporal.namespace,
+        deploymentName: h.service.config.temporal.deploymentName,
+        taskQueue: otherQueue,
+        identity: 'worker-versions test',
+      });
+      await expect(promoteOnStart(deployments, third.buildId!)).rejects.toThrow(
+        new RegExp(`poll a task queue this version does not \\(is TEMPORAL_TASK_QUEUE "${otherQueue}" changed\\?\\)`),
+      );
+      expect((await workers('status')).current).toBe(b!.buildId);
+    } finally {
+      await third.stop();
+    }
+  }, 120_000);
 });
