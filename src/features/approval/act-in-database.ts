@@ -8,6 +8,7 @@ import type { Logger } from '../../logger.ts';
 import { documentEvents } from '../events/document-events.ts';
 import type { ActOutcome } from './act-answer.ts';
 import { writeApproverAction } from './action-write.ts';
+import { settleSignal } from './approval-signal-relay.ts';
 import { approvalSignalsStore, type ApprovalSignal } from './approval-signals-store.ts';
 import { ApprovalRefused, type ApprovalClient } from './client.ts';
 import { ACTION_RECORDED_SIGNAL, approvalWorkflowId, type ActionKind, type Refusal } from './definitions.ts';
@@ -150,7 +151,7 @@ async function record(
 function sendAfterCommit(deps: ActInDatabaseDeps, signal: ApprovalSignal): void {
   deps.approvals
     .follow(signal)
-    .then(() => approvalSignalsStore(deps.db).markSent(signal.id))
+    .then((outcome) => settleSignal(deps.db, signal, outcome))
     .catch((err: unknown) =>
       deps.logger.warn(
         { err, documentId: signal.documentId, signalId: signal.id },
