@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { actInDatabase } from '../../src/features/approval/act-in-database.ts';
 import { actionEvidenceStore } from '../../src/features/approval/action-evidence-store.ts';
 import { createApprovalClient } from '../../src/features/approval/client.ts';
+import { takeAction } from '../../src/features/approval/take-action.ts';
+import { createDb } from '../../src/db/knex.ts';
 import { approvalWorkflowId } from '../../src/features/approval/definitions.ts';
 import {
   createDocument,
@@ -191,12 +193,49 @@ describe('the races the database arbitrates', () => {
     };
     const deps = { ...h.service.deps, approvals: died };
     const outcome = await actInDatabase(deps, doc.id, { approverId, kind: 'reject', evidenceId });
-    expect(outcome.status).toBe('rejected');
+    expect(outcome?.status).toBe('rejected');
     expect((await signalsOf(doc.id))[0]).toMatchObject({ sent_at: null });
     // The API server's relay sends it once it is older than its sender's grace.
     await eventually(async () => (await signalsOf(doc.id))[0]?.sent_at !== null, 20_000);
     const handle = h.service.temporal.client.workflow.getHandle(approvalWorkflowId(doc.id));
     expect(((await handle.result()) as { status: string }).status).toBe('rejected');
     expect((await workflowView(doc.id)).approvers.find((x) => x.id === approverId)?.state).toBe('rejected');
+  });
+});
+
+describe('the statements of one action', () => {
+  it('reads the run’s protocol and the clock in the statement that locks the document, inside the transaction', async () => {
+    const { doc } = await twoApprovers();
+    const approverId = (
+      (await db()('approvers').where({ document_id: doc.id, order_index: 1 }).first()) as { id: string }
+    ).id;
+    const evidenceId = await actionEvidenceStore(db()).submit({
+      documentId: doc.id,
+      approverId,
+      kind: 'complete',
+      evidence: { at: new Date().toISOString(), channel: 'page' },
+    });
+    // A pool of its own, so the API server's relay and purge do not show among the action's statements.
+    const counted = createDb(h.service.database.url, { poolMax: 2 });
+    const statements: string[] = [];
+    counted.on('query', (q: { sql: string }) => statements.push(q.sql));
+    try {
+      const outcome = await takeAction({ ...h.service.deps, db: counted, approvals: approvals() }, doc.id, {
+        approverId,
+        kind: 'complete',
+        evidenceId,
+      });
+      expect(outcome.status).toBe('in_progress');
+      const answered = [...statements];
+      expect(answered[0]).toMatch(/^BEGIN/i);
+      expect(answered.at(-1)).toMatch(/^COMMIT/i);
+      const protocolReads = answered.filter((sql) => sql.includes('approval_run_protocols'));
+      expect(protocolReads).toHaveLength(1);
+      expect(protocolReads[0]).toMatch(/now\(\)[\s\S]*FOR NO KEY UPDATE OF d/i);
+      expect(answered.filter((sql) => /^\s*select\s+now\(\)/i.test(sql))).toEqual([]);
+      await eventually(async () => (await signalsOf(doc.id))[0]?.sent_at !== null, 20_000);
+    } finally {
+      await counted.destroy();
+    }
   });
 });

@@ -122,14 +122,6 @@ export function approvalSignalsStore(db: Db) {
       return { unsent: Number(row.unsent), oldestSeconds: row.oldest ?? 0, dead: Number(row.dead) };
     },
 
-    /** How the document's run takes actions: `signal`, or undefined for the act update. */
-    async protocolOf(documentId: string): Promise<ActionProtocol | undefined> {
-      const row = await db<{ document_id: string; protocol: ActionProtocol }>(PROTOCOLS)
-        .where({ document_id: documentId })
-        .first('protocol');
-      return row?.protocol;
-    },
-
     /** Written once by the run's first activity (a retry finds it). */
     async setProtocol(documentId: string, protocol: ActionProtocol): Promise<void> {
       await db(PROTOCOLS).insert({ document_id: documentId, protocol }).onConflict('document_id').ignore();
