@@ -4,7 +4,9 @@ import { actionEvidenceStore } from '../../src/features/approval/action-evidence
 import { createApprovalClient } from '../../src/features/approval/client.ts';
 import { takeAction } from '../../src/features/approval/take-action.ts';
 import { createDb } from '../../src/db/knex.ts';
-import { approvalWorkflowId } from '../../src/features/approval/definitions.ts';
+import { randomUUID } from 'node:crypto';
+import { approvalWorkflowId, REFUSAL_MESSAGES } from '../../src/features/approval/definitions.ts';
+import { delegationsStore } from '../../src/features/approval/delegations-store.ts';
 import {
   createDocument,
   eventually,
@@ -126,6 +128,36 @@ describe('actions recorded by the API, followed by the run', () => {
     expect((await pagePost(h, a, 'complete', {})).status).toBe(410);
     expect((await pagePost(h, 'x'.repeat(43), 'complete', {})).status).toBe(404);
     expect(await signalsOf(doc.id)).toHaveLength(1);
+  });
+
+  it('refuses an approver whose own delegation is still being taken with its own type and words (409)', async () => {
+    const { doc, a } = await twoApprovers();
+    const approverId = (
+      (await db()('approvers').where({ document_id: doc.id, order_index: 1 }).first()) as { id: string }
+    ).id;
+    const delegation = await delegationsStore(db()).submit({
+      documentId: doc.id,
+      fromApproverId: approverId,
+      delegateId: randomUUID(),
+      name: 'Delegate',
+      phone: '966500000099',
+      reason: null,
+      at: new Date(),
+      ip: null,
+      userAgent: null,
+      verifiedBy: null,
+    });
+    const refused = await pagePost(h, a, 'complete', {});
+    expect(refused.status).toBe(409);
+    expect(await refused.json()).toMatchObject({
+      success: false,
+      error: { code: 409, type: 'delegation_pending', message: REFUSAL_MESSAGES.delegation_pending },
+    });
+    expect(await signalsOf(doc.id)).toHaveLength(0);
+    expect(await actionEvidenceStore(db()).acceptedOn(doc.id)).toHaveLength(0);
+    // Once the delegation is no longer in flight, the approver acts.
+    await delegationsStore(db()).discard(delegation.id);
+    expect((await pagePost(h, a, 'complete', {})).status).toBe(200);
   });
 });
 

@@ -108,7 +108,7 @@ async function record(
     // A delegation of this approver's step that the workflow has not answered yet: the step is being handed over.
     const delegations = await delegationsStore(trx).submitted(documentId);
     if (delegations.some((d) => d.fromApproverId === action.approverId))
-      throw new ApprovalRefused('not_your_turn');
+      throw new ApprovalRefused('delegation_pending');
     const stored = await actionEvidenceStore(trx).find(action.evidenceId);
     if (
       stored?.approverId !== action.approverId ||
