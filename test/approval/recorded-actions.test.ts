@@ -170,6 +170,27 @@ describe('the races the database arbitrates', () => {
     expect(await signalsOf(doc.id)).toHaveLength(1);
   });
 
+  it('two voids at once: one voids (200), the other is refused (409 document_closed)', async () => {
+    const { doc } = await twoApprovers();
+    const voidIt = () =>
+      h.service.request(`/documents/${doc.id}/void`, { method: 'POST', account: h.account });
+    const answers = await Promise.all([voidIt(), voidIt()]);
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 409]);
+    const refused = answers.find((r) => r.status === 409)!;
+    expect(await refused.json()).toMatchObject({
+      success: false,
+      error: { code: 409, type: 'document_closed' },
+    });
+    expect((await statusOf(h, doc.id)).status).toBe('voided');
+    const voidedEvents = await db()('document_events').where({
+      document_id: doc.id,
+      event: 'document.voided',
+    });
+    expect(voidedEvents).toHaveLength(1);
+    const handle = h.service.temporal.client.workflow.getHandle(approvalWorkflowId(doc.id));
+    expect(((await handle.result()) as { status: string }).status).toBe('voided');
+  });
+
   it('the last action against a void: one wins, and the run and the read model agree', async () => {
     const { doc, a, b } = await twoApprovers();
     expect((await pagePost(h, a, 'complete', {})).status).toBe(200);
