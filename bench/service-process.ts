@@ -1,6 +1,7 @@
 /**
- * One role of Wathiq (`src/main.ts api` or `worker`) in a process of its own, as deployed, so a benchmark can read
- * its CPU time apart from its own driver's.
+ * One role of Wathiq in a process of its own, started as `npm run start:api` / `start:worker` start it (the sources
+ * compiled to JavaScript, not under tsx, whose hooks also load into every PDF thread), so a benchmark reads its CPU
+ * time apart from its own driver's.
  */
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import type { Readable } from 'node:stream';
@@ -23,7 +24,7 @@ export async function startServiceProcess(
   const profile = cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfileDir}`] : [];
   const child: ChildProcessByStdio<null, Readable, null> = spawn(
     process.execPath,
-    [...profile, '--import', 'tsx', 'src/main.ts', role],
+    [...profile, 'scripts/start.mjs', role],
     { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] },
   );
   process.once('exit', () => child.kill('SIGKILL')); // never left behind
