@@ -96,8 +96,8 @@ for (const [flag, n] of [
 ] as const) {
   if (!Number.isInteger(n) || n < 1) throw new Error(`${flag} takes whole numbers from 1`);
 }
-/** Documents driven before the first measurement (not counted). */
-const WARM_UP_DOCUMENTS = 8;
+/** Documents driven before each measured size (not counted): as many as run at once, so every PDF thread starts. */
+const WARM_UP_DOCUMENTS = CONCURRENCY;
 /** Uploads checked at once by the API (PDF_MAX_CONCURRENT_INSPECTIONS); the driver sends no more at a time. */
 const UPLOAD_SLOTS = 4;
 
