@@ -53,6 +53,13 @@ async function twoApprovers(workflowType: 'parallel' | 'sequential' = 'parallel'
   return { doc, a, b };
 }
 
+async function firstApproverId(documentId: string): Promise<string> {
+  const row = (await db()('approvers').where({ document_id: documentId, order_index: 1 }).first()) as {
+    id: string;
+  };
+  return row.id;
+}
+
 async function signalsOf(documentId: string): Promise<{ sent_at: Date | null }[]> {
   return db()('approval_signals').where({ document_id: documentId }).orderBy('created_at');
 }
@@ -132,9 +139,7 @@ describe('actions recorded by the API, followed by the run', () => {
 
   it('refuses an approver whose own delegation is still being taken with its own type and words (409)', async () => {
     const { doc, a } = await twoApprovers();
-    const approverId = (
-      (await db()('approvers').where({ document_id: doc.id, order_index: 1 }).first()) as { id: string }
-    ).id;
+    const approverId = await firstApproverId(doc.id);
     const delegation = await delegationsStore(db()).submit({
       documentId: doc.id,
       fromApproverId: approverId,
@@ -230,9 +235,7 @@ describe('the races the database arbitrates', () => {
 
   it('a crash between commit and signal: the relay sends the recorded action and the run follows', async () => {
     const { doc } = await twoApprovers();
-    const approverId = (
-      (await db()('approvers').where({ document_id: doc.id, order_index: 1 }).first()) as { id: string }
-    ).id;
+    const approverId = await firstApproverId(doc.id);
     const evidenceId = await actionEvidenceStore(db()).submit({
       documentId: doc.id,
       approverId,
@@ -259,9 +262,7 @@ describe('the races the database arbitrates', () => {
 describe('the statements of one action', () => {
   it('reads the run’s protocol and the clock in the statement that locks the document, inside the transaction', async () => {
     const { doc } = await twoApprovers();
-    const approverId = (
-      (await db()('approvers').where({ document_id: doc.id, order_index: 1 }).first()) as { id: string }
-    ).id;
+    const approverId = await firstApproverId(doc.id);
     const evidenceId = await actionEvidenceStore(db()).submit({
       documentId: doc.id,
       approverId,
