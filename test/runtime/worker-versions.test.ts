@@ -143,7 +143,17 @@ describe('upgrading workers: deploy beside, ramp, make current, drain, retire', 
   });
 
   it('a new version whose workers poll another task queue is not made current, and the worker says which setting', async () => {
-    // B is current and its worker polls the service's task queue; a version on another queue would strand it.
+    // B is current on the service's task queue. Temporal refuses a version that lacks that queue only while the
+    // queue is in use (a backlog, or tasks being added): B's worker stops and a document is sent, so its first
+    // workflow task waits there for as long as this test runs.
+    const B = b!.buildId!;
+    await b!.stop();
+    b = undefined;
+    const waiting = await createDocument(h, {
+      workflowType: 'parallel',
+      approvers: [{ name: 'W', phone: PHONES.saudiA, action_type: 'approve_only' }],
+    });
+    expect((await send(h, waiting.id)).status).toBe(200);
     const otherQueue = `${h.service.taskQueue}-renamed`;
     const third = await startWorkerOf(h.service, {
       workflowsPath: THIRD,
@@ -163,7 +173,7 @@ describe('upgrading workers: deploy beside, ramp, make current, drain, retire', 
           `poll a task queue this version does not \\(is TEMPORAL_TASK_QUEUE "${otherQueue}" changed\\?\\)`,
         ),
       );
-      expect((await workers('status')).current).toBe(b!.buildId);
+      expect((await workers('status')).current).toBe(B);
     } finally {
       await third.stop();
     }
