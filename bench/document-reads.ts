@@ -8,6 +8,15 @@ import os from 'node:os';
 import type { Db } from '../src/db/knex.ts';
 import { issueApiKey } from '../src/features/accounts/api-keys.ts';
 import { startNaiveServer } from './naive-server.ts';
+import {
+  observePhase,
+  phaseLine,
+  profiled,
+  quietLine,
+  waitForQuiet,
+  type PhaseFigures,
+  type ProcessCpu,
+} from './read-phase-probe.ts';
 import { driveReads, keysPerAccount, type ReadAccount, type ReadResult } from './read-load.ts';
 import { documentReadLines } from './user-targets.ts';
 
@@ -22,6 +31,8 @@ export interface DocumentReadsInput {
   documents: { accountId: string; ids: string[] }[];
   requests: number;
   connections: number;
+  /** The service's other processes (worker, Temporal, PostgreSQL): waited on until quiet, and watched meanwhile. */
+  others: ProcessCpu;
 }
 
 /** Each measured run is preceded by a warm-up of this share of its requests (connections opened, code warm). */
@@ -45,24 +56,27 @@ export async function documentReads(input: DocumentReadsInput): Promise<string[]
     }
     accounts.push({ ids, authorizations });
   }
+  const quiet = await waitForQuiet(input.others);
   const naive = await startNaiveServer(input.databaseUrl, input.poolMax);
   // Both servers run in this process and the driver in its own, so this process's CPU time is the server's.
-  const measure = async (base: string): Promise<ReadResult & { cpuMsPerRequest: number }> => {
+  const measure = async (
+    name: string,
+    base: string,
+  ): Promise<ReadResult & { cpuMsPerRequest: number; phase: PhaseFigures }> => {
     await driveReads({ base, accounts, requests: warmUp, connections: input.connections });
     const cpu = process.cpuUsage();
-    const result = await driveReads({
-      base,
-      accounts,
-      requests: input.requests,
-      connections: input.connections,
-    });
+    const stop = await observePhase(input.others);
+    const result = await profiled(`reads-${name}`, () =>
+      driveReads({ base, accounts, requests: input.requests, connections: input.connections }),
+    );
     const { user, system } = process.cpuUsage(cpu);
-    return { ...result, cpuMsPerRequest: (user + system) / 1000 / input.requests };
+    const phase = await stop(result.driverCpuSeconds, result.requests);
+    return { ...result, cpuMsPerRequest: (user + system) / 1000 / input.requests, phase };
   };
   try {
-    const baseline = await measure(naive.url);
-    const api = await measure(input.apiBase);
-    return documentReadLines({
+    const baseline = await measure('naive', naive.url);
+    const api = await measure('api', input.apiBase);
+    const lines = documentReadLines({
       documents: accounts.reduce((n, a) => n + a.ids.length, 0),
       accounts: accounts.length,
       connections: input.connections,
@@ -70,6 +84,14 @@ export async function documentReads(input: DocumentReadsInput): Promise<string[]
       naive: baseline,
       api,
     });
+    return [
+      lines[0]!,
+      quietLine(quiet),
+      lines[1]!,
+      phaseLine(baseline.phase),
+      lines[2]!,
+      phaseLine(api.phase),
+    ];
   } finally {
     await naive.close();
   }

@@ -637,6 +637,18 @@ async function main() {
   }))
     console.log(l);
   for (const l of await storageLines(db, docNo)) console.log(l);
+  // The load is over: the driver stops playing approvers and the round-trip baseline's worker stops polling, so
+  // neither shares this process with the API while its reads are measured.
+  stop = true;
+  await player;
+  await Promise.all(inFlight);
+  roundTripWorker.shutdown();
+  await roundTripRun;
+  const seconds = (pids: number[]) =>
+    Promise.all(pids.map(async (pid) => [pid, (await cpuTicks([pid])) / hz] as const)).then(
+      (e) => new Map(e),
+    );
+  const inSeconds = (ticks: Map<number, number>) => new Map([...ticks].map(([pid, t]) => [pid, t / hz]));
   const reads = await documentReads({
     db,
     databaseUrl: pg.url('wathiq'),
@@ -645,15 +657,19 @@ async function main() {
     documents: createdIds,
     requests: READS,
     connections: READ_CONNECTIONS,
+    others: async () => {
+      const pgs = await pgTicks();
+      const temporalSeconds = await seconds(temporalPids);
+      for (const [pid, t] of pgs.temporal) temporalSeconds.set(pid, t / hz);
+      return {
+        worker: await seconds(workerPids),
+        Temporal: temporalSeconds,
+        PostgreSQL: inSeconds(pgs.wathiq),
+      };
+    },
   });
   for (const l of reads) console.log(l);
 
-  stop = true;
-  await player;
-  await Promise.all(inFlight);
-
-  roundTripWorker.shutdown();
-  await roundTripRun;
   await roundTripConnection.close();
   await api.stop();
   workerProcess.kill('SIGTERM');
