@@ -10,6 +10,7 @@ import { issueApiKey } from '../src/features/accounts/api-keys.ts';
 import { startNaiveServer } from './naive-server.ts';
 import {
   observePhase,
+  floorLine,
   phaseLine,
   profiled,
   quietLine,
@@ -89,8 +90,10 @@ export async function documentReads(input: DocumentReadsInput): Promise<string[]
       quietLine(quiet),
       lines[1]!,
       phaseLine(baseline.phase),
+      floorLine(baseline.phase, input.connections, baseline.rps),
       lines[2]!,
       phaseLine(api.phase),
+      floorLine(api.phase, input.connections, api.rps),
     ];
   } finally {
     await naive.close();

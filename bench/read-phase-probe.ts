@@ -200,3 +200,20 @@ export async function profiled<T>(name: string, run: () => Promise<T>): Promise<
     session.disconnect();
   }
 }
+
+/**
+ * Little's law for the closed loop: with `connections` clients each waiting for its answer, the mean latency is the
+ * connections over the rate. The CPU the reads themselves need (server, driver, PostgreSQL) caps the rate the
+ * machine's cores could give with nothing else running, and so sets the lowest mean latency possible here.
+ */
+export function floorLine(f: PhaseFigures, connections: number, rps: number): string {
+  const cores = os.cpus().length;
+  const own = ['server', 'driver', 'PostgreSQL'].reduce((sum, name) => sum + (f.cores[name] ?? 0), 0);
+  const msPerRequest = (own * f.seconds * 1000) / f.requests;
+  const maxRate = (cores * 1000) / msPerRequest;
+  return (
+    `      ${connections} connections ÷ ${rps.toFixed(0)} requests/s = ${((connections / rps) * 1000).toFixed(1)} ms mean; ` +
+    `server + driver + PostgreSQL need ${msPerRequest.toFixed(3)} CPU ms a request, so ${cores} cores with nothing else ` +
+    `running answer at most ${maxRate.toFixed(0)} requests/s, a mean of at least ${((connections / maxRate) * 1000).toFixed(1)} ms`
+  );
+}
