@@ -175,9 +175,11 @@ export function quietLine(q: QuietWait): string {
   const last = Object.entries(q.last)
     .map(([name, c]) => `${name} ${pct(c)}`)
     .join(', ');
+  // Production runs Node 24 (Dockerfile, .nvmrc); an older Node's figures are not its (AsyncLocalStorage, crypto).
+  const node = `on Node ${process.version}`;
   return q.quiet
-    ? `    waited ${q.seconds.toFixed(1)} s for the service to finish the load's work (then: ${last} of one core)`
-    : `    the service was still busy after ${q.seconds.toFixed(0)} s (${last} of one core): the reads below share the cores with it`;
+    ? `    waited ${q.seconds.toFixed(1)} s for the service to finish the load's work (then: ${last} of one core); ${node}`
+    : `    the service was still busy after ${q.seconds.toFixed(0)} s (${last} of one core): the reads below share the cores with it; ${node}`;
 }
 
 /**
