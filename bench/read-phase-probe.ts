@@ -184,7 +184,8 @@ export function quietLine(q: QuietWait): string {
 
 /**
  * With BENCH_CPU_PROF=<dir>, a V8 CPU profile of this process (the server) while `run` runs, written there as
- * `<name>.cpuprofile`; otherwise just `run`.
+ * `<name>.cpuprofile`, and a sampling profile of what it allocated (`<name>.heapprofile`: what makes the GC's
+ * work); otherwise just `run`.
  */
 export async function profiled<T>(name: string, run: () => Promise<T>): Promise<T> {
   const dir = process.env.BENCH_CPU_PROF;
@@ -193,12 +194,21 @@ export async function profiled<T>(name: string, run: () => Promise<T>): Promise<
   session.connect();
   await session.post('Profiler.enable');
   await session.post('Profiler.start');
+  await session.post('HeapProfiler.enable');
+  // Every allocation of its 32 KiB on average is sampled, whether collected since or not.
+  await session.post('HeapProfiler.startSampling', {
+    samplingInterval: 32 * 1024,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  });
   try {
     return await run();
   } finally {
     const { profile } = await session.post('Profiler.stop');
+    const { profile: allocations } = await session.post('HeapProfiler.stopSampling');
     await mkdir(dir, { recursive: true });
     await writeFile(path.join(dir, `${name}.cpuprofile`), JSON.stringify(profile));
+    await writeFile(path.join(dir, `${name}.heapprofile`), JSON.stringify(allocations));
     session.disconnect();
   }
 }
