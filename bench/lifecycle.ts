@@ -644,7 +644,7 @@ async function main() {
   await Promise.all(inFlight);
   roundTripWorker.shutdown();
   await roundTripRun;
-  const seconds = (pids: number[]) =>
+  const cpuSecondsOf = (pids: number[]) =>
     Promise.all(pids.map(async (pid) => [pid, (await cpuTicks([pid])) / hz] as const)).then(
       (e) => new Map(e),
     );
@@ -659,10 +659,10 @@ async function main() {
     connections: READ_CONNECTIONS,
     others: async () => {
       const pgs = await pgTicks();
-      const temporalSeconds = await seconds(temporalPids);
+      const temporalSeconds = await cpuSecondsOf(temporalPids);
       for (const [pid, t] of pgs.temporal) temporalSeconds.set(pid, t / hz);
       return {
-        worker: await seconds(workerPids),
+        worker: await cpuSecondsOf(workerPids),
         Temporal: temporalSeconds,
         PostgreSQL: inSeconds(pgs.wathiq),
       };
