@@ -9,8 +9,8 @@ import type { Db } from '../src/db/knex.ts';
 import { issueApiKey } from '../src/features/accounts/api-keys.ts';
 import { startNaiveServer } from './naive-server.ts';
 import {
-  observePhase,
   floorLine,
+  observePhase,
   phaseLine,
   profiled,
   quietLine,
@@ -28,6 +28,8 @@ export interface DocumentReadsInput {
   poolMax: number;
   /** The API's `…/api/v1`. */
   apiBase: string;
+  /** Core-seconds the API's process has used so far (it runs in a process of its own). */
+  apiCoreSeconds: () => Promise<number>;
   /** The documents the run created, by account. */
   documents: { accountId: string; ids: string[] }[];
   requests: number;
@@ -59,24 +61,35 @@ export async function documentReads(input: DocumentReadsInput): Promise<string[]
   }
   const quiet = await waitForQuiet(input.others);
   const naive = await startNaiveServer(input.databaseUrl, input.poolMax);
-  // Both servers run in this process and the driver in its own, so this process's CPU time is the server's.
+  // The naive handler runs in this process, the API in its own and the driver in a third: each server's CPU time
+  // is its process's.
+  const ownCoreSeconds = () => {
+    const { user, system } = process.cpuUsage();
+    return Promise.resolve((user + system) / 1e6);
+  };
   const measure = async (
     name: string,
     base: string,
+    serverCoreSeconds: () => Promise<number>,
   ): Promise<ReadResult & { cpuMsPerRequest: number; phase: PhaseFigures }> => {
     await driveReads({ base, accounts, requests: warmUp, connections: input.connections });
-    const cpu = process.cpuUsage();
-    const stop = await observePhase(input.others);
-    const result = await profiled(`reads-${name}`, () =>
-      driveReads({ base, accounts, requests: input.requests, connections: input.connections }),
-    );
-    const { user, system } = process.cpuUsage(cpu);
+    const cpu = await serverCoreSeconds();
+    const inProcess = serverCoreSeconds === ownCoreSeconds;
+    const stop = await observePhase(input.others, serverCoreSeconds, inProcess);
+    const run = () =>
+      driveReads({ base, accounts, requests: input.requests, connections: input.connections });
+    // Only a server in this process can be profiled from here; the API's own process is profiled whole.
+    const result = await (inProcess ? profiled(`reads-${name}`, run) : run());
     const phase = await stop(result.driverCpuSeconds, result.requests);
-    return { ...result, cpuMsPerRequest: (user + system) / 1000 / input.requests, phase };
+    return {
+      ...result,
+      cpuMsPerRequest: (((await serverCoreSeconds()) - cpu) * 1000) / input.requests,
+      phase,
+    };
   };
   try {
-    const baseline = await measure('naive', naive.url);
-    const api = await measure('api', input.apiBase);
+    const baseline = await measure('naive', naive.url, ownCoreSeconds);
+    const api = await measure('api', input.apiBase, input.apiCoreSeconds);
     const lines = documentReadLines({
       documents: accounts.reduce((n, a) => n + a.ids.length, 0),
       accounts: accounts.length,

@@ -17,23 +17,16 @@ import {
 } from 'node:perf_hooks';
 
 /**
- * The service's other processes by name (the worker, Temporal, PostgreSQL), each the CPU seconds used so far by
- * each of its pids: PostgreSQL's backends come and go, so each interval counts only the pids seen at its end.
+ * Core-seconds the service's other processes (the worker, Temporal, PostgreSQL) have used so far, by name, each with
+ * everything under it (`treeCoreSeconds`): backends that come and go stay counted in their parent's time.
  */
-export type ProcessCpu = () => Promise<Record<string, Map<number, number>>>;
+export type ProcessCpu = () => Promise<Record<string, number>>;
 
-/** CPU seconds each name used between two readings. */
-function usedSince(
-  before: Record<string, Map<number, number>>,
-  after: Record<string, Map<number, number>>,
-): Record<string, number> {
+/** Core-seconds each name used between two readings; a reading that went down (a process gone) counts nothing. */
+function usedSince(before: Record<string, number>, after: Record<string, number>): Record<string, number> {
   const used: Record<string, number> = {};
-  for (const [name, pids] of Object.entries(after)) {
-    let s = 0;
-    // A pid that exited between being listed and being read reads 0: it adds nothing rather than subtracting.
-    for (const [pid, seconds] of pids) s += Math.max(0, seconds - (before[name]?.get(pid) ?? 0));
-    used[name] = s;
-  }
+  for (const [name, seconds] of Object.entries(after))
+    used[name] = Math.max(0, seconds - (before[name] ?? 0));
   return used;
 }
 
@@ -47,17 +40,14 @@ async function machineBusySeconds(): Promise<number> {
   return (total - ticks[3]! - ticks[4]!) / HZ;
 }
 
-const ownCpuSeconds = () => {
-  const { user, system } = process.cpuUsage();
-  return (user + system) / 1e6;
-};
-
 export interface PhaseFigures {
   seconds: number;
   requests: number;
   loadAverage: number;
   /** Cores (CPU seconds a second) used by each: the server, the driver, the others named, the rest of the machine. */
   cores: Record<string, number>;
+  /** Whether the server ran in this process, so that its event loop and GC below are its own. */
+  serverObserved: boolean;
   eventLoopDelayP99Ms: number;
   eventLoopDelayMaxMs: number;
   gcPauses: number;
@@ -77,7 +67,11 @@ const isMajor = (entry: PerformanceEntry) =>
  * Starts observing a read phase in the server's process; `stop(driverCpuSeconds)` answers what happened during it.
  * The driver's CPU is its own process's, reported by it.
  */
-export async function observePhase(others: ProcessCpu) {
+export async function observePhase(
+  others: ProcessCpu,
+  server: () => Promise<number>,
+  serverIsThisProcess: boolean,
+) {
   const delay = monitorEventLoopDelay({ resolution: 1 });
   const pauses: number[] = [];
   const major: number[] = [];
@@ -87,7 +81,7 @@ export async function observePhase(others: ProcessCpu) {
       if (isMajor(entry)) major.push(entry.duration);
     }
   });
-  const before = { at: performance.now(), own: ownCpuSeconds(), others: await others() };
+  const before = { at: performance.now(), server: await server(), others: await others() };
   const busyBefore = await machineBusySeconds();
   delay.enable();
   gc.observe({ entryTypes: ['gc'] });
@@ -95,7 +89,7 @@ export async function observePhase(others: ProcessCpu) {
     delay.disable();
     gc.disconnect();
     const seconds = (performance.now() - before.at) / 1000;
-    const own = ownCpuSeconds() - before.own;
+    const own = (await server()) - before.server;
     const after = await others();
     const busy = (await machineBusySeconds()) - busyBefore;
     const cores: Record<string, number> = { server: own / seconds, driver: driverCpuSeconds / seconds };
@@ -108,6 +102,7 @@ export async function observePhase(others: ProcessCpu) {
     return {
       seconds,
       requests,
+      serverObserved: serverIsThisProcess,
       loadAverage: os.loadavg()[0]!,
       cores,
       eventLoopDelayP99Ms: delay.percentile(99) / 1e6,
@@ -165,9 +160,11 @@ export function phaseLine(f: PhaseFigures): string {
     .join(', ');
   return (
     `      CPU over ${f.seconds.toFixed(1)} s, share of one core (CPU ms a request): ${cores}; load average ${f.loadAverage.toFixed(2)}; ` +
-    `server event-loop delay p99 ${f.eventLoopDelayP99Ms.toFixed(1)} ms (max ${f.eventLoopDelayMaxMs.toFixed(1)}), ` +
-    `${f.gcPauses} GC pauses, ${f.gcMsTotal.toFixed(0)} ms in all, longest ${f.gcMsMax.toFixed(1)} ms ` +
-    `(${f.gcMajor} full, ${f.gcMajorMs.toFixed(0)} ms; heap ${f.heapUsedMb.toFixed(0)} MB)`
+    (f.serverObserved
+      ? `server event-loop delay p99 ${f.eventLoopDelayP99Ms.toFixed(1)} ms (max ${f.eventLoopDelayMaxMs.toFixed(1)}), ` +
+        `${f.gcPauses} GC pauses, ${f.gcMsTotal.toFixed(0)} ms in all, longest ${f.gcMsMax.toFixed(1)} ms ` +
+        `(${f.gcMajor} full, ${f.gcMajorMs.toFixed(0)} ms; heap ${f.heapUsedMb.toFixed(0)} MB)`
+      : `the server's event loop and GC are its own process's (BENCH_CPU_PROF profiles it whole)`)
   );
 }
 

@@ -3,23 +3,18 @@ import { describe, expect, it } from 'vitest';
 import { floorLine, waitForQuiet, type PhaseFigures, type ProcessCpu } from '../../bench/read-phase-probe.ts';
 
 /** A ProcessCpu that answers the readings given, one per call, then the last one again. */
-const readings = (...steps: Record<string, [number, number][]>[]): ProcessCpu => {
+const readings = (...steps: Record<string, number>[]): ProcessCpu => {
   let i = 0;
-  return () => {
-    const step = steps[Math.min(i++, steps.length - 1)]!;
-    return Promise.resolve(
-      Object.fromEntries(Object.entries(step).map(([name, pids]) => [name, new Map(pids)])),
-    );
-  };
+  return () => Promise.resolve(steps[Math.min(i++, steps.length - 1)]!);
 };
 
 describe("bench:lifecycle's read-phase probe", () => {
   it('waits while the other processes work, and calls the service quiet once they stop', async () => {
     const quiet = await waitForQuiet(
       readings(
-        { worker: [[1, 0]], PostgreSQL: [[2, 0]] },
-        { worker: [[1, 0.05]], PostgreSQL: [[2, 0]] }, // half a core over 0.1 s: busy
-        { worker: [[1, 0.05]], PostgreSQL: [[2, 0.001]] }, // 1 % of a core: quiet
+        { worker: 0, PostgreSQL: 0 },
+        { worker: 0.05, PostgreSQL: 0 }, // half a core over 0.1 s: busy
+        { worker: 0.05, PostgreSQL: 0.001 }, // 1 % of a core: quiet
       ),
       { windowMs: 100, timeoutMs: 10_000 },
     );
@@ -30,26 +25,14 @@ describe("bench:lifecycle's read-phase probe", () => {
     expect(quiet.last.PostgreSQL).toBeCloseTo(0.01, 5);
   });
 
-  it('counts a process that exited between being listed and being read as nothing, not as negative work', async () => {
-    // Backend 3 read 0 (gone) while backend 2 worked a quarter of a core: busy, whatever backend 3 did.
+  it('counts a reading that went down (a process gone) as nothing, not as negative work', async () => {
+    // Temporal's reading fell by 5 s (its process gone) while PostgreSQL worked a quarter of a core: busy.
     const busy = await waitForQuiet(
-      readings(
-        {
-          PostgreSQL: [
-            [2, 1],
-            [3, 5],
-          ],
-        },
-        {
-          PostgreSQL: [
-            [2, 1.025],
-            [3, 0],
-          ],
-        },
-      ),
+      readings({ Temporal: 5, PostgreSQL: 1 }, { Temporal: 0, PostgreSQL: 1.025 }),
       { windowMs: 100, timeoutMs: 50 },
     );
     expect(busy.quiet).toBe(false);
+    expect(busy.last.Temporal).toBe(0);
     expect(busy.last.PostgreSQL).toBeCloseTo(0.25, 5);
   });
 
@@ -57,6 +40,7 @@ describe("bench:lifecycle's read-phase probe", () => {
     const phase: PhaseFigures = {
       seconds: 10,
       requests: 20_000,
+      serverObserved: false,
       loadAverage: 1,
       // 0.25 + 0.1 + 0.15 = 0.5 CPU ms a request; the worker's share is not the reads' own.
       cores: { server: 0.5, driver: 0.2, PostgreSQL: 0.3, worker: 0.5, 'rest of the machine': 0 },
