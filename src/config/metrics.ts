@@ -47,7 +47,9 @@ const env = {
     .min(0)
     .max(3600)
     .default(15)
-    .describe('documents by status are counted in PostgreSQL at most once per this many seconds'),
+    .describe(
+      'documents by status, and the approval signals not yet delivered, are read from PostgreSQL at most once per this many seconds each',
+    ),
   WORKER_HEALTH_PORT: portOrOff
     .default('off')
     .describe(

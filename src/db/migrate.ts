@@ -33,6 +33,7 @@ import * as secondFactor from './migrations/036-second-factor.ts';
 import * as loginChallenges from './migrations/037-login-challenges.ts';
 import * as templatesAndBulkSends from './migrations/040-templates-and-bulk-sends.ts';
 import * as approvalSignals from './migrations/045-approval-signals.ts';
+import * as approvalSignalLeases from './migrations/048-approval-signal-leases.ts';
 
 export type { MigrationContext };
 
@@ -79,6 +80,7 @@ const migrations: Record<string, Migration> = {
   '037-login-challenges': loginChallenges,
   '040-templates-and-bulk-sends': templatesAndBulkSends,
   '045-approval-signals': approvalSignals,
+  '048-approval-signal-leases': approvalSignalLeases,
 };
 
 const sourceFor = (context: MigrationContext): Knex.MigrationSource<string> => ({

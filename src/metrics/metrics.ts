@@ -1,4 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { scrapeCache } from './scrape-cache.ts';
 
 /**
  * Prometheus metrics. One registry per process, built here and handed down through the deps of
@@ -257,38 +258,16 @@ export interface DocumentsGaugeOptions {
  * scrapes share the one in flight.
  */
 export function registerDocumentsGauge(registry: Registry, options: DocumentsGaugeOptions): void {
-  const now = options.now ?? Date.now;
-  let cached: Record<string, number> | undefined;
-  /** When the last count started, whether it succeeded or not: a failing database is not asked more often. */
-  let countedAt: number | undefined;
-  let inFlight: Promise<void> | undefined;
-  let failed = 0;
-
-  const refresh = async () => {
-    countedAt = now();
-    try {
-      cached = await options.count();
-    } catch (err) {
-      failed++;
-      options.onError(err);
-    }
-  };
-  /** Counts again when the cached count is older than cacheMs; both metrics below wait for the same count. */
-  const fresh = async () => {
-    if (countedAt === undefined || now() - countedAt >= options.cacheMs) {
-      inFlight ??= refresh().finally(() => (inFlight = undefined));
-      await inFlight;
-    }
-  };
+  const counts = scrapeCache({ ...options, read: () => options.count() });
 
   new Counter({
     name: 'wathiq_documents_count_failures_total',
     help: 'Scrapes whose count of documents by status failed (the gauge kept its previous values)',
     registers: [registry],
     async collect() {
-      await fresh();
+      await counts.fresh();
       this.reset();
-      this.inc(failed);
+      this.inc(counts.failures());
     },
   });
   new Gauge({
@@ -297,7 +276,7 @@ export function registerDocumentsGauge(registry: Registry, options: DocumentsGau
     labelNames: ['status'] as const,
     registers: [registry],
     async collect() {
-      await fresh();
+      const cached = await counts.fresh();
       if (!cached) return;
       const statuses = new Set([...options.statuses, ...Object.keys(cached)]);
       for (const status of statuses) this.set({ status }, cached[status] ?? 0);

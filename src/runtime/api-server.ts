@@ -47,6 +47,7 @@ export async function startApiServer(
     approvals: createApprovalClient({
       client: deps.temporal.client,
       taskQueue: deps.config.temporal.taskQueue,
+      answerTimeoutMs: deps.config.approvalAnswerTimeoutMs,
     }),
   });
   // The public pages' compressed forms that the build did not leave (npm start runs the sources) are made now, in

@@ -1,8 +1,10 @@
 import type { Config, ConfigRole } from '../config.ts';
 import type { Knex } from '../db/knex.ts';
+import { approvalSignalsStore } from '../features/approval/approval-signals-store.ts';
 import { countDocumentsByStatus } from '../features/documents/document-counts-store.ts';
 import { DOCUMENT_STATUSES } from '../domain/model.ts';
 import type { Logger } from '../logger.ts';
+import { registerApprovalSignalsGauges } from '../metrics/approval-signals-gauge.ts';
 import { freeLoopbackPort } from '../metrics/loopback-port.ts';
 import {
   createHttpMetrics,
@@ -29,7 +31,7 @@ export interface ProcessMetrics {
   worker?: WorkerMetrics;
   /** `127.0.0.1:<port>` for the Temporal runtime's Prometheus exporter (roles that run the worker). */
   temporalBindAddress?: string;
-  /** Adds the documents gauge (it reads PostgreSQL at scrape time) and starts the endpoint. */
+  /** Adds the gauges that read PostgreSQL at scrape time (documents, approval signals) and starts the endpoint. */
   start(deps: { db: Knex; logger: Logger }): Promise<RunningMetricsServer>;
 }
 
@@ -57,6 +59,11 @@ export async function createProcessMetrics(
           statuses: DOCUMENT_STATUSES,
           cacheMs: settings.documentsCacheMs,
           onError: (err) => logger.warn({ err }, 'metrics: counting documents by status failed'),
+        });
+        registerApprovalSignalsGauges(registry, {
+          read: () => approvalSignalsStore(db).backlog(),
+          cacheMs: settings.documentsCacheMs,
+          onError: (err) => logger.warn({ err }, 'metrics: reading the approval signals backlog failed'),
         });
       }
       return startMetricsServer({

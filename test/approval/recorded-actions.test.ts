@@ -2,7 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { actInDatabase } from '../../src/features/approval/act-in-database.ts';
 import { actionEvidenceStore } from '../../src/features/approval/action-evidence-store.ts';
 import { createApprovalClient } from '../../src/features/approval/client.ts';
-import { approvalWorkflowId } from '../../src/features/approval/definitions.ts';
+import { takeAction } from '../../src/features/approval/take-action.ts';
+import { createDb } from '../../src/db/knex.ts';
+import { randomUUID } from 'node:crypto';
+import { approvalWorkflowId, REFUSAL_MESSAGES } from '../../src/features/approval/definitions.ts';
+import { delegationsStore } from '../../src/features/approval/delegations-store.ts';
 import {
   createDocument,
   eventually,
@@ -47,6 +51,13 @@ async function twoApprovers(workflowType: 'parallel' | 'sequential' = 'parallel'
   const a = linkTokenOf(await requestFor(h, PHONES.saudiA, doc.id));
   const b = workflowType === 'parallel' ? linkTokenOf(await requestFor(h, PHONES.saudiB, doc.id)) : undefined;
   return { doc, a, b };
+}
+
+async function firstApproverId(documentId: string): Promise<string> {
+  const row = (await db()('approvers').where({ document_id: documentId, order_index: 1 }).first()) as {
+    id: string;
+  };
+  return row.id;
 }
 
 async function signalsOf(documentId: string): Promise<{ sent_at: Date | null }[]> {
@@ -125,6 +136,34 @@ describe('actions recorded by the API, followed by the run', () => {
     expect((await pagePost(h, 'x'.repeat(43), 'complete', {})).status).toBe(404);
     expect(await signalsOf(doc.id)).toHaveLength(1);
   });
+
+  it('refuses an approver whose own delegation is still being taken with its own type and words (409)', async () => {
+    const { doc, a } = await twoApprovers();
+    const approverId = await firstApproverId(doc.id);
+    const delegation = await delegationsStore(db()).submit({
+      documentId: doc.id,
+      fromApproverId: approverId,
+      delegateId: randomUUID(),
+      name: 'Delegate',
+      phone: '966500000099',
+      reason: null,
+      at: new Date(),
+      ip: null,
+      userAgent: null,
+      verifiedBy: null,
+    });
+    const refused = await pagePost(h, a, 'complete', {});
+    expect(refused.status).toBe(409);
+    expect(await refused.json()).toMatchObject({
+      success: false,
+      error: { code: 409, type: 'delegation_pending', message: REFUSAL_MESSAGES.delegation_pending },
+    });
+    expect(await signalsOf(doc.id)).toHaveLength(0);
+    expect(await actionEvidenceStore(db()).acceptedOn(doc.id)).toHaveLength(0);
+    // Once the delegation is no longer in flight, the approver acts.
+    await delegationsStore(db()).discard(delegation.id);
+    expect((await pagePost(h, a, 'complete', {})).status).toBe(200);
+  });
 });
 
 describe('the races the database arbitrates', () => {
@@ -134,6 +173,27 @@ describe('the races the database arbitrates', () => {
     expect(answers.map((r) => r.status).sort()).toEqual([200, 410]);
     expect(await actionEvidenceStore(db()).acceptedOn(doc.id)).toHaveLength(1);
     expect(await signalsOf(doc.id)).toHaveLength(1);
+  });
+
+  it('two voids at once: one voids (200), the other is refused (409 document_closed)', async () => {
+    const { doc } = await twoApprovers();
+    const voidIt = () =>
+      h.service.request(`/documents/${doc.id}/void`, { method: 'POST', account: h.account });
+    const answers = await Promise.all([voidIt(), voidIt()]);
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 409]);
+    const refused = answers.find((r) => r.status === 409)!;
+    expect(await refused.json()).toMatchObject({
+      success: false,
+      error: { code: 409, type: 'document_closed' },
+    });
+    expect((await statusOf(h, doc.id)).status).toBe('voided');
+    const voidedEvents = await db()('document_events').where({
+      document_id: doc.id,
+      event: 'document.voided',
+    });
+    expect(voidedEvents).toHaveLength(1);
+    const handle = h.service.temporal.client.workflow.getHandle(approvalWorkflowId(doc.id));
+    expect(((await handle.result()) as { status: string }).status).toBe('voided');
   });
 
   it('the last action against a void: one wins, and the run and the read model agree', async () => {
@@ -175,9 +235,7 @@ describe('the races the database arbitrates', () => {
 
   it('a crash between commit and signal: the relay sends the recorded action and the run follows', async () => {
     const { doc } = await twoApprovers();
-    const approverId = (
-      (await db()('approvers').where({ document_id: doc.id, order_index: 1 }).first()) as { id: string }
-    ).id;
+    const approverId = await firstApproverId(doc.id);
     const evidenceId = await actionEvidenceStore(db()).submit({
       documentId: doc.id,
       approverId,
@@ -191,12 +249,47 @@ describe('the races the database arbitrates', () => {
     };
     const deps = { ...h.service.deps, approvals: died };
     const outcome = await actInDatabase(deps, doc.id, { approverId, kind: 'reject', evidenceId });
-    expect(outcome.status).toBe('rejected');
+    expect(outcome?.status).toBe('rejected');
     expect((await signalsOf(doc.id))[0]).toMatchObject({ sent_at: null });
     // The API server's relay sends it once it is older than its sender's grace.
     await eventually(async () => (await signalsOf(doc.id))[0]?.sent_at !== null, 20_000);
     const handle = h.service.temporal.client.workflow.getHandle(approvalWorkflowId(doc.id));
     expect(((await handle.result()) as { status: string }).status).toBe('rejected');
     expect((await workflowView(doc.id)).approvers.find((x) => x.id === approverId)?.state).toBe('rejected');
+  });
+});
+
+describe('the statements of one action', () => {
+  it('reads the run’s protocol and the clock in the statement that locks the document, inside the transaction', async () => {
+    const { doc } = await twoApprovers();
+    const approverId = await firstApproverId(doc.id);
+    const evidenceId = await actionEvidenceStore(db()).submit({
+      documentId: doc.id,
+      approverId,
+      kind: 'complete',
+      evidence: { at: new Date().toISOString(), channel: 'page' },
+    });
+    // A pool of its own, so the API server's relay and purge do not show among the action's statements.
+    const counted = createDb(h.service.database.url, { poolMax: 2 });
+    const statements: string[] = [];
+    counted.on('query', (q: { sql: string }) => statements.push(q.sql));
+    try {
+      const outcome = await takeAction({ ...h.service.deps, db: counted, approvals: approvals() }, doc.id, {
+        approverId,
+        kind: 'complete',
+        evidenceId,
+      });
+      expect(outcome.status).toBe('in_progress');
+      const answered = [...statements];
+      expect(answered[0]).toMatch(/^BEGIN/i);
+      expect(answered.at(-1)).toMatch(/^COMMIT/i);
+      const protocolReads = answered.filter((sql) => sql.includes('approval_run_protocols'));
+      expect(protocolReads).toHaveLength(1);
+      expect(protocolReads[0]).toMatch(/now\(\)[\s\S]*FOR NO KEY UPDATE OF d/i);
+      expect(answered.filter((sql) => /^\s*select\s+now\(\)/i.test(sql))).toEqual([]);
+      await eventually(async () => (await signalsOf(doc.id))[0]?.sent_at !== null, 20_000);
+    } finally {
+      await counted.destroy();
+    }
   });
 });

@@ -13,7 +13,7 @@ import { freePort } from '../setup/free-port.ts';
 /**
  * deploy/prometheus/alerts.yml, the alerts operators load: Prometheus's own promtool finds the rules valid and fires
  * each one in the unit tests of alerts.test.yml (every alert has one); every metric the rules read is served by a
- * real worker process, and on an idle worker the slots alert has nothing to fire on.
+ * real worker or API process, and on an idle worker the slots alert has nothing to fire on.
  */
 
 const run = promisify(execFile);
@@ -30,7 +30,7 @@ describe('deploy/prometheus/alerts.yml', () => {
   it('is valid for promtool, and each alert fires in its unit tests', async () => {
     const bin = await promtool();
     const checked = await run(bin, ['check', 'rules', RULES]);
-    expect(checked.stdout).toMatch(/SUCCESS: 5 rules found/);
+    expect(checked.stdout).toMatch(/SUCCESS: 6 rules found/);
     const tested = await run(bin, ['test', 'rules', RULE_TESTS]);
     expect(tested.stdout).toMatch(/SUCCESS/);
 
@@ -40,6 +40,7 @@ describe('deploy/prometheus/alerts.yml', () => {
       [...tests.matchAll(/alertname: (\w+)\n\s+exp_alerts:\n\s+- exp_labels:/g)].map((m) => m[1]),
     );
     expect(alerts.sort()).toEqual([
+      'WathiqApprovalSignalsStuck',
       'WathiqArchiveRenewalFailed',
       'WathiqFinalizationFailed',
       'WathiqNotificationsFailing',
@@ -49,12 +50,14 @@ describe('deploy/prometheus/alerts.yml', () => {
     expect([...firing].sort()).toEqual(alerts);
   }, 120_000);
 
-  describe('against a real worker’s metrics', () => {
+  describe('against a real worker’s and API’s metrics', () => {
     let dir: string;
     let database: TestDatabase;
     let worker: RunningProcess;
+    let api: RunningProcess;
     let samples: Sample[];
     let text: string;
+    let apiText: string;
 
     beforeAll(async () => {
       dir = await mkdtemp(path.join(os.tmpdir(), 'wathiq-alerts-'));
@@ -74,22 +77,34 @@ describe('deploy/prometheus/alerts.yml', () => {
         samples = parseSamples(text);
         return samples.some((s) => s.name === 'temporal_worker_task_slots_available');
       }, 60_000);
+      const apiMetricsPort = await freePort();
+      api = await startRole('api', {
+        NODE_ENV: 'test',
+        DATA_DIR: path.join(dir, 'data'),
+        DATABASE_URL: database.url,
+        TEMPORAL_ADDRESS: inject('temporalAddress'),
+        PORT: String(await freePort()),
+        METRICS_PORT: String(apiMetricsPort),
+      });
+      apiText = await (await fetch(`http://127.0.0.1:${apiMetricsPort}/metrics`)).text();
     });
 
     afterAll(async () => {
+      await api?.kill('SIGTERM');
       await worker?.kill('SIGTERM');
       await database?.drop();
       await rm(dir, { recursive: true, force: true });
     });
 
-    it('reads only metrics the worker serves', async () => {
+    it('reads only metrics the worker or the API serves', async () => {
       const rules = (await readFile(RULES, 'utf8')).replace(/^\s*#.*$/gm, '');
       const exprs = [...rules.matchAll(/expr: (\|\n(?:\s{10,}.*\n)+|.*)/g)].map((m) => m[1]!);
       const referenced = new Set(exprs.flatMap((e) => e.match(/\b(?:wathiq|temporal)_\w+/g) ?? []));
       expect(referenced.size).toBeGreaterThanOrEqual(5);
       // A counter with no sample yet (nothing has failed) is declared by its # TYPE line.
-      const declared = declaredTypes(text);
-      const served = (name: string) => samples.some((s) => s.name === name) || declared.has(name);
+      const declared = new Set([...declaredTypes(text).keys(), ...declaredTypes(apiText).keys()]);
+      const all = [...samples, ...parseSamples(apiText)];
+      const served = (name: string) => all.some((s) => s.name === name) || declared.has(name);
       expect([...referenced].filter((name) => !served(name))).toEqual([]);
     });
 

@@ -143,6 +143,7 @@ export async function actFromPage(
     if (evidence.imageKey) await deps.storage.delete(evidence.imageKey).catch(() => undefined);
     if (err.refusal === 'not_your_turn' || err.refusal === 'not_notified')
       throw new AppError('action_refused', err.message);
+    if (err.refusal === 'delegation_pending') throw new AppError('delegation_pending', err.message);
     if (err.refusal === 'unknown_approver') throw AppError.notFound('Approver');
     throw new AppError('gone', err.message);
   }

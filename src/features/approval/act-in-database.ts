@@ -3,11 +3,13 @@ import type { Knex } from '../../db/knex.ts';
 import { actionEvidenceStore } from './action-evidence-store.ts';
 import { approversStore, type Approver } from '../documents/approvers-store.ts';
 import { delegationsStore } from './delegations-store.ts';
-import { documentsStore, type Document } from '../documents/documents-store.ts';
+import type { Document } from '../documents/documents-store.ts';
 import type { Logger } from '../../logger.ts';
 import { documentEvents } from '../events/document-events.ts';
 import type { ActOutcome } from './act-answer.ts';
 import { writeApproverAction } from './action-write.ts';
+import { lockForAction } from './action-lock-store.ts';
+import { settleSignal } from './approval-signal-relay.ts';
 import { approvalSignalsStore, type ApprovalSignal } from './approval-signals-store.ts';
 import { ApprovalRefused, type ApprovalClient } from './client.ts';
 import { ACTION_RECORDED_SIGNAL, approvalWorkflowId, type ActionKind, type Refusal } from './definitions.ts';
@@ -56,14 +58,15 @@ function refusalOf(
  * theirs in flight), then the action written as the workflow's activity writes it (writeApproverAction), and the
  * signal that tells the run queued in the same transaction. The answer comes from that transaction; the signal
  * is sent after commit, and the relay (approval-signal-relay.ts) sends it if this process never does. A refusal
- * is ApprovalRefused, as from the workflow.
+ * is ApprovalRefused, as from the workflow. Undefined, with nothing written, when the document's run takes actions
+ * as the act update instead (runs of earlier versions).
  */
 export async function actInDatabase(
   deps: ActInDatabaseDeps,
   documentId: string,
   action: { approverId: string; kind: ActionKind; evidenceId: string },
-): Promise<ActOutcome> {
-  let recorded: { outcome: ActOutcome; signal: ApprovalSignal };
+): Promise<ActOutcome | undefined> {
+  let recorded: { outcome: ActOutcome; signal: ApprovalSignal } | undefined;
   try {
     recorded = await record(deps, documentId, action);
   } catch (err) {
@@ -75,6 +78,7 @@ export async function actInDatabase(
         .catch(() => undefined);
     throw err;
   }
+  if (!recorded) return undefined;
   sendAfterCommit(deps, recorded.signal);
   deps.webhooks
     ?.dispatchDocument(documentId)
@@ -82,26 +86,29 @@ export async function actInDatabase(
   return recorded.outcome;
 }
 
-/** The decision and the writes, in one transaction holding the document's row lock. */
+/**
+ * The decision and the writes, in one transaction holding the document's row lock; undefined (nothing written)
+ * when the run takes the act update.
+ */
 async function record(
   deps: ActInDatabaseDeps,
   documentId: string,
   action: { approverId: string; kind: ActionKind; evidenceId: string },
-): Promise<{ outcome: ActOutcome; signal: ApprovalSignal }> {
+): Promise<{ outcome: ActOutcome; signal: ApprovalSignal } | undefined> {
   const events = documentEvents({ db: deps.db, logger: deps.logger, secrets: deps.secrets });
   return deps.db.transaction(async (trx) => {
-    const document = await documentsStore(trx).findByIdUnscoped(documentId, { forUpdate: true });
-    if (!document) throw new ApprovalRefused('unknown_approver');
+    const locked = await lockForAction(trx, documentId);
+    if (!locked) throw new ApprovalRefused('unknown_approver');
+    if (locked.protocol !== 'signal') return undefined;
+    const { document, now } = locked;
     const approvers = await approversStore(trx).listByDocument(documentId);
     const approver = approvers.find((a) => a.id === action.approverId);
-    const clock = await trx.raw<{ rows: { now: Date }[] }>('SELECT now() AS now');
-    const now = clock.rows[0]!.now;
     const refusal = refusalOf(document, approvers, action, now);
     if (refusal) throw new ApprovalRefused(refusal);
     // A delegation of this approver's step that the workflow has not answered yet: the step is being handed over.
     const delegations = await delegationsStore(trx).submitted(documentId);
     if (delegations.some((d) => d.fromApproverId === action.approverId))
-      throw new ApprovalRefused('not_your_turn');
+      throw new ApprovalRefused('delegation_pending');
     const stored = await actionEvidenceStore(trx).find(action.evidenceId);
     if (
       stored?.approverId !== action.approverId ||
@@ -150,7 +157,7 @@ async function record(
 function sendAfterCommit(deps: ActInDatabaseDeps, signal: ApprovalSignal): void {
   deps.approvals
     .follow(signal)
-    .then(() => approvalSignalsStore(deps.db).markSent(signal.id))
+    .then((outcome) => settleSignal(deps.db, signal, outcome))
     .catch((err: unknown) =>
       deps.logger.warn(
         { err, documentId: signal.documentId, signalId: signal.id },

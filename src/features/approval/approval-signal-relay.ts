@@ -1,6 +1,7 @@
 import type { Knex } from '../../db/knex.ts';
+import { AppError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
-import { approvalSignalsStore } from './approval-signals-store.ts';
+import { approvalSignalsStore, type ApprovalSignal } from './approval-signals-store.ts';
 import type { ApprovalClient } from './client.ts';
 
 /** How often the relay looks for signals still unsent. */
@@ -11,6 +12,15 @@ const SWEEP_EVERY_MS = 1_000;
  */
 const SENDER_GRACE_MS = 2_000;
 const BATCH = 100;
+/**
+ * How long a claimed row is this relay's alone. Longer than a pass normally takes (a pass stops at the first
+ * Temporal that does not answer, so it waits out one answer deadline at most); a relay that dies mid-pass leaves
+ * its rows to another once it passes. A pass that outlasts it may see a row sent twice, which the run ignores
+ * (the signal is idempotent by evidence id).
+ */
+const LEASE_MS = 60_000;
+/** Why a row is given up: its run no longer exists (the run's last write found the action in the read model). */
+export const RUN_GONE = 'workflow_closed';
 
 export interface SignalRelayDeps {
   db: Knex;
@@ -18,32 +28,56 @@ export interface SignalRelayDeps {
   logger: Logger;
 }
 
+/** Temporal did not answer (down, unreachable, past its deadline): every other row would wait the same. */
+const unavailable = (err: unknown) => err instanceof AppError && err.type === 'service_unavailable';
+
+/** Marks the row sent, or given up when its run is gone. */
+export async function settleSignal(
+  db: Knex,
+  signal: ApprovalSignal,
+  outcome: 'sent' | 'gone',
+): Promise<void> {
+  const store = approvalSignalsStore(db);
+  if (outcome === 'sent') await store.markSent(signal.id);
+  else await store.markDead(signal.id, RUN_GONE);
+}
+
 /**
- * One pass: the unsent signals older than `graceMs`, claimed with SKIP LOCKED so several processes share the
- * work, each sent and marked sent in the claim's transaction. A signal that fails stays for the next pass.
- * Returns how many were sent.
+ * One pass: claims the unsent signals older than `graceMs` (a lease, in one statement, so several processes share
+ * the work without sending the same row at once), then sends each outside any transaction and marks it sent.
+ * A signal that fails is counted and freed for the next pass; at the first failure because Temporal does not
+ * answer, the pass frees the rest and ends. Returns how many were sent.
  */
 export async function relayApprovalSignals(
   deps: SignalRelayDeps,
   graceMs = SENDER_GRACE_MS,
 ): Promise<number> {
-  return deps.db.transaction(async (trx) => {
-    const store = approvalSignalsStore(trx);
-    let sent = 0;
-    for (const signal of await store.claimUnsent(trx, graceMs, BATCH)) {
-      try {
-        await deps.approvals.follow(signal);
-        await store.markSent(signal.id);
-        sent++;
-      } catch (err) {
-        deps.logger.warn(
-          { err, documentId: signal.documentId, signalId: signal.id },
-          'approval signal not sent; the relay tries again',
-        );
-      }
+  const store = approvalSignalsStore(deps.db);
+  const claimed = await store.claimUnsent({ olderThanMs: graceMs, leaseMs: LEASE_MS, limit: BATCH });
+  let sent = 0;
+  for (const [i, signal] of claimed.entries()) {
+    let outcome: 'sent' | 'gone';
+    try {
+      outcome = await deps.approvals.follow(signal);
+    } catch (err) {
+      await store.markFailed(signal.id, String((err as Error)?.message ?? err));
+      deps.logger.warn(
+        { err, documentId: signal.documentId, signalId: signal.id },
+        'approval signal not sent; the relay tries again',
+      );
+      if (!unavailable(err)) continue;
+      await store.release(claimed.slice(i + 1).map((s) => s.id));
+      break;
     }
-    return sent;
-  });
+    await settleSignal(deps.db, signal, outcome);
+    if (outcome === 'sent') sent++;
+    else
+      deps.logger.warn(
+        { documentId: signal.documentId, signalId: signal.id },
+        'approval signal dropped: its run is gone',
+      );
+  }
+  return sent;
 }
 
 /**

@@ -1,8 +1,8 @@
-import type { Db, Knex } from '../../db/knex.ts';
+import type { Db } from '../../db/knex.ts';
 import type { ActionProtocol, RecordedAction } from './definitions.ts';
 
 /**
- * The approval outbox (migration 045): `approval_signals`, what a document's run must still hear of actions the
+ * The approval outbox (migrations 045 and 048): `approval_signals`, what a document's run must still hear of actions the
  * API recorded, and `approval_run_protocols`, which runs follow recorded actions. Every function takes the pool
  * or a transaction.
  */
@@ -22,6 +22,11 @@ interface SignalRow {
   payload: RecordedAction;
   created_at: Date;
   sent_at: Date | null;
+  leased_until: Date | null;
+  attempts: number;
+  last_error: string | null;
+  dead_at: Date | null;
+  dead_reason: string | null;
 }
 
 const SIGNALS = 'approval_signals';
@@ -54,27 +59,67 @@ export function approvalSignalsStore(db: Db) {
       await db<SignalRow>(SIGNALS).where({ id }).whereNull('sent_at').update({ sent_at: db.fn.now() });
     },
 
-    /**
-     * Unsent signals queued at least `olderThanMs` ago, oldest first, locked for this transaction (others skip
-     * them): the relay's batch.
-     */
-    async claimUnsent(trx: Knex.Transaction, olderThanMs: number, limit: number): Promise<ApprovalSignal[]> {
-      const rows = await trx<SignalRow>(SIGNALS)
+    /** A signal that will never be sent (`reason`): it leaves the unsent backlog and is counted apart. */
+    async markDead(id: string, reason: string): Promise<void> {
+      await db<SignalRow>(SIGNALS)
+        .where({ id })
         .whereNull('sent_at')
-        .where('created_at', '<', trx.raw(`now() - make_interval(secs => ?)`, [olderThanMs / 1000]))
-        .orderBy('created_at')
-        .limit(limit)
-        .forUpdate()
-        .skipLocked();
-      return rows.map(toSignal);
+        .update({ dead_at: db.fn.now(), dead_reason: reason, leased_until: null });
     },
 
-    /** How the document's run takes actions: `signal`, or undefined for the act update. */
-    async protocolOf(documentId: string): Promise<ActionProtocol | undefined> {
-      const row = await db<{ document_id: string; protocol: ActionProtocol }>(PROTOCOLS)
-        .where({ document_id: documentId })
-        .first('protocol');
-      return row?.protocol;
+    /** A send that failed: counted, its error kept, and the row free for the next pass at once. */
+    async markFailed(id: string, error: string): Promise<void> {
+      await db<SignalRow>(SIGNALS)
+        .where({ id })
+        .update({ attempts: db.raw('attempts + 1'), last_error: error.slice(0, 1000), leased_until: null });
+    },
+
+    /** Claimed rows this relay did not try after all: free for the next pass. */
+    async release(ids: readonly string[]): Promise<void> {
+      if (ids.length === 0) return;
+      await db<SignalRow>(SIGNALS).whereIn('id', ids).whereNull('sent_at').update({ leased_until: null });
+    },
+
+    /**
+     * Claims up to `limit` unsent signals queued at least `olderThanMs` ago and not leased by another relay, oldest
+     * first, by leasing them for `leaseMs` in one statement: no transaction or row lock outlives it, so the
+     * sends that follow hold no connection. Rows another claim is writing at that moment are skipped.
+     */
+    async claimUnsent(options: {
+      olderThanMs: number;
+      leaseMs: number;
+      limit: number;
+    }): Promise<ApprovalSignal[]> {
+      const { rows } = await db.raw<{ rows: SignalRow[] }>(
+        `UPDATE ${SIGNALS} SET leased_until = now() + make_interval(secs => ?)
+          WHERE id IN (
+            SELECT id FROM ${SIGNALS}
+             WHERE sent_at IS NULL AND dead_at IS NULL
+               AND created_at < now() - make_interval(secs => ?)
+               AND (leased_until IS NULL OR leased_until <= now())
+             ORDER BY created_at
+             LIMIT ?
+             FOR UPDATE SKIP LOCKED)
+          RETURNING *`,
+        [options.leaseMs / 1000, options.olderThanMs / 1000, options.limit],
+      );
+      return rows.sort((a, b) => a.created_at.getTime() - b.created_at.getTime()).map(toSignal);
+    },
+
+    /**
+     * What the relay has not delivered, for the metrics: unsent rows and the age of the oldest (0 when none), and
+     * the rows given up for good.
+     */
+    async backlog(): Promise<{ unsent: number; oldestSeconds: number; dead: number }> {
+      const { rows } = await db.raw<{ rows: { unsent: string; oldest: number | null; dead: string }[] }>(
+        `SELECT
+           (SELECT count(*) FROM ${SIGNALS} WHERE sent_at IS NULL AND dead_at IS NULL) AS unsent,
+           (SELECT extract(epoch FROM now() - min(created_at))::float8
+              FROM ${SIGNALS} WHERE sent_at IS NULL AND dead_at IS NULL) AS oldest,
+           (SELECT count(*) FROM ${SIGNALS} WHERE dead_at IS NOT NULL) AS dead`,
+      );
+      const row = rows[0]!;
+      return { unsent: Number(row.unsent), oldestSeconds: row.oldest ?? 0, dead: Number(row.dead) };
     },
 
     /** Written once by the run's first activity (a retry finds it). */

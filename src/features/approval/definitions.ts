@@ -142,6 +142,7 @@ export type Refusal =
   | 'unknown_approver'
   | 'already_acted'
   | 'not_your_turn'
+  | 'delegation_pending' // the approver's own delegation of this step is not decided yet
   | 'not_notified'
   | 'nothing_to_retry'
   | 'delegation_not_allowed';
@@ -151,6 +152,8 @@ export const REFUSAL_MESSAGES: Record<Refusal, string> = {
   unknown_approver: 'This approver does not belong to the document',
   already_acted: 'This approver has already acted',
   not_your_turn: 'It is not this approver’s turn yet',
+  delegation_pending:
+    'This approver’s delegation of the step is still being taken; they can act once it is refused',
   not_notified: 'This approver has not been notified yet',
   nothing_to_retry:
     'Nothing to retry: the document’s finalization has not failed and the workflow is not waiting on a failed write',
