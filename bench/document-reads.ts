@@ -8,6 +8,16 @@ import os from 'node:os';
 import type { Db } from '../src/db/knex.ts';
 import { issueApiKey } from '../src/features/accounts/api-keys.ts';
 import { startNaiveServer } from './naive-server.ts';
+import {
+  floorLine,
+  observePhase,
+  phaseLine,
+  profiled,
+  quietLine,
+  waitForQuiet,
+  type PhaseFigures,
+  type ProcessCpu,
+} from './read-phase-probe.ts';
 import { driveReads, keysPerAccount, type ReadAccount, type ReadResult } from './read-load.ts';
 import { documentReadLines } from './user-targets.ts';
 
@@ -24,6 +34,8 @@ export interface DocumentReadsInput {
   documents: { accountId: string; ids: string[] }[];
   requests: number;
   connections: number;
+  /** The service's other processes (worker, Temporal, PostgreSQL): waited on until quiet, and watched meanwhile. */
+  others: ProcessCpu;
 }
 
 /** Each measured run is preceded by a warm-up of this share of its requests (connections opened, code warm). */
@@ -47,6 +59,7 @@ export async function documentReads(input: DocumentReadsInput): Promise<string[]
     }
     accounts.push({ ids, authorizations });
   }
+  const quiet = await waitForQuiet(input.others);
   const naive = await startNaiveServer(input.databaseUrl, input.poolMax);
   // The naive handler runs in this process, the API in its own and the driver in a third: each server's CPU time
   // is its process's.
@@ -55,23 +68,29 @@ export async function documentReads(input: DocumentReadsInput): Promise<string[]
     return Promise.resolve((user + system) / 1e6);
   };
   const measure = async (
+    name: string,
     base: string,
     serverCoreSeconds: () => Promise<number>,
-  ): Promise<ReadResult & { cpuMsPerRequest: number }> => {
+  ): Promise<ReadResult & { cpuMsPerRequest: number; phase: PhaseFigures }> => {
     await driveReads({ base, accounts, requests: warmUp, connections: input.connections });
     const cpu = await serverCoreSeconds();
-    const result = await driveReads({
-      base,
-      accounts,
-      requests: input.requests,
-      connections: input.connections,
-    });
-    return { ...result, cpuMsPerRequest: (((await serverCoreSeconds()) - cpu) * 1000) / input.requests };
+    const inProcess = serverCoreSeconds === ownCoreSeconds;
+    const stop = await observePhase(input.others, serverCoreSeconds, inProcess);
+    const run = () =>
+      driveReads({ base, accounts, requests: input.requests, connections: input.connections });
+    // Only a server in this process can be profiled from here; the API's own process is profiled whole.
+    const result = await (inProcess ? profiled(`reads-${name}`, run) : run());
+    const phase = await stop(result.driverCpuSeconds, result.requests);
+    return {
+      ...result,
+      cpuMsPerRequest: (((await serverCoreSeconds()) - cpu) * 1000) / input.requests,
+      phase,
+    };
   };
   try {
-    const baseline = await measure(naive.url, ownCoreSeconds);
-    const api = await measure(input.apiBase, input.apiCoreSeconds);
-    return documentReadLines({
+    const baseline = await measure('naive', naive.url, ownCoreSeconds);
+    const api = await measure('api', input.apiBase, input.apiCoreSeconds);
+    const lines = documentReadLines({
       documents: accounts.reduce((n, a) => n + a.ids.length, 0),
       accounts: accounts.length,
       connections: input.connections,
@@ -79,6 +98,16 @@ export async function documentReads(input: DocumentReadsInput): Promise<string[]
       naive: baseline,
       api,
     });
+    return [
+      lines[0]!,
+      quietLine(quiet),
+      lines[1]!,
+      phaseLine(baseline.phase),
+      floorLine(baseline.phase, input.connections, baseline.rps),
+      lines[2]!,
+      phaseLine(api.phase),
+      floorLine(api.phase, input.connections, api.rps),
+    ];
   } finally {
     await naive.close();
   }

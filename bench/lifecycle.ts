@@ -620,6 +620,13 @@ async function main() {
   }))
     console.log(l);
   for (const l of await storageLines(db, docNo)) console.log(l);
+  // The load is over: the driver stops playing approvers and the round-trip baseline's worker stops polling, so
+  // neither takes the cores while the reads are measured (nor shares this process with the naive handler).
+  stop = true;
+  await player;
+  await Promise.all(inFlight);
+  roundTripWorker.shutdown();
+  await roundTripRun;
   const reads = await documentReads({
     db,
     databaseUrl: pg.url('wathiq'),
@@ -629,15 +636,18 @@ async function main() {
     documents: createdIds,
     requests: READS,
     connections: READ_CONNECTIONS,
+    others: async () => {
+      const [temporalCs, temporalPg, worker, postgres] = await Promise.all([
+        treeCoreSeconds(roots.temporal),
+        roots.temporalPostgres === undefined ? 0 : treeCoreSeconds(roots.temporalPostgres),
+        treeCoreSeconds(workerProcess.pid),
+        treeCoreSeconds(roots.postgres),
+      ]);
+      return { worker, Temporal: temporalCs + temporalPg, PostgreSQL: postgres };
+    },
   });
   for (const l of reads) console.log(l);
 
-  stop = true;
-  await player;
-  await Promise.all(inFlight);
-
-  roundTripWorker.shutdown();
-  await roundTripRun;
   await roundTripConnection.close();
   await apiProcess.stop();
   await workerProcess.stop();

@@ -29,6 +29,8 @@ export interface ReadResult {
   p99: number;
   /** Answers other than 200 (by status) and requests that got no answer ("error"). */
   failures: Record<string, number>;
+  /** CPU seconds the driver's own process spent on the run. */
+  driverCpuSeconds: number;
 }
 
 /**
@@ -53,6 +55,7 @@ async function drive(load: ReadLoad): Promise<ReadResult> {
   const failures: Record<string, number> = {};
   const turns = load.accounts.map(() => 0);
   let next = 0;
+  const cpu = process.cpuUsage();
   const started = performance.now();
   await Promise.all(
     Array.from({ length: load.connections }, async () => {
@@ -81,6 +84,7 @@ async function drive(load: ReadLoad): Promise<ReadResult> {
     }),
   );
   const seconds = (performance.now() - started) / 1000;
+  const { user, system } = process.cpuUsage(cpu);
   await pool.close();
   ms.sort();
   return {
@@ -89,6 +93,7 @@ async function drive(load: ReadLoad): Promise<ReadResult> {
     p50: percentile(ms, 50),
     p99: percentile(ms, 99),
     failures,
+    driverCpuSeconds: (user + system) / 1e6,
   };
 }
 

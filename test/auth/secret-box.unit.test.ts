@@ -31,6 +31,22 @@ describe('secret box', () => {
     expect(box.seal('whsec_top-secret', 'webhooks.secret:1')).not.toBe(sealed);
   });
 
+  it('holds its own copy of each key: the buffers it was given may be wiped afterwards', () => {
+    const k1 = key('k1');
+    const k0 = key('k0');
+    const copies = [Buffer.from(k1.key), Buffer.from(k0.key)];
+    const box = createSecretBox([k1, k0]);
+    const sealedBefore = box.seal('secret', 'ctx');
+    const sealedWithOld = createSecretBox([{ id: 'k0', key: copies[1]! }]).seal('old', 'ctx');
+    k1.key.fill(0);
+    k0.key.fill(0);
+    expect(box.open(sealedBefore, 'ctx')).toBe('secret');
+    expect(box.open(sealedWithOld, 'ctx')).toBe('old');
+    // What it seals after the wipe is sealed with the key as given, not with zeros.
+    const sealedAfter = box.seal('later', 'ctx');
+    expect(createSecretBox([{ id: 'k1', key: copies[0]! }]).open(sealedAfter, 'ctx')).toBe('later');
+  });
+
   it('refuses a value moved to another context, tampered with, truncated or not sealed at all', () => {
     const box = createSecretBox([key('k1')]);
     const sealed = box.seal('secret', 'webhooks.secret:1');
