@@ -4,9 +4,9 @@
  * after the other in the same environment; `--sizes 100,400,1600` to choose them).
  *
  * Everything real and on this machine: an embedded PostgreSQL, a Temporal dev server (or, with `--temporal
- * production`, the production-shaped server of the fault tests: PostgreSQL persistence, 4 shards), the worker (its own
- * process, as deployed) and the API in this process, and a fake WhatsApp Cloud API on loopback standing in for
- * Meta. N documents (3 approvers each, half sequential, half parallel) are created, sent, and driven to
+ * production`, the production-shaped server of the fault tests: PostgreSQL persistence, 4 shards), the worker and the
+ * API (each in its own process, as deployed), and, in this process, the driver and a fake WhatsApp Cloud API on
+ * loopback standing in for Meta. N documents (3 approvers each, half sequential, half parallel) are created, sent, and driven to
  * `approved` the way approvers act: the WhatsApp button (approve_only, review_only, through Meta-signed webhook
  * calls) and the approval page (sign, with a typed name). Prints, per size:
  *
@@ -18,17 +18,16 @@
  *   the code before the leaner workflow (RECORDED_BASELINE below), target at most half; and the same counts in round trips
  *   (one round trip's history counted the same way), with the ceiling they set on the ratio above;
  * - p50/p99 of the answer to an approver's action (the page's POST, the WhatsApp webhook) and from the last action to
- *   `approved`, the CPU share of the Temporal server, the worker, PostgreSQL and
- *   this process; and the `GET /health` rate (API → PostgreSQL + Temporal) for reference.
+ *   `approved`, the CPU share of the Temporal server, the worker, PostgreSQL, the API and this process; and the
+ *   `GET /health` rate (API → PostgreSQL + Temporal) for reference.
  *
  * With several sizes it also prints the rate at the largest against the smallest: target within 20 %. `--phases`
  * prints where a document's time goes (bench/phases.ts): each step as the driver sees it, and how long Temporal's
  * workflow and activity tasks waited to start and ran.
  */
-import { spawn } from 'node:child_process';
 import { Worker } from '@temporalio/worker';
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -39,11 +38,7 @@ import { createDb } from '../src/db/knex.ts';
 import { migrateLatest } from '../src/db/migrate.ts';
 import { accountsStore } from '../src/features/accounts/accounts-store.ts';
 import { createLogger } from '../src/logger.ts';
-import { startApiServer } from '../src/runtime/api-server.ts';
 import { startEmbeddedPostgres } from '../src/runtime/embedded-postgres.ts';
-import { createRateLimiter } from '../src/runtime/rate-limiter-factory.ts';
-import { secretBoxFromSettings } from '../src/auth/secret-box.ts';
-import { createStorage } from '../src/storage/create-storage.ts';
 import { createTemporalClient } from '../src/temporal/client.ts';
 import { connectWorker } from '../src/temporal/worker.ts';
 import { installTemporalRuntime } from '../src/temporal/runtime.ts';
@@ -58,6 +53,8 @@ import { makePdf } from '../test/helpers/pdf.ts';
 import { createTaskTimes, createTimeline } from './phases.ts';
 import { parseTemporalShape, startBenchTemporal } from './temporal-shape.ts';
 import { costLines, halfRateLines, storageLines, type CoreSeconds } from './user-targets.ts';
+import { findProcess, treeCoreSeconds, untilQuiet } from './process-cpu.ts';
+import { startServiceProcess } from './service-process.ts';
 import { documentReads } from './document-reads.ts';
 
 const { values: args } = parseArgs({
@@ -99,6 +96,8 @@ for (const [flag, n] of [
 ] as const) {
   if (!Number.isInteger(n) || n < 1) throw new Error(`${flag} takes whole numbers from 1`);
 }
+/** Documents driven before each measured size (not counted): as many as run at once, so every PDF thread starts. */
+const WARM_UP_DOCUMENTS = CONCURRENCY;
 /** Uploads checked at once by the API (PDF_MAX_CONCURRENT_INSPECTIONS); the driver sends no more at a time. */
 const UPLOAD_SLOTS = 4;
 
@@ -106,31 +105,6 @@ const UPLOAD_SLOTS = 4;
 const STATEMENTS_SHOWN = Number(args.statements);
 if (!Number.isInteger(STATEMENTS_SHOWN) || STATEMENTS_SHOWN < 0)
   throw new Error('--statements takes a whole number from 0');
-
-/** utime + stime of a process and its children-by-name, in clock ticks, from /proc. */
-async function cpuTicks(pids: number[]): Promise<number> {
-  let total = 0;
-  for (const pid of pids) {
-    try {
-      const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      total += Number(fields[11]) + Number(fields[12]);
-    } catch {
-      /* exited */
-    }
-  }
-  return total;
-}
-
-async function pidsMatching(pattern: RegExp): Promise<number[]> {
-  const out: number[] = [];
-  for (const entry of await readdir('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    const cmd = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
-    if (pattern.test(cmd.replace(/\0/g, ' '))) out.push(Number(entry));
-  }
-  return out;
-}
 
 const percentile = (sorted: number[], p: number) =>
   sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : NaN;
@@ -238,35 +212,19 @@ async function main() {
   await migrateLatest(db);
   await db.raw('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
   const client = createTemporalClient({ address: temporal.address, namespace: 'default' });
-  // The worker runs as its own process, as deployed (`npm run start:worker`), so it has a core of its own.
-  // BENCH_CPU_PROF=<dir> writes a V8 CPU profile of the worker there (when it exits at the end of the run).
-  const profile = process.env.BENCH_CPU_PROF
-    ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
-    : [];
-  const workerProcess = spawn(process.execPath, [...profile, '--import', 'tsx', 'src/main.ts', 'worker'], {
-    env: { ...process.env, ...workerEnv },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  process.once('exit', () => workerProcess.kill('SIGKILL')); // never leave the worker behind
-  await new Promise<void>((resolve, reject) => {
-    workerProcess.stdout.on('data', (d: Buffer) => {
-      if (d.toString().includes('Wathiq is running')) resolve();
-    });
-    workerProcess.once('exit', (code) => reject(new Error(`worker exited with ${code}`)));
-  });
-  const api = await startApiServer(
-    {
-      config,
-      db,
-      temporal: client,
-      logger,
-      rateLimiter: createRateLimiter(config, db),
-      storage: createStorage(config),
-      secrets: secretBoxFromSettings(config.encryption),
-    },
-    '127.0.0.1',
-    0,
+  // The worker and the API run as their own processes, as deployed (`npm run start:worker`, `start:api`), so each
+  // has its CPU time apart from this process's: the driver, the fake Graph API and the round trip's client and worker.
+  // BENCH_CPU_PROF=<dir> writes a V8 CPU profile of each there (when it exits at the end of the run).
+  const workerProcess = await startServiceProcess('worker', workerEnv, process.env.BENCH_CPU_PROF);
+  onFailure.push(() => workerProcess.stop());
+  const apiPort = await freePort();
+  const apiProcess = await startServiceProcess(
+    'api',
+    { ...workerEnv, HOST: '127.0.0.1', PORT: String(apiPort) },
+    process.env.BENCH_CPU_PROF,
   );
+  onFailure.push(() => apiProcess.stop());
+  const api = { url: `http://127.0.0.1:${apiPort}` };
   const base = `${api.url}/api/v1`;
 
   // Several accounts, documents spread over them, as a deployment serves: one account's plan limit (1,000 requests a
@@ -401,40 +359,52 @@ async function main() {
     }
   })();
 
-  const temporalPids = temporal.pid ? [temporal.pid] : await pidsMatching(/temporal server start-dev/);
-  const workerPids = [workerProcess.pid!];
-  // PostgreSQL's processes are listed again at each reading: the pools open backends during the run. The
-  // production-shaped Temporal's own PostgreSQL is counted with Temporal, not here.
-  const pgTicks = async () => {
-    const pids = await pidsMatching(new RegExp(`postgres.*${path.join(dir, 'pg')}|postgres:`));
-    const ours = temporal.postgresPattern
-      ? new Set(await pidsMatching(temporal.postgresPattern))
-      : new Set<number>();
-    const all = await Promise.all(pids.map(async (pid) => [pid, await cpuTicks([pid])] as const));
+  // Each part of the service is a process and its descendants, found by what started it: never by a name alone,
+  // which would count the PostgreSQL and Temporal servers of anything else running on the machine.
+  const temporalPort = temporal.address.split(':').pop()!;
+  const rootOf = async (what: string, pattern: RegExp) => {
+    const pid = await findProcess(pattern);
+    if (pid === undefined) throw new Error(`no process of ${what} found (${pattern})`);
+    return pid;
+  };
+  const roots = {
+    temporal:
+      temporal.pid ??
+      (await rootOf(
+        'the Temporal dev server',
+        new RegExp(`temporal server start-dev .*--port ${temporalPort} `),
+      )),
+    // The production shape's own PostgreSQL is counted with Temporal.
+    temporalPostgres: temporal.postgresPattern
+      ? await rootOf("Temporal's PostgreSQL", temporal.postgresPattern)
+      : undefined,
+    postgres: await rootOf("Wathiq's PostgreSQL", new RegExp(`postgres -D ${path.join(dir, 'pg', 'data')} `)),
+  };
+  /** Core-seconds each part has used so far. */
+  const readCpu = async (): Promise<CoreSeconds> => {
+    const [temporalCs, temporalPg, worker, postgres, apiCs] = await Promise.all([
+      treeCoreSeconds(roots.temporal),
+      roots.temporalPostgres === undefined ? 0 : treeCoreSeconds(roots.temporalPostgres),
+      treeCoreSeconds(workerProcess.pid),
+      treeCoreSeconds(roots.postgres),
+      treeCoreSeconds(apiProcess.pid),
+    ]);
+    const own = process.cpuUsage();
     return {
-      wathiq: new Map(all.filter(([pid]) => !ours.has(pid))),
-      temporal: new Map(all.filter(([pid]) => ours.has(pid))),
+      temporal: temporalCs + temporalPg,
+      worker,
+      postgres,
+      api: apiCs,
+      benchmark: (own.user + own.system) / 1e6,
     };
   };
-  const pgTicksSince = (before: Map<number, number>, after: Map<number, number>) =>
-    [...after].reduce((sum, [pid, t]) => sum + t - (before.get(pid) ?? 0), 0);
-  const ticks = async () => {
-    const [t, pgs, w] = await Promise.all([cpuTicks(temporalPids), pgTicks(), cpuTicks(workerPids)]);
-    return [t, pgs, w] as const;
-  };
-  const hz = 100; // USER_HZ on Linux
-  type Ticks = Awaited<ReturnType<typeof ticks>>;
-  /** Core-seconds of every process between two readings, per unit of work. */
-  const coreSecondsSince = (
-    [ta, pa, wa]: Ticks,
-    [tb, pb, wb]: Ticks,
-    cpu: NodeJS.CpuUsage,
-    units: number,
-  ): CoreSeconds => ({
-    temporal: (tb - ta + pgTicksSince(pa.temporal, pb.temporal)) / hz / units,
-    worker: (wb - wa) / hz / units,
-    postgres: pgTicksSince(pa.wathiq, pb.wathiq) / hz / units,
-    thisProcess: (cpu.user + cpu.system) / 1e6 / units,
+  /** Core-seconds of each part between two readings, per unit of work. */
+  const cpuSince = (a: CoreSeconds, b: CoreSeconds, units: number): CoreSeconds => ({
+    temporal: (b.temporal - a.temporal) / units,
+    worker: (b.worker - a.worker) / units,
+    postgres: (b.postgres - a.postgres) / units,
+    api: (b.api - a.api) / units,
+    benchmark: (b.benchmark - a.benchmark) / units,
   });
   const yes = (met: boolean) => (met ? 'met' : 'NOT met');
 
@@ -480,26 +450,41 @@ async function main() {
   };
   const rates: { n: number; rate: number }[] = [];
   let docNo = 0;
+  // The API compresses its page assets in the background once it answers (seconds of brotli in a fresh DATA_DIR):
+  // that is start-up work, not the round trip's nor the documents', so the measuring starts once both are quiet.
+  for (const [name, pid] of [
+    ['API', apiProcess.pid],
+    ['worker', workerProcess.pid],
+  ] as const) {
+    const quiet = await untilQuiet(pid);
+    if (quiet.share > 0.05)
+      console.log(
+        `  (the ${name} still used ${(quiet.share * 100).toFixed(0)}% of a core after ${(quiet.waitedMs / 1000).toFixed(0)} s)`,
+      );
+  }
   for (const N of SIZES) {
     const health = await healthRate();
-    const rt0 = await ticks();
-    const rtCpu0 = process.cpuUsage();
+    const rt0 = await readCpu();
     const { rate: roundTripRate, ms: roundTripMs } = await roundTrips(ROUND_TRIPS, `n${N}`);
-    const roundTripCost = coreSecondsSince(rt0, await ticks(), process.cpuUsage(rtCpu0), ROUND_TRIPS);
+    const roundTripCost = cpuSince(rt0, await readCpu(), ROUND_TRIPS);
+    // A few documents right before the measured ones, as the round trip has its warm-up: the API's and the worker's
+    // PDF threads (stopped after 30 s idle) start again, the code paths compile, the pools open their connections.
+    await runPool(WARM_UP_DOCUMENTS, CONCURRENCY, async () => {
+      await driveDocument(docNo++);
+    });
     const messagesBefore = graph.requests.length;
     answers = [];
     timeline = createTimeline();
-    const [t0, p0, w0] = await ticks();
     await db.raw('SELECT pg_stat_statements_reset()');
-    const cpu0 = process.cpuUsage();
+    const cpu0 = await readCpu();
     const started = performance.now();
     const ids: string[] = [];
     await runPool(N, CONCURRENCY, async () => {
       ids.push(await driveDocument(docNo++));
     });
     const seconds = (performance.now() - started) / 1000;
-    const [t1, p1, w1] = await ticks();
-    const cpu1 = process.cpuUsage(cpu0);
+    const cpu1 = await readCpu();
+    const cpu = cpuSince(cpu0, cpu1, 1);
     const statements = await db.raw<{ rows: { calls: string; query: string }[] }>(
       `SELECT calls, regexp_replace(query, '\\s+', ' ', 'g') AS query FROM pg_stat_statements
         WHERE query NOT LIKE '%pg_stat_statements%' ORDER BY calls DESC`,
@@ -515,7 +500,6 @@ async function main() {
       [ids],
     );
     const latencies = rows.rows.map((r) => Number(r.ms)).sort((a, b) => a - b);
-    const share = (t: number) => `${((t / hz / seconds) * 100).toFixed(0)}% of one core`;
 
     // The Temporal work, from the real histories of this size's workflows.
     const total: Work = { workflowTasks: 0, activityTasks: 0, localActivities: 0, timers: 0, events: 0 };
@@ -579,12 +563,11 @@ async function main() {
     console.log(
       `    last action → approved: p50 ${percentile(latencies, 50).toFixed(0)} ms, p99 ${percentile(latencies, 99).toFixed(0)} ms (${latencies.length} documents)`,
     );
-    const temporalTicks = t1 - t0 + pgTicksSince(p0.temporal, p1.temporal);
+    const share = (cs: number) => `${((cs / seconds) * 100).toFixed(0)}%`;
     console.log(
-      `    CPU over ${seconds.toFixed(1)} s: ${temporal.label} ${share(temporalTicks)}, worker ${share(w1 - w0)}, PostgreSQL ${share(pgTicksSince(p0.wathiq, p1.wathiq))}, API + benchmark driver ${(((cpu1.user + cpu1.system) / 1e6 / seconds) * 100).toFixed(0)}% of one core; ${((temporalTicks + w1 - w0) / hz / N).toFixed(3)} Temporal + worker core-seconds per document`,
+      `    CPU over ${seconds.toFixed(1)} s, in shares of one core: ${temporal.label} ${share(cpu.temporal)}, worker ${share(cpu.worker)}, PostgreSQL ${share(cpu.postgres)}, API ${share(cpu.api)}; the benchmark's process (driver, fake Graph API) ${share(cpu.benchmark)}`,
     );
-    for (const l of costLines(coreSecondsSince([t0, p0, w0], [t1, p1, w1], cpu1, N), roundTripCost))
-      console.log(l);
+    for (const l of costLines(cpuSince(cpu0, cpu1, N), roundTripCost, os.loadavg()[0]!)) console.log(l);
     if (args.phases) for (const l of [...timeline.lines(), ...taskTimes.lines()]) console.log(l);
     console.log(`    WhatsApp messages sent: ${graph.requests.length - messagesBefore}`);
     console.log(
@@ -642,6 +625,7 @@ async function main() {
     databaseUrl: pg.url('wathiq'),
     poolMax: config.database.poolMax,
     apiBase: base,
+    apiCoreSeconds: () => treeCoreSeconds(apiProcess.pid),
     documents: createdIds,
     requests: READS,
     connections: READ_CONNECTIONS,
@@ -655,9 +639,8 @@ async function main() {
   roundTripWorker.shutdown();
   await roundTripRun;
   await roundTripConnection.close();
-  await api.stop();
-  workerProcess.kill('SIGTERM');
-  await new Promise((r) => workerProcess.once('exit', r));
+  await apiProcess.stop();
+  await workerProcess.stop();
   await client.close();
   await db.destroy();
   await graph.close();

@@ -18,7 +18,7 @@ export interface BenchTemporal {
   label: string;
   /** The server's process (the dev server is found by its command line, as it runs under the CLI). */
   pid?: number;
-  /** A pattern for the server's PostgreSQL processes, counted with Temporal's CPU (production shape). */
+  /** The command line of the server's PostgreSQL postmaster, counted with its backends as Temporal's CPU (production shape). */
   postgresPattern?: RegExp;
   stop(): Promise<void>;
 }
@@ -52,8 +52,8 @@ export async function startBenchTemporal(
     address: server.address,
     label: 'Temporal server (4 shards) + its PostgreSQL',
     pid: server.process.pid,
-    // Its postmaster names its data folder; its backends name their database (temporal, temporal_visibility).
-    postgresPattern: new RegExp(`postgres.*${dir_}|^postgres: \\S+ temporal(_visibility)? `),
+    // Its postmaster names its data folder; its backends are the postmaster's children.
+    postgresPattern: new RegExp(`postgres -D ${path.join(dir_, 'temporal-postgres', 'data')} `),
     stop: () => server.stop(),
   };
 }

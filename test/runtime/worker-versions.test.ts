@@ -145,7 +145,11 @@ describe('upgrading workers: deploy beside, ramp, make current, drain, retire', 
   it('a new version whose workers poll another task queue is not made current, and the worker says which setting', async () => {
     // B is current and its worker polls the service's task queue; a version on another queue would strand it.
     const otherQueue = `${h.service.taskQueue}-renamed`;
-    const third = await startWorkerOf(h.service, { workflowsPath: THIRD, versioned: true, taskQueue: otherQueue });
+    const third = await startWorkerOf(h.service, {
+      workflowsPath: THIRD,
+      versioned: true,
+      taskQueue: otherQueue,
+    });
     try {
       const deployments = workerDeployments({
         connection: h.service.temporal.connection,
@@ -155,7 +159,9 @@ describe('upgrading workers: deploy beside, ramp, make current, drain, retire', 
         identity: 'worker-versions test',
       });
       await expect(promoteOnStart(deployments, third.buildId!)).rejects.toThrow(
-        new RegExp(`poll a task queue this version does not \\(is TEMPORAL_TASK_QUEUE "${otherQueue}" changed\\?\\)`),
+        new RegExp(
+          `poll a task queue this version does not \\(is TEMPORAL_TASK_QUEUE "${otherQueue}" changed\\?\\)`,
+        ),
       );
       expect((await workers('status')).current).toBe(b!.buildId);
     } finally {

@@ -1,0 +1,85 @@
+/**
+ * CPU time of one process and everything under it, read from /proc: what a benchmark charges to one part of the
+ * service. Processes are found by their parent, never by name alone, so the PostgreSQL backends and Temporal servers
+ * of anything else running on the machine (another benchmark, a test run) are not counted.
+ */
+import { readdir, readFile } from 'node:fs/promises';
+
+/** USER_HZ on Linux: the clock ticks /proc counts CPU time in. */
+const HZ = 100;
+
+interface Stat {
+  ppid: number;
+  /** utime + stime, and cutime + cstime: its own ticks and those of the children it has waited for. */
+  ticks: number;
+}
+
+async function stat(pid: number): Promise<Stat | undefined> {
+  try {
+    const text = await readFile(`/proc/${pid}/stat`, 'utf8');
+    // After "pid (comm) ": state is field 0 here, ppid 1, utime 11, stime 12, cutime 13, cstime 14.
+    const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    return { ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]) };
+  } catch {
+    return undefined; // exited
+  }
+}
+
+async function allPids(): Promise<number[]> {
+  return (await readdir('/proc')).filter((e) => /^\d+$/.test(e)).map(Number);
+}
+
+/** The first process whose command line (arguments joined by spaces) matches. */
+export async function findProcess(pattern: RegExp): Promise<number | undefined> {
+  for (const pid of await allPids()) {
+    const cmd = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+    if (pattern.test(cmd.replace(/\0/g, ' '))) return pid;
+  }
+  return undefined;
+}
+
+/**
+ * Core-seconds used so far by `root` and its descendants, those still running and those it (or they) waited for
+ * after they exited: PostgreSQL's backends come and go with the pools, and their time stays in the postmaster's.
+ */
+export async function treeCoreSeconds(root: number): Promise<number> {
+  const stats = new Map<number, Stat>();
+  await Promise.all(
+    (await allPids()).map(async (pid) => {
+      const s = await stat(pid);
+      if (s) stats.set(pid, s);
+    }),
+  );
+  const children = new Map<number, number[]>();
+  for (const [pid, s] of stats) children.set(s.ppid, [...(children.get(s.ppid) ?? []), pid]);
+  let ticks = 0;
+  const todo = stats.has(root) ? [root] : [];
+  while (todo.length) {
+    const pid = todo.pop()!;
+    ticks += stats.get(pid)!.ticks;
+    todo.push(...(children.get(pid) ?? []));
+  }
+  return ticks / HZ;
+}
+
+/**
+ * Resolves once `pid` (and its descendants) used under `share` of one core over `windowMs`: work a process starts
+ * in the background after it answers (the API compresses its page assets) is then not charged to what is measured
+ * next. Gives up after `maxMs` and says how busy it still was.
+ */
+export async function untilQuiet(
+  pid: number,
+  options: { share?: number; windowMs?: number; maxMs?: number } = {},
+): Promise<{ waitedMs: number; share: number }> {
+  const { share = 0.05, windowMs = 1000, maxMs = 120_000 } = options;
+  const started = performance.now();
+  let last = await treeCoreSeconds(pid);
+  for (;;) {
+    await new Promise((r) => setTimeout(r, windowMs));
+    const now = await treeCoreSeconds(pid);
+    const used = (now - last) / (windowMs / 1000);
+    last = now;
+    const waitedMs = performance.now() - started;
+    if (used <= share || waitedMs >= maxMs) return { waitedMs, share: used };
+  }
+}

@@ -1,0 +1,48 @@
+/**
+ * One role of Wathiq in a process of its own, started as `npm run start:api` / `start:worker` start it (the sources
+ * compiled to JavaScript, not under tsx, whose hooks also load into every PDF thread), so a benchmark reads its CPU
+ * time apart from its own driver's.
+ */
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import type { Readable } from 'node:stream';
+
+export interface ServiceProcess {
+  pid: number;
+  /** SIGTERM (the role's ordered shutdown, which writes a CPU profile when asked for one), then its exit. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the role with `env` added to this process's environment and resolves once it prints its banner.
+ * `cpuProfileDir` writes a V8 CPU profile of it there when it exits.
+ */
+export async function startServiceProcess(
+  role: 'api' | 'worker',
+  env: Record<string, string>,
+  cpuProfileDir?: string,
+): Promise<ServiceProcess> {
+  const profile = cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfileDir}`] : [];
+  const child: ChildProcessByStdio<null, Readable, null> = spawn(
+    process.execPath,
+    [...profile, 'scripts/start.mjs', role],
+    { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  process.once('exit', () => child.kill('SIGKILL')); // never left behind
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  await new Promise<void>((resolve, reject) => {
+    let banner = '';
+    child.stdout.on('data', (d: Buffer) => {
+      banner += d.toString();
+      if (banner.includes('Wathiq is running')) resolve();
+    });
+    void exited.then((code) => reject(new Error(`the ${role} exited with ${code} before it ran`)));
+  });
+  child.stdout.removeAllListeners('data').resume(); // its later output is not read; it must not fill the pipe
+  return {
+    pid: child.pid!,
+    async stop() {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
