@@ -2,8 +2,11 @@ import { z } from 'zod';
 import { defineSlice } from './slice.ts';
 
 export interface ApprovalConfig {
-  /** How long the approval workflow retries each kind of activity (schedule-to-close) before its defined outcome. */
-  approvalPolicies: { notifyMs: number; finalizeMs: number; writeMs: number };
+  /**
+   * How long the approval workflow retries each kind of activity (schedule-to-close) before its defined outcome,
+   * and how long a finalization attempt may go without a heartbeat before Temporal gives it up and retries it.
+   */
+  approvalPolicies: { notifyMs: number; finalizeMs: number; writeMs: number; finalizeHeartbeatMs: number };
   /** How long the API waits for an approval workflow's answer before answering 503 (the answer is then lost). */
   approvalAnswerTimeoutMs: number;
   /** Per approver and document: a pause between reminders and a cap on how many. */
@@ -39,6 +42,15 @@ export const approvalSlice = defineSlice({
       3_600,
       'how long a read-model write (PostgreSQL) is retried; then the workflow parks in "attention" until retried',
     ),
+    APPROVAL_FINALIZE_HEARTBEAT_SECONDS: z.coerce
+      .number()
+      .int()
+      .min(3)
+      .max(300)
+      .default(30)
+      .describe(
+        'how long a finalization attempt may go without a heartbeat (every 5 s, or a third of this when shorter) before Temporal gives it up and retries it: how soon a worker killed mid-finalization is noticed; below 30 only in tests',
+      ),
     APPROVAL_ANSWER_TIMEOUT_SECONDS: z.coerce
       .number()
       .int()
@@ -84,6 +96,7 @@ export const approvalSlice = defineSlice({
       notifyMs: e.APPROVAL_NOTIFY_RETRY_SECONDS * 1000,
       finalizeMs: e.APPROVAL_FINALIZE_RETRY_SECONDS * 1000,
       writeMs: e.APPROVAL_WRITE_RETRY_SECONDS * 1000,
+      finalizeHeartbeatMs: e.APPROVAL_FINALIZE_HEARTBEAT_SECONDS * 1000,
     },
     approvalAnswerTimeoutMs: e.APPROVAL_ANSWER_TIMEOUT_SECONDS * 1000,
     reminders: {

@@ -1,7 +1,14 @@
 import { Context } from '@temporalio/activity';
 
-/** How often a long activity tells Temporal it is alive; well inside the workflow's heartbeat time-out. */
+/**
+ * How often a long activity tells Temporal it is alive: every 5 s, or three times within a shorter heartbeat
+ * time-out, so a live attempt is never given up for a missed heartbeat.
+ */
 const HEARTBEAT_INTERVAL_MS = 5_000;
+
+export function heartbeatIntervalMs(heartbeatTimeoutMs: number | undefined): number {
+  return heartbeatTimeoutMs ? Math.min(HEARTBEAT_INTERVAL_MS, heartbeatTimeoutMs / 3) : HEARTBEAT_INTERVAL_MS;
+}
 
 /**
  * Runs `work` while heartbeating, so that a worker that dies mid-way (a crash, SIGKILL) is noticed within the
@@ -15,7 +22,7 @@ export async function whileHeartbeating<T>(work: () => Promise<T>): Promise<T> {
   } catch {
     return work();
   }
-  const timer = setInterval(() => context.heartbeat(), HEARTBEAT_INTERVAL_MS);
+  const timer = setInterval(() => context.heartbeat(), heartbeatIntervalMs(context.info.heartbeatTimeoutMs));
   try {
     context.heartbeat();
     return await work();

@@ -1,5 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Client, Connection } from '@temporalio/client';
+import { decodeTimeoutType } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/approval-flow.ts';
 import { startFaultStack, TEMPORAL_SHAPES, type FaultStack } from '../helpers/fault-stack.ts';
@@ -17,7 +19,48 @@ import { startTestTsa, type TestTsa } from '../helpers/tsa-server.ts';
  * time-stamp authority, which holds the request: the signed PDF is being made at that moment), then a new worker
  * process starts. The finalization runs again on it: every document ends approved with a valid signature, nobody is
  * notified twice, and no webhook event arrives under two delivery ids. On both Temporal shapes.
+ *
+ * The killed attempt is given up when its heartbeat stops: after APPROVAL_FINALIZE_HEARTBEAT_SECONDS, 5 s here
+ * rather than production's 30 s, so the test waits seconds for what it proves.
  */
+const HEARTBEAT_SECONDS = 5;
+
+/**
+ * The finalization attempts Temporal gave up because their heartbeat stopped, over `documentIds`' workflows, and
+ * the heartbeat time-outs (seconds) the workflows scheduled their finalizations with.
+ */
+async function heartbeatTimeouts(address: string, documentIds: readonly string[]) {
+  const connection = await Connection.connect({ address });
+  try {
+    const client = new Client({ connection });
+    const histories = await Promise.all(
+      documentIds.map((id) => client.workflow.getHandle(`document-${id}`).fetchHistory()),
+    );
+    const events = histories.flatMap((h) => h.events ?? []);
+    return {
+      // An attempt that failed and was retried is in the history only as the next attempt's lastFailure.
+      timedOut: events.filter(
+        (e) =>
+          decodeTimeoutType(
+            e.activityTaskStartedEventAttributes?.lastFailure?.timeoutFailureInfo?.timeoutType,
+          ) === 'HEARTBEAT',
+      ).length,
+      scheduledWith: [
+        ...new Set(
+          events.flatMap((e) => {
+            // int64 fields arrive as Long objects, whose decimal form Number reads.
+            const seconds = Number(
+              String(e.activityTaskScheduledEventAttributes?.heartbeatTimeout?.seconds ?? 0),
+            );
+            return seconds > 0 ? [seconds] : [];
+          }),
+        ),
+      ],
+    };
+  } finally {
+    await connection.close();
+  }
+}
 
 /** A time-stamp authority in front of the test TSA that holds every request while `holding` is on. */
 async function startGatedTsa(upstream: TestTsa) {
@@ -67,7 +110,12 @@ describe.each(TEMPORAL_SHAPES)(
       stack = await startFaultStack({ name: 'worker-kill', shape });
       tsa = await startTestTsa(stack.pki.tsa);
       gate = await startGatedTsa(tsa);
-      await stack.startRoles({ apis: 1, workers: 1, tsaUrl: gate.url });
+      await stack.startRoles({
+        apis: 1,
+        workers: 1,
+        tsaUrl: gate.url,
+        env: { APPROVAL_FINALIZE_HEARTBEAT_SECONDS: String(HEARTBEAT_SECONDS) },
+      });
     }, 600_000);
 
     afterAll(async () => {
@@ -95,7 +143,7 @@ describe.each(TEMPORAL_SHAPES)(
       gate.release();
 
       await stack.startWorker('worker 2');
-      // The killed attempt is given up after the finalization's heartbeat time-out (30 s), then retried here.
+      // The killed attempt is given up after the finalization's heartbeat time-out, then retried here.
       await waitAllApproved(db, driver.documents, 180_000, driver);
       await driver.stop();
 
@@ -106,6 +154,13 @@ describe.each(TEMPORAL_SHAPES)(
       for (const doc of driver.documents) await expectSignedDownload(driver, doc, stack.dir, pki.nssDir);
       // Each finalization asked for a time-stamp; the one killed asked again on the new worker.
       expect(gate.received()).toBeGreaterThan(driver.documents.length);
+      // The killed attempt was given up for its silence, on the configured heartbeat time-out.
+      const timeouts = await heartbeatTimeouts(
+        stack.temporalAddress,
+        driver.documents.map((d) => d.id),
+      );
+      expect(timeouts.timedOut).toBeGreaterThanOrEqual(1);
+      expect(timeouts.scheduledWith).toEqual([HEARTBEAT_SECONDS]);
     }, 420_000);
   },
 );

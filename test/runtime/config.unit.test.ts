@@ -77,6 +77,11 @@ describe('loadConfig', () => {
     expect(config.purge).toEqual({ intervalMs: 60 * 60_000, batchSize: 1000, maxBatches: 100 });
     expect(config.approvalAnswerTimeoutMs).toBe(20_000);
     expect(loadConfig({ APPROVAL_ANSWER_TIMEOUT_SECONDS: '3' }).approvalAnswerTimeoutMs).toBe(3000);
+    // A worker killed mid-finalization is noticed after 30 s unless a test asks for less.
+    expect(config.approvalPolicies.finalizeHeartbeatMs).toBe(30_000);
+    expect(
+      loadConfig({ APPROVAL_FINALIZE_HEARTBEAT_SECONDS: '5' }).approvalPolicies.finalizeHeartbeatMs,
+    ).toBe(5000);
   });
 
   it.each([
@@ -92,6 +97,11 @@ describe('loadConfig', () => {
     ['APPROVAL_ANSWER_TIMEOUT_SECONDS', '0'],
     ['APPROVAL_ANSWER_TIMEOUT_SECONDS', '301'],
     ['APPROVAL_ANSWER_TIMEOUT_SECONDS', '2.5'],
+    // Under 3 s, a live attempt on a loaded machine could miss its heartbeats and be given up.
+    ['APPROVAL_FINALIZE_HEARTBEAT_SECONDS', '2'],
+    ['APPROVAL_FINALIZE_HEARTBEAT_SECONDS', '301'],
+    ['APPROVAL_FINALIZE_HEARTBEAT_SECONDS', '__proto__'],
+    ['APPROVAL_FINALIZE_HEARTBEAT_SECONDS', '9'.repeat(10_000)],
     // A wait longer than the failure window would be forgotten before it ends.
     ['LOGIN_FAILURE_WINDOW_MINUTES', '0.5'],
   ])('refuses %s=%s and names the variable', (name, value) => {

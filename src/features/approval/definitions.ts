@@ -226,6 +226,11 @@ export interface ApprovalPolicies {
   notifyMs: number;
   finalizeMs: number;
   writeMs: number;
+  /**
+   * The finalization's heartbeat time-out (APPROVAL_FINALIZE_HEARTBEAT_SECONDS). Absent from the histories of runs
+   * whose worker predates it: those keep the 30 s they were started with.
+   */
+  finalizeHeartbeatMs?: number;
 }
 
 /**

@@ -31,11 +31,12 @@ export interface ActivityContext {
   events: DocumentEvents;
 }
 
-/** The defaults of APPROVAL_NOTIFY/FINALIZE/WRITE_RETRY_SECONDS: 6 h, 4 h, 1 h. */
+/** The defaults of APPROVAL_NOTIFY/FINALIZE/WRITE_RETRY_SECONDS and APPROVAL_FINALIZE_HEARTBEAT_SECONDS. */
 export const DEFAULT_APPROVAL_POLICIES: ApprovalPolicies = {
   notifyMs: 6 * 3_600_000,
   finalizeMs: 4 * 3_600_000,
   writeMs: 3_600_000,
+  finalizeHeartbeatMs: 30_000,
 };
 
 /**

@@ -22,7 +22,8 @@ export const NOTIFY_POLICY = {
 export const WRITE_POLICY = NOTIFY_POLICY;
 export const FINALIZE_POLICY = {
   startToCloseTimeout: '10 minutes',
-  // The activity heartbeats while it works: a worker killed mid-way is noticed within this, not 10 minutes.
+  // The activity heartbeats while it works: a worker killed mid-way is noticed within this, not 10 minutes. The
+  // run's policies may set another (APPROVAL_FINALIZE_HEARTBEAT_SECONDS); runs started before they could keep this.
   heartbeatTimeout: '30 seconds',
   retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '10 minutes' },
 } as const satisfies ActivityOptions;
@@ -114,6 +115,10 @@ export function approvalEffects(policies: ApprovalPolicies): ApprovalEffects {
     notices,
     request: localFirst(requestsLocally.notifyApprover, notices.notifyApprover),
     finalization: (ms) =>
-      proxyActivities<ApprovalActivities>({ ...FINALIZE_POLICY, scheduleToCloseTimeout: ms }),
+      proxyActivities<ApprovalActivities>({
+        ...FINALIZE_POLICY,
+        heartbeatTimeout: policies.finalizeHeartbeatMs ?? FINALIZE_POLICY.heartbeatTimeout,
+        scheduleToCloseTimeout: ms,
+      }),
   };
 }
