@@ -2,7 +2,10 @@ import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { actInDatabase } from '../../src/features/approval/act-in-database.ts';
 import { actionEvidenceStore } from '../../src/features/approval/action-evidence-store.ts';
-import { approvalSignalsStore } from '../../src/features/approval/approval-signals-store.ts';
+import {
+  approvalSignalsStore,
+  type SignalRow as StoredSignal,
+} from '../../src/features/approval/approval-signals-store.ts';
 import { createApprovalClient } from '../../src/features/approval/client.ts';
 import { approvalWorkflowId } from '../../src/features/approval/definitions.ts';
 import { registerApprovalSignalsGauges } from '../../src/metrics/approval-signals-gauge.ts';
@@ -57,15 +60,10 @@ afterAll(async () => {
 
 const db = () => h.service.database.db;
 
-interface SignalRow {
-  id: string;
-  sent_at: Date | null;
-  leased_until: Date | null;
-  attempts: number;
-  last_error: string | null;
-  dead_at: Date | null;
-  dead_reason: string | null;
-}
+type SignalRow = Pick<
+  StoredSignal,
+  'id' | 'sent_at' | 'leased_until' | 'attempts' | 'last_error' | 'dead_at' | 'dead_reason'
+>;
 const signalsOf = (documentId: string): Promise<SignalRow[]> =>
   db()('approval_signals').where({ document_id: documentId }).orderBy('created_at');
 

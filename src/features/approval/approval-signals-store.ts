@@ -14,7 +14,8 @@ export interface ApprovalSignal {
   payload: RecordedAction;
 }
 
-interface SignalRow {
+/** An `approval_signals` row as stored. */
+export interface SignalRow {
   id: string;
   document_id: string;
   workflow_id: string;
