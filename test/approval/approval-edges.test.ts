@@ -267,14 +267,17 @@ describe('a reply whose handling failed half-way', () => {
 });
 
 describe('the Graph API failing', () => {
+  // Numbers no other test here messages: a signed copy or reminder of another document still on its way to a shared
+  // number could take the scripted answer or add to the count.
+  const RETRIED = '966531230500';
+  const UNREACHABLE = '966531230400';
+
   it('500 then 200: the notification is retried and sent once', async () => {
-    h.graph.script({ kind: 'raw', status: 500, body: 'oops' }, { kind: 'ok' });
+    h.graph.scriptFor(RETRIED, { kind: 'raw', status: 500, body: 'oops' }, { kind: 'ok' });
     const before = h.graph.requests.length;
-    const { doc } = await sentDocument('parallel', [{ phone: PHONES.saudiA, action_type: 'approve_only' }]);
+    const { doc } = await sentDocument('parallel', [{ phone: RETRIED, action_type: 'approve_only' }]);
     await eventually(async () => (await statusOf(h, doc.id)).approvers[0]!.status === 'notified', 20_000);
-    const attempts = h.graph.requests
-      .slice(before)
-      .filter((r) => (r.body as { to?: string }).to === PHONES.saudiA);
+    const attempts = h.graph.requests.slice(before).filter((r) => (r.body as { to?: string }).to === RETRIED);
     expect(attempts.map((r) => r.wamid !== undefined)).toEqual([false, true]);
     const rows = await h.service.database
       .db('whatsapp_messages')
@@ -284,15 +287,22 @@ describe('the Graph API failing', () => {
   });
 
   it('400 (not on WhatsApp): not retried, recorded on the approver, and the approval goes on', async () => {
-    h.graph.script({ kind: 'graph_error', status: 400, code: 131026, message: 'Message undeliverable' });
+    h.graph.scriptFor(UNREACHABLE, {
+      kind: 'graph_error',
+      status: 400,
+      code: 131026,
+      message: 'Message undeliverable',
+    });
     const before = h.graph.requests.length;
-    const { doc } = await sentDocument('parallel', [{ phone: PHONES.saudiB, action_type: 'approve_only' }]);
+    const { doc } = await sentDocument('parallel', [{ phone: UNREACHABLE, action_type: 'approve_only' }]);
     const status = await eventually(async () => {
       const s = await statusOf(h, doc.id);
       return s.approvers[0]!.status === 'notified' && s;
     });
     expect(status.approvers[0]!.notification?.status).toBe('failed');
-    expect(h.graph.requests.length - before).toBe(1);
+    expect(
+      h.graph.requests.slice(before).filter((r) => (r.body as { to?: string }).to === UNREACHABLE),
+    ).toHaveLength(1);
     const approverId = status.approvers[0]!.id;
     const token = (await storedLinkTokens(h.service, { id: approverId })).get(approverId)!;
     expect((await pagePost(h, token, 'complete', {})).status).toBe(200); // the link still works when shared otherwise

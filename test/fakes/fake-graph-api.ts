@@ -47,6 +47,11 @@ export interface FakeGraphApi {
   requests: RecordedRequest[];
   /** Queue answers for the next requests, in order; when the queue is empty the answer is success. */
   script(...responses: ScriptedResponse[]): void;
+  /**
+   * Queue answers for the next messages to one number, ahead of `script`'s: a test's script is not taken by another
+   * document's message (a signed copy or a reminder still on its way) reaching the fake first.
+   */
+  scriptFor(to: string, ...responses: ScriptedResponse[]): void;
   reset(): void;
   close(): Promise<void>;
 }
@@ -65,6 +70,7 @@ export async function startFakeGraphApi(options: FakeGraphApiOptions = {}): Prom
   const templates: ListedTemplate[] = [];
   const requests: RecordedRequest[] = [];
   let queue: ScriptedResponse[] = [];
+  const byRecipient = new Map<string, ScriptedResponse[]>();
   const timers = new Set<NodeJS.Timeout>();
 
   const server = http.createServer((req, res) => {
@@ -104,7 +110,9 @@ export async function startFakeGraphApi(options: FakeGraphApiOptions = {}): Prom
       }
       const invalid = validateMessage(body);
       if (invalid) return sendGraphError(res, 400, 100, invalid);
-      answer(queue.shift() ?? { kind: 'ok' }, res, recorded);
+      const to = (body as { to?: unknown } | null)?.to;
+      const own = typeof to === 'string' ? byRecipient.get(to)?.shift() : undefined;
+      answer(own ?? queue.shift() ?? { kind: 'ok' }, res, recorded);
     });
   });
 
@@ -166,8 +174,12 @@ export async function startFakeGraphApi(options: FakeGraphApiOptions = {}): Prom
     script(...responses) {
       queue.push(...responses);
     },
+    scriptFor(to, ...responses) {
+      byRecipient.set(to, [...(byRecipient.get(to) ?? []), ...responses]);
+    },
     reset() {
       queue = [];
+      byRecipient.clear();
       requests.length = 0;
     },
     async close() {
