@@ -237,15 +237,25 @@ function linkTokens(db: Db) {
 /** What happened to an approver: notified, stamped with the generated seal. */
 function approverMarks(db: Db) {
   return {
-    /** `waiting` → `notified`, with how the notification went; an approver past `waiting` is left alone. */
-    async markNotified(id: string, notification: { status: string; error: string | null }): Promise<void> {
-      await db('approvers').where({ id, status: 'waiting' }).update({
-        status: 'notified',
-        notified_at: db.fn.now(),
-        notification_status: notification.status,
-        notification_error: notification.error,
-        updated_at: db.fn.now(),
-      });
+    /**
+     * `waiting` → `notified`, with how the notification went, and the row as it now reads; an approver past
+     * `waiting` is left alone (undefined).
+     */
+    async markNotified(
+      id: string,
+      notification: { status: string; error: string | null },
+    ): Promise<Approver | undefined> {
+      const [row] = await db('approvers')
+        .where({ id, status: 'waiting' })
+        .update({
+          status: 'notified',
+          notified_at: db.fn.now(),
+          notification_status: notification.status,
+          notification_error: notification.error,
+          updated_at: db.fn.now(),
+        })
+        .returning<ApproverRow[]>('*');
+      return row && toApprover(row);
     },
 
     /** The approver stamped with the seal generated from the account and their name (no uploaded image). */
