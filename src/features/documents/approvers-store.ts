@@ -221,15 +221,18 @@ function linkTokens(db: Db) {
         .where({ document_id: documentId })
         .whereNull('link_token_sha256')
         .pluck<string[]>('id');
-      let issued = 0;
-      for (const id of ids) {
-        const stored = storedToken(secrets, randomToken(LINK_TOKEN_BYTES), approverLinkContext(id));
-        issued += await db('approvers')
-          .where({ id })
-          .whereNull('link_token_sha256')
-          .update({ link_token_sha256: stored.sha256, link_token_sealed: stored.sealed });
-      }
-      return issued;
+      if (ids.length === 0) return 0;
+      // Each token is sealed to its approver's id, so they are made here and written in one statement.
+      const stored = ids.map((id) =>
+        storedToken(secrets, randomToken(LINK_TOKEN_BYTES), approverLinkContext(id)),
+      );
+      const { rowCount } = await db.raw<{ rowCount: number | null }>(
+        `UPDATE approvers a SET link_token_sha256 = t.sha256, link_token_sealed = t.sealed
+           FROM unnest(?::uuid[], ?::text[], ?::text[]) AS t(id, sha256, sealed)
+          WHERE a.id = t.id AND a.link_token_sha256 IS NULL`,
+        [ids, stored.map((t) => t.sha256), stored.map((t) => t.sealed)],
+      );
+      return rowCount ?? 0;
     },
   };
 }
