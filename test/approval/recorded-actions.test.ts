@@ -260,7 +260,7 @@ describe('the races the database arbitrates', () => {
 });
 
 describe('the statements of one action', () => {
-  it('reads the run’s protocol and the clock in the statement that locks the document, and the approvers once, inside the transaction', async () => {
+  it('reads the run’s protocol and the clock in the statement that locks the document, the approvers once and the evidence in one write, inside the transaction', async () => {
     const { doc } = await twoApprovers();
     const approverId = await firstApproverId(doc.id);
     const evidenceId = await actionEvidenceStore(db()).submit({
@@ -289,6 +289,10 @@ describe('the statements of one action', () => {
       expect(answered.filter((sql) => /^\s*select\s+now\(\)/i.test(sql))).toEqual([]);
       // The events it records carry the approvers the decision read, with the action's own row put in.
       expect(answered.filter((sql) => /from "approvers" where "document_id"/i.test(sql))).toHaveLength(1);
+      // The evidence is checked still submitted and marked accepted by one UPDATE.
+      expect(answered.filter((sql) => sql.includes('approver_action_evidence'))).toEqual([
+        expect.stringMatching(/^update "approver_action_evidence"[\s\S]*returning/i) as string,
+      ]);
       await eventually(async () => (await signalsOf(doc.id))[0]?.sent_at !== null, 20_000);
       // Not read again for the events: each carries the approver as its own transaction left them.
       expect(await eventApprover(`approver.completed:${approverId}`, approverId)).toEqual({

@@ -109,13 +109,9 @@ async function record(
     const delegations = await delegationsStore(trx).submitted(documentId);
     if (delegations.some((d) => d.fromApproverId === action.approverId))
       throw new ApprovalRefused('delegation_pending');
-    const stored = await actionEvidenceStore(trx).find(action.evidenceId);
-    if (
-      stored?.approverId !== action.approverId ||
-      stored.kind !== action.kind ||
-      stored.state !== 'submitted'
-    )
-      throw new ApprovalRefused('already_acted');
+    // Accepted here, in the transaction that writes the action: a refusal below rolls it back to `submitted`.
+    const stored = await actionEvidenceStore(trx).accept(action.evidenceId, action);
+    if (!stored) throw new ApprovalRefused('already_acted');
     let current: readonly Approver[] = approvers;
     if (approver!.status === 'waiting') {
       // Their turn, and they answer the request WhatsApp took, before its activity wrote them notified: written
@@ -142,7 +138,6 @@ async function record(
       approver: approver!,
       kind: action.kind,
       evidence: stored.evidence,
-      evidenceId: stored.id,
     });
     const signal = await approvalSignalsStore(trx).enqueue({
       documentId,

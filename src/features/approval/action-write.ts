@@ -29,7 +29,10 @@ export async function writeApproverAction(
     approver: Approver;
     kind: ActionKind;
     evidence: ActionEvidence;
-    /** The evidence row to mark accepted (absent for the oldest legacy actions, which carried it inline). */
+    /**
+     * The evidence row to mark accepted: absent when the caller accepted it already (act-in-database.ts), and for
+     * the oldest legacy actions, which carried it inline.
+     */
     evidenceId?: string;
   },
 ): Promise<void> {
