@@ -45,7 +45,11 @@ export interface FakeGraphApi {
   /** What the template list answers; tests fill and change it. */
   templates: ListedTemplate[];
   requests: RecordedRequest[];
-  /** Queue answers for the next requests, in order; when the queue is empty the answer is success. */
+  /**
+   * Queue answers for the next messages to any number, in order; when the queue is empty the answer is success.
+   * Whatever message reaches the fake first takes them, another document's included: in a harness that more than
+   * one document uses, script answers with `scriptFor` instead.
+   */
   script(...responses: ScriptedResponse[]): void;
   /**
    * Queue answers for the next messages to one number, ahead of `script`'s: a test's script is not taken by another
