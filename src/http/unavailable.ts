@@ -63,6 +63,19 @@ function isOutsideServiceSlow(e: unknown): boolean {
   return (typeof code === 'string' && HTTP_TIMEOUT_CODES.has(code)) || e.name === 'TimeoutError';
 }
 
+/**
+ * SQLSTATEs of a statement PostgreSQL gave up on because of other transactions under load, not because of this
+ * request: 40P01 deadlock_detected, 40001 serialization_failure, 55P03 lock_not_available. The transaction was
+ * rolled back whole, so asking again is safe.
+ */
+const POSTGRES_CONTENTION = /^(40P01|40001|55P03)$/;
+
+function isDatabaseContended(e: unknown): boolean {
+  if (!(e instanceof Error)) return false;
+  const code = (e as { code?: unknown }).code;
+  return typeof code === 'string' && POSTGRES_CONTENTION.test(code);
+}
+
 function isDatabaseDown(e: unknown): boolean {
   if (!(e instanceof Error)) return false;
   const code = (e as { code?: unknown }).code;
@@ -93,6 +106,13 @@ export function dependencyUnavailable(err: unknown): AppError | undefined {
       {
         'Retry-After': '5',
       },
+    );
+  if (chain.some(isDatabaseContended))
+    return new AppError(
+      'service_unavailable',
+      'The database is busy with other requests; try again shortly',
+      {},
+      { 'Retry-After': '1' },
     );
   if (chain.some(isOutsideServiceSlow))
     return new AppError(

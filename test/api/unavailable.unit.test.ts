@@ -48,6 +48,16 @@ describe('dependencyUnavailable', () => {
   });
 
   it.each([
+    ['a deadlock (40P01)', pgError('40P01', 'deadlock detected')],
+    ['a serialization failure (40001)', pgError('40001', 'could not serialize access')],
+    ['a lock not available (55P03)', pgError('55P03', 'could not obtain lock on row')],
+  ])('maps %s to a 503 saying the database is busy', (_, err) => {
+    const mapped = dependencyUnavailable(err);
+    expect(mapped).toMatchObject({ status: 503, headers: { 'Retry-After': '1' } });
+    expect(mapped?.message).toMatch(/database is busy/);
+  });
+
+  it.each([
     [
       'an undici headers time-out',
       Object.assign(new Error('Headers Timeout Error'), { code: 'UND_ERR_HEADERS_TIMEOUT' }),
