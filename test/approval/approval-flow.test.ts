@@ -157,9 +157,9 @@ describe('parallel approval', () => {
     expect((await send(h, doc.id)).status).toBe(200);
     // This document's request to each approver, found by its link: the other tests' documents message the same
     // numbers, and one of their signed copies may arrive meanwhile.
-    const [toA, toB, toUk] = await Promise.all(
-      [PHONES.saudiA, PHONES.saudiB, PHONES.uk].map((phone) => requestFor(h, phone, doc.id)),
-    );
+    const toA = await requestFor(h, PHONES.saudiA, doc.id);
+    const toB = await requestFor(h, PHONES.saudiB, doc.id);
+    const toUk = await requestFor(h, PHONES.uk, doc.id);
     for (const phone of [PHONES.saudiA, PHONES.saudiB, PHONES.uk])
       expect(await requestsFor(h, phone, doc.id)).toHaveLength(1);
     expect((await tapButton(h, { from: PHONES.uk, payload: quickRepliesOf(toUk)[0]! })).status).toBe(200);
