@@ -181,6 +181,11 @@ describe('ending early', () => {
     await send(h, doc.id);
     const token = linkTokenOf(await requestFor(h, PHONES.saudiA, doc.id));
     const toB = await requestFor(h, PHONES.saudiB, doc.id);
+    // Both notices recorded before the rejection: the fake has B's request before the workflow records it, and
+    // under load the record could otherwise come after the rejection's events.
+    await eventually(
+      async () => (await eventsOf(doc.id)).filter((e) => e === 'approver.notified').length === 2,
+    );
     const rejected = await pagePost(h, token, 'reject', { reason: 'الأسعار غير صحيحة' });
     expect(rejected.status).toBe(200);
     const read = await h.service.request(`/documents/${doc.id}`, { account: h.account });
