@@ -64,9 +64,6 @@ export interface SendNoticeResult {
  * message went, and sends it again (logged as a warning). The Cloud API has no idempotency key of its own.
  */
 export async function sendNotice(deps: SendNoticeDeps, notice: ApprovalNotice): Promise<SendNoticeResult> {
-  const earlier = await deps.messages.findByIdempotencyKey(notice.idempotencyKey);
-  if (earlier?.wamid) return { wamid: earlier.wamid, deduplicated: true };
-
   const record = {
     idempotencyKey: notice.idempotencyKey,
     accountId: notice.accountId,
@@ -82,6 +79,9 @@ export async function sendNotice(deps: SendNoticeDeps, notice: ApprovalNotice): 
       action_type: notice.actionType,
     },
   };
+  // Claimed before anything else: one statement finds a row that was sent (nothing to do) or writes `sending`.
+  const claim = await deps.messages.claimOutbound(record, deps.secrets);
+  if (!claim.claimed) return { wamid: claim.message.wamid!, deduplicated: true };
 
   const remembered = deps.memory?.recall();
   if (remembered) {
@@ -92,14 +92,12 @@ export async function sendNotice(deps: SendNoticeDeps, notice: ApprovalNotice): 
     return { wamid, deduplicated: true };
   }
 
-  if (earlier?.status === 'sending') {
+  if (claim.earlierStatus === 'sending') {
     deps.logger?.warn(
-      { idempotencyKey: notice.idempotencyKey, messageId: earlier.id, approverId: notice.approverId },
+      { idempotencyKey: notice.idempotencyKey, messageId: claim.message.id, approverId: notice.approverId },
       'WhatsApp message sent again: an earlier attempt stopped inside the provider call, its outcome is unknown',
     );
   }
-  const claim = await deps.messages.claimOutbound(record, deps.secrets);
-  if (!claim.claimed && claim.message.wamid) return { wamid: claim.message.wamid, deduplicated: true };
 
   let wamid: string;
   try {
@@ -137,15 +135,11 @@ async function recordAnswer(
         'Recording a sent WhatsApp message failed; trying again',
       ),
   );
-  if (saved.wamid === wamid && deps.logger) {
-    // Evidence only: the message is recorded, so a failure to look is not a reason to fail the attempt.
-    const others = await deps.messages.outboundSharingWamid(wamid, record.idempotencyKey).catch(() => []);
-    if (others.length > 0) {
-      deps.logger.warn(
-        { wamid, idempotencyKey: record.idempotencyKey, sharedWith: others },
-        'WhatsApp returned a message id it had already given another message; both are recorded',
-      );
-    }
+  if (saved.wamid === wamid && saved.sharedWith.length > 0) {
+    deps.logger?.warn(
+      { wamid, idempotencyKey: record.idempotencyKey, sharedWith: saved.sharedWith },
+      'WhatsApp returned a message id it had already given another message; both are recorded',
+    );
   }
   return { wamid: saved.wamid ?? wamid, deduplicated: saved.wamid !== null && saved.wamid !== wamid };
 }

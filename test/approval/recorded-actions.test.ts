@@ -260,7 +260,7 @@ describe('the races the database arbitrates', () => {
 });
 
 describe('the statements of one action', () => {
-  it('reads the run’s protocol and the clock in the statement that locks the document, inside the transaction', async () => {
+  it('reads the run’s protocol and the clock in the statement that locks the document, the approvers once and the evidence in one write, inside the transaction', async () => {
     const { doc } = await twoApprovers();
     const approverId = await firstApproverId(doc.id);
     const evidenceId = await actionEvidenceStore(db()).submit({
@@ -287,9 +287,37 @@ describe('the statements of one action', () => {
       expect(protocolReads).toHaveLength(1);
       expect(protocolReads[0]).toMatch(/now\(\)[\s\S]*FOR NO KEY UPDATE OF d/i);
       expect(answered.filter((sql) => /^\s*select\s+now\(\)/i.test(sql))).toEqual([]);
+      // The events it records carry the approvers the decision read, with the action's own row put in.
+      expect(answered.filter((sql) => /from "approvers" where "document_id"/i.test(sql))).toHaveLength(1);
+      // The evidence is checked still submitted and marked accepted by one UPDATE.
+      expect(answered.filter((sql) => sql.includes('approver_action_evidence'))).toEqual([
+        expect.stringMatching(/^update "approver_action_evidence"[\s\S]*returning/i) as string,
+      ]);
       await eventually(async () => (await signalsOf(doc.id))[0]?.sent_at !== null, 20_000);
+      // Not read again for the events: each carries the approver as its own transaction left them.
+      expect(await eventApprover(`approver.completed:${approverId}`, approverId)).toEqual({
+        own: 'completed',
+        listed: 'completed',
+      });
+      await eventually(
+        async () => (await eventApprover(`approver.notified:${approverId}`, approverId)) !== undefined,
+      );
+      expect(await eventApprover(`approver.notified:${approverId}`, approverId)).toEqual({
+        own: 'notified',
+        listed: 'notified',
+      });
     } finally {
       await counted.destroy();
     }
   });
 });
+
+/** The approver's status in an event's `data.approver` and in its `data.document.approvers`. */
+async function eventApprover(dedupeKey: string, approverId: string) {
+  const row = (await db()('document_events').where({ dedupe_key: dedupeKey }).first()) as
+    | { data: { approver: { status: string }; document: { approvers: { id: string; status: string }[] } } }
+    | undefined;
+  if (!row) return undefined;
+  const listed = row.data.document.approvers.find((a) => a.id === approverId);
+  return { own: row.data.approver.status, listed: listed?.status };
+}

@@ -292,3 +292,23 @@ describe('the one duplicate left: an attempt that stopped inside the provider ca
     });
   });
 });
+
+describe('the statements of a send', () => {
+  it('claims the row in one statement and records the answer in one, with the statuses reported before it', async () => {
+    const n = noticeFor();
+    const statements: string[] = [];
+    const listen = (q: { sql: string }) => statements.push(q.sql);
+    database.db.on('query', listen);
+    try {
+      await sendNotice(deps({ logger: warnings().logger }), n);
+    } finally {
+      database.db.off('query', listen);
+    }
+    // The claim (which also finds a row already sent), the answer with the other messages given its id, and the
+    // statuses Meta may have reported before the id was known.
+    expect(statements).toHaveLength(3);
+    expect(statements[0]).toMatch(/^WITH earlier AS[\s\S]*INSERT INTO whatsapp_messages/);
+    expect(statements[1]).toMatch(/^WITH written AS[\s\S]*AS shared_with/);
+    expect(statements[2]).toMatch(/^UPDATE whatsapp_messages m/);
+  });
+});

@@ -78,8 +78,6 @@ export function whatsAppMessagesStore(db: Db) {
     findByIdempotencyKey: (key: string) => findByIdempotencyKey(db, key),
     findByWamid: (wamid: string) => findByWamid(db, wamid),
     claimOutbound: (input: OutboundInput, secrets: SecretBox) => claimOutbound(db, input, secrets),
-    outboundSharingWamid: (wamid: string, idempotencyKey: string) =>
-      outboundSharingWamid(db, wamid, idempotencyKey),
     recordOutbound: (input: OutboundInput & { wamid: string }, secrets: SecretBox) =>
       recordOutbound(db, input, secrets),
     recordSendFailure: (input: OutboundInput & { error: DeliveryError }, secrets: SecretBox) =>
@@ -128,23 +126,27 @@ async function findByWamid(db: Db, wamid: string): Promise<WhatsAppMessage | und
  * The outbox's first write, committed before the provider is called: the message's row, status `sending`,
  * keyed by its idempotency key. `claimed` is false when the key already holds a message id (an earlier or a
  * concurrent attempt sent it): send nothing, that row is returned. A row without an id (a refusal, or an
- * attempt whose answer is unknown) is claimed again and keeps its last error as evidence.
+ * attempt whose answer is unknown) is claimed again and keeps its last error as evidence; `earlierStatus` is the
+ * status it had before this claim (undefined for a new row), read in the same statement.
  */
 async function claimOutbound(
   db: Db,
   input: OutboundInput,
   secrets: SecretBox,
-): Promise<{ message: WhatsAppMessage; claimed: boolean }> {
-  const result = await db.raw<{ rows: MessageRow[] }>(
-    `INSERT INTO whatsapp_messages
+): Promise<{ message: WhatsAppMessage; claimed: boolean; earlierStatus?: OutboundStatus | undefined }> {
+  // The CTE reads the row as it was before the upsert: every part of one statement sees the same snapshot.
+  const result = await db.raw<{ rows: (MessageRow & { earlier_status: OutboundStatus | null })[] }>(
+    `WITH earlier AS (SELECT status FROM whatsapp_messages WHERE idempotency_key = ?)
+     INSERT INTO whatsapp_messages
        (wamid, direction, account_id, document_id, approver_id, phone, kind, payload_sealed, status,
         status_at, idempotency_key)
      VALUES (NULL, 'out', ?, ?, ?, ?, ?, ?, 'sending', now(), ?)
      ON CONFLICT (idempotency_key) DO UPDATE
        SET payload_sealed = EXCLUDED.payload_sealed, status = 'sending', status_at = now()
        WHERE whatsapp_messages.wamid IS NULL
-     RETURNING *`,
+     RETURNING *, (SELECT status FROM earlier) AS earlier_status`,
     [
+      input.idempotencyKey,
       input.accountId ?? null,
       input.documentId ?? null,
       input.approverId ?? null,
@@ -155,33 +157,26 @@ async function claimOutbound(
     ],
   );
   const claimed = result.rows[0];
-  if (claimed) return { message: toMessage(claimed), claimed: true };
+  if (claimed)
+    return { message: toMessage(claimed), claimed: true, earlierStatus: claimed.earlier_status ?? undefined };
   return { message: (await findByIdempotencyKey(db, input.idempotencyKey))!, claimed: false };
-}
-
-/** The idempotency keys of the other outbound messages the provider gave this same id. */
-async function outboundSharingWamid(db: Db, wamid: string, idempotencyKey: string): Promise<string[]> {
-  const rows = await db<MessageRow>('whatsapp_messages')
-    .where({ wamid, direction: 'out' })
-    .whereNot({ idempotency_key: idempotencyKey })
-    .orderBy('id')
-    .select('id', 'idempotency_key');
-  return rows.map((r) => r.idempotency_key ?? `#${r.id}`);
 }
 
 /**
  * Records a message the provider accepted. Idempotent by key: when the key already holds a message id,
  * nothing changes and that earlier message is returned (compare its wamid with yours). The row claimed
  * before the send (or left by a failed attempt: no id yet) takes this id. The id may already be on another
- * outbound message (a provider that repeats ids): both are kept.
+ * outbound message (a provider that repeats ids): both are kept, and `sharedWith` names the others' idempotency
+ * keys (read in the same statement; empty when this call wrote nothing).
  */
 async function recordOutbound(
   db: Db,
   input: OutboundInput & { wamid: string },
   secrets: SecretBox,
-): Promise<WhatsAppMessage> {
-  const written = await db.raw<{ rows: MessageRow[] }>(
-    `INSERT INTO whatsapp_messages
+): Promise<WhatsAppMessage & { sharedWith: string[] }> {
+  const written = await db.raw<{ rows: (MessageRow & { shared_with: string[] })[] }>(
+    `WITH written AS (
+     INSERT INTO whatsapp_messages
        (wamid, direction, account_id, document_id, approver_id, phone, kind, payload_sealed, status,
         status_at, idempotency_key)
      VALUES (?, 'out', ?, ?, ?, ?, ?, ?, 'accepted', now(), ?)
@@ -190,7 +185,12 @@ async function recordOutbound(
            status_at = now(),
            status_error = NULL
        WHERE whatsapp_messages.wamid IS NULL
-     RETURNING *`,
+     RETURNING *)
+     SELECT w.*,
+            ARRAY(SELECT COALESCE(m.idempotency_key, '#' || m.id) FROM whatsapp_messages m
+                   WHERE m.wamid = w.wamid AND m.direction = 'out' AND m.idempotency_key <> w.idempotency_key
+                   ORDER BY m.id) AS shared_with
+       FROM written w`,
     [
       input.wamid,
       input.accountId ?? null,
@@ -203,11 +203,12 @@ async function recordOutbound(
     ],
   );
   // No row back: the key already held an id, and that earlier message is the answer.
+  const sharedWith = written.rows[0]?.shared_with ?? [];
   const row =
     written.rows[0] ??
     (await db<MessageRow>('whatsapp_messages').where({ idempotency_key: input.idempotencyKey }).first())!;
   const moved = row.wamid ? await applyRecordedStatuses(db, row.wamid) : [];
-  return toMessage(moved.find((m) => m.idempotency_key === input.idempotencyKey) ?? row);
+  return { ...toMessage(moved.find((m) => m.idempotency_key === input.idempotencyKey) ?? row), sharedWith };
 }
 
 /**

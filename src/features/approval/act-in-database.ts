@@ -5,7 +5,7 @@ import { approversStore, type Approver } from '../documents/approvers-store.ts';
 import { delegationsStore } from './delegations-store.ts';
 import type { Document } from '../documents/documents-store.ts';
 import type { Logger } from '../../logger.ts';
-import { documentEvents } from '../events/document-events.ts';
+import { documentEvents, withApprover } from '../events/document-events.ts';
 import type { ActOutcome } from './act-answer.ts';
 import { writeApproverAction } from './action-write.ts';
 import { lockForAction } from './action-lock-store.ts';
@@ -109,33 +109,35 @@ async function record(
     const delegations = await delegationsStore(trx).submitted(documentId);
     if (delegations.some((d) => d.fromApproverId === action.approverId))
       throw new ApprovalRefused('delegation_pending');
-    const stored = await actionEvidenceStore(trx).find(action.evidenceId);
-    if (
-      stored?.approverId !== action.approverId ||
-      stored.kind !== action.kind ||
-      stored.state !== 'submitted'
-    )
-      throw new ApprovalRefused('already_acted');
+    // Accepted here, in the transaction that writes the action: a refusal below rolls it back to `submitted`.
+    const stored = await actionEvidenceStore(trx).accept(action.evidenceId, action);
+    if (!stored) throw new ApprovalRefused('already_acted');
+    let current: readonly Approver[] = approvers;
     if (approver!.status === 'waiting') {
       // Their turn, and they answer the request WhatsApp took, before its activity wrote them notified: written
       // here first, once (keyed), so the read model and the events keep notified before acted.
       // `notify: false` approvers get no WhatsApp request: their notification reads `skipped`, as the activity
       // writes it.
       const notification = approver!.notify ? 'accepted' : 'skipped';
-      await approversStore(trx).markNotified(approver!.id, { status: notification, error: null });
+      const notified = (await approversStore(trx).markNotified(approver!.id, {
+        status: notification,
+        error: null,
+      }))!;
+      current = withApprover(approvers, notified);
       await events.record(trx, {
         event: 'approver.notified',
         dedupeKey: `approver.notified:${approver!.id}`,
         document,
-        approver: approver!,
+        approver: notified,
+        approvers: current,
       });
     }
     await writeApproverAction(events, trx, {
       documentId,
+      approvers: current,
       approver: approver!,
       kind: action.kind,
       evidence: stored.evidence,
-      evidenceId: stored.id,
     });
     const signal = await approvalSignalsStore(trx).enqueue({
       documentId,

@@ -94,6 +94,22 @@ export function actionEvidenceStore(db: Db) {
       return row && toStored(row);
     },
 
+    /**
+     * The row, marked accepted, when it is still `submitted` for this approver and kind of action; undefined
+     * otherwise (taken already, or another's). One statement for the check and the write, in the transaction
+     * that records the action, so a refusal after it rolls the mark back.
+     */
+    async accept(
+      id: string,
+      action: { approverId: string; kind: ActionKind },
+    ): Promise<StoredEvidence | undefined> {
+      const [row] = await db<EvidenceRow>(TABLE)
+        .where({ id, approver_id: action.approverId, kind: action.kind, state: 'submitted' })
+        .update({ state: 'accepted' })
+        .returning('*');
+      return row && toStored(row);
+    },
+
     /** The workflow took the action this row came with (called in the transaction that records the action). */
     async markAccepted(id: string): Promise<void> {
       await db(TABLE).where({ id }).update({ state: 'accepted' });

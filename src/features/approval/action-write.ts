@@ -3,7 +3,7 @@ import { actionEvidenceStore } from './action-evidence-store.ts';
 import { approversStore, type Approver } from '../documents/approvers-store.ts';
 import { documentsStore } from '../documents/documents-store.ts';
 import type { ActionEvidence, ActionKind } from '../../domain/model.ts';
-import type { DocumentEvents } from '../events/document-events.ts';
+import { withApprover, type DocumentEvents } from '../events/document-events.ts';
 import { OPEN_STATUSES } from './rules.ts';
 
 /** The dedupe keys of the events an action records: the approver's, and for a rejection the document's. */
@@ -24,10 +24,15 @@ export async function writeApproverAction(
   trx: Knex.Transaction,
   action: {
     documentId: string;
+    /** The document's approvers as `trx` has them before the action (the events carry them after it). */
+    approvers: readonly Approver[];
     approver: Approver;
     kind: ActionKind;
     evidence: ActionEvidence;
-    /** The evidence row to mark accepted (absent for the oldest legacy actions, which carried it inline). */
+    /**
+     * The evidence row to mark accepted: absent when the caller accepted it already (act-in-database.ts), and for
+     * the oldest legacy actions, which carried it inline.
+     */
     evidenceId?: string;
   },
 ): Promise<void> {
@@ -46,6 +51,7 @@ export async function writeApproverAction(
     // A reply in the approver's own WhatsApp chat proves their number.
     verifiedBy: e.verifiedBy ?? (e.channel === 'whatsapp' ? 'whatsapp_reply' : 'none'),
   });
+  const approvers = acted && withApprover(action.approvers, acted);
   if (e.generatedSeal) await approversStore(trx).markGeneratedSeal(approver.id);
   if (action.evidenceId) await actionEvidenceStore(trx).markAccepted(action.evidenceId);
 
@@ -53,12 +59,24 @@ export async function writeApproverAction(
     const document =
       (await documentsStore(trx).transition(documentId, ['pending'], 'in_progress')) ??
       (await documentsStore(trx).findByIdUnscoped(documentId))!;
-    await events.record(trx, { event: 'approver.completed', dedupeKey: key, document, approver: acted });
+    await events.record(trx, {
+      event: 'approver.completed',
+      dedupeKey: key,
+      document,
+      approver: acted,
+      approvers,
+    });
     return;
   }
   const open = (await documentsStore(trx).findByIdUnscoped(documentId))!;
   // The approver's own event first, with the document as it stood when they rejected; then the document's.
-  await events.record(trx, { event: 'approver.rejected', dedupeKey: key, document: open, approver: acted });
+  await events.record(trx, {
+    event: 'approver.rejected',
+    dedupeKey: key,
+    document: open,
+    approver: acted,
+    approvers,
+  });
   const document = await documentsStore(trx).transition(documentId, OPEN_STATUSES, 'rejected', {
     rejectionReason: e.reason ?? null,
     completedAt: new Date(e.at),
@@ -69,5 +87,6 @@ export async function writeApproverAction(
       dedupeKey: documentKey!,
       document,
       approver: acted,
+      approvers,
     });
 }

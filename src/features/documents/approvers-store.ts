@@ -221,15 +221,18 @@ function linkTokens(db: Db) {
         .where({ document_id: documentId })
         .whereNull('link_token_sha256')
         .pluck<string[]>('id');
-      let issued = 0;
-      for (const id of ids) {
-        const stored = storedToken(secrets, randomToken(LINK_TOKEN_BYTES), approverLinkContext(id));
-        issued += await db('approvers')
-          .where({ id })
-          .whereNull('link_token_sha256')
-          .update({ link_token_sha256: stored.sha256, link_token_sealed: stored.sealed });
-      }
-      return issued;
+      if (ids.length === 0) return 0;
+      // Each token is sealed to its approver's id, so they are made here and written in one statement.
+      const stored = ids.map((id) =>
+        storedToken(secrets, randomToken(LINK_TOKEN_BYTES), approverLinkContext(id)),
+      );
+      const { rowCount } = await db.raw<{ rowCount: number | null }>(
+        `UPDATE approvers a SET link_token_sha256 = t.sha256, link_token_sealed = t.sealed
+           FROM unnest(?::uuid[], ?::text[], ?::text[]) AS t(id, sha256, sealed)
+          WHERE a.id = t.id AND a.link_token_sha256 IS NULL`,
+        [ids, stored.map((t) => t.sha256), stored.map((t) => t.sealed)],
+      );
+      return rowCount ?? 0;
     },
   };
 }
@@ -237,15 +240,25 @@ function linkTokens(db: Db) {
 /** What happened to an approver: notified, stamped with the generated seal. */
 function approverMarks(db: Db) {
   return {
-    /** `waiting` → `notified`, with how the notification went; an approver past `waiting` is left alone. */
-    async markNotified(id: string, notification: { status: string; error: string | null }): Promise<void> {
-      await db('approvers').where({ id, status: 'waiting' }).update({
-        status: 'notified',
-        notified_at: db.fn.now(),
-        notification_status: notification.status,
-        notification_error: notification.error,
-        updated_at: db.fn.now(),
-      });
+    /**
+     * `waiting` → `notified`, with how the notification went, and the row as it now reads; an approver past
+     * `waiting` is left alone (undefined).
+     */
+    async markNotified(
+      id: string,
+      notification: { status: string; error: string | null },
+    ): Promise<Approver | undefined> {
+      const [row] = await db('approvers')
+        .where({ id, status: 'waiting' })
+        .update({
+          status: 'notified',
+          notified_at: db.fn.now(),
+          notification_status: notification.status,
+          notification_error: notification.error,
+          updated_at: db.fn.now(),
+        })
+        .returning<ApproverRow[]>('*');
+      return row && toApprover(row);
     },
 
     /** The approver stamped with the seal generated from the account and their name (no uploaded image). */

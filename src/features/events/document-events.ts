@@ -21,12 +21,25 @@ export interface DocumentEventRecord {
   /** The event's identity: recording it again (a retry) finds the first one and changes nothing. */
   dedupeKey: string;
   document: Document;
-  /** The approver the event is about: `data.approver`, read again so it carries what this transaction wrote. */
+  /**
+   * The approver the event is about: `data.approver`, taken from `approvers` (or read again) so it carries what
+   * this transaction wrote.
+   */
   approver?: Approver;
+  /**
+   * The document's approvers as this transaction has them, its own writes included (`withApprover` puts a changed
+   * row in): the event's `data.document.approvers`. Read in `trx` when absent.
+   */
+  approvers?: readonly Approver[];
   /** Added to `data.document` (the approved event's download URL). */
   documentExtra?: Record<string, unknown>;
   /** Added to `data` beside `document` and `approver` (a delegation's delegate). */
   extra?: Record<string, unknown>;
+}
+
+/** `approvers` with `changed` in place of the row of the same id (the row an UPDATE … RETURNING gave back). */
+export function withApprover(approvers: readonly Approver[], changed: Approver): Approver[] {
+  return approvers.map((a) => (a.id === changed.id ? changed : a));
 }
 
 /**
@@ -45,7 +58,7 @@ export function documentEvents(deps: DocumentEventsDeps) {
    */
   async function record(trx: Knex.Transaction, entry: DocumentEventRecord): Promise<DocumentEvent> {
     const { document, approver } = entry;
-    const approvers = await approversStore(trx).listByDocument(document.id);
+    const approvers = entry.approvers ?? (await approversStore(trx).listByDocument(document.id));
     const current = approver ? approvers.find((a) => a.id === approver.id) : undefined;
     const recorded = await documentEventsStore(trx).record(
       {

@@ -41,7 +41,9 @@ async function markSent(
         return false;
       }
       const moved = await markPending(trx, deps.secrets, documentId, workflowId);
-      if (moved) await events.record(trx, { event: 'document.sent', dedupeKey: key, document: moved });
+      // Issuing the link tokens changes nothing an event carries of the approvers.
+      if (moved)
+        await events.record(trx, { event: 'document.sent', dedupeKey: key, document: moved, approvers });
       if (protocol) await approvalSignalsStore(trx).setProtocol(documentId, protocol);
       return true;
     }
@@ -50,7 +52,7 @@ async function markSent(
       await approvalSignalsStore(trx).setProtocol(documentId, protocol);
     // The send committed `pending` with this workflow: record its event, once (keyed; a retry finds it).
     if (document.workflowId === workflowId)
-      await events.record(trx, { event: 'document.sent', dedupeKey: key, document });
+      await events.record(trx, { event: 'document.sent', dedupeKey: key, document, approvers });
     return true;
   });
 }
@@ -80,7 +82,8 @@ async function close(
     if (conditional && !open) return { closed: false, actions };
     const completedAt = at ? new Date(at) : new Date();
     const closed = await documentsStore(trx).transition(documentId, OPEN_STATUSES, to, { completedAt });
-    if (closed) await events.record(trx, { event: `document.${to}`, dedupeKey: key, document: closed });
+    if (closed)
+      await events.record(trx, { event: `document.${to}`, dedupeKey: key, document: closed, approvers });
     return { closed: closed !== undefined, actions };
   });
 }
@@ -91,7 +94,7 @@ async function markFinalizationFailed(
 ): Promise<void> {
   const key = `document.finalization_failed:${documentId}:${failedAt}`;
   await events.inTransaction([key], async (trx) => {
-    const { document } = await loadForWorkflow(trx, documentId);
+    const { document, approvers } = await loadForWorkflow(trx, documentId);
     if (document.finalizationState === 'failed' && document.finalizationFailedAt?.toISOString() === failedAt)
       return; // a retry: the first attempt recorded it
     const failed = await documentsStore(trx).transition(documentId, ['in_progress'], 'in_progress', {
@@ -104,7 +107,12 @@ async function markFinalizationFailed(
       { documentId, reference: failed.reference, error },
       'finalization failed for good: the document waits in_progress for documents:retry-finalization (or a void)',
     );
-    await events.record(trx, { event: 'document.finalization_failed', dedupeKey: key, document: failed });
+    await events.record(trx, {
+      event: 'document.finalization_failed',
+      dedupeKey: key,
+      document: failed,
+      approvers,
+    });
   });
 }
 

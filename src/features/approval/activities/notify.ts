@@ -8,6 +8,7 @@ import type {
   NotificationFailureInput,
   NotifyApproverInput,
 } from '../definitions.ts';
+import { withApprover } from '../../events/document-events.ts';
 import { heartbeatMemory } from '../heartbeat-memory.ts';
 import { personalData, redact } from '../history-safe.ts';
 import { REMIND_LOCK_CLASS } from '../remind-approver.ts';
@@ -27,15 +28,16 @@ async function recordNotified(
   notification: Notification,
 ): Promise<void> {
   const event = await deps.db.transaction(async (trx) => {
-    const { document, approver } = await loadForWorkflow(trx, documentId, approverId);
+    const { document, approvers, approver } = await loadForWorkflow(trx, documentId, approverId);
     if (approver!.status !== 'waiting') return undefined;
-    await approversStore(trx).markNotified(approverId, notification);
-    // record() reads the approvers again, so the event carries this approver as notified.
+    // Under the document's row lock nothing else moves the approver: the row comes back notified.
+    const notified = (await approversStore(trx).markNotified(approverId, notification))!;
     return events.record(trx, {
       event: 'approver.notified',
       dedupeKey: `approver.notified:${approverId}`,
       document,
-      approver,
+      approver: notified,
+      approvers: withApprover(approvers, notified),
     });
   });
   // Handed to delivery without waiting: the activity returns as soon as the approver reads notified, so the
