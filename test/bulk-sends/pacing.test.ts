@@ -54,14 +54,18 @@ describe('rate-limit marks', () => {
     expect(row.status).toBe('accepted');
     expect(row.status_error).toBeNull();
     expect(row.rate_limited_at).toBeInstanceOf(Date);
-    expect(await messages.lastRateLimitedAt()).toEqual(row.rate_limited_at);
+    const { rows } = await database.db.raw<{ rows: { at: string }[] }>(
+      'SELECT rate_limited_at::text AS at FROM whatsapp_messages WHERE idempotency_key = ?',
+      [limited.idempotencyKey],
+    );
+    expect(await messages.lastRateLimitedAt()).toBe(rows[0]!.at);
 
     const untouched = await database
       .db('whatsapp_messages')
       .where({ idempotency_key: other.idempotencyKey })
       .first<{ rate_limited_at: Date | null }>();
     expect(untouched.rate_limited_at).toBeNull();
-    expect(before === null || before < row.rate_limited_at!).toBe(true);
+    expect(before === null || before < rows[0]!.at).toBe(true);
   });
 });
 

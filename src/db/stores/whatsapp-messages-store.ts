@@ -250,13 +250,14 @@ async function recordSendFailure(
 /**
  * When Meta last refused one of our sends for a rate limit (any message, however it ended): the mark stays when a
  * retry is later accepted, so a pace that checks every second still sees a refusal retried within that second.
+ * PostgreSQL's text of the time, to the microsecond: a Date would cut it to the millisecond, and a refusal made in
+ * the same millisecond after the pace last changed would then look older than the change.
  */
-async function lastRateLimitedAt(db: Db): Promise<Date | null> {
-  const row = await db('whatsapp_messages')
-    .whereNotNull('rate_limited_at')
-    .max<{ at: Date | null }>('rate_limited_at as at')
-    .first();
-  return row?.at ?? null;
+async function lastRateLimitedAt(db: Db): Promise<string | null> {
+  const { rows } = await db.raw<{ rows: { at: string | null }[] }>(
+    'SELECT max(rate_limited_at)::text AS at FROM whatsapp_messages WHERE rate_limited_at IS NOT NULL',
+  );
+  return rows[0]?.at ?? null;
 }
 
 /**

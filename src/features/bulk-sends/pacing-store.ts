@@ -96,7 +96,8 @@ function throughputPacing(db: Db) {
      */
     async adjustPace(input: {
       sender: string;
-      rateLimitedAt: Date | null;
+      /** The latest rate-limit refusal, as a Date or PostgreSQL's text of the time (to the microsecond). */
+      rateLimitedAt: Date | string | null;
       recentMs: number;
       settleMs: number;
       minFactor: number;
