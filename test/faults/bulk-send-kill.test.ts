@@ -7,7 +7,9 @@ import { issueApiKey } from '../../src/features/accounts/api-keys.ts';
 import { hashPassword } from '../../src/auth/passwords.ts';
 import { accountsStore } from '../../src/features/accounts/accounts-store.ts';
 import { startFakeGraphApi, type FakeGraphApi } from '../fakes/fake-graph-api.ts';
+import { bulkSendWorkflowId } from '../../src/features/bulk-sends/definitions.ts';
 import { eventually } from '../helpers/approval-flow.ts';
+import { heartbeatTimeouts } from '../helpers/heartbeat-timeouts.ts';
 import { startGraphGate, type GraphGate } from '../helpers/graph-gate.ts';
 import { createTestPki } from '../helpers/pki.ts';
 import { makePdf } from '../helpers/pdf.ts';
@@ -23,8 +25,12 @@ import { ROLES } from '../templates/support.ts';
  * retried with its Idempotency-Key). At the end: every row sent, one document per row, one message per recipient,
  * nothing twice. The worker is killed outside a WhatsApp call (test/helpers/graph-gate.ts): a kill inside one is
  * the outbox's one known duplicate, which no design of the bulk send can remove.
+ *
+ * The page the killed worker held is given up when its heartbeat stops: after BULK_SEND_HEARTBEAT_SECONDS, 5 s
+ * here rather than production's 30 s, so the test waits seconds for what it proves.
  */
 const ROWS = 1000;
+const HEARTBEAT_SECONDS = 5;
 let database: TestDatabase;
 let graph: FakeGraphApi;
 let gate: GraphGate;
@@ -58,6 +64,7 @@ beforeAll(async () => {
     BULK_SEND_CONCURRENCY: '6',
     WHATSAPP_TIER_RECIPIENTS_PER_DAY: '100000',
     WHATSAPP_THROUGHPUT_MPS: '1000',
+    BULK_SEND_HEARTBEAT_SECONDS: String(HEARTBEAT_SECONDS),
   };
   [worker, api] = await Promise.all([startRole('worker', env, { name: 'worker 1' }), startRole('api', env)]);
   const account = await accountsStore(database.db).create({
@@ -117,8 +124,10 @@ describe('a 1,000-row bulk send with the worker and the API killed mid-batch', (
     expect(created.status, await created.clone().text()).toBe(201);
     const bulkSendId = ((await created.json()) as { data: { id: string } }).data.id;
 
-    // Mid-batch: close the door to Meta, let every answer already given be recorded, then SIGKILL the worker.
-    await eventually(async () => ((await rowStatuses(bulkSendId)).sent ?? 0) >= 150, 180_000);
+    // Mid-batch and mid-page (the fourth page holds rows 151 to 200): close the door to Meta, let every answer
+    // already given be recorded, then SIGKILL the worker. At 150, a page boundary, the kill often fell between two
+    // pages, and no page was left for Temporal to give up and run again.
+    await eventually(async () => ((await rowStatuses(bulkSendId)).sent ?? 0) >= 175, 180_000);
     gate.close();
     await eventually(async () => {
       const sending = await database
@@ -172,5 +181,14 @@ describe('a 1,000-row bulk send with the worker and the API killed mid-batch', (
     }
     expect([...perRecipient].filter(([, n]) => n > 1)).toEqual([]);
     expect(perRecipient.size).toBe(ROWS);
+
+    // The killed worker's page was given up for its silence, on the configured heartbeat time-out, in whichever
+    // of the runs (one per BULK_SEND_PAGES_PER_RUN pages) it fell.
+    const timeouts = await heartbeatTimeouts(inject('temporalAddress'), [bulkSendWorkflowId(bulkSendId)], {
+      allRuns: true,
+    });
+    expect(timeouts.runs).toBeGreaterThan(1);
+    expect(timeouts.timedOut).toBeGreaterThanOrEqual(1);
+    expect(timeouts.scheduledWith).toEqual([HEARTBEAT_SECONDS]);
   }, 900_000);
 });
