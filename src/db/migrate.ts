@@ -34,6 +34,7 @@ import * as loginChallenges from './migrations/037-login-challenges.ts';
 import * as templatesAndBulkSends from './migrations/040-templates-and-bulk-sends.ts';
 import * as approvalSignals from './migrations/045-approval-signals.ts';
 import * as approvalSignalLeases from './migrations/048-approval-signal-leases.ts';
+import * as whatsappRateLimitMarks from './migrations/049-whatsapp-rate-limit-marks.ts';
 
 export type { MigrationContext };
 
@@ -81,6 +82,7 @@ const migrations: Record<string, Migration> = {
   '040-templates-and-bulk-sends': templatesAndBulkSends,
   '045-approval-signals': approvalSignals,
   '048-approval-signal-leases': approvalSignalLeases,
+  '049-whatsapp-rate-limit-marks': whatsappRateLimitMarks,
 };
 
 const sourceFor = (context: MigrationContext): Knex.MigrationSource<string> => ({

@@ -47,6 +47,12 @@ export const GRAPH_ERROR_CODES: Record<number, { retryable: boolean; title: stri
   368: { retryable: false, title: 'Temporarily blocked for policy violations' },
 };
 
+/**
+ * Meta's rate-limit answers: throughput reached (130429), pair rate limit (131056), spam rate limit (131048). A send
+ * refused with one of them is marked on its message (`rate_limited_at`) and slows bulk sends down.
+ */
+export const RATE_LIMIT_CODES: readonly number[] = [130429, 131056, 131048];
+
 export function isRetryableHttpStatus(status: number): boolean {
   return status >= 500 || status === 429 || status === 408;
 }

@@ -147,29 +147,46 @@ describe('a bulk send', () => {
   it("slows down on Meta's rate-limit answers instead of failing rows", async () => {
     await new Promise((r) => setTimeout(r, WINDOW_MS + 500));
     const base = 500_000 + Math.floor(Math.random() * 1000) * 100;
+    // 14 rows: the share takes 12 and the last two wait for the window, so the page that resumes them checks the
+    // pace well after the first employees' notifications were refused, however slow the machine.
+    const rows = rowsFor(14, base);
     const codes = [130429, 131056, 131048];
-    h.graph.script(...codes.map((code) => ({ kind: 'graph_error' as const, status: 400, code })));
-    const bulk = await created(await postRows(h.service, h.account, template.id, { rows: rowsFor(6, base) }));
+    codes.forEach((code, i) =>
+      h.graph.scriptFor(rows[i]!.employee.phone, { kind: 'graph_error', status: 400, code }),
+    );
+    const bulk = await created(await postRows(h.service, h.account, template.id, { rows }));
+    await eventually(async () => (await get(bulk.id)).status === 'paused_for_quota', 60_000);
     const done = await eventually(async () => {
       const b = await get(bulk.id);
       return b.status === 'completed' ? b : undefined;
     }, 90_000);
-    expect(done.counts).toMatchObject({ sent: 6, failed: 0 });
+    expect(done.counts).toMatchObject({ sent: 14, failed: 0 });
     const factor = await h.service.database
       .db('whatsapp_bulk_pacing')
       .where({ sender: h.graph.phoneNumberId })
       .first<{ rate_factor: number }>('rate_factor');
     expect(factor.rate_factor).toBeLessThan(1);
-    // Every employee still got their message: the refused ones were retried by their approval workflows.
-    const employees = rowsFor(6, base).map((r) => r.employee.phone);
+    // Every employee still got their message: the refused ones were retried by their approval workflows, and
+    // the refusals stay marked on them.
+    const employees = rows.map((r) => r.employee.phone);
     await eventually(
       () =>
         new Set(
           employeeMessages(employees)
             .filter((r) => r.wamid)
             .map((r) => (r.body as { to: string }).to),
-        ).size === 6,
+        ).size === 14,
       90_000,
     );
+    const marked = await h.service.database
+      .db('whatsapp_messages')
+      .whereIn(
+        'phone',
+        rows.slice(0, 3).map((r) => r.employee.phone),
+      )
+      .whereNotNull('rate_limited_at')
+      .whereNotNull('wamid')
+      .count<{ n: string }[]>('* as n');
+    expect(Number(marked[0]!.n)).toBe(3);
   }, 180_000);
 });

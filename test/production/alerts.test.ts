@@ -30,7 +30,7 @@ describe('deploy/prometheus/alerts.yml', () => {
   it('is valid for promtool, and each alert fires in its unit tests', async () => {
     const bin = await promtool();
     const checked = await run(bin, ['check', 'rules', RULES]);
-    expect(checked.stdout).toMatch(/SUCCESS: 6 rules found/);
+    expect(checked.stdout).toMatch(/SUCCESS: 7 rules found/);
     const tested = await run(bin, ['test', 'rules', RULE_TESTS]);
     expect(tested.stdout).toMatch(/SUCCESS/);
 
@@ -40,6 +40,7 @@ describe('deploy/prometheus/alerts.yml', () => {
       [...tests.matchAll(/alertname: (\w+)\n\s+exp_alerts:\n\s+- exp_labels:/g)].map((m) => m[1]),
     );
     expect(alerts.sort()).toEqual([
+      'WathiqApprovalSignalsDropped',
       'WathiqApprovalSignalsStuck',
       'WathiqArchiveRenewalFailed',
       'WathiqFinalizationFailed',

@@ -1,4 +1,5 @@
 import type { SecretBox } from '../../auth/secret-box.ts';
+import { RATE_LIMIT_CODES } from '../../whatsapp/graph-errors.ts';
 import type { Db } from '../knex.ts';
 import { messagePayloadContext } from '../sealed-columns.ts';
 import { approverDeliveryQueries } from './whatsapp-delivery-queries.ts';
@@ -83,6 +84,7 @@ export function whatsAppMessagesStore(db: Db) {
       recordOutbound(db, input, secrets),
     recordSendFailure: (input: OutboundInput & { error: DeliveryError }, secrets: SecretBox) =>
       recordSendFailure(db, input, secrets),
+    lastRateLimitedAt: () => lastRateLimitedAt(db),
     recordStatus: (update: StatusUpdate) => recordStatus(db, update),
     statusHistory: (wamid: string) => statusHistory(db, wamid),
     recordInbound: (input: InboundInput, secrets: SecretBox) => recordInbound(db, input, secrets),
@@ -218,13 +220,15 @@ async function recordSendFailure(
   secrets: SecretBox,
 ): Promise<WhatsAppMessage> {
   const status: OutboundStatus = input.error.retryable ? 'pending' : 'failed';
+  const rateLimited = input.error.code !== undefined && RATE_LIMIT_CODES.includes(input.error.code);
   await db.raw(
     `INSERT INTO whatsapp_messages
        (wamid, direction, account_id, document_id, approver_id, phone, kind, payload_sealed, status,
-        status_at, status_error, idempotency_key)
-     VALUES (NULL, 'out', ?, ?, ?, ?, ?, ?, ?, now(), ?::jsonb, ?)
+        status_at, status_error, rate_limited_at, idempotency_key)
+     VALUES (NULL, 'out', ?, ?, ?, ?, ?, ?, ?, now(), ?::jsonb, CASE WHEN ? THEN now() END, ?)
      ON CONFLICT (idempotency_key) DO UPDATE
-       SET status = EXCLUDED.status, status_at = now(), status_error = EXCLUDED.status_error
+       SET status = EXCLUDED.status, status_at = now(), status_error = EXCLUDED.status_error,
+           rate_limited_at = coalesce(EXCLUDED.rate_limited_at, whatsapp_messages.rate_limited_at)
        WHERE whatsapp_messages.wamid IS NULL`,
     [
       input.accountId ?? null,
@@ -235,10 +239,23 @@ async function recordSendFailure(
       sealOutbound(secrets, input),
       status,
       json(input.error),
+      rateLimited,
       input.idempotencyKey,
     ],
   );
   return (await findByIdempotencyKey(db, input.idempotencyKey))!;
+}
+
+/**
+ * When Meta last refused one of our sends for a rate limit (any message, however it ended): the mark stays when a
+ * retry is later accepted, so a pace that checks every second still sees a refusal retried within that second.
+ */
+async function lastRateLimitedAt(db: Db): Promise<Date | null> {
+  const row = await db('whatsapp_messages')
+    .whereNotNull('rate_limited_at')
+    .max<{ at: Date | null }>('rate_limited_at as at')
+    .first();
+  return row?.at ?? null;
 }
 
 /**

@@ -89,12 +89,14 @@ function throughputPacing(db: Db) {
     },
 
     /**
-     * Halves the sender's pace when Meta answered one of `codes` within the last `recentMs` (at most once per
-     * `settleMs`), and otherwise brings it back up by a quarter per `settleMs` to full pace. Returns the factor.
+     * Halves the sender's pace when Meta refused a send for a rate limit (`rateLimitedAt`) since the pace last
+     * changed and within the last `recentMs`, at most once per `settleMs`; otherwise brings it back up by a quarter
+     * per `settleMs` to full pace. A refusal counts once: the pace halves again only for a newer one. Returns the
+     * factor.
      */
     async adjustPace(input: {
       sender: string;
-      codes: readonly number[];
+      rateLimitedAt: Date | null;
       recentMs: number;
       settleMs: number;
       minFactor: number;
@@ -104,28 +106,20 @@ function throughputPacing(db: Db) {
       ]);
       const { rows } = await db.raw<{ rows: { rate_factor: number }[] }>(
         `WITH throttled AS (
-           SELECT EXISTS (
-             SELECT 1 FROM whatsapp_messages
-              WHERE direction = 'out' AND created_at > now() - interval '1 day'
-                AND status IN ('sending', 'pending', 'failed')
-                AND status_at > clock_timestamp() - make_interval(secs => ?)
-                AND (status_error->>'code') IN (${input.codes.map(() => '?').join(', ')})) AS hit)
+           SELECT p.sender,
+                  coalesce(?::timestamptz > greatest(p.factor_changed_at,
+                                                     clock_timestamp() - make_interval(secs => ?)), false) AS hit
+             FROM whatsapp_bulk_pacing p WHERE p.sender = ?)
          UPDATE whatsapp_bulk_pacing p
             SET rate_factor = CASE WHEN throttled.hit THEN greatest(?, p.rate_factor / 2)
                                    ELSE least(1, p.rate_factor * 1.25) END,
                 factor_changed_at = clock_timestamp()
            FROM throttled
-          WHERE p.sender = ?
+          WHERE p.sender = throttled.sender
             AND p.factor_changed_at < clock_timestamp() - make_interval(secs => ?)
             AND (throttled.hit OR p.rate_factor < 1)
          RETURNING p.rate_factor`,
-        [
-          input.recentMs / 1000,
-          ...input.codes.map(String),
-          input.minFactor,
-          input.sender,
-          input.settleMs / 1000,
-        ],
+        [input.rateLimitedAt, input.recentMs / 1000, input.sender, input.minFactor, input.settleMs / 1000],
       );
       if (rows[0]) return rows[0].rate_factor;
       const current = await db('whatsapp_bulk_pacing')

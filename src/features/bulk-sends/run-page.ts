@@ -10,15 +10,13 @@ import {
   type BulkSendStore,
 } from './bulk-send-store.ts';
 import type { PageResult } from './definitions.ts';
+import { whatsAppMessagesStore } from '../../db/stores/whatsapp-messages-store.ts';
 import { pacingStore } from './pacing-store.ts';
 import { processRow, type RowDeps } from './process-row.ts';
 
-/** Meta's rate-limit answers: throughput reached (130429), pair rate limit (131056), spam rate limit (131048). */
-export const RATE_LIMIT_CODES = [130429, 131056, 131048] as const;
-
 /** A page stops taking new rows after this long, so its activity ends well within its time-out. */
 const PAGE_BUDGET_MS = 120_000;
-/** How often the pace is checked against Meta's recent rate-limit answers. */
+/** How often the pace is checked against Meta's recent rate-limit answers (marked on the messages they refused). */
 const PACE_CHECK_MS = 1_000;
 const PACE = { recentMs: 60_000, settleMs: 5_000, minFactor: 1 / 64 };
 const DAY_MS = 86_400_000;
@@ -136,6 +134,7 @@ async function sendBatch(
   const { settings } = deps;
   const { bulk, version, batch, phonesOf } = page;
   const pacing = pacingStore(deps.db);
+  const outbox = whatsAppMessagesStore(deps.db);
   const perSecond = settings.throughputPerSecond * settings.share;
   const deadline = Date.now() + PAGE_BUDGET_MS;
   let paceCheckedAt = 0;
@@ -146,7 +145,8 @@ async function sendBatch(
     for (let row = batch[next++]; row && !cancelled && Date.now() < deadline; row = batch[next++]) {
       if (Date.now() - paceCheckedAt > PACE_CHECK_MS) {
         paceCheckedAt = Date.now();
-        await pacing.adjustPace({ sender: deps.sender, codes: RATE_LIMIT_CODES, ...PACE });
+        const rateLimitedAt = await outbox.lastRateLimitedAt();
+        await pacing.adjustPace({ sender: deps.sender, rateLimitedAt, ...PACE });
       }
       const messages = Math.max(1, phonesOf(row).length);
       const slot = await pacing.takeSlot({ sender: deps.sender, messages, perSecond });
