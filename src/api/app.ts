@@ -10,6 +10,7 @@ import { errorHandler } from './middleware/error-handler.ts';
 import { idempotency } from './middleware/idempotency.ts';
 import { hsts } from '../http/hsts.ts';
 import { methodGuard } from '../http/methods.ts';
+import { underItsPrefix } from '../http/router-gate.ts';
 import { httpMetrics } from '../http/metrics.ts';
 import { serverSpans } from '../http/tracing.ts';
 import { rateLimit } from './middleware/rate-limit.ts';
@@ -134,11 +135,12 @@ export function createApp(
     else await (jsonBody(ctx, next) as Promise<unknown>);
   });
 
-  app.use(approvalPage.routes());
-  app.use(verifyPage.routes());
-  app.use(files.routes());
-  if (devInbox) app.use(devInbox.routes());
-  app.use(publicApi.routes());
-  app.use(api.routes());
+  // Each router only under its prefix: a request walks the layers of the routers that could answer it.
+  app.use(underItsPrefix(approvalPage));
+  app.use(underItsPrefix(verifyPage));
+  app.use(underItsPrefix(files));
+  if (devInbox) app.use(underItsPrefix(devInbox));
+  app.use(underItsPrefix(publicApi));
+  app.use(underItsPrefix(api));
   return app;
 }

@@ -38,6 +38,7 @@ describe('dependencyUnavailable', () => {
   it.each([
     ['gRPC UNAVAILABLE', grpcError(14, 'No connection established')],
     ['gRPC DEADLINE_EXCEEDED', grpcError(4, 'Deadline exceeded')],
+    ['gRPC RESOURCE_EXHAUSTED', grpcError(8, 'namespace rate limit exceeded')],
     [
       'a ServiceError caused by UNAVAILABLE',
       new ServiceError('Failed to start', { cause: grpcError(14, 'down') }),
@@ -47,10 +48,44 @@ describe('dependencyUnavailable', () => {
   });
 
   it.each([
+    ['a deadlock (40P01)', pgError('40P01', 'deadlock detected')],
+    ['a serialization failure (40001)', pgError('40001', 'could not serialize access')],
+    ['a lock not available (55P03)', pgError('55P03', 'could not obtain lock on row')],
+  ])('maps %s to a 503 saying the database is busy', (_, err) => {
+    const mapped = dependencyUnavailable(err);
+    expect(mapped).toMatchObject({ status: 503, headers: { 'Retry-After': '1' } });
+    expect(mapped?.message).toMatch(/database is busy/);
+  });
+
+  it.each([
+    [
+      'an undici headers time-out',
+      Object.assign(new Error('Headers Timeout Error'), { code: 'UND_ERR_HEADERS_TIMEOUT' }),
+    ],
+    [
+      'an undici connect time-out',
+      Object.assign(new Error('Connect Timeout Error'), { code: 'UND_ERR_CONNECT_TIMEOUT' }),
+    ],
+    [
+      'an AbortSignal.timeout firing',
+      new Error('fetch failed', { cause: new DOMException('timed out', 'TimeoutError') }),
+    ],
+  ])('maps %s to a 503 saying a service did not answer in time', (_, err) => {
+    const mapped = dependencyUnavailable(err);
+    expect(mapped).toMatchObject({ status: 503, headers: { 'Retry-After': '5' } });
+    expect(mapped?.message).toMatch(/did not answer in time/);
+  });
+
+  it.each([
     ['a programming error', new TypeError('x is not a function')],
     ['a constraint violation', pgError('23505', 'duplicate key value violates unique constraint')],
     ['a syntax error', pgError('42601', 'syntax error at or near "SELEC"')],
     ['gRPC INVALID_ARGUMENT', grpcError(3, 'bad request')],
+    [
+      'an undici response error',
+      Object.assign(new Error('Response status code 500'), { code: 'UND_ERR_RESPONSE_STATUS_CODE' }),
+    ],
+    ['an abort by the caller', new DOMException('aborted', 'AbortError')],
     ['not an error', 'ECONNREFUSED'],
     ['undefined', undefined],
   ])('leaves %s alone (a 500)', (_, err) => {

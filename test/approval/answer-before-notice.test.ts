@@ -38,7 +38,8 @@ const answeredTo = (phone: string) => messagesTo(h, phone).some((r) => r.wamid !
 
 /**
  * A sequential document of two, sent: the first approver's request is returned, and Meta will take SLOW_MS over the
- * next message (the second approver's request).
+ * second approver's request. Scripted for that number alone, which no other test here messages: the slow answer
+ * cannot be taken by another document's message (a signed copy of the test before).
  */
 async function sentWithSlowNextRequest(
   first: { phone: string; action: ActionType },
@@ -53,7 +54,7 @@ async function sentWithSlowNextRequest(
   });
   expect((await send(h, doc.id)).status).toBe(200);
   const request = await requestFor(h, first.phone, doc.id, LONG);
-  h.graph.script({ kind: 'delay', ms: SLOW_MS });
+  h.graph.scriptFor(second.phone, { kind: 'delay', ms: SLOW_MS });
   return { doc, request };
 }
 

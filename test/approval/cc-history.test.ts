@@ -43,9 +43,9 @@ describe('a cc recipient in a failure', () => {
       code: 131000,
       message: `Something went wrong sending to +${CC.phone} (${CC.name})`,
     };
-    // The approver's copy, then the cc copy with the finalization (refused: left for sendSignedCopies), then the
-    // cc copy in that activity's first attempt (refused: the attempt fails), then its retry (sent).
-    h.graph.script({ kind: 'ok' }, naming, naming);
+    // The cc copy with the finalization (refused: left for sendSignedCopies), then the cc copy in that activity's
+    // first attempt (refused: the attempt fails), then its retry (sent).
+    h.graph.scriptFor(CC.phone, naming, naming);
     const approve = quickRepliesOf(request).find((p) => p.startsWith('approve:'))!;
     expect((await tapButton(h, { from: APPROVER, payload: approve })).status).toBe(200);
     await eventually(async () => (await statusOf(h, doc.id)).status === 'approved', 120_000);

@@ -11,7 +11,7 @@ import {
 } from '../helpers/approval-flow.ts';
 
 /**
- * Expiry is exact. The WhatsApp Cloud API (the fake) answers 500 to everything; the deadline
+ * Expiry is exact. The WhatsApp Cloud API (the fake) answers 500 to everything sent to the approver; the deadline
  * timer races the notification being retried, and an approver whose notification exhausted its policy reads
  * "failed" and can be reminded once WhatsApp is back.
  */
@@ -35,7 +35,7 @@ describe('the deadline during a WhatsApp outage, notifications still being retri
   afterAll(() => h.close());
 
   it('expires the document at its deadline, not after the notification gives up', async () => {
-    h.graph.script(...OUTAGE);
+    h.graph.scriptFor(PHONES.saudiA, ...OUTAGE);
     const { doc, expiresAt } = await shortLived(h, 4);
     expect((await send(h, doc.id)).status).toBe(200);
     await eventually(() => h.graph.requests.length > 0); // the notification is being tried
@@ -61,7 +61,7 @@ describe('a notification that exhausts its retry policy', () => {
   afterAll(() => h.close());
 
   it('reads failed, counts as notified, is sent by remind after recovery, and the document still expires', async () => {
-    h.graph.script(...OUTAGE);
+    h.graph.scriptFor(PHONES.saudiA, ...OUTAGE);
     const { doc } = await shortLived(h, 30);
     expect((await send(h, doc.id)).status).toBe(200);
     const approverId = doc.approvers[0]!.id;

@@ -292,7 +292,8 @@ async function whatsAppFailuresRemindVoid(): Promise<() => Promise<void>> {
   const p = person('Evander Thistlewood-Okafor');
   const doc = await created({ workflowType: 'sequential', approvers: [spec(p, 'approve_only')] });
   const national = p.phone.slice(3);
-  h.graph.script(
+  h.graph.scriptFor(
+    p.phone,
     {
       kind: 'graph_error',
       status: 500,

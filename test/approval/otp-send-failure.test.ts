@@ -59,7 +59,8 @@ it('answers 502 when the Graph API fails, and the failed sends leave the resend 
       .first<OtpRow>('last_sent_at', 'sends_in_window');
 
   // Three failures in a row, more than OTP_MAX_SENDS_PER_HOUR and within OTP_RESEND_SECONDS of each other.
-  h.graph.script(
+  h.graph.scriptFor(
+    PHONES.saudiB,
     { kind: 'graph_error', status: 500, code: 1, message: 'An unknown error occurred' },
     { kind: 'graph_error', status: 503, code: 2, message: 'Service temporarily unavailable' },
     { kind: 'raw', status: 502, body: '<html>Bad Gateway</html>' },
@@ -85,7 +86,7 @@ it('answers 502 when the Graph API fails, and the failed sends leave the resend 
     .db('approver_otp_codes')
     .where({ approver_id: approverId })
     .update({ last_sent_at: earlier });
-  h.graph.script({ kind: 'graph_error', status: 500, code: 1 });
+  h.graph.scriptFor(PHONES.saudiB, { kind: 'graph_error', status: 500, code: 1 });
   expect((await askCode()).status).toBe(502);
   const after = await row();
   expect(after.sends_in_window).toBe(before.sends_in_window);

@@ -45,11 +45,10 @@ export interface FakeGraphApi {
   /** What the template list answers; tests fill and change it. */
   templates: ListedTemplate[];
   requests: RecordedRequest[];
-  /** Queue answers for the next requests, in order; when the queue is empty the answer is success. */
-  script(...responses: ScriptedResponse[]): void;
   /**
-   * Queue answers for the next messages to one number, ahead of `script`'s: a test's script is not taken by another
-   * document's message (a signed copy or a reminder still on its way) reaching the fake first.
+   * Queue answers for the next messages to one number, in order; when its queue is empty the answer is success.
+   * Keyed by recipient, never "the next request": in a harness several documents share, another document's message
+   * (a signed copy or a reminder still on its way) reaching the fake first would take an unkeyed answer.
    */
   scriptFor(to: string, ...responses: ScriptedResponse[]): void;
   reset(): void;
@@ -69,7 +68,6 @@ export async function startFakeGraphApi(options: FakeGraphApiOptions = {}): Prom
   const businessAccountId = String(200000000000000 + Math.floor(Math.random() * 1e12));
   const templates: ListedTemplate[] = [];
   const requests: RecordedRequest[] = [];
-  let queue: ScriptedResponse[] = [];
   const byRecipient = new Map<string, ScriptedResponse[]>();
   const timers = new Set<NodeJS.Timeout>();
 
@@ -112,7 +110,7 @@ export async function startFakeGraphApi(options: FakeGraphApiOptions = {}): Prom
       if (invalid) return sendGraphError(res, 400, 100, invalid);
       const to = (body as { to?: unknown } | null)?.to;
       const own = typeof to === 'string' ? byRecipient.get(to)?.shift() : undefined;
-      answer(own ?? queue.shift() ?? { kind: 'ok' }, res, recorded);
+      answer(own ?? { kind: 'ok' }, res, recorded);
     });
   });
 
@@ -171,14 +169,10 @@ export async function startFakeGraphApi(options: FakeGraphApiOptions = {}): Prom
     templates,
     accessToken,
     requests,
-    script(...responses) {
-      queue.push(...responses);
-    },
     scriptFor(to, ...responses) {
       byRecipient.set(to, [...(byRecipient.get(to) ?? []), ...responses]);
     },
     reset() {
-      queue = [];
       byRecipient.clear();
       requests.length = 0;
     },

@@ -71,16 +71,12 @@ describe('logs of a full document cycle', () => {
     // A reply from a number that is not the approver's: logged (with its number) and ignored.
     expect((await tapButton(h, { from: STRANGER, payload: approve })).status).toBe(200);
     // The signed copies go to the approvers, then to cc: WhatsApp refuses the cc copy naming the number.
-    h.graph.script(
-      { kind: 'ok' },
-      { kind: 'ok' },
-      {
-        kind: 'graph_error',
-        status: 400,
-        code: 131026,
-        message: `Message undeliverable: +${CC} is not on WhatsApp`,
-      },
-    );
+    h.graph.scriptFor(CC, {
+      kind: 'graph_error',
+      status: 400,
+      code: 131026,
+      message: `Message undeliverable: +${CC} is not on WhatsApp`,
+    });
     expect((await tapButton(h, { from: BUTTON, payload: approve })).status).toBe(200);
     await eventually(async () => (await statusOf(h, doc.id)).status === 'approved', 120_000);
     await eventually(() => lines.some((l) => l.includes('WhatsApp refused a signed copy')), 60_000);

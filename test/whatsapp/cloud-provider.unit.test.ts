@@ -8,6 +8,8 @@ import { notice, templates } from '../helpers/whatsapp-fixtures.ts';
 
 let fake: FakeGraphApi;
 let provider: WhatsAppProvider;
+/** The number `notice()` sends to, which the scripted answers are for. */
+const TO = notice().phone;
 
 beforeAll(async () => {
   fake = await startFakeGraphApi();
@@ -62,7 +64,7 @@ describe('cloud provider', () => {
   });
 
   it('500 is retryable, and the next attempt succeeds', async () => {
-    fake.script({ kind: 'raw', status: 500, body: '<html>oops</html>' });
+    fake.scriptFor(TO, { kind: 'raw', status: 500, body: '<html>oops</html>' });
     const err = await sendError();
     expect(err).toMatchObject({ retryable: true, httpStatus: 500, reason: 'http_error' });
     const { wamid } = await provider.send(notice());
@@ -70,7 +72,7 @@ describe('cloud provider', () => {
   });
 
   it('400 with 131026 (undeliverable) is not retryable and keeps Graph details', async () => {
-    fake.script({
+    fake.scriptFor(TO, {
       kind: 'graph_error',
       status: 400,
       code: 131026,
@@ -104,12 +106,12 @@ describe('cloud provider', () => {
     [400, 999999, false],
     [502, 999999, true],
   ])('HTTP %i with code %i → retryable %s', async (status, code, retryable) => {
-    fake.script({ kind: 'graph_error', status, code });
+    fake.scriptFor(TO, { kind: 'graph_error', status, code });
     expect(await sendError()).toMatchObject({ retryable, code, httpStatus: status });
   });
 
   it('429 without a Graph body is retryable and carries Retry-After', async () => {
-    fake.script({ kind: 'raw', status: 429, body: 'slow down', headers: { 'retry-after': '7' } });
+    fake.scriptFor(TO, { kind: 'raw', status: 429, body: 'slow down', headers: { 'retry-after': '7' } });
     expect(await sendError()).toMatchObject({ retryable: true, httpStatus: 429, retryAfterMs: 7000 });
   });
 
@@ -121,12 +123,12 @@ describe('cloud provider', () => {
       timeoutMs: 150,
       templates,
     });
-    fake.script({ kind: 'hang' });
+    fake.scriptFor(TO, { kind: 'hang' });
     expect(await sendError(impatient)).toMatchObject({ retryable: true, reason: 'timeout' });
   });
 
   it('a slow answer within the deadline succeeds', async () => {
-    fake.script({ kind: 'delay', ms: 20 });
+    fake.scriptFor(TO, { kind: 'delay', ms: 20 });
     const { wamid } = await provider.send(notice());
     expect(wamid).toMatch(/^wamid\./);
   });
@@ -144,13 +146,13 @@ describe('cloud provider', () => {
   });
 
   it('does not follow redirects', async () => {
-    fake.script({ kind: 'raw', status: 302, headers: { location: `${fake.apiUrl}/elsewhere` } });
+    fake.scriptFor(TO, { kind: 'raw', status: 302, headers: { location: `${fake.apiUrl}/elsewhere` } });
     expect(await sendError()).toMatchObject({ retryable: false, httpStatus: 302 });
     expect(fake.requests).toHaveLength(1);
   });
 
   it('a 200 without a message id is not retried (it may have been sent)', async () => {
-    fake.script({ kind: 'raw', status: 200, body: '{"messaging_product":"whatsapp"}' });
+    fake.scriptFor(TO, { kind: 'raw', status: 200, body: '{"messaging_product":"whatsapp"}' });
     expect(await sendError()).toMatchObject({ retryable: false, reason: 'invalid_response' });
   });
 });

@@ -81,7 +81,7 @@ describe('sendNotice with the cloud provider', () => {
 
   it('500 then 200: the failure is recorded as pending, the retry sends and records the id', async () => {
     const n = noticeFor();
-    fake.script({ kind: 'raw', status: 500 });
+    fake.scriptFor(n.phone, { kind: 'raw', status: 500 });
     await expect(sendNotice({ provider: cloud, messages, templates, secrets: box }, n)).rejects.toMatchObject(
       {
         retryable: true,
@@ -104,7 +104,12 @@ describe('sendNotice with the cloud provider', () => {
 
   it('400 131026: not retryable, recorded as failed with the Graph code', async () => {
     const n = noticeFor();
-    fake.script({ kind: 'graph_error', status: 400, code: 131026, message: 'Message undeliverable' });
+    fake.scriptFor(n.phone, {
+      kind: 'graph_error',
+      status: 400,
+      code: 131026,
+      message: 'Message undeliverable',
+    });
     await expect(sendNotice({ provider: cloud, messages, templates, secrets: box }, n)).rejects.toMatchObject(
       {
         retryable: false,

@@ -96,7 +96,7 @@ const deps = (extra: Partial<SendNoticeDeps> = {}): SendNoticeDeps => ({
 describe('the outbox row is written before the message is sent', () => {
   it('while the Graph API has the request, the row is committed as sending with the request it carries', async () => {
     const n = noticeFor();
-    fake.script({ kind: 'delay', ms: 3_000 }); // long enough to look at the row while the request is held
+    fake.scriptFor(n.phone, { kind: 'delay', ms: 3_000 }); // long enough to look at the row while the request is held
     const sending = sendNotice(deps(), n);
     await eventually(() => fake.requests.length === 1);
     const during = await messages.findByIdempotencyKey(n.idempotencyKey);
@@ -179,9 +179,9 @@ describe('the Graph API answers, then recording the answer fails', () => {
 describe('a provider that repeats a message id', () => {
   it('two messages with the same id are both recorded: no failure, no retry, no second send', async () => {
     const shared = newWamid();
-    fake.script({ kind: 'ok', wamid: shared }, { kind: 'ok', wamid: shared });
     const first = noticeFor(0);
     const second = noticeFor(1);
+    for (const n of [first, second]) fake.scriptFor(n.phone, { kind: 'ok', wamid: shared });
     const log = warnings();
     expect(await sendNotice(deps({ logger: log.logger }), first)).toEqual({
       wamid: shared,
@@ -228,8 +228,9 @@ describe('a provider that repeats a message id', () => {
 
   it('inbound message ids stay unique (the replay dedupe), apart from outbound ones', async () => {
     const shared = newWamid();
-    fake.script({ kind: 'ok', wamid: shared });
-    await sendNotice(deps(), noticeFor());
+    const n = noticeFor();
+    fake.scriptFor(n.phone, { kind: 'ok', wamid: shared });
+    await sendNotice(deps(), n);
     const inbound = { wamid: shared, phone: seed.approvers[0]!.phone, kind: 'button_reply', payload: {} };
     expect(await messages.recordInbound(inbound, box)).toBe(true);
     await messages.markInboundHandled(shared);
@@ -276,7 +277,7 @@ describe('the one duplicate left: an attempt that stopped inside the provider ca
 
   it('a refused send leaves no answer either: the retry sends, and the row keeps one id', async () => {
     const n = noticeFor();
-    fake.script({ kind: 'raw', status: 503 });
+    fake.scriptFor(n.phone, { kind: 'raw', status: 503 });
     await expect(sendNotice(deps(), n)).rejects.toMatchObject({ retryable: true });
     expect(await messages.findByIdempotencyKey(n.idempotencyKey)).toMatchObject({
       status: 'pending',

@@ -44,6 +44,12 @@ function toAppError(err: unknown): AppError {
 }
 
 /**
+ * Seconds a 503 asks the client to wait when its cause named none: the OpenAPI document promises Retry-After on
+ * every 503, and a client (or Meta, for the webhook) that honours it comes back instead of giving up.
+ */
+const UNAVAILABLE_RETRY_AFTER_SECONDS = '5';
+
+/**
  * The top of the stack: every failure leaves as `{success:false, error:{code, message, details}}`.
  * 5xx messages never carry internals; the log has them, keyed by request id.
  */
@@ -61,6 +67,8 @@ export function errorHandler(logger: Logger): Middleware<AppState> {
         logger.error({ err, path: ctx.path }, 'request failed');
       }
       for (const [name, value] of Object.entries(appError.headers)) ctx.set(name, value);
+      if (appError.status === 503 && !ctx.response.get('Retry-After'))
+        ctx.set('Retry-After', UNAVAILABLE_RETRY_AFTER_SECONDS);
       ctx.status = appError.status;
       ctx.body = errorEnvelope(appError);
     }

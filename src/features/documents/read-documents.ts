@@ -20,7 +20,32 @@ export interface DocumentReadDeps {
   publicBaseUrl: string;
   /** The app's coalesced reads by id (`coalescedDocumentReads`); without them each read is a query of its own. */
   reads?: CoalescedDocumentReads;
+  /** The app's opened verification tokens (`verificationTokens`); without them each read opens its own. */
+  tokens?: VerificationTokens;
 }
+
+/**
+ * Verification tokens already opened, by document and sealed copy. Opening one is an AES-GCM decryption on every
+ * read of an approved document, and its answer never changes for the same sealed copy (a resealed or replaced
+ * token is another key here, and the document id in the key keeps the copy bound to its row). Not a cache of
+ * anything that can go stale: the document itself is read from PostgreSQL each time. A copy that does not open
+ * is never stored. At most `maxEntries`, the oldest dropped first. Build it once per app.
+ */
+export function verificationTokens(secrets: SecretBox, maxEntries = 10_000) {
+  const opened = new Map<string, string>();
+  return {
+    open(documentId: string, sealed: string): string {
+      const key = `${documentId}\n${sealed}`;
+      const hit = opened.get(key);
+      if (hit !== undefined) return hit;
+      const token = openVerificationToken(documentId, sealed, secrets);
+      if (opened.size >= maxEntries) opened.delete(opened.keys().next().value!);
+      opened.set(key, token);
+      return token;
+    },
+  };
+}
+export type VerificationTokens = ReturnType<typeof verificationTokens>;
 
 /** An approved document's verification URL, from its sealed token; none for any other status. */
 function verificationOf(
@@ -29,7 +54,10 @@ function verificationOf(
   sealed: string | null | undefined,
 ): string | undefined {
   if (document.status !== 'approved' || !sealed) return undefined;
-  return verificationUrl(deps.publicBaseUrl, openVerificationToken(document.id, sealed, deps.secrets));
+  const token = deps.tokens
+    ? deps.tokens.open(document.id, sealed)
+    : openVerificationToken(document.id, sealed, deps.secrets);
+  return verificationUrl(deps.publicBaseUrl, token);
 }
 
 /** One page of an account's documents, newest first, and the count of every match. */
@@ -67,9 +95,16 @@ export async function showDocument(
   });
 }
 
-/** `showDocument` for the API: the reads of one event-loop turn share one query. Build it once per app. */
-export function coalescedShowDocument(deps: Omit<DocumentReadDeps, 'reads'>) {
-  const withReads = { ...deps, reads: coalescedDocumentReads(deps.db) };
+/**
+ * `showDocument` for the API: the reads of one event-loop turn share one query, and a verification token is
+ * opened once. Build it once per app.
+ */
+export function coalescedShowDocument(deps: Omit<DocumentReadDeps, 'reads' | 'tokens'>) {
+  const withReads = {
+    ...deps,
+    reads: coalescedDocumentReads(deps.db),
+    tokens: verificationTokens(deps.secrets),
+  };
   return (accountId: string, id: string) => showDocument(withReads, accountId, id);
 }
 
