@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { heartbeatSeconds } from './fields.ts';
 import { defineSlice } from './slice.ts';
 
 export interface ApprovalConfig {
@@ -42,15 +43,9 @@ export const approvalSlice = defineSlice({
       3_600,
       'how long a read-model write (PostgreSQL) is retried; then the workflow parks in "attention" until retried',
     ),
-    APPROVAL_FINALIZE_HEARTBEAT_SECONDS: z.coerce
-      .number()
-      .int()
-      .min(3)
-      .max(300)
-      .default(30)
-      .describe(
-        'how long a finalization attempt may go without a heartbeat (every 5 s, or a third of this when shorter) before Temporal gives it up and retries it: how soon a worker killed mid-finalization is noticed; below 30 only in tests',
-      ),
+    APPROVAL_FINALIZE_HEARTBEAT_SECONDS: heartbeatSeconds(
+      'how long a finalization attempt may go without a heartbeat (every 5 s, or a third of this when shorter) before Temporal gives it up and retries it: how soon a worker killed mid-finalization is noticed; below 30 only in tests',
+    ),
     APPROVAL_ANSWER_TIMEOUT_SECONDS: z.coerce
       .number()
       .int()

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { heartbeatSeconds } from './fields.ts';
 import { defineSlice } from './slice.ts';
 
 /** Templates and bulk send (BULK_SEND_*, WHATSAPP_TIER_*, WHATSAPP_THROUGHPUT_*). */
@@ -21,6 +22,8 @@ export interface BulkSendSettings {
   throughputPerSecond: number;
   /** Multiplies the 24-hour window and the pauses it causes: 1, below it only in tests. */
   timeScale: number;
+  /** How long a page's activity may go without a heartbeat before Temporal gives it up and runs it again. */
+  heartbeatMs: number;
 }
 
 export interface BulkSendsConfig {
@@ -79,6 +82,9 @@ BULK_SEND_QUOTA_SHARE so that ordinary documents' notifications are never delaye
       .max(1)
       .default(1)
       .describe('multiplies the 24-hour window and its pauses: 1, below it only in tests'),
+    BULK_SEND_HEARTBEAT_SECONDS: heartbeatSeconds(
+      'how long a page of a bulk send may go without a heartbeat (every 5 s, or a third of this when shorter) before Temporal gives it up and runs it again: how soon a worker killed mid-page is noticed; below 30 only in tests',
+    ),
     WHATSAPP_TIER_RECIPIENTS_PER_DAY: z.coerce
       .number()
       .int()
@@ -106,6 +112,7 @@ BULK_SEND_QUOTA_SHARE so that ordinary documents' notifications are never delaye
       tierRecipientsPerDay: e.WHATSAPP_TIER_RECIPIENTS_PER_DAY,
       throughputPerSecond: e.WHATSAPP_THROUGHPUT_MPS,
       timeScale: e.BULK_SEND_TIME_SCALE,
+      heartbeatMs: e.BULK_SEND_HEARTBEAT_SECONDS * 1000,
     },
   }),
 });

@@ -8,6 +8,12 @@ export const port = z.coerce.number().int().min(0).max(65535);
 
 export const intIn = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
+/**
+ * A long activity's heartbeat time-out in seconds: 30 by default. Under 3 s, a live attempt on a loaded machine
+ * could miss its heartbeats and be given up.
+ */
+export const heartbeatSeconds = (description: string) => intIn(3, 300).default(30).describe(description);
+
 export const optionalString = z
   .string()
   .trim()

@@ -2,7 +2,7 @@ import { copyFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser, PHONE } from '../helpers/browser.ts';
+import { launchChromium, PHONE } from '../helpers/browser.ts';
 import {
   createDocument,
   linkTokenOf,
@@ -37,12 +37,13 @@ const FIRST_PAGE_SCRIPT = `new MutationObserver((changes, observer) => {
 }).observe(document, { subtree: true, attributes: true, attributeFilter: ['data-state'] });`;
 
 let h: FlowHarness;
+let chromium: Awaited<ReturnType<typeof launchChromium>>;
 beforeAll(async () => {
-  h = await startFlowHarness();
+  [h, chromium] = await Promise.all([startFlowHarness(), launchChromium()]);
   await ensureArtifacts();
 });
 afterAll(async () => {
-  await h?.close();
+  await Promise.all([h?.close(), chromium?.close()]);
 });
 
 /** A sent document with one approver, and the link to their page. */
@@ -59,15 +60,15 @@ async function pageFor(pdf: Buffer, options: { phone?: string; action?: 'sign' |
 
 /** A phone with an empty cache: everything the page needs comes over the network. */
 async function withPhone<T>(run: (page: Page) => Promise<T>): Promise<T> {
-  const browser = await launchBrowser(PHONE);
+  const context = await chromium.newContext(PHONE);
   try {
-    const page = await browser.context.newPage();
+    const page = await context.newPage();
     page.setDefaultTimeout(60_000);
     await page.addInitScript(FIRST_PAGE_SCRIPT);
     await page.addInitScript(CANVAS_MEMORY_SCRIPT);
     return await run(page);
   } finally {
-    await browser.close();
+    await context.close();
   }
 }
 

@@ -7,7 +7,9 @@ import { issueApiKey } from '../../src/features/accounts/api-keys.ts';
 import { hashPassword } from '../../src/auth/passwords.ts';
 import { accountsStore } from '../../src/features/accounts/accounts-store.ts';
 import { startFakeGraphApi, type FakeGraphApi } from '../fakes/fake-graph-api.ts';
+import { bulkSendWorkflowId } from '../../src/features/bulk-sends/definitions.ts';
 import { eventually } from '../helpers/approval-flow.ts';
+import { heartbeatTimeouts } from '../helpers/heartbeat-timeouts.ts';
 import { startGraphGate, type GraphGate } from '../helpers/graph-gate.ts';
 import { createTestPki } from '../helpers/pki.ts';
 import { makePdf } from '../helpers/pdf.ts';
@@ -23,8 +25,12 @@ import { ROLES } from '../templates/support.ts';
  * retried with its Idempotency-Key). At the end: every row sent, one document per row, one message per recipient,
  * nothing twice. The worker is killed outside a WhatsApp call (test/helpers/graph-gate.ts): a kill inside one is
  * the outbox's one known duplicate, which no design of the bulk send can remove.
+ *
+ * A page the killed worker held is given up when its heartbeat stops: after BULK_SEND_HEARTBEAT_SECONDS, 5 s
+ * here rather than production's 30 s, so the test waits seconds for what it proves.
  */
 const ROWS = 1000;
+const HEARTBEAT_SECONDS = 5;
 let database: TestDatabase;
 let graph: FakeGraphApi;
 let gate: GraphGate;
@@ -58,6 +64,7 @@ beforeAll(async () => {
     BULK_SEND_CONCURRENCY: '6',
     WHATSAPP_TIER_RECIPIENTS_PER_DAY: '100000',
     WHATSAPP_THROUGHPUT_MPS: '1000',
+    BULK_SEND_HEARTBEAT_SECONDS: String(HEARTBEAT_SECONDS),
   };
   [worker, api] = await Promise.all([startRole('worker', env, { name: 'worker 1' }), startRole('api', env)]);
   const account = await accountsStore(database.db).create({
@@ -172,5 +179,13 @@ describe('a 1,000-row bulk send with the worker and the API killed mid-batch', (
     }
     expect([...perRecipient].filter(([, n]) => n > 1)).toEqual([]);
     expect(perRecipient.size).toBe(ROWS);
+
+    // Every page, in whichever run (one per BULK_SEND_PAGES_PER_RUN pages), was scheduled with the configured
+    // heartbeat time-out: a page the killed worker held is given up after it.
+    const timeouts = await heartbeatTimeouts(inject('temporalAddress'), [bulkSendWorkflowId(bulkSendId)], {
+      allRuns: true,
+    });
+    expect(timeouts.runs).toBeGreaterThan(1);
+    expect(timeouts.scheduledWith).toEqual([HEARTBEAT_SECONDS]);
   }, 900_000);
 });

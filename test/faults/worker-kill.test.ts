@@ -1,9 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Client, Connection } from '@temporalio/client';
-import { decodeTimeoutType } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/approval-flow.ts';
+import { heartbeatTimeouts } from '../helpers/heartbeat-timeouts.ts';
 import { startFaultStack, TEMPORAL_SHAPES, type FaultStack } from '../helpers/fault-stack.ts';
 import {
   expectOneNotificationPerApprover,
@@ -24,43 +23,6 @@ import { startTestTsa, type TestTsa } from '../helpers/tsa-server.ts';
  * rather than production's 30 s, so the test waits seconds for what it proves.
  */
 const HEARTBEAT_SECONDS = 5;
-
-/**
- * The finalization attempts Temporal gave up because their heartbeat stopped, over `documentIds`' workflows, and
- * the heartbeat time-outs (seconds) the workflows scheduled their finalizations with.
- */
-async function heartbeatTimeouts(address: string, documentIds: readonly string[]) {
-  const connection = await Connection.connect({ address });
-  try {
-    const client = new Client({ connection });
-    const histories = await Promise.all(
-      documentIds.map((id) => client.workflow.getHandle(`document-${id}`).fetchHistory()),
-    );
-    const events = histories.flatMap((h) => h.events ?? []);
-    return {
-      // An attempt that failed and was retried is in the history only as the next attempt's lastFailure.
-      timedOut: events.filter(
-        (e) =>
-          decodeTimeoutType(
-            e.activityTaskStartedEventAttributes?.lastFailure?.timeoutFailureInfo?.timeoutType,
-          ) === 'HEARTBEAT',
-      ).length,
-      scheduledWith: [
-        ...new Set(
-          events.flatMap((e) => {
-            // int64 fields arrive as Long objects, whose decimal form Number reads.
-            const seconds = Number(
-              String(e.activityTaskScheduledEventAttributes?.heartbeatTimeout?.seconds ?? 0),
-            );
-            return seconds > 0 ? [seconds] : [];
-          }),
-        ),
-      ],
-    };
-  } finally {
-    await connection.close();
-  }
-}
 
 /** A time-stamp authority in front of the test TSA that holds every request while `holding` is on. */
 async function startGatedTsa(upstream: TestTsa) {
@@ -157,7 +119,7 @@ describe.each(TEMPORAL_SHAPES)(
       // The killed attempt was given up for its silence, on the configured heartbeat time-out.
       const timeouts = await heartbeatTimeouts(
         stack.temporalAddress,
-        driver.documents.map((d) => d.id),
+        driver.documents.map((d) => `document-${d.id}`),
       );
       expect(timeouts.timedOut).toBeGreaterThanOrEqual(1);
       expect(timeouts.scheduledWith).toEqual([HEARTBEAT_SECONDS]);

@@ -71,6 +71,11 @@ let buildId: Promise<string> | undefined;
 let tracedWorkflowBundle: { code: string } | undefined;
 const silentBundler = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} };
 
+// Every test account has the same password: hashed once per test file, not per account (scrypt costs about 0.1 s
+// of CPU per hash, and a test file may create a dozen accounts). Each stored hash is still a real scrypt hash.
+let passwordHash: Promise<string> | undefined;
+const testPasswordHash = () => (passwordHash ??= hashPassword('correct horse battery staple'));
+
 /**
  * The real service for one test file: its own database, its own task queue on the shared Temporal server, a
  * worker, and the Koa app on a real HTTP port.
@@ -206,7 +211,7 @@ export async function startTestService(
       const account = await accountsStore(database.db).create({
         name: 'Test Account',
         email: `test-${randomBytes(6).toString('hex')}@example.test`,
-        passwordHash: await hashPassword('correct horse battery staple'),
+        passwordHash: await testPasswordHash(),
         plan: opts.plan ?? 'business',
       });
       const issued = await issueApiKey(database.db, {

@@ -23,6 +23,7 @@ describe('the bulk-send configuration slice', () => {
       tierRecipientsPerDay: 1000,
       throughputPerSecond: 80,
       timeScale: 1,
+      heartbeatMs: 30_000,
     });
   });
 

@@ -82,6 +82,9 @@ describe('loadConfig', () => {
     expect(
       loadConfig({ APPROVAL_FINALIZE_HEARTBEAT_SECONDS: '5' }).approvalPolicies.finalizeHeartbeatMs,
     ).toBe(5000);
+    // … and a worker killed mid-page of a bulk send, the same.
+    expect(config.bulkSends.heartbeatMs).toBe(30_000);
+    expect(loadConfig({ BULK_SEND_HEARTBEAT_SECONDS: '5' }).bulkSends.heartbeatMs).toBe(5000);
   });
 
   it.each([
@@ -102,6 +105,11 @@ describe('loadConfig', () => {
     ['APPROVAL_FINALIZE_HEARTBEAT_SECONDS', '301'],
     ['APPROVAL_FINALIZE_HEARTBEAT_SECONDS', '__proto__'],
     ['APPROVAL_FINALIZE_HEARTBEAT_SECONDS', '9'.repeat(10_000)],
+    ['BULK_SEND_HEARTBEAT_SECONDS', '2'],
+    ['BULK_SEND_HEARTBEAT_SECONDS', '301'],
+    ['BULK_SEND_HEARTBEAT_SECONDS', '4.5'],
+    ['BULK_SEND_HEARTBEAT_SECONDS', '__proto__'],
+    ['BULK_SEND_HEARTBEAT_SECONDS', '9'.repeat(10_000)],
     // A wait longer than the failure window would be forgotten before it ends.
     ['LOGIN_FAILURE_WINDOW_MINUTES', '0.5'],
   ])('refuses %s=%s and names the variable', (name, value) => {

@@ -10,6 +10,7 @@ import { bulkSendStore, OPEN_BULK_STATUSES } from './bulk-send-store.ts';
 import type { BulkSendActivities } from './definitions.ts';
 import { runPage } from './run-page.ts';
 import { lockCreation } from './creation-lock.ts';
+import { whileHeartbeating } from '../../temporal/heartbeat.ts';
 
 export interface BulkSendActivityDeps {
   db: Knex;
@@ -42,19 +43,23 @@ export function createBulkSendActivities(deps: BulkSendActivityDeps): BulkSendAc
       });
     },
 
+    // Heartbeats on a timer as well as per row: one row may take longer than a short heartbeat time-out (a slow
+    // Graph API answer, a document made under load) without its attempt being given up.
     runBulkSendPage(input) {
-      return runPage(
-        {
-          db,
-          logger: deps.logger,
-          ...(deps.webhookDispatcher && { webhooks: deps.webhookDispatcher }),
-          approvals,
-          secrets: deps.secrets,
-          settings: config.bulkSends,
-          sender: senderOf(config),
-          heartbeat: (details) => Context.current().heartbeat(details),
-        },
-        input,
+      return whileHeartbeating(() =>
+        runPage(
+          {
+            db,
+            logger: deps.logger,
+            ...(deps.webhookDispatcher && { webhooks: deps.webhookDispatcher }),
+            approvals,
+            secrets: deps.secrets,
+            settings: config.bulkSends,
+            sender: senderOf(config),
+            heartbeat: (details) => Context.current().heartbeat(details),
+          },
+          input,
+        ),
       );
     },
 

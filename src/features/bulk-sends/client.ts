@@ -11,7 +11,7 @@ import {
 export function createBulkSendClient(deps: {
   client: () => Client;
   taskQueue: string;
-  settings: Pick<BulkSendSettings, 'pagesPerRun'>;
+  settings: Pick<BulkSendSettings, 'pagesPerRun' | 'heartbeatMs'>;
 }) {
   return {
     /** Starts the workflow of a bulk send; called inside the transaction that creates it (see creation-lock.ts). */
@@ -21,6 +21,7 @@ export function createBulkSendClient(deps: {
         bulkSendId,
         afterRow: 0,
         pagesPerRun: deps.settings.pagesPerRun,
+        heartbeatMs: deps.settings.heartbeatMs,
       };
       await deps.client().workflow.start(BULK_SEND_WORKFLOW_TYPE, {
         workflowId,

@@ -17,6 +17,11 @@ export interface BulkSendWorkflowInput {
   afterRow: number;
   /** Pages one run works through before it continues as new (BULK_SEND_PAGES_PER_RUN). */
   pagesPerRun: number;
+  /**
+   * A page's heartbeat time-out (BULK_SEND_HEARTBEAT_SECONDS). Absent from runs started before it could be set,
+   * which keep 30 s.
+   */
+  heartbeatMs?: number;
   /** Set on a run that continued an earlier one: the bulk send was opened already. */
   continued?: boolean;
 }

@@ -13,14 +13,15 @@ const { openBulkSend, finishBulkSend } = proxyActivities<BulkSendActivities>({
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
 
-const { runBulkSendPage } = proxyActivities<BulkSendActivities>({
-  // A page ends itself within its time budget (it stops taking rows after two minutes) and heartbeats meanwhile;
-  // a worker that dies mid-page is noticed within the heartbeat time-out and the page runs again: rows already
-  // sent are skipped, a row's document is never made twice.
+// A page ends itself within its time budget (it stops taking rows after two minutes) and heartbeats meanwhile;
+// a worker that dies mid-page is noticed within the heartbeat time-out and the page runs again: rows already
+// sent are skipped, a row's document is never made twice. The run's input may set another heartbeat time-out
+// (BULK_SEND_HEARTBEAT_SECONDS); runs started before it could keep this one.
+const PAGE_POLICY = {
   startToCloseTimeout: '10 minutes',
   heartbeatTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
-});
+} as const;
 
 /** What the workflow knows, for the `progress` query and for its loop. */
 class BulkSendRun {
@@ -44,6 +45,10 @@ class BulkSendRun {
  */
 export async function bulkSendWorkflow(input: BulkSendWorkflowInput): Promise<void> {
   const run = new BulkSendRun(input);
+  const { runBulkSendPage } = proxyActivities<BulkSendActivities>({
+    ...PAGE_POLICY,
+    heartbeatTimeout: input.heartbeatMs ?? PAGE_POLICY.heartbeatTimeout,
+  });
   setHandler(cancelSignal, () => void (run.cancelled = true));
   setHandler(progressQuery, () => run.progress());
 
