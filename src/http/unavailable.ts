@@ -3,9 +3,9 @@ import { AppError } from '../errors.ts';
 
 /**
  * Failures that mean a dependency (PostgreSQL, the Temporal server, an outside HTTP service) cannot be reached or
- * keep up right now, as opposed to a bug: the API answers them 503 `unavailable` with Retry-After, never 500, so a client (or Meta, for the WhatsApp
- * webhook) tries again. The process itself recovers on its own: the pool drops dead connections and opens new ones,
- * the Temporal client reconnects.
+ * keep up right now, as opposed to a bug: the API answers them 503 `service_unavailable` with Retry-After, never
+ * 500, so a client (or Meta, for the WhatsApp webhook) tries again. The process itself recovers on its own: the pool
+ * drops dead connections and opens new ones, the Temporal client reconnects.
  */
 
 /** Socket errors of a connection that is refused, cut or silent. */
