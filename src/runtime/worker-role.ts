@@ -59,9 +59,14 @@ export async function runWorker(
     ),
     ...(tracing && { telemetry: tracing.worker }),
     version: { deploymentName: config.temporal.deploymentName, buildId },
+    shutdown: shutdownTimes(config.shutdownTimeoutMs),
   });
+  let shuttingDown = false;
   const running = worker.run();
   running.catch((err: unknown) => {
+    // During a shutdown, the force time ran out: the shutdown goes on (and exits 1 if it runs out of time too).
+    if (shuttingDown)
+      return logger.error({ err }, 'worker shutdown cut short: activities still running abandoned');
     logger.fatal({ err }, 'worker stopped unexpectedly');
     process.exit(1);
   });
@@ -69,6 +74,7 @@ export async function runWorker(
   const health = config.workerHealth && (await startHealth(config.workerHealth, worker, connection));
   if (health) stops.push(() => health.stop());
   stops.push(async () => {
+    shuttingDown = true;
     worker.shutdown();
     await running.catch(() => undefined);
     await connection.close();
@@ -93,6 +99,14 @@ export async function runWorker(
   const tls = connectionOptions.tls ? (connectionOptions.apiKey ? ', TLS and API key' : ', TLS') : '';
   const healthUrl = health ? `; health: ${health.url}` : '';
   return `task queue "${config.temporal.taskQueue}" on ${connectionOptions.address}${tls}, ${version}${healthUrl}`;
+}
+
+/**
+ * Within the process's shutdown time: in-flight activities finish for half of it, are then cancelled, and at 80 %
+ * the worker stops waiting for them, leaving the rest for the connection, the pool and the embedded servers.
+ */
+export function shutdownTimes(timeoutMs: number): { graceMs: number; forceMs: number } {
+  return { graceMs: Math.round(timeoutMs * 0.5), forceMs: Math.round(timeoutMs * 0.8) };
 }
 
 /** How long the health check waits for Temporal's answer on the worker's connection. */

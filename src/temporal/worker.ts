@@ -31,6 +31,11 @@ export interface CreateWorkerOptions {
    * current, so a change to the workflows needs no `patched()` branch. Without it the worker is unversioned.
    */
   version?: { deploymentName: string; buildId: string };
+  /**
+   * After `shutdown()`: in-flight activities may finish for `graceMs`, then they are cancelled; at `forceMs` the
+   * worker gives up waiting (its run rejects) so a process always ends. Without it the SDK waits for ever.
+   */
+  shutdown?: { graceMs: number; forceMs: number };
   extra?: Partial<WorkerOptions>;
 }
 
@@ -44,6 +49,10 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
       ? { workflowBundle: options.workflowBundle }
       : { workflowsPath: workflowsPath() }),
     ...options.telemetry,
+    ...(options.shutdown && {
+      shutdownGraceTime: options.shutdown.graceMs,
+      shutdownForceTime: options.shutdown.forceMs,
+    }),
     ...(options.version && {
       workerDeploymentOptions: {
         useWorkerVersioning: true,

@@ -107,6 +107,31 @@ export interface FaultStack {
 
 const logger = createLogger({ logLevel: 'silent' });
 
+/** How long a role may take to end after SIGTERM before the harness kills it (its own deadline is shorter). */
+const ROLE_STOP_MS = 60_000;
+
+/**
+ * SIGTERM, and the process's end awaited; one still running after ROLE_STOP_MS is killed, and what it printed is
+ * logged, so a shutdown that hangs names itself in the run's output instead of timing out the hook that stops it.
+ */
+async function stopRole(role: RunningProcess): Promise<void> {
+  const started = Date.now();
+  const ended = await Promise.race([
+    role.kill('SIGTERM'),
+    new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), ROLE_STOP_MS).unref()),
+  ]);
+  if (ended === undefined) {
+    await role.kill('SIGKILL');
+    console.warn(
+      `${role.name}: still running ${ROLE_STOP_MS} ms after SIGTERM; killed:\n${role.output().slice(-4000)}`,
+    );
+  } else if (ended !== 0) {
+    console.warn(
+      `${role.name}: ended with ${ended} ${Date.now() - started} ms after SIGTERM:\n${role.output().slice(-4000)}`,
+    );
+  }
+}
+
 async function ownPostgres(dir: string): Promise<{ own: OwnPostgres; url: string }> {
   const dataDir = path.join(dir, 'pg', 'data');
   const port = await freePort();
@@ -157,7 +182,12 @@ export async function startFaultStack(options: FaultStackOptions): Promise<Fault
     return value;
   };
   const stopAll = async () => {
-    for (const step of cleanups.splice(0).reverse()) await step().catch(() => undefined);
+    for (const step of cleanups.splice(0).reverse()) {
+      const started = Date.now();
+      await step().catch(() => undefined);
+      const ms = Date.now() - started;
+      if (ms > 15_000) console.warn(`${options.name}: a clean-up step took ${ms} ms: ${step.toString()}`);
+    }
   };
 
   try {
@@ -179,7 +209,7 @@ export async function startFaultStack(options: FaultStackOptions): Promise<Fault
     const taskQueue = `faults-${options.name}-${randomBytes(4).toString('hex')}`;
     let roleEnv: Record<string, string> = {};
     const roles: RunningProcess[] = [];
-    cleanups.push(() => Promise.all(roles.map((r) => r.kill('SIGTERM'))));
+    cleanups.push(() => Promise.all(roles.map((r) => stopRole(r))));
 
     const stack: FaultStack = {
       shape: options.shape,

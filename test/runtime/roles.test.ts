@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freePort } from '../setup/free-port.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database.ts';
@@ -49,6 +50,40 @@ describe('separate roles for deployment', () => {
     expect(await api.exited).toBe(0);
     expect(await worker.exited).toBe(0);
   }, 120_000);
+
+  it('an API held by a request that never ends exits 1 at SHUTDOWN_TIMEOUT_SECONDS, naming the step', async () => {
+    const port = await freePort();
+    const api = await runRole('api', {
+      DATABASE_URL: database.url,
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      PORT: String(port),
+      LOG_LEVEL: 'info',
+      SHUTDOWN_TIMEOUT_SECONDS: '5',
+    });
+    expect(api.output()).toContain('Wathiq is running');
+    // An upload whose body never comes: the server's close waits for it (Node's own request time-out is 5 min).
+    const socket = connect(port, '127.0.0.1');
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    socket.write(
+      'POST /api/v1/documents HTTP/1.1\r\nHost: x\r\nContent-Type: application/pdf\r\nContent-Length: 1000000\r\n\r\n%PDF-',
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    const signalled = Date.now();
+    api.child.kill('SIGTERM');
+    expect(await api.exited).toBe(1);
+    const took = Date.now() - signalled;
+    socket.destroy();
+    expect(took).toBeGreaterThanOrEqual(5_000);
+    expect(took).toBeLessThan(20_000);
+    const abandoned = api
+      .output()
+      .split('\n')
+      .filter((l) => l.includes('abandoned'))
+      .map((l) => JSON.parse(l) as { step: string });
+    expect(abandoned.map((l) => l.step)).toEqual(['api']);
+    // The steps after the hung one still ran: the process logged its end.
+    expect(api.output()).toMatch(/"outcome":"timed out".*"msg":"stopped"/);
+  }, 60_000);
 
   it('a role without DATABASE_URL and TEMPORAL_ADDRESS refuses to start, naming them', async () => {
     const { exited, output } = await runRole('worker', { DATABASE_URL: '', TEMPORAL_ADDRESS: '' });
