@@ -147,6 +147,7 @@ async function record(
     }
     await writeApproverAction(events, trx, {
       documentId,
+      document,
       approvers: current,
       approver: approver!,
       kind: action.kind,
