@@ -13,7 +13,7 @@ import { heartbeatMemory } from '../heartbeat-memory.ts';
 import { personalData, redact } from '../history-safe.ts';
 import { REMIND_LOCK_CLASS } from '../remind-approver.ts';
 import { isOpen } from '../rules.ts';
-import { type ActivityContext, loadForWorkflow } from './context.ts';
+import { type ActivityContext, approverOn, type LoadedDocument, loadForWorkflow } from './context.ts';
 
 type Notification = { status: string; error: string | null };
 
@@ -45,10 +45,14 @@ async function recordNotified(
   if (event) events.dispatchSoon(event, { documentId });
 }
 
-async function notifyApprover(ctx: ActivityContext, input: NotifyApproverInput) {
+/**
+ * Sends the approver's notice, then records them notified. `loaded`: the document and its approvers as the
+ * caller's transaction committed them just before (beginApproval), not read again for the send.
+ */
+async function notifyApprover(ctx: ActivityContext, input: NotifyApproverInput, loaded?: LoadedDocument) {
   const { deps } = ctx;
-  const { document, approver } = await loadForWorkflow(deps.db, input.documentId, input.approverId);
-  const target = approver!;
+  const { document, approvers } = loaded ?? (await loadForWorkflow(deps.db, input.documentId));
+  const target = approverOn({ document, approvers }, input.approverId);
   // Issued at send; a document sent before that rule gets it here, once (a retry reads the first one's).
   const linkToken =
     openLinkToken(target, deps.secrets) ??
@@ -140,14 +144,16 @@ async function recordNotificationFailure(ctx: ActivityContext, input: Notificati
 /**
  * Each approval request as notifyApprover, side by side; one that fails is reported as `failed` (nothing of the
  * failure: it may name the approver) and the workflow retries it with notifyApprover on its own policy.
+ * `loaded`: the document as the caller just committed it, for the sends.
  */
 export function notifyEach(
   ctx: ActivityContext,
   notices: NotifyApproverInput[],
+  loaded?: LoadedDocument,
 ): Promise<BatchedNoticeResult[]> {
   return Promise.all(
     notices.map((notice) =>
-      notifyApprover(ctx, notice).then(
+      notifyApprover(ctx, notice, loaded).then(
         (result): BatchedNoticeResult => ({ result }),
         (err: unknown): BatchedNoticeResult => {
           ctx.deps.logger.warn(
