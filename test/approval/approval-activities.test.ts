@@ -158,7 +158,7 @@ describe('approval activities are idempotent', () => {
 });
 
 describe('the statements of beginApproval', () => {
-  it('sends the first requests from the rows its own transaction read: nothing is read outside a transaction', async () => {
+  it('sends the first requests from the rows its own transaction read, and records them notified in one transaction', async () => {
     const { documentId, approvers } = await seedDocument(database.db, 2);
     // A pool of its own, so only these activities' statements are counted, each with its transaction (if any).
     const counted = createDb(database.url, { poolMax: 4 });
@@ -182,6 +182,18 @@ describe('the statements of beginApproval', () => {
       expect(
         outside.filter((sql) => /from "documents"|from "approvers" where "document_id"/i.test(sql)),
       ).toEqual([]);
+      // The send's transaction, then one that records both approvers notified.
+      expect(statements.filter((s) => /^BEGIN/i.test(s.sql))).toHaveLength(2);
+      const events = await database
+        .db('document_events')
+        .where({ document_id: documentId, event: 'approver.notified' })
+        .orderBy('sequence')
+        .select<{ data: { document: { approvers: { status: string }[] } } }[]>('data');
+      // Each event carries the approvers as its own write left them: the second sees the first notified too.
+      expect(events.map((e) => e.data.document.approvers.map((a) => a.status))).toEqual([
+        ['notified', 'waiting'],
+        ['notified', 'notified'],
+      ]);
       const rows = await database.db('approvers').where({ document_id: documentId }).select('status');
       expect(rows.map((r: { status: string }) => r.status)).toEqual(['notified', 'notified']);
     } finally {
