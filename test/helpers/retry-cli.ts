@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { CLI_SCRIPT } from './entry-points.ts';
 import type { TestService } from './test-service.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -16,7 +17,7 @@ export interface CliOutcome {
  * server, namespace, task queue and worker deployment.
  */
 export function cli(service: TestService, args: readonly string[]): Promise<CliOutcome> {
-  return promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+  return promisify(execFile)(process.execPath, [CLI_SCRIPT, ...args], {
     cwd: ROOT,
     env: {
       ...process.env,
