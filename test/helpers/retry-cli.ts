@@ -1,7 +1,6 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { CLI_SCRIPT } from './entry-points.ts';
 import type { TestService } from './test-service.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -14,10 +13,12 @@ export interface CliOutcome {
 
 /**
  * `npm run cli -- <args>` as an operator runs it: a real process, against the test service's database, Temporal
- * server, namespace, task queue and worker deployment.
+ * server, namespace, task queue and worker deployment. It runs the sources under tsx, not compiled as
+ * bin/wathiq.mjs runs them: the test service's workers run the sources, and the CLI's own build id (`workers status`,
+ * `thisBuild`) must be theirs, which compiled code's is not (src/temporal/workflow-build-id.ts).
  */
 export function cli(service: TestService, args: readonly string[]): Promise<CliOutcome> {
-  return promisify(execFile)(process.execPath, [CLI_SCRIPT, ...args], {
+  return promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
     cwd: ROOT,
     env: {
       ...process.env,
