@@ -7,6 +7,7 @@
 import os from 'node:os';
 import type { Db } from '../src/db/knex.ts';
 import { issueApiKey } from '../src/features/accounts/api-keys.ts';
+import type { GcTrace } from './gc-trace.ts';
 import { startNaiveServer } from './naive-server.ts';
 import {
   floorLine,
@@ -30,6 +31,8 @@ export interface DocumentReadsInput {
   apiBase: string;
   /** Core-seconds the API's process has used so far (it runs in a process of its own). */
   apiCoreSeconds: () => Promise<number>;
+  /** The API process's GC pauses (its `--trace-gc` lines), when it was started to print them. */
+  apiGc?: GcTrace;
   /** The documents the run created, by account. */
   documents: { accountId: string; ids: string[] }[];
   requests: number;
@@ -75,7 +78,12 @@ export async function documentReads(input: DocumentReadsInput): Promise<string[]
     await driveReads({ base, accounts, requests: warmUp, connections: input.connections });
     const cpu = await serverCoreSeconds();
     const inProcess = serverCoreSeconds === ownCoreSeconds;
-    const stop = await observePhase(input.others, serverCoreSeconds, inProcess);
+    const stop = await observePhase(
+      input.others,
+      serverCoreSeconds,
+      inProcess,
+      inProcess ? undefined : input.apiGc,
+    );
     const run = () =>
       driveReads({ base, accounts, requests: input.requests, connections: input.connections });
     // Only a server in this process can be profiled from here; the API's own process is profiled whole.

@@ -222,6 +222,7 @@ async function main() {
     'api',
     { ...workerEnv, HOST: '127.0.0.1', PORT: String(apiPort) },
     process.env.BENCH_CPU_PROF,
+    { traceGc: true }, // its pauses during the reads, which stop all 50 clients at once
   );
   onFailure.push(() => apiProcess.stop());
   const api = { url: `http://127.0.0.1:${apiPort}` };
@@ -633,6 +634,7 @@ async function main() {
     poolMax: config.database.poolMax,
     apiBase: base,
     apiCoreSeconds: () => treeCoreSeconds(apiProcess.pid),
+    apiGc: apiProcess.gc,
     documents: createdIds,
     requests: READS,
     connections: READ_CONNECTIONS,

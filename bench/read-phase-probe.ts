@@ -9,6 +9,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import os from 'node:os';
 import path from 'node:path';
+import type { GcTrace } from './gc-trace.ts';
 import {
   constants,
   monitorEventLoopDelay,
@@ -48,6 +49,8 @@ export interface PhaseFigures {
   cores: Record<string, number>;
   /** Whether the server ran in this process, so that its event loop and GC below are its own. */
   serverObserved: boolean;
+  /** Whether the GC figures below are the server's: its own process's, read from its `--trace-gc` lines. */
+  serverGcTraced: boolean;
   eventLoopDelayP99Ms: number;
   eventLoopDelayMaxMs: number;
   gcPauses: number;
@@ -65,12 +68,14 @@ const isMajor = (entry: PerformanceEntry) =>
 
 /**
  * Starts observing a read phase in the server's process; `stop(driverCpuSeconds)` answers what happened during it.
- * The driver's CPU is its own process's, reported by it.
+ * The driver's CPU is its own process's, reported by it. A server in a process of its own has its GC pauses from
+ * `serverGc`, when given, and no event-loop figures.
  */
 export async function observePhase(
   others: ProcessCpu,
   server: () => Promise<number>,
   serverIsThisProcess: boolean,
+  serverGc?: GcTrace,
 ) {
   const delay = monitorEventLoopDelay({ resolution: 1 });
   const pauses: number[] = [];
@@ -84,7 +89,8 @@ export async function observePhase(
   const before = { at: performance.now(), server: await server(), others: await others() };
   const busyBefore = await machineBusySeconds();
   delay.enable();
-  gc.observe({ entryTypes: ['gc'] });
+  // This process's collections are the server's only when it runs here.
+  if (serverIsThisProcess) gc.observe({ entryTypes: ['gc'] });
   return async (driverCpuSeconds: number, requests: number): Promise<PhaseFigures> => {
     delay.disable();
     gc.disconnect();
@@ -92,6 +98,11 @@ export async function observePhase(
     const own = (await server()) - before.server;
     const after = await others();
     const busy = (await machineBusySeconds()) - busyBefore;
+    if (!serverIsThisProcess && serverGc)
+      for (const p of serverGc.since(before.at)) {
+        pauses.push(p.ms);
+        if (p.major) major.push(p.ms);
+      }
     const cores: Record<string, number> = { server: own / seconds, driver: driverCpuSeconds / seconds };
     let counted = own + driverCpuSeconds;
     for (const [name, used] of Object.entries(usedSince(before.others, after))) {
@@ -103,6 +114,7 @@ export async function observePhase(
       seconds,
       requests,
       serverObserved: serverIsThisProcess,
+      serverGcTraced: !serverIsThisProcess && serverGc !== undefined,
       loadAverage: os.loadavg()[0]!,
       cores,
       eventLoopDelayP99Ms: delay.percentile(99) / 1e6,
@@ -158,13 +170,17 @@ export function phaseLine(f: PhaseFigures): string {
   const cores = Object.entries(f.cores)
     .map(([name, c]) => `${name} ${pct(c)} (${perRequest(c)} ms)`)
     .join(', ');
+  const gc =
+    `${f.gcPauses} GC pauses, ${f.gcMsTotal.toFixed(0)} ms in all (${pct(f.gcMsTotal / 1000 / f.seconds)} of the ` +
+    `phase), longest ${f.gcMsMax.toFixed(1)} ms (${f.gcMajor} full, ${f.gcMajorMs.toFixed(0)} ms`;
   return (
     `      CPU over ${f.seconds.toFixed(1)} s, share of one core (CPU ms a request): ${cores}; load average ${f.loadAverage.toFixed(2)}; ` +
     (f.serverObserved
       ? `server event-loop delay p99 ${f.eventLoopDelayP99Ms.toFixed(1)} ms (max ${f.eventLoopDelayMaxMs.toFixed(1)}), ` +
-        `${f.gcPauses} GC pauses, ${f.gcMsTotal.toFixed(0)} ms in all, longest ${f.gcMsMax.toFixed(1)} ms ` +
-        `(${f.gcMajor} full, ${f.gcMajorMs.toFixed(0)} ms; heap ${f.heapUsedMb.toFixed(0)} MB)`
-      : `the server's event loop and GC are its own process's (BENCH_CPU_PROF profiles it whole)`)
+        `${gc}; heap ${f.heapUsedMb.toFixed(0)} MB)`
+      : f.serverGcTraced
+        ? `the server's own process: ${gc}, from its --trace-gc)`
+        : `the server's event loop and GC are its own process's (BENCH_CPU_PROF profiles it whole)`)
   );
 }
 

@@ -9,5 +9,13 @@ export function isoTime(value: Date | string | null | undefined): string | null 
   if (value === null || value === undefined) return null;
   const date = typeof value === 'string' ? new Date(value) : value;
   if (Number.isNaN(date.getTime())) throw new RangeError(`not a valid time: ${String(value)}`);
-  return date.toISOString().replace(/\.\d{3}Z$/, '+00:00');
+  const year = date.getUTCFullYear();
+  // Years outside 1000-9999 (zero-padded, or six digits and a sign) are left to toISOString. The fields below cost
+  // a third of it, and a document read formats a time seventeen times (three approvers).
+  if (year < 1000 || year > 9999) return date.toISOString().replace(/\.\d{3}Z$/, '+00:00');
+  return `${year}-${two(date.getUTCMonth() + 1)}-${two(date.getUTCDate())}T${two(date.getUTCHours())}:${two(
+    date.getUTCMinutes(),
+  )}:${two(date.getUTCSeconds())}+00:00`;
 }
+
+const two = (n: number): string => (n < 10 ? `0${n}` : `${n}`);

@@ -1,6 +1,15 @@
 import os from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { floorLine, waitForQuiet, type PhaseFigures, type ProcessCpu } from '../../bench/read-phase-probe.ts';
+import { PassThrough } from 'node:stream';
+import { gcTrace, parseGcLine } from '../../bench/gc-trace.ts';
+import {
+  floorLine,
+  observePhase,
+  phaseLine,
+  waitForQuiet,
+  type PhaseFigures,
+  type ProcessCpu,
+} from '../../bench/read-phase-probe.ts';
 
 /** A ProcessCpu that answers the readings given, one per call, then the last one again. */
 const readings = (...steps: Record<string, number>[]): ProcessCpu => {
@@ -41,6 +50,7 @@ describe("bench:lifecycle's read-phase probe", () => {
       seconds: 10,
       requests: 20_000,
       serverObserved: false,
+      serverGcTraced: false,
       loadAverage: 1,
       // 0.25 + 0.1 + 0.15 = 0.5 CPU ms a request; the worker's share is not the reads' own.
       cores: { server: 0.5, driver: 0.2, PostgreSQL: 0.3, worker: 0.5, 'rest of the machine': 0 },
@@ -60,5 +70,47 @@ describe("bench:lifecycle's read-phase probe", () => {
     expect(line).toContain('need 0.500 CPU ms a request');
     expect(line).toContain(`answer at most ${maxRate.toFixed(0)} requests/s`);
     expect(line).toContain(`a mean of at least ${((50 / maxRate) * 1000).toFixed(1)} ms`);
+  });
+
+  it("reads a server process's GC pauses from its --trace-gc lines, and nothing else", () => {
+    const scavenge =
+      '[11187:0x1439c000]      226 ms: Scavenge 4.9 (6.0) -> 4.5 (7.0) MB, pooled: 0 MB, 4.16 / 0.00 ms  (average mu = 1.000, current mu = 1.000) allocation failure; ';
+    const full =
+      '[11209:0x13cb3000]     1140 ms: Mark-Compact 98.6 (140.3) -> 68.9 (133.7) MB, pooled: 0 MB, 124.51 / 0.00 ms  (+ 0.0 ms in 0 steps since start of marking, biggest step 0.0 ms, walltime since start of marking 125 ms) (average mu = 0.890, current mu = 0.890) allocation failure; GC in old space requested';
+    expect(parseGcLine(scavenge, 7)).toEqual({ at: 7, kind: 'Scavenge', ms: 4.16, major: false });
+    expect(parseGcLine(full, 8)).toEqual({ at: 8, kind: 'Mark-Compact', ms: 124.51, major: true });
+    for (const other of [
+      '{"level":40,"msg":"Scavenge 1.0 (2.0) -> 1.0 (2.0) MB, 3.00 / 0.00 ms"}',
+      '',
+      '[1:0x1] 1 ms: Scavenge',
+      '__proto__',
+      'x'.repeat(100_000),
+    ])
+      expect(parseGcLine(other, 0)).toBeUndefined();
+  });
+
+  it("prints an out-of-process server's GC pauses of the phase only", async () => {
+    const stdout = new PassThrough();
+    const trace = gcTrace(stdout);
+    const line = (ms: number, kind = 'Scavenge') =>
+      `[1:0xab]   10 ms: ${kind} 5.0 (6.0) -> 4.0 (7.0) MB, pooled: 0 MB, ${ms.toFixed(2)} / 0.00 ms  (average mu = 1.000) allocation failure;\n`;
+    const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
+    stdout.write(line(50)); // before the phase: not counted
+    await settle();
+    let cpu = 0;
+    const stop = await observePhase(readings({ worker: 0 }), () => Promise.resolve((cpu += 1)), false, trace);
+    stdout.write('{"level":40,"msg":"not a pause"}\n' + line(2) + line(3));
+    stdout.write(line(30, 'Mark-Compact'));
+    await settle();
+    const phase = await stop(0.1, 100);
+    expect(phase).toMatchObject({
+      serverGcTraced: true,
+      gcPauses: 3,
+      gcMsTotal: 35,
+      gcMsMax: 30,
+      gcMajor: 1,
+    });
+    expect(phaseLine(phase)).toContain('3 GC pauses, 35 ms in all');
+    expect(phaseLine(phase)).toContain('longest 30.0 ms (1 full, 30 ms');
   });
 });

@@ -93,6 +93,52 @@ describe('coalesced document reads', () => {
     expect(result.map((r) => r?.document.id)).toEqual(ids);
   });
 
+  it('runs at most two queries at once: reads asked meanwhile wait and go out together', async () => {
+    const db = service.database.db;
+    const client = db.client as {
+      acquireConnection: () => Promise<unknown>;
+      releaseConnection: (connection: unknown) => Promise<unknown>;
+    };
+    const acquire = client.acquireConnection.bind(client);
+    const release = client.releaseConnection.bind(client);
+    let open!: () => void;
+    const held = new Promise<void>((resolve) => (open = resolve));
+    let taken = 0;
+    let running = 0;
+    let peak = 0;
+    client.acquireConnection = async () => {
+      taken++;
+      peak = Math.max(peak, ++running);
+      await held; // the first queries stay in flight while later turns ask
+      return acquire();
+    };
+    client.releaseConnection = (connection) => {
+      running--;
+      return release(connection);
+    };
+    try {
+      const reads = coalescedDocumentReads(db);
+      const asked: Promise<unknown>[] = [];
+      const turn = () => new Promise((resolve) => setImmediate(resolve));
+      for (let t = 0; t < 4; t++) {
+        for (const doc of [mine[0]!, mine[1]!]) asked.push(reads.findWithApprovers(owner.accountId, doc.id));
+        await turn();
+      }
+      expect(taken).toBe(2);
+      open();
+      const found = (await Promise.all(asked)) as { document: { id: string } }[];
+      expect(found.map((f) => f.document.id)).toEqual(
+        Array.from({ length: 4 }, () => [mine[0]!.id, mine[1]!.id]).flat(),
+      );
+      // Two turns' queries, then the two turns that waited as one.
+      expect(taken).toBe(3);
+      expect(peak).toBe(2);
+    } finally {
+      client.acquireConnection = acquire;
+      client.releaseConnection = release;
+    }
+  });
+
   it('reads again for a read asked after a write: the write is seen', async () => {
     const reads = coalescedDocumentReads(service.database.db);
     const before = await reads.findWithApprovers(owner.accountId, mine[1]!.id);

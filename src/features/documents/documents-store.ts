@@ -313,17 +313,21 @@ const UUID_SHAPE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
  * `findWithApprovers` for the API's most frequent read, coalesced: the reads asked for while one turn of the event
  * loop runs go to PostgreSQL as one query when the turn ends, instead of a round trip each. Under many concurrent
  * clients that is one pooled connection, one statement and one wake-up of a PostgreSQL backend for a whole batch.
+ * At most `maxInFlight` queries run at once: reads asked meanwhile gather until one returns, so a busier API sends
+ * larger batches instead of more statements, and keeps fewer PostgreSQL backends competing with it for the cores.
  * It is not a cache: a read joins only a query not yet sent, so it sees every write committed before it was asked.
  * A failed query fails every read of its batch. Holds the batch being gathered: one per app, not per request.
  */
-export function coalescedDocumentReads(db: Db, maxBatch = 100) {
+export function coalescedDocumentReads(db: Db, maxBatch = 100, maxInFlight = 2) {
   interface Waiting {
     accountId: string;
     id: string;
     resolve: (found: WithApprovers | undefined) => void;
     reject: (err: unknown) => void;
   }
-  let gathering: Waiting[] = [];
+  const gathering: Waiting[] = [];
+  let inFlight = 0;
+  let scheduled = false;
   const send = async (batch: Waiting[]) => {
     try {
       // The ids are checked UUIDs, so the array literals need no quoting.
@@ -340,16 +344,29 @@ export function coalescedDocumentReads(db: Db, maxBatch = 100) {
       for (const w of batch) w.reject(err);
     }
   };
+  // At the end of a turn, so that the reads the turn brought join the batch.
+  const schedule = () => {
+    if (scheduled || gathering.length === 0 || inFlight >= maxInFlight) return;
+    scheduled = true;
+    setImmediate(flush);
+  };
   const flush = () => {
-    const batch = gathering;
-    gathering = [];
-    for (let i = 0; i < batch.length; i += maxBatch) void send(batch.slice(i, i + maxBatch));
+    scheduled = false;
+    while (gathering.length > 0 && inFlight < maxInFlight) {
+      const batch = gathering.splice(0, maxBatch);
+      inFlight++;
+      void send(batch).finally(() => {
+        inFlight--;
+        schedule();
+      });
+    }
   };
   return {
     findWithApprovers(accountId: string, id: string): Promise<WithApprovers | undefined> {
       if (!UUID_SHAPE.test(id) || !UUID_SHAPE.test(accountId)) return Promise.resolve(undefined);
       return new Promise((resolve, reject) => {
-        if (gathering.push({ accountId, id, resolve, reject }) === 1) setImmediate(flush);
+        gathering.push({ accountId, id, resolve, reject });
+        schedule();
       });
     },
   };

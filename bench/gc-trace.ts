@@ -1,0 +1,41 @@
+/**
+ * A service process's garbage-collection pauses, read from what `node --trace-gc` prints on its stdout: the
+ * benchmark cannot observe another process's GC with perf_hooks, and these pauses stop every request in flight.
+ */
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
+
+export interface GcPause {
+  /** When this process read the line (performance.now()): within a line's write of the pause's end. */
+  at: number;
+  kind: string;
+  /** The pause on the main thread, ms (the first figure of V8's "a / b ms"). */
+  ms: number;
+  /** A full (mark-compact) collection, whose pause grows with the heap. */
+  major: boolean;
+}
+
+// `[pid:0x…]   1234 ms: Scavenge 4.9 (6.0) -> 4.5 (7.0) MB, pooled: 0 MB, 4.16 / 0.00 ms  (average mu = …`
+const LINE =
+  /^\[\d+:0x[0-9a-f]+\]\s+\d+ ms: ([A-Za-z-]+(?: [A-Za-z-]+)*(?: \(\w+\))?) [\d.]+ \([\d.]+\) -> [\d.]+ \([\d.]+\) MB, (?:pooled: [\d.]+ MB, )?([\d.]+) \/ [\d.]+ ms/;
+
+/** The pause a `--trace-gc` line reports, or undefined for any other line. */
+export function parseGcLine(line: string, at: number): GcPause | undefined {
+  const m = LINE.exec(line);
+  if (!m) return undefined;
+  const kind = m[1]!;
+  return { at, kind, ms: Number(m[2]), major: kind.startsWith('Mark-Compact') };
+}
+
+/** Collects the pauses `stdout` reports from now on; `since(at)` answers those read after `at`. */
+export function gcTrace(stdout: Readable, maxKept = 100_000) {
+  const pauses: GcPause[] = [];
+  createInterface({ input: stdout, crlfDelay: Infinity }).on('line', (line) => {
+    const pause = parseGcLine(line, performance.now());
+    if (!pause) return;
+    if (pauses.length >= maxKept) pauses.shift();
+    pauses.push(pause);
+  });
+  return { since: (at: number): GcPause[] => pauses.filter((p) => p.at >= at) };
+}
+export type GcTrace = ReturnType<typeof gcTrace>;
