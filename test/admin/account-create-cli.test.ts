@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { verifyPassword } from '../../src/auth/passwords.ts';
+import { CLI_SCRIPT } from '../helpers/entry-points.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database.ts';
 
 /**
@@ -13,7 +14,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/test-database.
  */
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
-const CLI = [process.execPath, '--import', 'tsx', 'src/cli.ts', 'account:create'];
+const CLI = [process.execPath, CLI_SCRIPT, 'account:create'];
 
 let database: TestDatabase;
 beforeAll(async () => {

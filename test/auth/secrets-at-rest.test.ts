@@ -22,6 +22,7 @@ import {
   tapButton,
   type FlowHarness,
 } from '../helpers/approval-flow.ts';
+import { CLI_SCRIPT } from '../helpers/entry-points.ts';
 import { dumpDatabase } from '../helpers/pg-dump.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database.ts';
 import { startTestService, type TestAccount } from '../helpers/test-service.ts';
@@ -81,21 +82,17 @@ const tokenIn = (url: string) => new URL(url).pathname.split('/')[2]!;
 
 /** `npm run cli -- <args>` as an operator runs it, on this database with these keys; its JSON output. */
 async function cli(args: string[], keys: (typeof k1)[]) {
-  const { stdout, stderr } = await promisify(execFile)(
-    process.execPath,
-    ['--import', 'tsx', 'src/cli.ts', ...args],
-    {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        NODE_ENV: 'test',
-        LOG_LEVEL: 'silent',
-        DATA_DIR: inject('dataDir'),
-        DATABASE_URL: database.url,
-        ENCRYPTION_KEYS: keysText(keys),
-      },
+  const { stdout, stderr } = await promisify(execFile)(process.execPath, [CLI_SCRIPT, ...args], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'silent',
+      DATA_DIR: inject('dataDir'),
+      DATABASE_URL: database.url,
+      ENCRYPTION_KEYS: keysText(keys),
     },
-  );
+  });
   return { json: JSON.parse(stdout) as Record<string, unknown>, stderr };
 }
 

@@ -13,7 +13,9 @@ export interface CliOutcome {
 
 /**
  * `npm run cli -- <args>` as an operator runs it: a real process, against the test service's database, Temporal
- * server, namespace, task queue and worker deployment.
+ * server, namespace, task queue and worker deployment. It runs the sources under tsx, not compiled as
+ * bin/wathiq.mjs runs them: the test service's workers run the sources, and the CLI's own build id (`workers status`,
+ * `thisBuild`) must be theirs, which compiled code's is not (src/temporal/workflow-build-id.ts).
  */
 export function cli(service: TestService, args: readonly string[]): Promise<CliOutcome> {
   return promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
