@@ -46,7 +46,7 @@ type ApprovalPageDeps = Pick<
 > & {
   approvals: ApprovalClient;
   otpSender?: OtpSender;
-  webhooks?: Pick<WebhookDispatcher, 'dispatchDocument'>;
+  webhooks?: Pick<WebhookDispatcher, 'dispatchRecorded'>;
 };
 
 /** What each group of the page's routes is mounted with. */

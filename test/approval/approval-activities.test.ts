@@ -7,6 +7,7 @@ import type { DocumentEvent } from '../../src/features/events/document-events-st
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
 import { createConsoleProvider } from '../../src/whatsapp/index.ts';
+import { createDb, type Knex } from '../../src/db/knex.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database.ts';
 import { seedDocument } from '../helpers/whatsapp-fixtures.ts';
 
@@ -17,11 +18,11 @@ beforeAll(async () => {
 });
 afterAll(() => database.drop());
 
-function activities(onEvent: (e: DocumentEvent) => Promise<void>) {
+function activities(onEvent: (e: DocumentEvent) => Promise<void>, db: Knex = database.db) {
   const logger = createLogger({ logLevel: 'silent' });
   const templates = loadConfig({ NODE_ENV: 'test' }).whatsapp.templates;
   return createApprovalActivities({
-    db: database.db,
+    db,
     logger,
     secrets: createSecretBox([{ id: 'test', key: randomBytes(32) }]),
     whatsapp: { provider: createConsoleProvider({ logger, templates }), templates },
@@ -153,5 +154,50 @@ describe('approval activities are idempotent', () => {
     expect(
       (await database.db('documents').where({ id: documentId }).first<{ status: string }>()).status,
     ).toBe('voided');
+  });
+});
+
+describe('the statements of beginApproval', () => {
+  it('sends the first requests from the rows its own transaction read, and records them notified in one transaction', async () => {
+    const { documentId, approvers } = await seedDocument(database.db, 2);
+    // A pool of its own, so only these activities' statements are counted, each with its transaction (if any).
+    const counted = createDb(database.url, { poolMax: 4 });
+    const statements: { sql: string; inTransaction: boolean }[] = [];
+    counted.on('query', (q: { sql: string; __knexTxId?: string }) =>
+      statements.push({ sql: q.sql, inTransaction: q.__knexTxId !== undefined }),
+    );
+    try {
+      const begun = await activities(() => Promise.resolve(), counted).beginApproval({
+        documentId,
+        workflowId: `document-${documentId}`,
+        notices: approvers.map((a) => ({
+          documentId,
+          approverId: a.id,
+          kind: 'approval_request' as const,
+          idempotencyKey: `request:${a.id}`,
+        })),
+      });
+      expect(begun.notices.map((n) => 'result' in n && n.result.sent)).toEqual([true, true]);
+      const outside = statements.filter((s) => !s.inTransaction).map((s) => s.sql);
+      expect(
+        outside.filter((sql) => /from "documents"|from "approvers" where "document_id"/i.test(sql)),
+      ).toEqual([]);
+      // The send's transaction, then one that records both approvers notified.
+      expect(statements.filter((s) => /^BEGIN/i.test(s.sql))).toHaveLength(2);
+      const events = await database
+        .db('document_events')
+        .where({ document_id: documentId, event: 'approver.notified' })
+        .orderBy('sequence')
+        .select<{ data: { document: { approvers: { status: string }[] } } }[]>('data');
+      // Each event carries the approvers as its own write left them: the second sees the first notified too.
+      expect(events.map((e) => e.data.document.approvers.map((a) => a.status))).toEqual([
+        ['notified', 'waiting'],
+        ['notified', 'notified'],
+      ]);
+      const rows = await database.db('approvers').where({ document_id: documentId }).select('status');
+      expect(rows.map((r: { status: string }) => r.status)).toEqual(['notified', 'notified']);
+    } finally {
+      await counted.destroy();
+    }
   });
 });

@@ -306,6 +306,33 @@ describe('the statements of one action', () => {
         own: 'notified',
         listed: 'notified',
       });
+
+      // A later action finds the document in_progress already: the row its lock read is the row its event
+      // carries, so the document is neither moved nor read again.
+      const second = (await db()('approvers').where({ document_id: doc.id, order_index: 2 }).first()) as {
+        id: string;
+      };
+      const secondEvidence = await actionEvidenceStore(db()).submit({
+        documentId: doc.id,
+        approverId: second.id,
+        kind: 'complete',
+        evidence: { at: new Date().toISOString(), channel: 'page' },
+      });
+      statements.length = 0;
+      const last = await takeAction({ ...h.service.deps, db: counted, approvals: approvals() }, doc.id, {
+        approverId: second.id,
+        kind: 'complete',
+        evidenceId: secondEvidence,
+      });
+      expect(last).toMatchObject({ completed: 2, total: 2 });
+      expect(statements.filter((sql) => sql.includes('"documents"'))).toEqual([]);
+      expect(
+        (await db()('document_events')
+          .where({ dedupe_key: `approver.completed:${second.id}` })
+          .first()) as unknown,
+      ).toMatchObject({
+        data: { document: { status: 'in_progress' } },
+      });
     } finally {
       await counted.destroy();
     }

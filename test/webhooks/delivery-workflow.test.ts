@@ -21,6 +21,7 @@ import {
   type DeliveryRequest,
 } from '../../src/features/webhooks/definitions.ts';
 import { buildEventBody } from '../../src/features/webhooks/payload.ts';
+import { createDb } from '../../src/db/knex.ts';
 import { MAX_ATTEMPTS } from '../../src/features/webhooks/workflow/retry-schedule.ts';
 import type { webhookDeliveryWorkflow } from '../../src/features/webhooks/workflow/delivery-workflow.ts';
 import {
@@ -453,6 +454,45 @@ describe('dispatch', () => {
       .getHandle(webhookOutboxSweepWorkflowId(service.taskQueue))
       .describe();
     expect(sweep.status.name).toBe('RUNNING');
+  });
+
+  it('hands over what a transaction recorded: nothing read when no event awaits, else the newest with earlier ones', async () => {
+    const ctx = await setup();
+    // A pool of its own, so only this dispatcher's statements are counted.
+    const counted = createDb(service.database.url, { poolMax: 2 });
+    const statements: string[] = [];
+    counted.on('query', (q: { sql: string }) => statements.push(q.sql));
+    const own = createWebhookDispatcher({
+      db: counted,
+      secrets: service.deps.secrets,
+      temporal: () => service.temporal.client,
+      taskQueue: service.taskQueue,
+      retryScale: SCALE,
+    });
+    try {
+      // No webhook subscribes to approver.viewed: stored as dispatched, so nothing is read for it.
+      const viewed = await recordEvent(service.database.db, ctx.document, ctx.approvers, 'approver.viewed');
+      expect(viewed.awaitsDispatch).toBe(false);
+      expect(await own.dispatchRecorded([viewed])).toEqual({ events: 0, deliveries: 0 });
+      expect(statements).toEqual([]);
+
+      // An earlier event left waiting (its process died) goes out first, with the newest one that awaits.
+      await recordEvent(service.database.db, ctx.document, ctx.approvers, 'document.sent');
+      const completed = await recordEvent(
+        service.database.db,
+        ctx.document,
+        ctx.approvers,
+        'approver.completed',
+      );
+      const later = await recordEvent(service.database.db, ctx.document, ctx.approvers, 'approver.viewed');
+      expect(await own.dispatchRecorded([completed, later])).toEqual({ events: 2, deliveries: 2 });
+      const both = await deliveriesOf(service.database.db, ctx.hook.id);
+      for (const d of both) await settled(service.database.db, d.id);
+      const bodies = ctx.r.requests.map(bodyOf).sort((x, y) => x.sequence! - y.sequence!);
+      expect(bodies.map((b) => b.event)).toEqual(['document.sent', 'approver.completed']);
+    } finally {
+      await counted.destroy();
+    }
   });
 
   it('never delivers an event to another account’s webhook', async () => {

@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import type { ApprovalClient } from '../../features/approval/client.ts';
 import type { WriteNotices } from '../../features/approval/write-notices.ts';
+import type { RecordedEventsDispatch } from '../../features/approval/act-in-database.ts';
 import { handleWhatsAppNotification } from '../../features/approval/apply-whatsapp-reply.ts';
 import { AppError } from '../../errors.ts';
 import { parseNotification, verifyHandshake, verifyMetaSignature } from '../../whatsapp/index.ts';
@@ -19,7 +20,7 @@ export function createWhatsAppWebhookRouter(
   deps: Pick<ApiDeps, 'db' | 'config' | 'logger' | 'secrets'> & {
     approvals: ApprovalClient;
     writeNotices?: WriteNotices;
-    webhooks?: { dispatchDocument(documentId: string): Promise<unknown> };
+    webhooks?: RecordedEventsDispatch;
   },
 ): Router<AppState> {
   const router = new Router<AppState>();

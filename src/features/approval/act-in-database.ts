@@ -6,6 +6,7 @@ import { delegationsStore } from './delegations-store.ts';
 import type { Document } from '../documents/documents-store.ts';
 import type { Logger } from '../../logger.ts';
 import { documentEvents, withApprover } from '../events/document-events.ts';
+import type { DocumentEvent } from '../events/document-events-store.ts';
 import type { ActOutcome } from './act-answer.ts';
 import { writeApproverAction } from './action-write.ts';
 import { lockForAction } from './action-lock-store.ts';
@@ -22,8 +23,13 @@ export interface ActInDatabaseDeps {
   logger: Logger;
   /** Seals the bearer URLs events carry. */
   secrets: SecretBox;
-  /** Hands the document's committed events to webhook delivery (absent: the outbox sweep sends them). */
-  webhooks?: { dispatchDocument(documentId: string): Promise<unknown> };
+  /** Hands the action's committed events to webhook delivery (absent: the outbox sweep sends them). */
+  webhooks?: RecordedEventsDispatch;
+}
+
+/** What an action's caller hands its committed events to (the webhook dispatcher's `dispatchRecorded`). */
+export interface RecordedEventsDispatch {
+  dispatchRecorded(events: readonly DocumentEvent[]): Promise<unknown>;
 }
 
 /**
@@ -66,7 +72,7 @@ export async function actInDatabase(
   documentId: string,
   action: { approverId: string; kind: ActionKind; evidenceId: string },
 ): Promise<ActOutcome | undefined> {
-  let recorded: { outcome: ActOutcome; signal: ApprovalSignal } | undefined;
+  let recorded: Recorded | undefined;
   try {
     recorded = await record(deps, documentId, action);
   } catch (err) {
@@ -81,9 +87,16 @@ export async function actInDatabase(
   if (!recorded) return undefined;
   sendAfterCommit(deps, recorded.signal);
   deps.webhooks
-    ?.dispatchDocument(documentId)
+    ?.dispatchRecorded(recorded.events)
     .catch((err: unknown) => deps.logger.warn({ err, documentId }, 'events of an action not dispatched yet'));
   return recorded.outcome;
+}
+
+interface Recorded {
+  outcome: ActOutcome;
+  signal: ApprovalSignal;
+  /** The events the transaction recorded, in order. */
+  events: DocumentEvent[];
 }
 
 /**
@@ -94,9 +107,9 @@ async function record(
   deps: ActInDatabaseDeps,
   documentId: string,
   action: { approverId: string; kind: ActionKind; evidenceId: string },
-): Promise<{ outcome: ActOutcome; signal: ApprovalSignal } | undefined> {
+): Promise<Recorded | undefined> {
   const events = documentEvents({ db: deps.db, logger: deps.logger, secrets: deps.secrets });
-  return deps.db.transaction(async (trx) => {
+  const { result, recorded } = await events.collecting(async (trx) => {
     const locked = await lockForAction(trx, documentId);
     if (!locked) throw new ApprovalRefused('unknown_approver');
     if (locked.protocol !== 'signal') return undefined;
@@ -134,6 +147,7 @@ async function record(
     }
     await writeApproverAction(events, trx, {
       documentId,
+      document,
       approvers: current,
       approver: approver!,
       kind: action.kind,
@@ -153,6 +167,7 @@ async function record(
     const status = action.kind === 'reject' ? 'rejected' : 'in_progress';
     return { outcome: { status, ...progressOf(acted) }, signal };
   });
+  return result && { ...result, events: [...recorded.values()] };
 }
 
 /** The signal sent now, best effort: one that fails stays queued for the relay. */

@@ -1,7 +1,7 @@
 import type { Knex } from '../../db/knex.ts';
 import { actionEvidenceStore } from './action-evidence-store.ts';
 import { approversStore, type Approver } from '../documents/approvers-store.ts';
-import { documentsStore } from '../documents/documents-store.ts';
+import { documentsStore, type Document } from '../documents/documents-store.ts';
 import type { ActionEvidence, ActionKind } from '../../domain/model.ts';
 import { withApprover, type DocumentEvents } from '../events/document-events.ts';
 import { OPEN_STATUSES } from './rules.ts';
@@ -24,6 +24,8 @@ export async function writeApproverAction(
   trx: Knex.Transaction,
   action: {
     documentId: string;
+    /** The document as `trx` read it under its row lock, before the action. */
+    document: Document;
     /** The document's approvers as `trx` has them before the action (the events carry them after it). */
     approvers: readonly Approver[];
     approver: Approver;
@@ -56,9 +58,12 @@ export async function writeApproverAction(
   if (action.evidenceId) await actionEvidenceStore(trx).markAccepted(action.evidenceId);
 
   if (kind === 'complete') {
+    // Only the first action moves the document; the row read under the lock is the row as it stands otherwise
+    // (the approver's writes above do not touch it).
     const document =
-      (await documentsStore(trx).transition(documentId, ['pending'], 'in_progress')) ??
-      (await documentsStore(trx).findByIdUnscoped(documentId))!;
+      action.document.status === 'pending'
+        ? ((await documentsStore(trx).transition(documentId, ['pending'], 'in_progress')) ?? action.document)
+        : action.document;
     await events.record(trx, {
       event: 'approver.completed',
       dedupeKey: key,
@@ -68,12 +73,11 @@ export async function writeApproverAction(
     });
     return;
   }
-  const open = (await documentsStore(trx).findByIdUnscoped(documentId))!;
   // The approver's own event first, with the document as it stood when they rejected; then the document's.
   await events.record(trx, {
     event: 'approver.rejected',
     dedupeKey: key,
-    document: open,
+    document: action.document,
     approver: acted,
     approvers,
   });

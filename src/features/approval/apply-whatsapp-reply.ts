@@ -13,6 +13,7 @@ import {
 import { ApprovalRefused, type ApprovalClient } from './client.ts';
 import { takeAction } from './take-action.ts';
 import type { WriteNotices } from './write-notices.ts';
+import type { RecordedEventsDispatch } from './act-in-database.ts';
 
 export interface InboundDeps {
   db: Knex;
@@ -23,7 +24,7 @@ export interface InboundDeps {
   /** When actions are written, as PostgreSQL announces it (the API server's); without one the row is read. */
   writeNotices?: WriteNotices;
   /** Hands an action's committed events to webhook delivery. */
-  webhooks?: { dispatchDocument(documentId: string): Promise<unknown> };
+  webhooks?: RecordedEventsDispatch;
 }
 
 export interface InboundOutcome {

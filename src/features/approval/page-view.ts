@@ -8,12 +8,12 @@ import { currentApprovers } from './rules.ts';
 
 /** `approver.viewed`, once per approver (its dedupe key), handed to delivery after the commit. */
 export async function recordPageView(
-  deps: { db: Knex; webhooks?: Pick<WebhookDispatcher, 'dispatchDocument'> },
+  deps: { db: Knex; webhooks?: Pick<WebhookDispatcher, 'dispatchRecorded'> },
   link: PageLink,
 ): Promise<void> {
   const approvers = await approversStore(deps.db).listByDocument(link.document.id);
   const approver = approvers.find((a) => a.id === link.approver.id) ?? link.approver;
-  await documentEventsStore(deps.db).record({
+  const viewed = await documentEventsStore(deps.db).record({
     accountId: link.document.accountId,
     documentId: link.document.id,
     approverId: approver.id,
@@ -21,7 +21,7 @@ export async function recordPageView(
     data: { document: serializeDocument(link.document, approvers), approver: serializeApprover(approver) },
     dedupeKey: `approver.viewed:${approver.id}`,
   });
-  await deps.webhooks?.dispatchDocument(link.document.id);
+  await deps.webhooks?.dispatchRecorded([viewed]);
 }
 
 /** Whether the page offers delegation: the document allows it and it is this approver's turn. */

@@ -183,7 +183,7 @@ async function createFromForm(
     parsed.success && form.file ? placementDetails(parsed.data.approvers, form.file.pageCount) : {},
   );
   if (!parsed.success || !form.file || Object.keys(details).length) throw AppError.validation(details);
-  const { document, approvers } = await createDocument(deps.db, {
+  const { document, approvers, created } = await createDocument(deps.db, {
     id,
     accountId,
     fields: parsed.data,
@@ -192,7 +192,7 @@ async function createFromForm(
   // document.created is committed with the document. Delivery never fails the creation: an event left
   // undispatched goes out before the document's next event, or with the webhook outbox sweep.
   await deps.webhooks
-    .dispatchDocument(document.id)
+    .dispatchRecorded([created])
     .catch((err: unknown) =>
       deps.logger.warn({ err, documentId: document.id }, 'document.created not dispatched yet'),
     );

@@ -79,8 +79,21 @@ export function documentEvents(deps: DocumentEventsDeps) {
     return recorded;
   }
 
+  /** Runs `work` in a transaction; the events it recorded through `record`, by dedupe key, come back with it. */
+  async function collecting<T>(
+    work: (trx: Knex.Transaction) => Promise<T>,
+  ): Promise<{ result: T; recorded: Map<string, DocumentEvent> }> {
+    const recorded = new Map<string, DocumentEvent>();
+    const result = await deps.db.transaction(async (trx) => {
+      recordedIn.set(trx, recorded);
+      return work(trx);
+    });
+    return { result, recorded };
+  }
+
   return {
     record,
+    collecting,
 
     /**
      * Runs `work` in a transaction, then hands the events named by `dedupeKeys` to delivery once committed —
@@ -88,11 +101,7 @@ export function documentEvents(deps: DocumentEventsDeps) {
      * delivers (delivery itself is idempotent).
      */
     async inTransaction<T>(dedupeKeys: string[], work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
-      const recorded = new Map<string, DocumentEvent>();
-      const result = await deps.db.transaction(async (trx) => {
-        recordedIn.set(trx, recorded);
-        return work(trx);
-      });
+      const { result, recorded } = await collecting(work);
       if (!deps.onEvent) return result;
       for (const key of dedupeKeys) {
         // Recorded (or found recorded) by this attempt: no need to read it back.

@@ -79,6 +79,17 @@ export function createWebhookDispatcher(deps: WebhookDispatcherDeps) {
     dispatchEventById,
 
     /**
+     * Hands over what one transaction recorded, once committed: the newest of `events` still awaiting delivery,
+     * and before it the earlier events of its document still waiting. When none awaits (no active webhook of the
+     * account subscribed to them as they were recorded), nothing is read: an account without webhooks costs no
+     * statement here.
+     */
+    async dispatchRecorded(events: readonly DocumentEvent[]): Promise<DispatchSummary> {
+      const last = events.findLast((e) => e.awaitsDispatch);
+      return last ? dispatchEvent(last) : { events: 0, deliveries: 0 };
+    },
+
+    /**
      * Dispatches every event of a document still waiting, in order: for code that recorded an event in its own
      * transaction without keeping it (POST /documents and `document.created`). Call after the commit.
      */

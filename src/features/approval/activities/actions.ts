@@ -51,11 +51,12 @@ async function actionEvidence(db: Db, input: RecordActionInput): Promise<StoredE
 async function recordApproverAction({ events }: ActivityContext, input: RecordActionInput): Promise<void> {
   const keys = actionEventKeys(input.documentId, input.approverId, input.kind);
   await events.inTransaction(keys, async (trx) => {
-    const { approvers, approver } = await loadForWorkflow(trx, input.documentId, input.approverId);
+    const { document, approvers, approver } = await loadForWorkflow(trx, input.documentId, input.approverId);
     if (hasActed(approver!.status)) return;
     const stored = await actionEvidence(trx, input);
     await writeApproverAction(events, trx, {
       documentId: input.documentId,
+      document,
       approvers,
       approver: approver!,
       kind: input.kind,

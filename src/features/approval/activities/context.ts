@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Db } from '../../../db/knex.ts';
-import { approversStore } from '../../documents/approvers-store.ts';
-import { documentsStore } from '../../documents/documents-store.ts';
+import { approversStore, type Approver } from '../../documents/approvers-store.ts';
+import { documentsStore, type Document } from '../../documents/documents-store.ts';
 import type { RecordRetry, WhatsAppProvider, WhatsAppTemplateConfig } from '../../../whatsapp/index.ts';
 import type { DocumentEvents, DocumentEventsDeps } from '../../events/document-events.ts';
 import type { ApprovalPolicies } from '../definitions.ts';
@@ -39,6 +39,12 @@ export const DEFAULT_APPROVAL_POLICIES: ApprovalPolicies = {
   finalizeHeartbeatMs: 30_000,
 };
 
+/** A document and its approvers as one read (loadForWorkflow) found them. */
+export interface LoadedDocument {
+  document: Document;
+  approvers: Approver[];
+}
+
 /**
  * The document (its row locked when `db` is a transaction), its approvers and the one named; a document or an
  * approver that is not there fails for good (no retry brings it back).
@@ -48,12 +54,21 @@ export async function loadForWorkflow(db: Db, documentId: string, approverId?: s
   if (!document)
     throw ApplicationFailure.nonRetryable(`Document ${documentId} does not exist`, 'document_missing');
   const approvers = await approversStore(db).listByDocument(documentId);
-  const approver = approverId ? approvers.find((a) => a.id === approverId) : undefined;
-  if (approverId && !approver) {
+  return {
+    document,
+    approvers,
+    approver: approverId ? approverOn({ document, approvers }, approverId) : undefined,
+  };
+}
+
+/** The named approver of a loaded document; one that is not there fails for good. */
+export function approverOn(loaded: LoadedDocument, approverId: string): Approver {
+  const approver = loaded.approvers.find((a) => a.id === approverId);
+  if (!approver) {
     throw ApplicationFailure.nonRetryable(
-      `Approver ${approverId} is not on document ${documentId}`,
+      `Approver ${approverId} is not on document ${loaded.document.id}`,
       'approver_missing',
     );
   }
-  return { document, approvers, approver };
+  return approver;
 }

@@ -11,17 +11,23 @@ import type {
 } from '../definitions.ts';
 import { markPending } from '../mark-pending.ts';
 import { acceptsActions, OPEN_STATUSES } from '../rules.ts';
-import { type ActivityContext, DEFAULT_APPROVAL_POLICIES, loadForWorkflow } from './context.ts';
+import {
+  type ActivityContext,
+  DEFAULT_APPROVAL_POLICIES,
+  type LoadedDocument,
+  loadForWorkflow,
+} from './context.ts';
 import { startedFrom } from './workflow-run.ts';
 
 /**
- * Moves the document to `pending` for this workflow and records `document.sent`, once; false when the run was
- * ended instead (a send that never committed, the draft changed since).
+ * Moves the document to `pending` for this workflow and records `document.sent`, once; the document and its
+ * approvers as committed, or undefined when the run was ended instead (a send that never committed, the draft
+ * changed since).
  */
 async function markSent(
   { deps, events }: ActivityContext,
   { documentId, workflowId, protocol }: MarkSentInput,
-): Promise<boolean> {
+): Promise<LoadedDocument | undefined> {
   const key = `document.sent:${documentId}`;
   return events.inTransaction([key], async (trx) => {
     // Waits for the send's transaction: it holds this row lock until the document reads pending.
@@ -38,14 +44,15 @@ async function markSent(
           'a send that never committed started this workflow, and the draft changed since: terminating it',
         );
         await run.terminate('The send that started this workflow did not commit; the draft changed since');
-        return false;
+        return undefined;
       }
       const moved = await markPending(trx, deps.secrets, documentId, workflowId);
       // Issuing the link tokens changes nothing an event carries of the approvers.
       if (moved)
         await events.record(trx, { event: 'document.sent', dedupeKey: key, document: moved, approvers });
       if (protocol) await approvalSignalsStore(trx).setProtocol(documentId, protocol);
-      return true;
+      // The link tokens issued here are not in `approvers`: a notice issues its approver's own (ensureLinkToken).
+      return { document: moved ?? document, approvers };
     }
     // Before any approver is asked (the requests follow this transaction), so no action comes the other way.
     if (protocol && document.workflowId === workflowId)
@@ -53,7 +60,7 @@ async function markSent(
     // The send committed `pending` with this workflow: record its event, once (keyed; a retry finds it).
     if (document.workflowId === workflowId)
       await events.record(trx, { event: 'document.sent', dedupeKey: key, document, approvers });
-    return true;
+    return { document, approvers };
   });
 }
 
@@ -133,7 +140,7 @@ type EventActivities = Pick<
  */
 export function eventActivities(
   ctx: ActivityContext,
-  notifyEach: (notices: NotifyApproverInput[]) => Promise<BatchedNoticeResult[]>,
+  notifyEach: (notices: NotifyApproverInput[], loaded: LoadedDocument) => Promise<BatchedNoticeResult[]>,
 ): EventActivities {
   const approvalPolicies = () => Promise.resolve(ctx.deps.approvalPolicies ?? DEFAULT_APPROVAL_POLICIES);
   return {
@@ -144,7 +151,7 @@ export function eventActivities(
     async beginApproval({ documentId, workflowId, notices, protocol }) {
       // A run that markSent ended (its send never committed) asks nobody.
       const sent = await markSent(ctx, { documentId, workflowId, ...(protocol && { protocol }) });
-      return { policies: await approvalPolicies(), notices: sent ? await notifyEach(notices) : [] };
+      return { policies: await approvalPolicies(), notices: sent ? await notifyEach(notices, sent) : [] };
     },
     markFinalizationFailed: (input) => markFinalizationFailed(ctx, input),
     async markDocumentVoided({ documentId, at }) {

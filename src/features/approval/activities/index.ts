@@ -20,7 +20,7 @@ export function createApprovalActivities(deps: ApprovalActivityDeps): ApprovalAc
   const ctx: ActivityContext = { deps, events: documentEvents(deps) };
   const finalize = finalizeActivities(ctx);
   const activities: ApprovalActivities = {
-    ...eventActivities(ctx, (notices) => notifyEach(ctx, notices)),
+    ...eventActivities(ctx, (notices, loaded) => notifyEach(ctx, notices, loaded)),
     ...notifyActivities(ctx),
     ...actionActivities(ctx, finalize),
     ...finalize,

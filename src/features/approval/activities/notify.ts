@@ -13,49 +13,73 @@ import { heartbeatMemory } from '../heartbeat-memory.ts';
 import { personalData, redact } from '../history-safe.ts';
 import { REMIND_LOCK_CLASS } from '../remind-approver.ts';
 import { isOpen } from '../rules.ts';
-import { type ActivityContext, loadForWorkflow } from './context.ts';
+import { type ActivityContext, approverOn, type LoadedDocument, loadForWorkflow } from './context.ts';
 
 type Notification = { status: string; error: string | null };
 
 /**
- * Marks the approver notified (once: only from `waiting`) and records `approver.notified` in the same
+ * Marks each approver notified (once: only from `waiting`) and records their `approver.notified` in one
  * transaction — keyed per approver, so a retry or a later reminder records nothing more.
  */
 async function recordNotified(
   { deps, events }: ActivityContext,
-  approverId: string,
   documentId: string,
-  notification: Notification,
+  notifications: ReadonlyMap<string, Notification>,
 ): Promise<void> {
-  const event = await deps.db.transaction(async (trx) => {
-    const { document, approvers, approver } = await loadForWorkflow(trx, documentId, approverId);
-    if (approver!.status !== 'waiting') return undefined;
-    // Under the document's row lock nothing else moves the approver: the row comes back notified.
-    const notified = (await approversStore(trx).markNotified(approverId, notification))!;
-    return events.record(trx, {
-      event: 'approver.notified',
-      dedupeKey: `approver.notified:${approverId}`,
-      document,
-      approver: notified,
-      approvers: withApprover(approvers, notified),
-    });
+  const recorded = await deps.db.transaction(async (trx) => {
+    const loaded = await loadForWorkflow(trx, documentId);
+    for (const approverId of notifications.keys()) approverOn(loaded, approverId); // not there: fails for good
+    let approvers = loaded.approvers;
+    const written = [];
+    // In the approvers' order, so their events are numbered the same way however the sends finished.
+    for (const approver of loaded.approvers) {
+      const notification = notifications.get(approver.id);
+      if (!notification || approver.status !== 'waiting') continue;
+      // Under the document's row lock nothing else moves the approver: the row comes back notified.
+      const notified = (await approversStore(trx).markNotified(approver.id, notification))!;
+      approvers = withApprover(approvers, notified);
+      written.push(
+        await events.record(trx, {
+          event: 'approver.notified',
+          dedupeKey: `approver.notified:${approver.id}`,
+          document: loaded.document,
+          approver: notified,
+          approvers,
+        }),
+      );
+    }
+    return written;
   });
-  // Handed to delivery without waiting: the activity returns as soon as the approver reads notified, so the
+  // Handed to delivery without waiting: the activity returns as soon as the approvers read notified, so the
   // workflow learns it at once (a reminder asked for right after sees them notified).
-  if (event) events.dispatchSoon(event, { documentId });
+  for (const event of recorded) events.dispatchSoon(event, { documentId });
 }
 
-async function notifyApprover(ctx: ActivityContext, input: NotifyApproverInput) {
+/** How a notice's outcome is recorded: at once on its own, or handed to the batch it was sent with. */
+type RecordNotice = (notification: Notification) => Promise<void>;
+
+/**
+ * Sends the approver's notice, then records them notified. `loaded`: the document and its approvers as the
+ * caller's transaction committed them just before (beginApproval), not read again for the send.
+ */
+async function notifyApprover(
+  ctx: ActivityContext,
+  input: NotifyApproverInput,
+  loaded?: LoadedDocument,
+  recordNotice?: RecordNotice,
+) {
   const { deps } = ctx;
-  const { document, approver } = await loadForWorkflow(deps.db, input.documentId, input.approverId);
-  const target = approver!;
+  const { document, approvers } = loaded ?? (await loadForWorkflow(deps.db, input.documentId));
+  const target = approverOn({ document, approvers }, input.approverId);
   // Issued at send; a document sent before that rule gets it here, once (a retry reads the first one's).
   const linkToken =
     openLinkToken(target, deps.secrets) ??
     (await approversStore(deps.db).ensureLinkToken(target.id, deps.secrets))!;
   const language = languageFor(target.phone, target.language);
   const markNotified = async (notification: Notification) => {
-    if (input.kind === 'approval_request') await recordNotified(ctx, target.id, document.id, notification);
+    if (input.kind !== 'approval_request') return;
+    if (recordNotice) await recordNotice(notification);
+    else await recordNotified(ctx, document.id, new Map([[target.id, notification]]));
   };
   if (!target.notify) {
     // `notify: false`: the account shows this approver the page itself. Their turn has come all the same, so
@@ -134,30 +158,59 @@ async function recordNotificationFailure(ctx: ActivityContext, input: Notificati
   );
   if (input.kind !== 'approval_request') return;
   // Only from `waiting`: a notice that got through on an earlier attempt keeps its status.
-  await recordNotified(ctx, input.approverId, input.documentId, { status: 'failed', error: input.error });
+  await recordNotified(
+    ctx,
+    input.documentId,
+    new Map([[input.approverId, { status: 'failed', error: input.error }]]),
+  );
 }
 
 /**
- * Each approval request as notifyApprover, side by side; one that fails is reported as `failed` (nothing of the
- * failure: it may name the approver) and the workflow retries it with notifyApprover on its own policy.
+ * Each approval request as notifyApprover, side by side, the approvers of one document then recorded notified in
+ * one transaction; one that fails (its send, or the record of its document's batch) is reported as `failed`
+ * (nothing of the failure: it may name the approver) and the workflow retries it with notifyApprover on its own
+ * policy. `loaded`: the document as the caller just committed it, for the sends.
  */
-export function notifyEach(
+export async function notifyEach(
   ctx: ActivityContext,
   notices: NotifyApproverInput[],
+  loaded?: LoadedDocument,
 ): Promise<BatchedNoticeResult[]> {
-  return Promise.all(
-    notices.map((notice) =>
-      notifyApprover(ctx, notice).then(
-        (result): BatchedNoticeResult => ({ result }),
-        (err: unknown): BatchedNoticeResult => {
-          ctx.deps.logger.warn(
-            { err, approverId: notice.approverId },
-            'an approval request failed; retried alone',
-          );
-          return { failed: true };
-        },
-      ),
-    ),
+  const due = new Map<string, Map<string, Notification>>();
+  const sent = await Promise.all(notices.map((notice) => sendOne(ctx, notice, loaded, due)));
+  const unrecorded = new Set<string>();
+  for (const [documentId, notifications] of due) {
+    try {
+      await recordNotified(ctx, documentId, notifications);
+    } catch (err) {
+      ctx.deps.logger.warn({ err, documentId }, 'approval requests sent but not recorded; retried alone');
+      for (const approverId of notifications.keys()) unrecorded.add(approverId);
+    }
+  }
+  return sent.map((outcome, i) => (unrecorded.has(notices[i]!.approverId) ? { failed: true } : outcome));
+}
+
+/** One request of a batch, its outcome left in `due` (by document, then approver) to be recorded with the rest. */
+function sendOne(
+  ctx: ActivityContext,
+  notice: NotifyApproverInput,
+  loaded: LoadedDocument | undefined,
+  due: Map<string, Map<string, Notification>>,
+): Promise<BatchedNoticeResult> {
+  const recordNotice: RecordNotice = (notification) => {
+    const ofDocument = due.get(notice.documentId) ?? new Map<string, Notification>();
+    due.set(notice.documentId, ofDocument.set(notice.approverId, notification));
+    return Promise.resolve();
+  };
+  return notifyApprover(ctx, notice, loaded, recordNotice).then(
+    (result): BatchedNoticeResult => ({ result }),
+    (err: unknown): BatchedNoticeResult => {
+      ctx.deps.logger.warn(
+        { err, approverId: notice.approverId },
+        'an approval request failed; retried alone',
+      );
+      return { failed: true };
+    },
   );
 }
 
