@@ -115,6 +115,8 @@ const ROLE_STOP_MS = 60_000;
  * logged, so a shutdown that hangs names itself in the run's output instead of timing out the hook that stops it.
  */
 async function stopRole(role: RunningProcess): Promise<void> {
+  // A role the test itself killed has nothing to say here.
+  if (role.child.exitCode !== null || role.child.signalCode !== null) return;
   const started = Date.now();
   const ended = await Promise.race([
     role.kill('SIGTERM'),
