@@ -59,7 +59,7 @@ export async function runWorker(
     ),
     ...(tracing && { telemetry: tracing.worker }),
     version: { deploymentName: config.temporal.deploymentName, buildId },
-    shutdown: shutdownTimes(config.shutdownTimeoutMs),
+    shutdownTimeoutMs: config.shutdownTimeoutMs,
   });
   let shuttingDown = false;
   const running = worker.run();
@@ -99,14 +99,6 @@ export async function runWorker(
   const tls = connectionOptions.tls ? (connectionOptions.apiKey ? ', TLS and API key' : ', TLS') : '';
   const healthUrl = health ? `; health: ${health.url}` : '';
   return `task queue "${config.temporal.taskQueue}" on ${connectionOptions.address}${tls}, ${version}${healthUrl}`;
-}
-
-/**
- * Within the process's shutdown time: in-flight activities finish for half of it, are then cancelled, and at 80 %
- * the worker stops waiting for them, leaving the rest for the connection, the pool and the embedded servers.
- */
-export function shutdownTimes(timeoutMs: number): { graceMs: number; forceMs: number } {
-  return { graceMs: Math.round(timeoutMs * 0.5), forceMs: Math.round(timeoutMs * 0.8) };
 }
 
 /** How long the health check waits for Temporal's answer on the worker's connection. */

@@ -32,10 +32,10 @@ export interface CreateWorkerOptions {
    */
   version?: { deploymentName: string; buildId: string };
   /**
-   * After `shutdown()`: in-flight activities may finish for `graceMs`, then they are cancelled; at `forceMs` the
-   * worker gives up waiting (its run rejects) so a process always ends. Without it the SDK waits for ever.
+   * The process's SHUTDOWN_TIMEOUT_SECONDS, in ms: after `shutdown()` the worker's share of it (shutdownTimes).
+   * Without it the SDK waits for ever for an activity that does not end.
    */
-  shutdown?: { graceMs: number; forceMs: number };
+  shutdownTimeoutMs?: number;
   extra?: Partial<WorkerOptions>;
 }
 
@@ -49,10 +49,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
       ? { workflowBundle: options.workflowBundle }
       : { workflowsPath: workflowsPath() }),
     ...options.telemetry,
-    ...(options.shutdown && {
-      shutdownGraceTime: options.shutdown.graceMs,
-      shutdownForceTime: options.shutdown.forceMs,
-    }),
+    ...(options.shutdownTimeoutMs !== undefined && workerShutdownOptions(options.shutdownTimeoutMs)),
     ...(options.version && {
       workerDeploymentOptions: {
         useWorkerVersioning: true,
@@ -62,6 +59,22 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     }),
     ...options.extra,
   });
+}
+
+/**
+ * Within the process's shutdown time: in-flight activities finish for half of it, are then cancelled, and at 80 %
+ * the worker stops waiting for them (its run rejects), leaving the rest for the connection, the pool and the
+ * embedded servers.
+ */
+export function shutdownTimes(timeoutMs: number): { graceMs: number; forceMs: number } {
+  return { graceMs: Math.round(timeoutMs * 0.5), forceMs: Math.round(timeoutMs * 0.8) };
+}
+
+function workerShutdownOptions(
+  timeoutMs: number,
+): Pick<WorkerOptions, 'shutdownGraceTime' | 'shutdownForceTime'> {
+  const { graceMs, forceMs } = shutdownTimes(timeoutMs);
+  return { shutdownGraceTime: graceMs, shutdownForceTime: forceMs };
 }
 
 export async function connectWorker(options: TemporalConnectionOptions): Promise<NativeConnection> {

@@ -22,7 +22,6 @@ import { createWorkerDeps } from '../../src/runtime/worker-deps.ts';
 import { createTemporalClient, type TemporalClientHandle } from '../../src/temporal/client.ts';
 import { installTemporalRuntime } from '../../src/temporal/runtime.ts';
 import { createWorker, workflowsPath } from '../../src/temporal/worker.ts';
-import { shutdownTimes } from '../../src/runtime/worker-role.ts';
 import { promoteOnStart, workerDeployments } from '../../src/temporal/worker-deployments.ts';
 import { workflowBuildId } from '../../src/temporal/workflow-build-id.ts';
 import { startTracingFromConfig } from '../../src/runtime/tracing.ts';
@@ -158,7 +157,7 @@ export async function startTestService(
       // restarts the worker should not wait the default 10 s for them to reach the new one.
       extra: { stickyQueueScheduleToStartTimeout: '1s' },
       // As the worker role: a stop never waits for ever on an activity that ignores its cancellation.
-      shutdown: shutdownTimes(config.shutdownTimeoutMs),
+      shutdownTimeoutMs: config.shutdownTimeoutMs,
     });
     workerRun = worker.run();
     // As `npm start` does: the version becomes current once it registers (a restart finds it current already).

@@ -85,6 +85,9 @@ describe('loadConfig', () => {
     // … and a worker killed mid-page of a bulk send, the same.
     expect(config.bulkSends.heartbeatMs).toBe(30_000);
     expect(loadConfig({ BULK_SEND_HEARTBEAT_SECONDS: '5' }).bulkSends.heartbeatMs).toBe(5000);
+    // SIGTERM's whole shutdown, under Kubernetes' default grace period of 30 s.
+    expect(config.shutdownTimeoutMs).toBe(25_000);
+    expect(loadConfig({ SHUTDOWN_TIMEOUT_SECONDS: '5' }).shutdownTimeoutMs).toBe(5000);
   });
 
   it.each([
@@ -110,6 +113,12 @@ describe('loadConfig', () => {
     ['BULK_SEND_HEARTBEAT_SECONDS', '4.5'],
     ['BULK_SEND_HEARTBEAT_SECONDS', '__proto__'],
     ['BULK_SEND_HEARTBEAT_SECONDS', '9'.repeat(10_000)],
+    // Under 5 s an activity gets under 2.5 s to finish; over an hour is no bound an orchestrator would wait for.
+    ['SHUTDOWN_TIMEOUT_SECONDS', '4'],
+    ['SHUTDOWN_TIMEOUT_SECONDS', '3601'],
+    ['SHUTDOWN_TIMEOUT_SECONDS', '2.5'],
+    ['SHUTDOWN_TIMEOUT_SECONDS', '__proto__'],
+    ['SHUTDOWN_TIMEOUT_SECONDS', '9'.repeat(10_000)],
     // A wait longer than the failure window would be forgotten before it ends.
     ['LOGIN_FAILURE_WINDOW_MINUTES', '0.5'],
   ])('refuses %s=%s and names the variable', (name, value) => {

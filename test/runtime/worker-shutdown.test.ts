@@ -4,8 +4,7 @@ import { Client, Connection } from '@temporalio/client';
 import { Context } from '@temporalio/activity';
 import { NativeConnection } from '@temporalio/worker';
 import { describe, expect, inject, it } from 'vitest';
-import { shutdownTimes } from '../../src/runtime/worker-role.ts';
-import { createWorker } from '../../src/temporal/worker.ts';
+import { createWorker, shutdownTimes } from '../../src/temporal/worker.ts';
 import { promoteOnStart, workerDeployments } from '../../src/temporal/worker-deployments.ts';
 
 /**
@@ -15,7 +14,8 @@ import { promoteOnStart, workerDeployments } from '../../src/temporal/worker-dep
  */
 describe('a worker shut down with an activity that never ends', () => {
   it('cancels the activity at the grace time and stops waiting at the force time', async () => {
-    const { graceMs, forceMs } = shutdownTimes(2_000);
+    const shutdownTimeoutMs = 2_000;
+    const { graceMs, forceMs } = shutdownTimes(shutdownTimeoutMs);
     const taskQueue = `worker-shutdown-${randomBytes(4).toString('hex')}`;
     let started!: () => void;
     const activityStarted = new Promise<void>((resolve) => (started = resolve));
@@ -35,7 +35,7 @@ describe('a worker shut down with an activity that never ends', () => {
           return new Promise<never>(() => undefined);
         },
       },
-      shutdown: { graceMs, forceMs },
+      shutdownTimeoutMs,
       // Its workflows are pinned to a version, as in the service: a deployment of the test's own.
       version: { deploymentName: taskQueue, buildId: 'shutdown-test' },
     });
