@@ -19,18 +19,35 @@ export interface GcPause {
   ms: number;
   /** A full (mark-compact) collection, whose pause grows with the heap. */
   major: boolean;
+  /** The heap in use before and after it, MB. */
+  beforeMb: number;
+  afterMb: number;
+  /**
+   * What the server allocated since the previous pause, MB: the heap before this one less the heap after that one
+   * (0 for the first line read). Its sum over a phase, over the phase's requests, is what each request allocated.
+   */
+  allocatedMb: number;
 }
 
 // `[pid:0x…]   1234 ms: Scavenge 4.9 (6.0) -> 4.5 (7.0) MB, pooled: 0 MB, 4.16 / 0.00 ms  (average mu = …`
 const LINE =
-  /^\[\d+:0x[0-9a-f]+\]\s+(\d+) ms: ([A-Za-z-]+(?: [A-Za-z-]+)*(?: \(\w+\))?) [\d.]+ \([\d.]+\) -> [\d.]+ \([\d.]+\) MB, (?:pooled: [\d.]+ MB, )?([\d.]+) \/ [\d.]+ ms/;
+  /^\[\d+:0x[0-9a-f]+\]\s+(\d+) ms: ([A-Za-z-]+(?: [A-Za-z-]+)*(?: \(\w+\))?) ([\d.]+) \([\d.]+\) -> ([\d.]+) \([\d.]+\) MB, (?:pooled: [\d.]+ MB, )?([\d.]+) \/ [\d.]+ ms/;
 
 /** The pause a `--trace-gc` line reports, or undefined for any other line. */
 export function parseGcLine(line: string, at: number): GcPause | undefined {
   const m = LINE.exec(line);
   if (!m) return undefined;
   const kind = m[2]!;
-  return { at, v8Ms: Number(m[1]), kind, ms: Number(m[3]), major: kind.startsWith('Mark-Compact') };
+  return {
+    at,
+    v8Ms: Number(m[1]),
+    kind,
+    ms: Number(m[5]),
+    major: kind.startsWith('Mark-Compact'),
+    beforeMb: Number(m[3]),
+    afterMb: Number(m[4]),
+    allocatedMb: 0,
+  };
 }
 
 /**
@@ -44,6 +61,8 @@ export function gcTrace(stdout: Readable, maxKept = 100_000) {
   createInterface({ input: stdout, crlfDelay: Infinity }).on('line', (line) => {
     const pause = parseGcLine(line, performance.now());
     if (!pause) return;
+    const previous = pauses.at(-1);
+    if (previous) pause.allocatedMb = Math.max(0, pause.beforeMb - previous.afterMb);
     offset = Math.min(offset, pause.at - pause.v8Ms);
     if (pauses.length >= maxKept) pauses.shift();
     pauses.push(pause);

@@ -77,13 +77,25 @@ describe("bench:lifecycle's read-phase probe", () => {
       '[11187:0x1439c000]      226 ms: Scavenge 4.9 (6.0) -> 4.5 (7.0) MB, pooled: 0 MB, 4.16 / 0.00 ms  (average mu = 1.000, current mu = 1.000) allocation failure; ';
     const full =
       '[11209:0x13cb3000]     1140 ms: Mark-Compact 98.6 (140.3) -> 68.9 (133.7) MB, pooled: 0 MB, 124.51 / 0.00 ms  (+ 0.0 ms in 0 steps since start of marking, biggest step 0.0 ms, walltime since start of marking 125 ms) (average mu = 0.890, current mu = 0.890) allocation failure; GC in old space requested';
-    expect(parseGcLine(scavenge, 7)).toEqual({ at: 7, v8Ms: 226, kind: 'Scavenge', ms: 4.16, major: false });
+    expect(parseGcLine(scavenge, 7)).toEqual({
+      at: 7,
+      v8Ms: 226,
+      kind: 'Scavenge',
+      ms: 4.16,
+      major: false,
+      beforeMb: 4.9,
+      afterMb: 4.5,
+      allocatedMb: 0,
+    });
     expect(parseGcLine(full, 8)).toEqual({
       at: 8,
       v8Ms: 1140,
       kind: 'Mark-Compact',
       ms: 124.51,
       major: true,
+      beforeMb: 98.6,
+      afterMb: 68.9,
+      allocatedMb: 0,
     });
     for (const other of [
       '{"level":40,"msg":"Scavenge 1.0 (2.0) -> 1.0 (2.0) MB, 3.00 / 0.00 ms"}',
@@ -118,8 +130,11 @@ describe("bench:lifecycle's read-phase probe", () => {
       gcMsTotal: 35,
       gcMsMax: 30,
       gcMajor: 1,
+      // Each line: 5.0 MB before, 4.0 after; so 1 MB allocated since the previous one, three times in the phase.
+      gcAllocatedMb: 3,
     });
     expect(phaseLine(phase)).toContain('3 GC pauses, 35 ms in all');
+    expect(phaseLine(phase)).toContain('30.7 KB allocated a request between them');
     expect(phaseLine(phase)).toContain('longest 30.0 ms (1 full, 30 ms');
   });
 
