@@ -55,6 +55,7 @@ import { parseTemporalShape, startBenchTemporal } from './temporal-shape.ts';
 import { costLines, halfRateLines, storageLines, type CoreSeconds } from './user-targets.ts';
 import { findProcess, treeCoreSeconds, untilQuiet } from './process-cpu.ts';
 import { startServiceProcess } from './service-process.ts';
+import { formatThreadCpu, threadCoreSeconds, threadCpuSince } from './thread-cpu.ts';
 import { documentReads } from './document-reads.ts';
 
 const { values: args } = parseArgs({
@@ -477,6 +478,7 @@ async function main() {
     answers = [];
     timeline = createTimeline();
     await db.raw('SELECT pg_stat_statements_reset()');
+    const threads0 = await Promise.all([workerProcess.pid, apiProcess.pid].map(threadCoreSeconds));
     const cpu0 = await readCpu();
     const started = performance.now();
     const ids: string[] = [];
@@ -485,6 +487,7 @@ async function main() {
     });
     const seconds = (performance.now() - started) / 1000;
     const cpu1 = await readCpu();
+    const threads1 = await Promise.all([workerProcess.pid, apiProcess.pid].map(threadCoreSeconds));
     const cpu = cpuSince(cpu0, cpu1, 1);
     const statements = await db.raw<{ rows: { calls: string; query: string }[] }>(
       `SELECT calls, regexp_replace(query, '\\s+', ' ', 'g') AS query FROM pg_stat_statements
@@ -569,6 +572,11 @@ async function main() {
       `    CPU over ${seconds.toFixed(1)} s, in shares of one core: ${temporal.label} ${share(cpu.temporal)}, worker ${share(cpu.worker)}, PostgreSQL ${share(cpu.postgres)}, API ${share(cpu.api)}; the benchmark's process (driver, fake Graph API) ${share(cpu.benchmark)}`,
     );
     for (const l of costLines(cpuSince(cpu0, cpu1, N), roundTripCost, os.loadavg()[0]!)) console.log(l);
+    // By kind of thread: each moves with the code that runs there, less with the machine's neighbours.
+    for (const [n, name] of ['worker', 'API'].entries())
+      console.log(
+        `      the ${name} by thread, core-seconds per document: ${formatThreadCpu(threadCpuSince(threads0[n]!, threads1[n]!, N))}`,
+      );
     if (args.phases) for (const l of [...timeline.lines(), ...taskTimes.lines()]) console.log(l);
     console.log(`    WhatsApp messages sent: ${graph.requests.length - messagesBefore}`);
     console.log(
