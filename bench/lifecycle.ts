@@ -192,7 +192,7 @@ async function main() {
     NODE_ENV: 'test',
     LOG_LEVEL: 'warn',
     DATA_DIR: dir,
-    DATABASE_URL: pg.url('wathiq'),
+    DATABASE_URL: pg.localUrl('wathiq'),
     DATABASE_POOL_MAX: '30',
     TEMPORAL_ADDRESS: temporal.address,
     TEMPORAL_TASK_QUEUE: 'bench',
@@ -638,7 +638,7 @@ async function main() {
   await roundTripRun;
   const reads = await documentReads({
     db,
-    databaseUrl: pg.url('wathiq'),
+    databaseUrl: pg.localUrl('wathiq'),
     poolMax: config.database.poolMax,
     apiBase: base,
     apiCoreSeconds: () => treeCoreSeconds(apiProcess.pid),
