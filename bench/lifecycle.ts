@@ -56,6 +56,7 @@ import { costLines, halfRateLines, storageLines, type CoreSeconds } from './user
 import { findProcess, treeCoreSeconds, untilQuiet } from './process-cpu.ts';
 import { startServiceProcess } from './service-process.ts';
 import { formatThreadCpu, threadCoreSeconds, threadCpuSince } from './thread-cpu.ts';
+import { formatPostgresCpu, postgresCoreSeconds, postgresCpuSince } from './postgres-cpu.ts';
 import { documentReads } from './document-reads.ts';
 
 const { values: args } = parseArgs({
@@ -180,8 +181,12 @@ async function main() {
     port: pgPort,
     logger,
     database: 'wathiq',
-    // Counts the statements the run sends (printed per document, with the most frequent).
-    settings: { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track': 'top' },
+    // Counts the statements the run sends (printed per document, with the most frequent), and their server time.
+    settings: {
+      shared_preload_libraries: 'pg_stat_statements',
+      'pg_stat_statements.track': 'top',
+      'pg_stat_statements.track_planning': 'on',
+    },
   });
   onFailure.push(() => pg.stop());
   const temporal = await startBenchTemporal(TEMPORAL_SHAPE, dir, logger);
@@ -479,6 +484,7 @@ async function main() {
     timeline = createTimeline();
     await db.raw('SELECT pg_stat_statements_reset()');
     const threads0 = await Promise.all([workerProcess.pid, apiProcess.pid].map(threadCoreSeconds));
+    const postgres0 = await postgresCoreSeconds(roots.postgres);
     const cpu0 = await readCpu();
     const started = performance.now();
     const ids: string[] = [];
@@ -488,10 +494,11 @@ async function main() {
     const seconds = (performance.now() - started) / 1000;
     const cpu1 = await readCpu();
     const threads1 = await Promise.all([workerProcess.pid, apiProcess.pid].map(threadCoreSeconds));
+    const postgres1 = await postgresCoreSeconds(roots.postgres);
     const cpu = cpuSince(cpu0, cpu1, 1);
-    const statements = await db.raw<{ rows: { calls: string; query: string }[] }>(
-      `SELECT calls, regexp_replace(query, '\\s+', ' ', 'g') AS query FROM pg_stat_statements
-        WHERE query NOT LIKE '%pg_stat_statements%' ORDER BY calls DESC`,
+    const statements = await db.raw<{ rows: { calls: string; ms: number; query: string }[] }>(
+      `SELECT calls, total_exec_time + total_plan_time AS ms, regexp_replace(query, '\\s+', ' ', 'g') AS query
+         FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%' ORDER BY calls DESC`,
     );
     const statementCount = statements.rows.reduce((n, r) => n + Number(r.calls), 0);
 
@@ -577,6 +584,9 @@ async function main() {
       console.log(
         `      the ${name} by thread, core-seconds per document: ${formatThreadCpu(threadCpuSince(threads0[n]!, threads1[n]!, N))}`,
       );
+    console.log(
+      `      PostgreSQL by process, core-seconds per document: ${formatPostgresCpu(postgresCpuSince(postgres0, postgres1, N))}`,
+    );
     if (args.phases) for (const l of [...timeline.lines(), ...taskTimes.lines()]) console.log(l);
     console.log(`    WhatsApp messages sent: ${graph.requests.length - messagesBefore}`);
     console.log(
@@ -584,6 +594,18 @@ async function main() {
     );
     for (const r of statements.rows.slice(0, STATEMENTS_SHOWN)) {
       console.log(`      ${(Number(r.calls) / N).toFixed(2).padStart(7)}  ${r.query.slice(0, 110)}`);
+    }
+    // Planning and execution as PostgreSQL times them (not its CPU: a wait on a lock or on the disk counts too).
+    const serverMs = statements.rows.reduce((n, r) => n + Number(r.ms), 0);
+    console.log(
+      `    PostgreSQL planning and execution: ${(serverMs / N).toFixed(2)} ms per document, the longest in all:`,
+    );
+    for (const r of [...statements.rows]
+      .sort((a, b) => Number(b.ms) - Number(a.ms))
+      .slice(0, STATEMENTS_SHOWN)) {
+      console.log(
+        `      ${(Number(r.ms) / N).toFixed(3).padStart(7)} ms  (${(Number(r.calls) / N).toFixed(2)} calls)  ${r.query.slice(0, 100)}`,
+      );
     }
   }
   if (rates.length > 1) {
