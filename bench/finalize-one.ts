@@ -14,7 +14,8 @@ import { composeFinal, signFinal } from '../src/pdf/finalize-document.ts';
 import { createSigner } from '../src/pdf/sign/signer.ts';
 import { makePdf } from '../test/helpers/pdf.ts';
 import { sampleApprovers, sampleInput } from '../test/helpers/sample-input.ts';
-import { formatThreadCpu, threadCoreSeconds, threadCpuSince } from './thread-cpu.ts';
+import { perUnit } from './process-cpu.ts';
+import { formatThreadCpu, threadCoreSeconds } from './thread-cpu.ts';
 
 const { values: args } = parseArgs({ options: { documents: { type: 'string', default: '200' } } });
 const DOCUMENTS = Number(args.documents);
@@ -56,7 +57,7 @@ async function main() {
     sign += one.sign;
   }
   const n = DOCUMENTS - 1;
-  const threads = threadCpuSince(threads0, await threadCoreSeconds(process.pid), n);
+  const threads = perUnit(threads0, await threadCoreSeconds(process.pid), n);
   console.log(
     `finalizing the lifecycle benchmark's document, ${n} times after a first (load average ${os.loadavg()[0]!.toFixed(2)}):`,
   );

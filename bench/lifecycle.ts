@@ -53,10 +53,10 @@ import { makePdf } from '../test/helpers/pdf.ts';
 import { createTaskTimes, createTimeline } from './phases.ts';
 import { parseTemporalShape, startBenchTemporal } from './temporal-shape.ts';
 import { costLines, halfRateLines, storageLines, type CoreSeconds } from './user-targets.ts';
-import { findProcess, treeCoreSeconds, untilQuiet } from './process-cpu.ts';
+import { findProcess, perUnit, treeCoreSeconds, untilQuiet } from './process-cpu.ts';
 import { startServiceProcess } from './service-process.ts';
-import { formatThreadCpu, threadCoreSeconds, threadCpuSince } from './thread-cpu.ts';
-import { formatPostgresCpu, postgresCoreSeconds, postgresCpuSince } from './postgres-cpu.ts';
+import { formatThreadCpu, threadCoreSeconds } from './thread-cpu.ts';
+import { formatPostgresCpu, postgresCoreSeconds } from './postgres-cpu.ts';
 import { documentReads } from './document-reads.ts';
 
 const { values: args } = parseArgs({
@@ -405,14 +405,7 @@ async function main() {
       benchmark: (own.user + own.system) / 1e6,
     };
   };
-  /** Core-seconds of each part between two readings, per unit of work. */
-  const cpuSince = (a: CoreSeconds, b: CoreSeconds, units: number): CoreSeconds => ({
-    temporal: (b.temporal - a.temporal) / units,
-    worker: (b.worker - a.worker) / units,
-    postgres: (b.postgres - a.postgres) / units,
-    api: (b.api - a.api) / units,
-    benchmark: (b.benchmark - a.benchmark) / units,
-  });
+
   const yes = (met: boolean) => (met ? 'met' : 'NOT met');
 
   console.log(
@@ -473,7 +466,7 @@ async function main() {
     const health = await healthRate();
     const rt0 = await readCpu();
     const { rate: roundTripRate, ms: roundTripMs } = await roundTrips(ROUND_TRIPS, `n${N}`);
-    const roundTripCost = cpuSince(rt0, await readCpu(), ROUND_TRIPS);
+    const roundTripCost = perUnit(rt0, await readCpu(), ROUND_TRIPS);
     // A few documents right before the measured ones, as the round trip has its warm-up: the API's and the worker's
     // PDF threads (stopped after 30 s idle) start again, the code paths compile, the pools open their connections.
     await runPool(WARM_UP_DOCUMENTS, CONCURRENCY, async () => {
@@ -495,7 +488,7 @@ async function main() {
     const cpu1 = await readCpu();
     const threads1 = await Promise.all([workerProcess.pid, apiProcess.pid].map(threadCoreSeconds));
     const postgres1 = await postgresCoreSeconds(roots.postgres);
-    const cpu = cpuSince(cpu0, cpu1, 1);
+    const cpu = perUnit(cpu0, cpu1, 1);
     const statements = await db.raw<{ rows: { calls: string; ms: number; query: string }[] }>(
       `SELECT calls, total_exec_time + total_plan_time AS ms, regexp_replace(query, '\\s+', ' ', 'g') AS query
          FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%' ORDER BY calls DESC`,
@@ -578,14 +571,14 @@ async function main() {
     console.log(
       `    CPU over ${seconds.toFixed(1)} s, in shares of one core: ${temporal.label} ${share(cpu.temporal)}, worker ${share(cpu.worker)}, PostgreSQL ${share(cpu.postgres)}, API ${share(cpu.api)}; the benchmark's process (driver, fake Graph API) ${share(cpu.benchmark)}`,
     );
-    for (const l of costLines(cpuSince(cpu0, cpu1, N), roundTripCost, os.loadavg()[0]!)) console.log(l);
+    for (const l of costLines(perUnit(cpu0, cpu1, N), roundTripCost, os.loadavg()[0]!)) console.log(l);
     // By kind of thread: each moves with the code that runs there, less with the machine's neighbours.
     for (const [n, name] of ['worker', 'API'].entries())
       console.log(
-        `      the ${name} by thread, core-seconds per document: ${formatThreadCpu(threadCpuSince(threads0[n]!, threads1[n]!, N))}`,
+        `      the ${name} by thread, core-seconds per document: ${formatThreadCpu(perUnit(threads0[n]!, threads1[n]!, N))}`,
       );
     console.log(
-      `      PostgreSQL by process, core-seconds per document: ${formatPostgresCpu(postgresCpuSince(postgres0, postgres1, N))}`,
+      `      PostgreSQL by process, core-seconds per document: ${formatPostgresCpu(perUnit(postgres0, postgres1, N))}`,
     );
     if (args.phases) for (const l of [...timeline.lines(), ...taskTimes.lines()]) console.log(l);
     console.log(`    WhatsApp messages sent: ${graph.requests.length - messagesBefore}`);

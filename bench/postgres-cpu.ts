@@ -47,12 +47,5 @@ export async function postgresCoreSeconds(postmaster: number): Promise<PostgresC
   return out;
 }
 
-export const postgresCpuSince = (a: PostgresCpu, b: PostgresCpu, units: number): PostgresCpu => ({
-  backends: (b.backends - a.backends) / units,
-  background: (b.background - a.background) / units,
-  postmaster: (b.postmaster - a.postmaster) / units,
-  exited: (b.exited - a.exited) / units,
-});
-
 export const formatPostgresCpu = (c: PostgresCpu): string =>
   `client backends ${c.backends.toFixed(4)}, background processes ${c.background.toFixed(4)}, postmaster ${c.postmaster.toFixed(4)}, exited processes ${c.exited.toFixed(4)}`;

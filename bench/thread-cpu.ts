@@ -60,13 +60,6 @@ export async function threadCoreSeconds(pid: number): Promise<ThreadCpu> {
   return out;
 }
 
-export const threadCpuSince = (a: ThreadCpu, b: ThreadCpu, units: number): ThreadCpu => ({
-  main: (b.main - a.main) / units,
-  workers: (b.workers - a.workers) / units,
-  v8: (b.v8 - a.v8) / units,
-  other: (b.other - a.other) / units,
-});
-
 /** "main 0.0412, worker threads 0.0301, V8 platform 0.0190, other 0.0040" */
 export const formatThreadCpu = (c: ThreadCpu): string =>
   `main ${c.main.toFixed(4)}, worker threads ${c.workers.toFixed(4)}, V8 platform ${c.v8.toFixed(4)}, other ${c.other.toFixed(4)}`;
