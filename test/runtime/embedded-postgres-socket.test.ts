@@ -1,10 +1,14 @@
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/logger.ts';
-import { startEmbeddedPostgres, type EmbeddedPostgresHandle } from '../../src/runtime/embedded-postgres.ts';
+import {
+  acceptsSockets,
+  startEmbeddedPostgres,
+  type EmbeddedPostgresHandle,
+} from '../../src/runtime/embedded-postgres.ts';
 import { freePort } from '../setup/free-port.ts';
 
 describe.skipIf(process.platform === 'win32')('the embedded PostgreSQL over its Unix socket', () => {
@@ -43,5 +47,18 @@ describe.skipIf(process.platform === 'win32')('the embedded PostgreSQL over its 
     expect(await serverAddress(server.localUrl('wathiq'))).toEqual({ addr: null, db: 'wathiq' });
     expect(await serverAddress(server.url('wathiq'))).toEqual({ addr: '127.0.0.1', db: 'wathiq' });
     expect(server.localUrl('wathiq')).toContain(encodeURIComponent(path.join(dir, 'pg')));
+  });
+});
+
+describe.skipIf(process.platform === 'win32')('acceptsSockets', () => {
+  it('makes and removes a probe socket in a folder that holds one, and says no for one that does not exist', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'wathiq-probe-'));
+    try {
+      expect(await acceptsSockets(dir, 5433)).toBe(true);
+      expect(await readdir(dir)).toEqual([]);
+      expect(await acceptsSockets(path.join(dir, 'missing'), 5433)).toBe(false);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
