@@ -53,8 +53,10 @@ import { makePdf } from '../test/helpers/pdf.ts';
 import { createTaskTimes, createTimeline } from './phases.ts';
 import { parseTemporalShape, startBenchTemporal } from './temporal-shape.ts';
 import { costLines, halfRateLines, storageLines, type CoreSeconds } from './user-targets.ts';
-import { findProcess, treeCoreSeconds, untilQuiet } from './process-cpu.ts';
+import { findProcess, perUnit, treeCoreSeconds, untilQuiet } from './process-cpu.ts';
 import { startServiceProcess } from './service-process.ts';
+import { formatThreadCpu, threadCoreSeconds } from './thread-cpu.ts';
+import { formatPostgresCpu, postgresCoreSeconds } from './postgres-cpu.ts';
 import { documentReads } from './document-reads.ts';
 
 const { values: args } = parseArgs({
@@ -179,8 +181,12 @@ async function main() {
     port: pgPort,
     logger,
     database: 'wathiq',
-    // Counts the statements the run sends (printed per document, with the most frequent).
-    settings: { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track': 'top' },
+    // Counts the statements the run sends (printed per document, with the most frequent), and their server time.
+    settings: {
+      shared_preload_libraries: 'pg_stat_statements',
+      'pg_stat_statements.track': 'top',
+      'pg_stat_statements.track_planning': 'on',
+    },
   });
   onFailure.push(() => pg.stop());
   const temporal = await startBenchTemporal(TEMPORAL_SHAPE, dir, logger);
@@ -191,7 +197,7 @@ async function main() {
     NODE_ENV: 'test',
     LOG_LEVEL: 'warn',
     DATA_DIR: dir,
-    DATABASE_URL: pg.url('wathiq'),
+    DATABASE_URL: pg.localUrl('wathiq'),
     DATABASE_POOL_MAX: '30',
     TEMPORAL_ADDRESS: temporal.address,
     TEMPORAL_TASK_QUEUE: 'bench',
@@ -399,14 +405,7 @@ async function main() {
       benchmark: (own.user + own.system) / 1e6,
     };
   };
-  /** Core-seconds of each part between two readings, per unit of work. */
-  const cpuSince = (a: CoreSeconds, b: CoreSeconds, units: number): CoreSeconds => ({
-    temporal: (b.temporal - a.temporal) / units,
-    worker: (b.worker - a.worker) / units,
-    postgres: (b.postgres - a.postgres) / units,
-    api: (b.api - a.api) / units,
-    benchmark: (b.benchmark - a.benchmark) / units,
-  });
+
   const yes = (met: boolean) => (met ? 'met' : 'NOT met');
 
   console.log(
@@ -467,7 +466,7 @@ async function main() {
     const health = await healthRate();
     const rt0 = await readCpu();
     const { rate: roundTripRate, ms: roundTripMs } = await roundTrips(ROUND_TRIPS, `n${N}`);
-    const roundTripCost = cpuSince(rt0, await readCpu(), ROUND_TRIPS);
+    const roundTripCost = perUnit(rt0, await readCpu(), ROUND_TRIPS);
     // A few documents right before the measured ones, as the round trip has its warm-up: the API's and the worker's
     // PDF threads (stopped after 30 s idle) start again, the code paths compile, the pools open their connections.
     await runPool(WARM_UP_DOCUMENTS, CONCURRENCY, async () => {
@@ -477,6 +476,8 @@ async function main() {
     answers = [];
     timeline = createTimeline();
     await db.raw('SELECT pg_stat_statements_reset()');
+    const threads0 = await Promise.all([workerProcess.pid, apiProcess.pid].map(threadCoreSeconds));
+    const postgres0 = await postgresCoreSeconds(roots.postgres);
     const cpu0 = await readCpu();
     const started = performance.now();
     const ids: string[] = [];
@@ -485,10 +486,12 @@ async function main() {
     });
     const seconds = (performance.now() - started) / 1000;
     const cpu1 = await readCpu();
-    const cpu = cpuSince(cpu0, cpu1, 1);
-    const statements = await db.raw<{ rows: { calls: string; query: string }[] }>(
-      `SELECT calls, regexp_replace(query, '\\s+', ' ', 'g') AS query FROM pg_stat_statements
-        WHERE query NOT LIKE '%pg_stat_statements%' ORDER BY calls DESC`,
+    const threads1 = await Promise.all([workerProcess.pid, apiProcess.pid].map(threadCoreSeconds));
+    const postgres1 = await postgresCoreSeconds(roots.postgres);
+    const cpu = perUnit(cpu0, cpu1, 1);
+    const statements = await db.raw<{ rows: { calls: string; ms: number; query: string }[] }>(
+      `SELECT calls, total_exec_time + total_plan_time AS ms, regexp_replace(query, '\\s+', ' ', 'g') AS query
+         FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%' ORDER BY calls DESC`,
     );
     const statementCount = statements.rows.reduce((n, r) => n + Number(r.calls), 0);
 
@@ -568,7 +571,15 @@ async function main() {
     console.log(
       `    CPU over ${seconds.toFixed(1)} s, in shares of one core: ${temporal.label} ${share(cpu.temporal)}, worker ${share(cpu.worker)}, PostgreSQL ${share(cpu.postgres)}, API ${share(cpu.api)}; the benchmark's process (driver, fake Graph API) ${share(cpu.benchmark)}`,
     );
-    for (const l of costLines(cpuSince(cpu0, cpu1, N), roundTripCost, os.loadavg()[0]!)) console.log(l);
+    for (const l of costLines(perUnit(cpu0, cpu1, N), roundTripCost, os.loadavg()[0]!)) console.log(l);
+    // By kind of thread: each moves with the code that runs there, less with the machine's neighbours.
+    for (const [n, name] of ['worker', 'API'].entries())
+      console.log(
+        `      the ${name} by thread, core-seconds per document: ${formatThreadCpu(perUnit(threads0[n]!, threads1[n]!, N))}`,
+      );
+    console.log(
+      `      PostgreSQL by process, core-seconds per document: ${formatPostgresCpu(perUnit(postgres0, postgres1, N))}`,
+    );
     if (args.phases) for (const l of [...timeline.lines(), ...taskTimes.lines()]) console.log(l);
     console.log(`    WhatsApp messages sent: ${graph.requests.length - messagesBefore}`);
     console.log(
@@ -576,6 +587,18 @@ async function main() {
     );
     for (const r of statements.rows.slice(0, STATEMENTS_SHOWN)) {
       console.log(`      ${(Number(r.calls) / N).toFixed(2).padStart(7)}  ${r.query.slice(0, 110)}`);
+    }
+    // Planning and execution as PostgreSQL times them (not its CPU: a wait on a lock or on the disk counts too).
+    const serverMs = statements.rows.reduce((n, r) => n + Number(r.ms), 0);
+    console.log(
+      `    PostgreSQL planning and execution: ${(serverMs / N).toFixed(2)} ms per document, the longest in all:`,
+    );
+    for (const r of [...statements.rows]
+      .sort((a, b) => Number(b.ms) - Number(a.ms))
+      .slice(0, STATEMENTS_SHOWN)) {
+      console.log(
+        `      ${(Number(r.ms) / N).toFixed(3).padStart(7)} ms  (${(Number(r.calls) / N).toFixed(2)} calls)  ${r.query.slice(0, 100)}`,
+      );
     }
   }
   if (rates.length > 1) {
@@ -630,7 +653,7 @@ async function main() {
   await roundTripRun;
   const reads = await documentReads({
     db,
-    databaseUrl: pg.url('wathiq'),
+    databaseUrl: pg.localUrl('wathiq'),
     poolMax: config.database.poolMax,
     apiBase: base,
     apiCoreSeconds: () => treeCoreSeconds(apiProcess.pid),

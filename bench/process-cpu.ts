@@ -83,3 +83,9 @@ export async function untilQuiet(
     if (used <= share || waitedMs >= maxMs) return { waitedMs, share: used };
   }
 }
+
+/** Each figure's growth from `a` to `b`, divided by `units` (a per-document or per-request figure). */
+export function perUnit<T extends { [K in keyof T]: number }>(a: T, b: T, units: number): T {
+  const keys = Object.keys(a) as (keyof T)[];
+  return Object.fromEntries(keys.map((k) => [k, (b[k] - a[k]) / units])) as T;
+}

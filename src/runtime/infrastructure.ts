@@ -47,7 +47,7 @@ export async function provideInfrastructure(
     stops.push(() => pg.stop());
     markStartup('postgres ready');
     started.postgres = `postgres://127.0.0.1:${config.database.embeddedPort}/wathiq (embedded, data in ${path.join(config.dataDir, 'postgres')})`;
-    return pg.url('wathiq');
+    return pg.localUrl('wathiq');
   };
   const temporalServer = async (): Promise<string> => {
     if (config.temporal.address) return config.temporal.address;

@@ -76,9 +76,10 @@ interface Font {
   head: Buffer;
   maxp: Buffer;
   hhea: Buffer;
-  hmtx: Buffer;
   numGlyphs: number;
   glyphData: (g: number) => Buffer;
+  /** Every original glyph's advance and left side bearing, as a full hmtx (no repeated last advance). */
+  metrics: Buffer;
 }
 
 interface Maxima {
@@ -87,7 +88,22 @@ interface Maxima {
   components: number;
 }
 
+/**
+ * The parsed font, once per face and thread: each document's subsets read the same tables, and the full metrics
+ * would otherwise be rebuilt glyph by glyph for every font of every document.
+ */
+const opened = new WeakMap<Buffer, Font>();
+
 function openFont(sfnt: Buffer): Font {
+  let font = opened.get(sfnt);
+  if (!font) {
+    font = parseFont(sfnt);
+    opened.set(sfnt, font);
+  }
+  return font;
+}
+
+function parseFont(sfnt: Buffer): Font {
   const tables = readTables(sfnt);
   const head = required(tables, 'head');
   const maxp = required(tables, 'maxp');
@@ -98,7 +114,8 @@ function openFont(sfnt: Buffer): Font {
   const longLoca = head.readInt16BE(50) === 1;
   const offsetOf = (g: number) => (longLoca ? loca.readUInt32BE(g * 4) : loca.readUInt16BE(g * 2) * 2);
   const glyphData = (g: number) => glyf.subarray(offsetOf(g), offsetOf(g + 1));
-  return { tables, head, maxp, hhea, hmtx, numGlyphs: maxp.readUInt16BE(4), glyphData };
+  const numGlyphs = maxp.readUInt16BE(4);
+  return { tables, head, maxp, hhea, numGlyphs, glyphData, metrics: fullMetrics(hhea, hmtx, numGlyphs) };
 }
 
 /** Every glyph drawn, directly or as a component of a composite (glyph 0 always). */
@@ -132,22 +149,23 @@ function writeGlyphs(
   const { numGlyphs, glyphData, maxp } = font;
   const total = numGlyphs + composites.length;
   if (total > 0xffff) throw new Error('too many glyphs for one font');
-  const pieces: Buffer[] = [];
+  const built = composites.map((c) => compositeGlyph(c, glyphData));
+  const padded = (length: number) => (length + 3) & ~3;
+  // One buffer each, sized first: the kept outlines, then the composites, each padded to 4 bytes with zeros.
+  let size = 0;
+  for (const g of keep) size += padded(glyphData(g).length);
+  for (const b of built) size += padded(b.data.length);
+  const glyf = Buffer.alloc(size);
   const loca = Buffer.alloc((total + 1) * 4);
   const hmtx = Buffer.alloc(total * 4);
+  font.metrics.copy(hmtx);
   let offset = 0;
-  const push = (g: number, data: Buffer, advance: number, lsb: number) => {
-    loca.writeUInt32BE(offset, g * 4);
-    hmtx.writeUInt16BE(Math.max(0, Math.min(0xffff, Math.round(advance))), g * 4);
-    hmtx.writeInt16BE(lsb, g * 4 + 2);
-    const padded = (data.length + 3) & ~3;
-    if (padded > 0) pieces.push(data, Buffer.alloc(padded - data.length));
-    offset += padded;
-  };
-  const metric = horizontalMetric(font);
   for (let g = 0; g < numGlyphs; g++) {
-    const m = metric(g);
-    push(g, keep.has(g) ? glyphData(g) : Buffer.alloc(0), m.advance, m.lsb);
+    loca.writeUInt32BE(offset, g * 4);
+    if (!keep.has(g)) continue;
+    const data = glyphData(g);
+    glyf.set(data, offset);
+    offset += padded(data.length);
   }
 
   const full = maxp.length >= 32;
@@ -157,8 +175,13 @@ function writeGlyphs(
     contours: full ? maxp.readUInt16BE(12) : 0,
   };
   composites.forEach((c, i) => {
-    const built = compositeGlyph(c, glyphData);
-    push(numGlyphs + i, built.data, c.advance, built.xMin);
+    const { data, xMin } = built[i]!;
+    const g = numGlyphs + i;
+    loca.writeUInt32BE(offset, g * 4);
+    hmtx.writeUInt16BE(Math.max(0, Math.min(0xffff, Math.round(c.advance))), g * 4);
+    hmtx.writeInt16BE(xMin, g * 4 + 2);
+    glyf.set(data, offset);
+    offset += padded(data.length);
     maxima.components = Math.max(maxima.components, c.components.length);
     const counts = c.components.map((k) => pointCounts(k.gid, glyphData));
     maxima.points = Math.min(
@@ -177,22 +200,24 @@ function writeGlyphs(
     );
   });
   loca.writeUInt32BE(offset, total * 4);
-  return { glyf: Buffer.concat(pieces), loca, hmtx, maxima };
+  return { glyf, loca, hmtx, maxima };
 }
 
-/** Advance width and left side bearing of a glyph from the original hmtx (the last advance repeats). */
-function horizontalMetric(font: Font): (g: number) => { advance: number; lsb: number } {
-  const { hhea, hmtx } = font;
+/** Advance width and left side bearing of every glyph from the original hmtx (the last advance repeats). */
+function fullMetrics(hhea: Buffer, hmtx: Buffer, numGlyphs: number): Buffer {
   const numberOfHMetrics = hhea.readUInt16BE(34);
-  return (g) => {
+  const out = Buffer.alloc(numGlyphs * 4);
+  for (let g = 0; g < numGlyphs; g++) {
     const i = Math.min(g, numberOfHMetrics - 1);
-    const advance = hmtx.readUInt16BE(i * 4);
-    const lsb =
+    out.writeUInt16BE(hmtx.readUInt16BE(i * 4), g * 4);
+    out.writeInt16BE(
       g < numberOfHMetrics
         ? hmtx.readInt16BE(g * 4 + 2)
-        : hmtx.readInt16BE(numberOfHMetrics * 4 + (g - numberOfHMetrics) * 2);
-    return { advance, lsb };
-  };
+        : hmtx.readInt16BE(numberOfHMetrics * 4 + (g - numberOfHMetrics) * 2),
+      g * 4 + 2,
+    );
+  }
+  return out;
 }
 
 function updatedMaxp(maxp: Buffer, total: number, maxima: Maxima): Buffer {
