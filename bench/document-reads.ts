@@ -20,6 +20,7 @@ import {
   type ProcessCpu,
 } from './read-phase-probe.ts';
 import { driveReads, keysPerAccount, type ReadAccount, type ReadResult } from './read-load.ts';
+import { readTail, tailLine, type TailFigures } from './read-tail.ts';
 import { documentReadLines } from './user-targets.ts';
 
 export interface DocumentReadsInput {
@@ -74,7 +75,7 @@ export async function documentReads(input: DocumentReadsInput): Promise<string[]
     name: string,
     base: string,
     serverCoreSeconds: () => Promise<number>,
-  ): Promise<ReadResult & { cpuMsPerRequest: number; phase: PhaseFigures }> => {
+  ): Promise<ReadResult & { cpuMsPerRequest: number; phase: PhaseFigures; tail?: TailFigures }> => {
     await driveReads({ base, accounts, requests: warmUp, connections: input.connections });
     const cpu = await serverCoreSeconds();
     const inProcess = serverCoreSeconds === ownCoreSeconds;
@@ -84,13 +85,22 @@ export async function documentReads(input: DocumentReadsInput): Promise<string[]
       inProcess,
       inProcess ? undefined : input.apiGc,
     );
+    const phaseAt = performance.now();
     const run = () =>
       driveReads({ base, accounts, requests: input.requests, connections: input.connections });
     // Only a server in this process can be profiled from here; the API's own process is profiled whole.
     const result = await (inProcess ? profiled(`reads-${name}`, run) : run());
     const phase = await stop(result.driverCpuSeconds, result.requests);
+    // The API's pauses as its --trace-gc lines were read here: each line within a moment of the pause's end.
+    const serverGc = inProcess
+      ? undefined
+      : input.apiGc?.since(phaseAt).map((p) => {
+          const end = performance.timeOrigin + p.at;
+          return { start: end - p.ms, end };
+        });
     return {
       ...result,
+      tail: serverGc && readTail(result.startedAt, result.latencies, serverGc, result.driverGc),
       cpuMsPerRequest: (((await serverCoreSeconds()) - cpu) * 1000) / input.requests,
       phase,
     };
@@ -114,6 +124,7 @@ export async function documentReads(input: DocumentReadsInput): Promise<string[]
       floorLine(baseline.phase, input.connections, baseline.rps),
       lines[2]!,
       phaseLine(api.phase),
+      ...(api.tail ? [tailLine(api.tail)] : []),
       floorLine(api.phase, input.connections, api.rps),
     ];
   } finally {

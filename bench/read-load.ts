@@ -6,7 +6,9 @@
  */
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { Pool } from 'undici';
+import type { Span } from './read-tail.ts';
 
 /** The documents of one account, and the `Authorization` headers of the keys that read them (used in turn). */
 export interface ReadAccount {
@@ -31,6 +33,14 @@ export interface ReadResult {
   failures: Record<string, number>;
   /** CPU seconds the driver's own process spent on the run. */
   driverCpuSeconds: number;
+  /**
+   * Each request's start (epoch ms, `performance.timeOrigin + now()`, comparable across this machine's processes)
+   * and its latency (ms), in the order sent: to line the slowest up with what the server did meanwhile.
+   */
+  startedAt: number[];
+  latencies: number[];
+  /** The driver's own GC pauses during the run (epoch ms): each delays every answer it has yet to read. */
+  driverGc: Span[];
 }
 
 /**
@@ -52,9 +62,18 @@ async function drive(load: ReadLoad): Promise<ReadResult> {
   const prefix = url.pathname.replace(/\/$/, '');
   const pool = new Pool(url.origin, { connections: load.connections });
   const ms = new Float64Array(load.requests);
+  const startedAt = new Float64Array(load.requests);
   const failures: Record<string, number> = {};
   const turns = load.accounts.map(() => 0);
   let next = 0;
+  const driverGc: Span[] = [];
+  const gc = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      const start = performance.timeOrigin + e.startTime;
+      driverGc.push({ start, end: start + e.duration });
+    }
+  });
+  gc.observe({ entryTypes: ['gc'] });
   const cpu = process.cpuUsage();
   const started = performance.now();
   await Promise.all(
@@ -68,13 +87,15 @@ async function drive(load: ReadLoad): Promise<ReadResult> {
         turns[a] = turn + 1;
         const authorization = account.authorizations[turn % account.authorizations.length]!;
         const sent = performance.now();
+        startedAt[n] = performance.timeOrigin + sent;
         try {
           const res = await pool.request({
             method: 'GET',
             path: `${prefix}/documents/${id}`,
             headers: { authorization },
           });
-          await res.body.text();
+          // Read to its end and dropped: decoding it would be the driver's allocation, not the server's work.
+          await res.body.dump({ limit: 1 << 20 });
           if (res.statusCode !== 200) failures[res.statusCode] = (failures[res.statusCode] ?? 0) + 1;
         } catch {
           failures.error = (failures.error ?? 0) + 1;
@@ -85,7 +106,9 @@ async function drive(load: ReadLoad): Promise<ReadResult> {
   );
   const seconds = (performance.now() - started) / 1000;
   const { user, system } = process.cpuUsage(cpu);
+  gc.disconnect();
   await pool.close();
+  const latencies = Array.from(ms);
   ms.sort();
   return {
     requests: load.requests,
@@ -94,6 +117,9 @@ async function drive(load: ReadLoad): Promise<ReadResult> {
     p99: percentile(ms, 99),
     failures,
     driverCpuSeconds: (user + system) / 1e6,
+    startedAt: Array.from(startedAt),
+    latencies,
+    driverGc,
   };
 }
 

@@ -61,6 +61,8 @@ export interface PhaseFigures {
   gcMajorMs: number;
   /** The server process's heap in use at the end of the phase. */
   heapUsedMb: number;
+  /** What the server allocated between its pauses of the phase, MB, when they come from its --trace-gc lines. */
+  gcAllocatedMb?: number;
 }
 
 const isMajor = (entry: PerformanceEntry) =>
@@ -98,11 +100,15 @@ export async function observePhase(
     const own = (await server()) - before.server;
     const after = await others();
     const busy = (await machineBusySeconds()) - busyBefore;
-    if (!serverIsThisProcess && serverGc)
+    let gcAllocatedMb: number | undefined;
+    if (!serverIsThisProcess && serverGc) {
+      gcAllocatedMb = 0;
       for (const p of serverGc.since(before.at)) {
         pauses.push(p.ms);
         if (p.major) major.push(p.ms);
+        gcAllocatedMb += p.allocatedMb;
       }
+    }
     const cores: Record<string, number> = { server: own / seconds, driver: driverCpuSeconds / seconds };
     let counted = own + driverCpuSeconds;
     for (const [name, used] of Object.entries(usedSince(before.others, after))) {
@@ -125,6 +131,7 @@ export async function observePhase(
       gcMajor: major.length,
       gcMajorMs: major.reduce((a, b) => a + b, 0),
       heapUsedMb: process.memoryUsage().heapUsed / 2 ** 20,
+      gcAllocatedMb,
     };
   };
 }
@@ -179,7 +186,8 @@ export function phaseLine(f: PhaseFigures): string {
       ? `server event-loop delay p99 ${f.eventLoopDelayP99Ms.toFixed(1)} ms (max ${f.eventLoopDelayMaxMs.toFixed(1)}), ` +
         `${gc}; heap ${f.heapUsedMb.toFixed(0)} MB)`
       : f.serverGcTraced
-        ? `the server's own process: ${gc}, from its --trace-gc)`
+        ? `the server's own process: ${gc}, from its --trace-gc; ` +
+          `${(((f.gcAllocatedMb ?? 0) * 1024) / f.requests).toFixed(1)} KB allocated a request between them)`
         : `the server's event loop and GC are its own process's (BENCH_CPU_PROF profiles it whole)`)
   );
 }

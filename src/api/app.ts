@@ -10,7 +10,7 @@ import { errorHandler } from './middleware/error-handler.ts';
 import { idempotency } from './middleware/idempotency.ts';
 import { hsts } from '../http/hsts.ts';
 import { methodGuard } from '../http/methods.ts';
-import { underItsPrefix } from '../http/router-gate.ts';
+import { underItsPrefix, whereItsRoutesAre } from '../http/router-gate.ts';
 import { httpMetrics } from '../http/metrics.ts';
 import { serverSpans } from '../http/tracing.ts';
 import { rateLimit } from './middleware/rate-limit.ts';
@@ -92,21 +92,31 @@ export function createApp(
   publicApi.use(createOpenApiRouter(openapi, API_PREFIX).routes());
   publicApi.use(createReferenceRouter(deps, API_PREFIX).routes());
 
-  const api = new Router<AppState>({ prefix: API_PREFIX });
-  api.use(authenticate({ ...deps, apiKeys: apiDeps.apiKeys ?? uncachedApiKeyLookup(deps.db) }));
+  // One router a feature, each behind authentication, the rate limit and the Idempotency-Key step (the same
+  // middleware, built once), so a request walks the layers of the feature that answers it, not of every feature.
   const { plans, fairShares } = deps.config;
-  api.use(rateLimit({ limiter: deps.rateLimiter, plans, fairShares }));
-  api.use(idempotency(deps));
-  api.use(createDocumentsRouter(deps, openapi).routes());
-  api.use(createDownloadRouter(deps, openapi).routes());
-  api.use(createApproversRouter(deps, openapi).routes());
-  api.use(createApprovalRouter(deps, openapi).routes());
-  api.use(createWebhooksRouter(deps, openapi).routes());
-  api.use(createAccountRouter(deps, openapi).routes());
-  api.use(createTemplatesRouter(deps, openapi).routes());
-  api.use(createBulkSendsRouter(deps, openapi).routes());
+  const guarded = [
+    authenticate({ ...deps, apiKeys: apiDeps.apiKeys ?? uncachedApiKeyLookup(deps.db) }),
+    rateLimit({ limiter: deps.rateLimiter, plans, fairShares }),
+    idempotency(deps),
+  ];
+  const api = [
+    createDocumentsRouter(deps, openapi),
+    createDownloadRouter(deps, openapi),
+    createApproversRouter(deps, openapi),
+    createApprovalRouter(deps, openapi),
+    createWebhooksRouter(deps, openapi),
+    createAccountRouter(deps, openapi),
+    createTemplatesRouter(deps, openapi),
+    createBulkSendsRouter(deps, openapi),
+  ].map((feature) => {
+    const router = new Router<AppState>({ prefix: API_PREFIX });
+    router.use(...guarded);
+    router.use(feature.routes());
+    return router;
+  });
 
-  const routers = [approvalPage, verifyPage, files, ...(devInbox ? [devInbox] : []), publicApi, api];
+  const routers = [approvalPage, verifyPage, files, ...(devInbox ? [devInbox] : []), publicApi, ...api];
   // Metrics outermost, so every answer is timed and counted by its route template (never its path).
   app.use(httpMetrics(deps.metrics, routers));
   // The request's trace span around everything else, when OTEL_EXPORTER_OTLP_ENDPOINT is set.
@@ -140,7 +150,7 @@ export function createApp(
   app.use(underItsPrefix(verifyPage));
   app.use(underItsPrefix(files));
   if (devInbox) app.use(underItsPrefix(devInbox));
-  app.use(underItsPrefix(publicApi));
-  app.use(underItsPrefix(api));
+  app.use(whereItsRoutesAre(publicApi));
+  for (const router of api) app.use(whereItsRoutesAre(router));
   return app;
 }

@@ -18,3 +18,26 @@ export function underItsPrefix(router: Router<AppState>): Middleware<AppState> {
   const under = new RegExp(`^${escapeRegExp(prefix)}(?:/|$)`, 'i');
   return (ctx, next) => (under.test(ctx.path) ? (dispatch(ctx, next) as Promise<void>) : next());
 }
+
+/**
+ * The router's middleware, run only when one of its routes has the request's path (any method: a method it lacks
+ * is its 405, or another router's route). Testing the routes' own path expressions allocates nothing, where the
+ * router's walk over its layers builds match results and makes a debug call with its arguments for each layer: so
+ * routers that share a prefix (the API's, one a feature) cost a request only the walk of the one that answers it.
+ * The router's middleware layers (authentication and the like) still run, in order, for the routes that match.
+ */
+export function whereItsRoutesAre(router: Router<AppState>): Middleware<AppState> {
+  const dispatch = router.routes() as Middleware<AppState>;
+  // Routes are added while the app is built, not while it serves; listed again should the stack change.
+  let size = -1;
+  let routes: Router<AppState>['stack'] = [];
+  return (ctx, next) => {
+    if (router.stack.length !== size) {
+      size = router.stack.length;
+      routes = router.stack.filter((layer) => layer.methods.length > 0);
+    }
+    const path = ctx.path;
+    for (const layer of routes) if (layer.match(path)) return dispatch(ctx, next) as Promise<void>;
+    return next();
+  };
+}

@@ -77,8 +77,26 @@ describe("bench:lifecycle's read-phase probe", () => {
       '[11187:0x1439c000]      226 ms: Scavenge 4.9 (6.0) -> 4.5 (7.0) MB, pooled: 0 MB, 4.16 / 0.00 ms  (average mu = 1.000, current mu = 1.000) allocation failure; ';
     const full =
       '[11209:0x13cb3000]     1140 ms: Mark-Compact 98.6 (140.3) -> 68.9 (133.7) MB, pooled: 0 MB, 124.51 / 0.00 ms  (+ 0.0 ms in 0 steps since start of marking, biggest step 0.0 ms, walltime since start of marking 125 ms) (average mu = 0.890, current mu = 0.890) allocation failure; GC in old space requested';
-    expect(parseGcLine(scavenge, 7)).toEqual({ at: 7, kind: 'Scavenge', ms: 4.16, major: false });
-    expect(parseGcLine(full, 8)).toEqual({ at: 8, kind: 'Mark-Compact', ms: 124.51, major: true });
+    expect(parseGcLine(scavenge, 7)).toEqual({
+      at: 7,
+      v8Ms: 226,
+      kind: 'Scavenge',
+      ms: 4.16,
+      major: false,
+      beforeMb: 4.9,
+      afterMb: 4.5,
+      allocatedMb: 0,
+    });
+    expect(parseGcLine(full, 8)).toEqual({
+      at: 8,
+      v8Ms: 1140,
+      kind: 'Mark-Compact',
+      ms: 124.51,
+      major: true,
+      beforeMb: 98.6,
+      afterMb: 68.9,
+      allocatedMb: 0,
+    });
     for (const other of [
       '{"level":40,"msg":"Scavenge 1.0 (2.0) -> 1.0 (2.0) MB, 3.00 / 0.00 ms"}',
       '',
@@ -92,13 +110,16 @@ describe("bench:lifecycle's read-phase probe", () => {
   it("prints an out-of-process server's GC pauses of the phase only", async () => {
     const stdout = new PassThrough();
     const trace = gcTrace(stdout);
+    // Each line carries the server's own clock, here started 10 ms before this test's.
+    const t0 = performance.now();
     const line = (ms: number, kind = 'Scavenge') =>
-      `[1:0xab]   10 ms: ${kind} 5.0 (6.0) -> 4.0 (7.0) MB, pooled: 0 MB, ${ms.toFixed(2)} / 0.00 ms  (average mu = 1.000) allocation failure;\n`;
+      `[1:0xab]   ${10 + Math.round(performance.now() - t0)} ms: ${kind} 5.0 (6.0) -> 4.0 (7.0) MB, pooled: 0 MB, ${ms.toFixed(2)} / 0.00 ms  (average mu = 1.000) allocation failure;\n`;
     const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
     stdout.write(line(50)); // before the phase: not counted
     await settle();
     let cpu = 0;
     const stop = await observePhase(readings({ worker: 0 }), () => Promise.resolve((cpu += 1)), false, trace);
+    await settle();
     stdout.write('{"level":40,"msg":"not a pause"}\n' + line(2) + line(3));
     stdout.write(line(30, 'Mark-Compact'));
     await settle();
@@ -109,8 +130,30 @@ describe("bench:lifecycle's read-phase probe", () => {
       gcMsTotal: 35,
       gcMsMax: 30,
       gcMajor: 1,
+      // Each line: 5.0 MB before, 4.0 after; so 1 MB allocated since the previous one, three times in the phase.
+      gcAllocatedMb: 3,
     });
     expect(phaseLine(phase)).toContain('3 GC pauses, 35 ms in all');
+    expect(phaseLine(phase)).toContain('30.7 KB allocated a request between them');
     expect(phaseLine(phase)).toContain('longest 30.0 ms (1 full, 30 ms');
+  });
+
+  it("places a pause at its own time, not when its line, held in the server's output buffer, was read", async () => {
+    const stdout = new PassThrough();
+    const trace = gcTrace(stdout);
+    const line = (v8Ms: number) =>
+      `[1:0xab]   ${v8Ms} ms: Scavenge 5.0 (6.0) -> 4.0 (7.0) MB, pooled: 0 MB, 1.00 / 0.00 ms  (average mu = 1.000) task;\n`;
+    stdout.write(line(1000));
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    const firstRead = performance.now();
+    // The next pause ended 5 ms after the first, but its line arrives 100 ms later.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    stdout.write(line(1005));
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    const [first, second] = trace.since(0);
+    expect(second!.at - first!.at).toBe(5);
+    expect(first!.at).toBeLessThan(firstRead);
+    // Asked from a moment between them, only the second counts.
+    expect(trace.since(first!.at + 1)).toHaveLength(1);
   });
 });
