@@ -1,13 +1,14 @@
 /**
- * `GET /documents/{id}` under load, as an API client feels it: `connections` concurrent HTTP/1.1 connections
- * (undici) asking for random documents of several accounts, each request with one of its account's keys. The
+ * `GET /documents/{id}` under load, as an API client feels it: `connections` concurrent HTTP/1.1 keep-alive
+ * connections asking for random documents of several accounts, each request with one of its account's keys. The
  * driver runs in a child process of its own, so its work does not share an event loop with the server it measures
- * (bench:lifecycle runs the API in its own process).
+ * (bench:lifecycle runs the API in its own process), and reads each answer with as little allocation as it can
+ * (`keep-alive-connection.ts`), so its own GC pauses add as little as they can to the latencies it measures.
  */
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { PerformanceObserver } from 'node:perf_hooks';
-import { Pool } from 'undici';
+import { openKeepAliveConnection, type KeepAliveConnection } from './keep-alive-connection.ts';
 import type { Span } from './read-tail.ts';
 
 /** The documents of one account, and the `Authorization` headers of the keys that read them (used in turn). */
@@ -60,7 +61,6 @@ const percentile = (sorted: Float64Array, p: number) =>
 async function drive(load: ReadLoad): Promise<ReadResult> {
   const url = new URL(load.base);
   const prefix = url.pathname.replace(/\/$/, '');
-  const pool = new Pool(url.origin, { connections: load.connections });
   const ms = new Float64Array(load.requests);
   const startedAt = new Float64Array(load.requests);
   const failures: Record<string, number> = {};
@@ -78,6 +78,7 @@ async function drive(load: ReadLoad): Promise<ReadResult> {
   const started = performance.now();
   await Promise.all(
     Array.from({ length: load.connections }, async () => {
+      let connection: KeepAliveConnection | undefined;
       while (next < load.requests) {
         const n = next++;
         const a = n % load.accounts.length;
@@ -89,25 +90,23 @@ async function drive(load: ReadLoad): Promise<ReadResult> {
         const sent = performance.now();
         startedAt[n] = performance.timeOrigin + sent;
         try {
-          const res = await pool.request({
-            method: 'GET',
-            path: `${prefix}/documents/${id}`,
-            headers: { authorization },
-          });
-          // Read to its end and dropped: decoding it would be the driver's allocation, not the server's work.
-          await res.body.dump({ limit: 1 << 20 });
-          if (res.statusCode !== 200) failures[res.statusCode] = (failures[res.statusCode] ?? 0) + 1;
+          connection ??= await openKeepAliveConnection(url.origin);
+          // The body is read to its end and dropped: decoding it would be the driver's allocation, not the server's.
+          const status = await connection.get(`${prefix}/documents/${id}`, { authorization });
+          if (status !== 200) failures[status] = (failures[status] ?? 0) + 1;
         } catch {
           failures.error = (failures.error ?? 0) + 1;
+          connection?.close();
+          connection = undefined; // a failed connection is not used again: the next request opens another
         }
         ms[n] = performance.now() - sent;
       }
+      connection?.close();
     }),
   );
   const seconds = (performance.now() - started) / 1000;
   const { user, system } = process.cpuUsage(cpu);
   gc.disconnect();
-  await pool.close();
   const latencies = Array.from(ms);
   ms.sort();
   return {
