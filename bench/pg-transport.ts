@@ -4,7 +4,7 @@
  * `--statements` (a row read by primary key, as most of a document's statements are); each statement's cost is this
  * process's CPU plus its server backend's (from /proc), so the figure does not move with the machine's other work.
  */
-import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -12,6 +12,7 @@ import pg from 'pg';
 import { createLogger } from '../src/logger.ts';
 import { startEmbeddedPostgres } from '../src/runtime/embedded-postgres.ts';
 import { freePort } from '../test/setup/free-port.ts';
+import { HZ, readProcStat } from './process-cpu.ts';
 
 const { values: args } = parseArgs({
   options: { statements: { type: 'string', default: '4000' }, rounds: { type: 'string', default: '6' } },
@@ -24,10 +25,11 @@ for (const [flag, n] of [
 ] as const)
   if (!Number.isInteger(n) || n < 1) throw new Error(`${flag} takes whole numbers from 1`);
 
-/** utime + stime of a process, in µs (USER_HZ is 100). */
+/** utime + stime of a process, in µs. */
 async function processCpuUs(pid: number): Promise<number> {
-  const f = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]!.split(' ');
-  return (Number(f[11]) + Number(f[12])) * 10_000;
+  const stat = await readProcStat(`/proc/${pid}/stat`);
+  if (!stat) throw new Error(`process ${pid} has exited`);
+  return (stat.own / HZ) * 1e6;
 }
 const ownCpuUs = () => {
   const u = process.cpuUsage();

@@ -6,7 +6,37 @@
 import { readdir, readFile } from 'node:fs/promises';
 
 /** USER_HZ on Linux: the clock ticks /proc counts CPU time in. */
-const HZ = 100;
+export const HZ = 100;
+
+/** What a benchmark reads of one `/proc/<pid>/stat` (or `/proc/<pid>/task/<tid>/stat`) line. */
+export interface ProcStat {
+  /** The process's or thread's name, as the kernel keeps it (15 characters at most). */
+  comm: string;
+  ppid: number;
+  /** utime + stime: its own clock ticks. */
+  own: number;
+  /** cutime + cstime: the ticks of the children it has waited for after they exited. */
+  waited: number;
+}
+
+/** Parses one stat line; the name may hold spaces and parentheses, so the fields are counted from its last ")". */
+export function parseProcStat(text: string): ProcStat {
+  const close = text.lastIndexOf(')');
+  // After "pid (comm) ": state is field 0 here, ppid 1, utime 11, stime 12, cutime 13, cstime 14.
+  const f = text.slice(close + 2).split(' ');
+  return {
+    comm: text.slice(text.indexOf('(') + 1, close),
+    ppid: Number(f[1]),
+    own: Number(f[11]) + Number(f[12]),
+    waited: Number(f[13]) + Number(f[14]),
+  };
+}
+
+/** A process's stat line parsed, or undefined once it has exited. */
+export async function readProcStat(path: string): Promise<ProcStat | undefined> {
+  const text = await readFile(path, 'utf8').catch(() => undefined);
+  return text === undefined ? undefined : parseProcStat(text);
+}
 
 interface Stat {
   ppid: number;
@@ -15,17 +45,12 @@ interface Stat {
 }
 
 async function stat(pid: number): Promise<Stat | undefined> {
-  try {
-    const text = await readFile(`/proc/${pid}/stat`, 'utf8');
-    // After "pid (comm) ": state is field 0 here, ppid 1, utime 11, stime 12, cutime 13, cstime 14.
-    const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
-    return { ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]) };
-  } catch {
-    return undefined; // exited
-  }
+  const s = await readProcStat(`/proc/${pid}/stat`);
+  return s && { ppid: s.ppid, ticks: s.own + s.waited };
 }
 
-async function allPids(): Promise<number[]> {
+/** Every process id now under /proc. */
+export async function allPids(): Promise<number[]> {
   return (await readdir('/proc')).filter((e) => /^\d+$/.test(e)).map(Number);
 }
 

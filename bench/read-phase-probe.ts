@@ -10,6 +10,7 @@ import { Session } from 'node:inspector/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { GcTrace } from './gc-trace.ts';
+import { HZ } from './process-cpu.ts';
 import {
   constants,
   monitorEventLoopDelay,
@@ -30,8 +31,6 @@ function usedSince(before: Record<string, number>, after: Record<string, number>
     used[name] = Math.max(0, seconds - (before[name] ?? 0));
   return used;
 }
-
-const HZ = 100; // clock ticks a second: what /proc/stat counts in on Linux
 
 /** CPU seconds every core of the machine spent busy (not idle, not waiting on I/O), from /proc/stat. */
 async function machineBusySeconds(): Promise<number> {

@@ -3,10 +3,8 @@
  * API's time goes, below the noise of the per-process totals (a figure per thread kind moves with the code that
  * runs there, not with the neighbours).
  */
-import { readdir, readFile } from 'node:fs/promises';
-
-/** USER_HZ on Linux: the clock ticks /proc counts CPU time in. */
-const HZ = 100;
+import { readdir } from 'node:fs/promises';
+import { HZ, readProcStat } from './process-cpu.ts';
 
 /** Core-seconds by kind of thread. */
 export interface ThreadCpu {
@@ -25,15 +23,6 @@ export interface ThreadCpu {
 
 export const THREAD_KINDS = ['main', 'workers', 'v8', 'other'] as const;
 
-/** utime + stime and the thread's name, from one stat line. */
-function parseStat(text: string): { comm: string; ticks: number } {
-  const open = text.indexOf('(');
-  const close = text.lastIndexOf(')');
-  // After "pid (comm) ": state is field 0 here, utime 11, stime 12.
-  const f = text.slice(close + 2).split(' ');
-  return { comm: text.slice(open + 1, close), ticks: Number(f[11]) + Number(f[12]) };
-}
-
 /** The kind of a thread, from its id and name (Node names its threads; V8's are "V8Worker"). */
 export function threadKind(pid: number, tid: number, comm: string): keyof ThreadCpu {
   if (tid === pid) return 'main';
@@ -45,18 +34,17 @@ export function threadKind(pid: number, tid: number, comm: string): keyof Thread
 /** Core-seconds used so far by `pid`'s threads, by kind (its own time: children's not included). */
 export async function threadCoreSeconds(pid: number): Promise<ThreadCpu> {
   const out: ThreadCpu = { main: 0, workers: 0, v8: 0, other: 0 };
-  const total = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
+  const total = await readProcStat(`/proc/${pid}/stat`);
   if (total === undefined) return out;
   const tids = await readdir(`/proc/${pid}/task`).catch(() => [] as string[]);
   let live = 0;
   for (const tid of tids) {
-    const text = await readFile(`/proc/${pid}/task/${tid}/stat`, 'utf8').catch(() => undefined);
-    if (text === undefined) continue; // exited since the listing: its time is in the total
-    const { comm, ticks } = parseStat(text);
-    out[threadKind(pid, Number(tid), comm)] += ticks / HZ;
-    live += ticks / HZ;
+    const thread = await readProcStat(`/proc/${pid}/task/${tid}/stat`);
+    if (thread === undefined) continue; // exited since the listing: its time is in the total
+    out[threadKind(pid, Number(tid), thread.comm)] += thread.own / HZ;
+    live += thread.own / HZ;
   }
-  out.other += Math.max(0, parseStat(total).ticks / HZ - live);
+  out.other += Math.max(0, total.own / HZ - live);
   return out;
 }
 

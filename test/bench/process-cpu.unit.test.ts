@@ -1,6 +1,12 @@
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { findProcess, treeCoreSeconds, untilQuiet } from '../../bench/process-cpu.ts';
+import {
+  findProcess,
+  parseProcStat,
+  readProcStat,
+  treeCoreSeconds,
+  untilQuiet,
+} from '../../bench/process-cpu.ts';
 
 /** A child that spins until it has used `ms` of CPU (however long a busy machine makes that), then exits. */
 function spinner(ms: number, marker: string) {
@@ -51,5 +57,20 @@ describe('untilQuiet', () => {
     // It cannot be quiet before the child has spun its second of CPU.
     expect(quiet.waitedMs).toBeGreaterThanOrEqual(1000);
     expect(quiet.share).toBeLessThanOrEqual(0.05);
+  });
+});
+
+describe('parseProcStat', () => {
+  it('counts the fields from the last ")" of the name, which may hold spaces and parentheses', () => {
+    // pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime cutime cstime …
+    const line = '4242 (a (b) c) S 17 4242 4242 0 -1 4194560 10 0 0 0 250 50 7 3 20 0 1 0';
+    expect(parseProcStat(line)).toEqual({ comm: 'a (b) c', ppid: 17, own: 300, waited: 10 });
+  });
+
+  it("reads this process's own line, and nothing for a process that is gone", async () => {
+    const own = await readProcStat(`/proc/${process.pid}/stat`);
+    expect(own?.ppid).toBe(process.ppid);
+    expect(own!.own).toBeGreaterThan(0);
+    expect(await readProcStat('/proc/0/stat')).toBeUndefined();
   });
 });
