@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { chmod, chown, mkdir, stat } from 'node:fs/promises';
+import { chmod, chown, mkdir, rm, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { userInfo } from 'node:os';
@@ -98,10 +98,13 @@ async function prepareForRoot(dir: string, logger: Logger): Promise<void> {
  * the server's own socket name and is removed at once.
  */
 export async function acceptsSockets(dir: string, port: number): Promise<boolean> {
+  const probe = path.join(dir, `.s.probe.${port}`);
+  // A probe left by a process killed in the middle of one would read as "in use" at every start after.
+  await rm(probe, { force: true }).catch(() => undefined);
   const server = net.createServer();
   const listening = await new Promise<boolean>((resolve) => {
     server.once('error', () => resolve(false));
-    server.listen(path.join(dir, `.s.probe.${port}`), () => resolve(true));
+    server.listen(probe, () => resolve(true));
   });
   // Closing a listening server removes its socket file.
   if (listening) await new Promise((resolve) => server.close(resolve));

@@ -1,4 +1,4 @@
-import { chmod, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -51,12 +51,16 @@ describe.skipIf(process.platform === 'win32')('the embedded PostgreSQL over its 
 });
 
 describe.skipIf(process.platform === 'win32')('acceptsSockets', () => {
-  it('makes and removes a probe socket in a folder that holds one, and says no for one that does not exist', async () => {
+  it('makes and removes a probe socket in a folder that holds one, over a stale one, and says no for one that does not exist', async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'wathiq-probe-'));
     try {
       expect(await acceptsSockets(dir, 5433)).toBe(true);
       expect(await readdir(dir)).toEqual([]);
       expect(await acceptsSockets(path.join(dir, 'missing'), 5433)).toBe(false);
+      // A probe left behind by a process killed mid-probe does not keep the server on TCP for good.
+      await writeFile(path.join(dir, '.s.probe.5433'), '');
+      expect(await acceptsSockets(dir, 5433)).toBe(true);
+      expect(await readdir(dir)).toEqual([]);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
