@@ -31,6 +31,7 @@ import {
 } from '../fakes/webhook-receiver.ts';
 import { documentForm } from '../helpers/multipart.ts';
 import { makePdf } from '../helpers/pdf.ts';
+import { createTemplate, phoneFor } from '../templates/support.ts';
 import { startTestService, type TestAccount, type TestService } from '../helpers/test-service.ts';
 import {
   bodyOf,
@@ -665,6 +666,37 @@ describe('events of the documents API and the approval workflow', () => {
     expect(events.map((e) => e.sequence)).toEqual([1, 2, 3, 4, 5]);
     expect(bodies.map((b) => b.created_at)).toEqual(events.map((e) => isoTime(e.createdAt)));
     expect(new Set(bodies.map((b) => b.id)).size).toBe(5);
+  });
+});
+
+describe('documents made from a template', () => {
+  it('are handed to delivery by the request that made them: document.created is dispatched before the 201', async () => {
+    account = await service.createAccount();
+    const r = await receiver();
+    const hook = await createWebhook(service, account, { url: r.url, events: ['document.created'] });
+    r.setSecret(hook.secret);
+    const template = await createTemplate(service, account);
+    const made = await service.request(`/templates/${template.id}/documents`, {
+      method: 'POST',
+      account,
+      body: JSON.stringify({
+        recipients: {
+          employee: { name: 'Sara', phone: phoneFor(1, 700) },
+          hr: { name: 'Omar', phone: phoneFor(2, 700) },
+        },
+      }),
+    });
+    expect(made.status, await made.clone().text()).toBe(201);
+    const { id } = ((await made.json()) as { data: { id: string } }).data;
+    // Marked dispatched within the request, not left for the outbox sweep (which takes events a minute old).
+    const row = await service.database
+      .db('document_events')
+      .where({ document_id: id, event: 'document.created' })
+      .first<{ webhooks_dispatched_at: Date | null }>('webhooks_dispatched_at');
+    expect(row.webhooks_dispatched_at).not.toBeNull();
+    await r.waitForRequests(1, 60_000);
+    expect(bodyOf(r.requests[0]!)).toMatchObject({ event: 'document.created', data: { document: { id } } });
+    await expectVerified(r.requests.slice(0, 1), hook.secret);
   });
 });
 

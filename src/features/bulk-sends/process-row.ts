@@ -6,6 +6,7 @@ import { documentsStore } from '../documents/documents-store.ts';
 import { AppError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
 import type { WebhookDispatcher } from '../webhooks/dispatch.ts';
+import type { DocumentEvent } from '../events/document-events-store.ts';
 import { createFromVersion } from '../templates/document-from-template.ts';
 import type { TemplateVersion } from '../templates/template-store.ts';
 import { bulkSendStore, type BulkSend } from './bulk-send-store.ts';
@@ -45,7 +46,7 @@ export async function processRow(
   try {
     const made = await makeDocument(deps, bulk, version, number);
     if (made.outcome) return made.outcome;
-    if (made.created) await dispatch(deps, made.documentId);
+    if (made.created) await dispatch(deps, made.created);
     return await sendDocument(deps, bulk, number);
   } catch (err) {
     if (!permanent(err)) throw err;
@@ -66,7 +67,7 @@ async function makeDocument(
   bulk: BulkSend,
   version: TemplateVersion,
   number: number,
-): Promise<{ outcome?: RowOutcome; documentId: string; created?: boolean }> {
+): Promise<{ outcome?: RowOutcome; documentId: string; created?: DocumentEvent }> {
   return deps.db.transaction(async (trx) => {
     const rows = bulkSendStore(trx);
     const row = await rows.lockRow(bulk.id, number);
@@ -79,7 +80,7 @@ async function makeDocument(
     }
     if (row.documentId) return { documentId: row.documentId };
     const input = row.input!;
-    const { document } = await createFromVersion(trx, {
+    const { document, created } = await createFromVersion(trx, {
       accountId: bulk.accountId,
       version,
       recipients: new Map(input.recipients),
@@ -89,7 +90,7 @@ async function makeDocument(
       },
     });
     await rows.setRow(bulk.id, number, { status: 'created', documentId: document.id });
-    return { documentId: document.id, created: true };
+    return { documentId: document.id, created };
   });
 }
 
@@ -124,9 +125,10 @@ async function sendDocument(deps: RowDeps, bulk: BulkSend, number: number): Prom
   });
 }
 
-async function dispatch(deps: RowDeps, documentId: string): Promise<void> {
+async function dispatch(deps: RowDeps, created: DocumentEvent): Promise<void> {
   // document.created is committed with the document; an event left undispatched goes with the next one or the sweep.
+  const { documentId } = created;
   await deps.webhooks
-    ?.dispatchDocument(documentId)
+    ?.dispatchRecorded([created])
     .catch((err: unknown) => deps.logger.warn({ err, documentId }, 'document.created not dispatched yet'));
 }

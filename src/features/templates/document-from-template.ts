@@ -1,7 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type { Knex } from '../../db/knex.ts';
-import type { Approver } from '../documents/approvers-store.ts';
-import type { Document } from '../documents/documents-store.ts';
 import { createDocument } from '../documents/create-document.ts';
 import type { DocumentInput } from '../documents/inputs.ts';
 import type { CcRecipient } from '../../domain/model.ts';
@@ -50,7 +48,7 @@ export function createFromVersion(
     overrides?: DocumentOverrides;
     id?: string;
   },
-): Promise<{ document: Document; approvers: Approver[] }> {
+): ReturnType<typeof createDocument> {
   const { version } = input;
   return createDocument(db, {
     id: input.id ?? randomUUID(),
@@ -71,7 +69,7 @@ export async function createDocumentFromTemplate(
     overrides: DocumentOverrides;
     details?: ErrorDetails;
   },
-): Promise<{ document: Document; approvers: Approver[] }> {
+): ReturnType<typeof createDocument> {
   const { version } = await loadTemplate(db, {
     accountId: input.accountId,
     id: input.templateId,

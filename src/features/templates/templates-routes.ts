@@ -328,7 +328,7 @@ function mountDocumentFromTemplate({ router, openapi, deps }: Mount): void {
       const v = parsed.success ? parsed.data : undefined;
       const titleAr = v?.title_ar ?? v?.title;
       const titleEn = v?.title_en ?? v?.title;
-      const { document, approvers } = await createDocumentFromTemplate(db, {
+      const { document, approvers, created } = await createDocumentFromTemplate(db, {
         accountId,
         templateId,
         recipients: (body as { recipients?: unknown } | null)?.recipients,
@@ -340,7 +340,7 @@ function mountDocumentFromTemplate({ router, openapi, deps }: Mount): void {
         details,
       });
       await deps.webhooks
-        .dispatchDocument(document.id)
+        .dispatchRecorded([created])
         .catch((err: unknown) =>
           deps.logger.warn({ err, documentId: document.id }, 'document.created not dispatched yet'),
         );

@@ -90,16 +90,6 @@ export function createWebhookDispatcher(deps: WebhookDispatcherDeps) {
     },
 
     /**
-     * Dispatches every event of a document still waiting, in order: for code that recorded an event in its own
-     * transaction without keeping it (POST /documents and `document.created`). Call after the commit.
-     */
-    async dispatchDocument(documentId: string): Promise<DispatchSummary> {
-      const waiting = await webhookDispatchStore(db).undispatchedOfDocument(documentId);
-      const last = waiting.at(-1);
-      return last === undefined ? { events: 0, deliveries: 0 } : dispatchEventById(last);
-    },
-
-    /**
      * The outbox sweep: dispatches events that were committed at least `olderThanMs` ago and never dispatched
      * (their process died, or Temporal was unreachable, right after the commit). Returns how many it took.
      */

@@ -20,15 +20,6 @@ export function webhookDispatchStore(db: Db) {
       return rows.map((r) => Number(r.id));
     },
 
-    async undispatchedOfDocument(documentId: string): Promise<number[]> {
-      const rows: { id: number }[] = await db('document_events')
-        .where({ document_id: documentId })
-        .whereNull('webhooks_dispatched_at')
-        .orderBy('id', 'asc')
-        .select('id');
-      return rows.map((r) => Number(r.id));
-    },
-
     async markDispatched(eventId: number): Promise<void> {
       await db('document_events')
         .where({ id: eventId })
