@@ -225,8 +225,9 @@ function signatureOf(result: FinalizeResult, signer: Signer): DocumentSignature 
 /** Sets the token and key once; a concurrent or retried run reads what the first one set. */
 async function reserve(db: Knex, doc: Document, secrets: SecretBox): Promise<Document> {
   if (doc.finalTokenSealed && doc.finalFileKey) return doc;
-  await documentsStore(db).reserveFinalFile(doc.id, finalFileKey(doc), secrets);
-  const reserved = await documentsStore(db).findByIdUnscoped(doc.id);
+  const reserved =
+    (await documentsStore(db).reserveFinalFile(doc.id, finalFileKey(doc), secrets)) ??
+    (await documentsStore(db).findByIdUnscoped(doc.id));
   if (!reserved?.finalTokenSealed || !reserved.finalFileKey)
     throw new Error(`could not reserve the final file of ${doc.id}`);
   return reserved;
