@@ -422,7 +422,7 @@ describe('finalization options', () => {
 });
 
 describe('the statements of a finalization', () => {
-  it('reads the approvers once: the approved event and the signed copies take the rows finalization read', async () => {
+  it('reads the approvers and the document once: the approved event and the copies take the rows finalization read, its reservations return what they wrote', async () => {
     const doc = await completedDocument(three());
     // A pool of its own, so only this activity's statements are counted.
     const counted = createDb(h.service.database.url, { poolMax: 4 });
@@ -450,6 +450,10 @@ describe('the statements of a finalization', () => {
       expect(
         statements.filter((sql) => /from "approvers" where "document_id" = \$1 order/i.test(sql)),
       ).toHaveLength(1);
+      // The verification token: written, not read back.
+      expect(statements.filter((sql) => sql.includes('document_verifications'))).toEqual([
+        expect.stringMatching(/^insert into "document_verifications"/i) as string,
+      ]);
       // The document: read once by finalization (its reservation returns the row it wrote), not again by the copies;
       // the move to approved reads it under its row lock.
       expect(
