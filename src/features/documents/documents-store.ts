@@ -308,10 +308,10 @@ export type DocumentsStore = ReturnType<typeof documentsStore>;
 const UUID_SHAPE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
- * The API's most frequent read, `GET /documents/{id}` (`SHOWN_BY_IDS`), coalesced: the reads asked for while one turn of the event
- * loop runs go to PostgreSQL as one query when the turn ends, instead of a round trip each. Under many concurrent
- * clients that is one pooled connection, one statement and one wake-up of a PostgreSQL backend for a whole batch.
- * At most `maxInFlight` queries run at once: reads asked meanwhile gather until one returns, so a busier API sends
+ * The API's most frequent read, `GET /documents/{id}` (`SHOWN_BY_IDS`), coalesced: the reads asked for while one
+ * turn of the event loop runs go to PostgreSQL as one query when the turn ends, instead of a round trip each. Under
+ * many concurrent clients that is one pooled connection, one statement and one wake-up of a PostgreSQL backend for
+ * a whole batch. At most `maxInFlight` queries run at once: reads asked meanwhile gather until one returns, so a busier API sends
  * larger batches instead of more statements, and keeps fewer PostgreSQL backends competing with it for the cores.
  * It is not a cache: a read joins only a query not yet sent, so it sees every write committed before it was asked.
  * A failed query fails every read of its batch. Holds the batch being gathered: one per app, not per request.
