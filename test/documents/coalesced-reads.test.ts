@@ -55,25 +55,25 @@ describe('coalesced document reads', () => {
     const reads = coalescedDocumentReads(service.database.db);
     const { result, taken } = await connectionsTaken(service.database.db, () =>
       Promise.all([
-        reads.findWithApprovers(owner.accountId, mine[0]!.id),
-        reads.findWithApprovers(other.accountId, theirs.id),
-        reads.findWithApprovers(owner.accountId, mine[1]!.id),
+        reads.find(owner.accountId, mine[0]!.id),
+        reads.find(other.accountId, theirs.id),
+        reads.find(owner.accountId, mine[1]!.id),
         // Another account's document, an unknown id, the same read twice, and ids that are no UUID.
-        reads.findWithApprovers(owner.accountId, theirs.id),
-        reads.findWithApprovers(owner.accountId, randomUUID()),
-        reads.findWithApprovers(owner.accountId, mine[0]!.id.toUpperCase()),
-        reads.findWithApprovers(owner.accountId, '__proto__'),
-        reads.findWithApprovers(owner.accountId, `${mine[0]!.id}'}`),
-        reads.findWithApprovers(owner.accountId, 'a'.repeat(100_000)),
+        reads.find(owner.accountId, theirs.id),
+        reads.find(owner.accountId, randomUUID()),
+        reads.find(owner.accountId, mine[0]!.id.toUpperCase()),
+        reads.find(owner.accountId, '__proto__'),
+        reads.find(owner.accountId, `${mine[0]!.id}'}`),
+        reads.find(owner.accountId, 'a'.repeat(100_000)),
       ]),
     );
     expect(taken).toBe(1);
     const [first, their, second, stranger, unknown, upper, proto, quoted, huge] = result;
-    expect(first?.document).toMatchObject({ id: mine[0]!.id, titleEn: 'First', status: 'draft' });
+    expect(first).toMatchObject({ id: mine[0]!.id, title_en: 'First', status: 'draft' });
     expect(first?.approvers.map((a) => a.phone)).toEqual([PHONE_A, PHONE_B]);
-    expect(their?.document).toMatchObject({ id: theirs.id, accountId: other.accountId, titleEn: 'Theirs' });
-    expect(second?.document).toMatchObject({ id: mine[1]!.id, titleEn: 'Second' });
-    expect(upper?.document.id).toBe(mine[0]!.id);
+    expect(their).toMatchObject({ id: theirs.id, title_en: 'Theirs' });
+    expect(second).toMatchObject({ id: mine[1]!.id, title_en: 'Second' });
+    expect(upper?.id).toBe(mine[0]!.id);
     expect([stranger, unknown, proto, quoted, huge]).toEqual([
       undefined,
       undefined,
@@ -87,10 +87,10 @@ describe('coalesced document reads', () => {
     const reads = coalescedDocumentReads(service.database.db, 4);
     const ids = Array.from({ length: 10 }, (_, i) => mine[i % 2]!.id);
     const { result, taken } = await connectionsTaken(service.database.db, () =>
-      Promise.all(ids.map((id) => reads.findWithApprovers(owner.accountId, id))),
+      Promise.all(ids.map((id) => reads.find(owner.accountId, id))),
     );
     expect(taken).toBe(3);
-    expect(result.map((r) => r?.document.id)).toEqual(ids);
+    expect(result.map((r) => r?.id)).toEqual(ids);
   });
 
   it('runs at most two queries at once: reads asked meanwhile wait and go out together', async () => {
@@ -121,13 +121,13 @@ describe('coalesced document reads', () => {
       const asked: Promise<unknown>[] = [];
       const turn = () => new Promise((resolve) => setImmediate(resolve));
       for (let t = 0; t < 4; t++) {
-        for (const doc of [mine[0]!, mine[1]!]) asked.push(reads.findWithApprovers(owner.accountId, doc.id));
+        for (const doc of [mine[0]!, mine[1]!]) asked.push(reads.find(owner.accountId, doc.id));
         await turn();
       }
       expect(taken).toBe(2);
       open();
-      const found = (await Promise.all(asked)) as { document: { id: string } }[];
-      expect(found.map((f) => f.document.id)).toEqual(
+      const found = (await Promise.all(asked)) as { id: string }[];
+      expect(found.map((f) => f.id)).toEqual(
         Array.from({ length: 4 }, () => [mine[0]!.id, mine[1]!.id]).flat(),
       );
       // Two turns' queries, then the two turns that waited as one.
@@ -141,14 +141,14 @@ describe('coalesced document reads', () => {
 
   it('reads again for a read asked after a write: the write is seen', async () => {
     const reads = coalescedDocumentReads(service.database.db);
-    const before = await reads.findWithApprovers(owner.accountId, mine[1]!.id);
+    const before = await reads.find(owner.accountId, mine[1]!.id);
     await service.database
       .db('documents')
       .where({ id: mine[1]!.id })
       .update({ title_en: 'Renamed', status: 'voided' });
-    const after = await reads.findWithApprovers(owner.accountId, mine[1]!.id);
-    expect(before?.document).toMatchObject({ titleEn: 'Second', status: 'draft' });
-    expect(after?.document).toMatchObject({ titleEn: 'Renamed', status: 'voided' });
+    const after = await reads.find(owner.accountId, mine[1]!.id);
+    expect(before).toMatchObject({ title_en: 'Second', status: 'draft' });
+    expect(after).toMatchObject({ title_en: 'Renamed', status: 'voided' });
     await service.database
       .db('documents')
       .where({ id: mine[1]!.id })
@@ -160,12 +160,12 @@ describe('coalesced document reads', () => {
     await broken.destroy();
     const reads = coalescedDocumentReads(broken);
     const results = await Promise.allSettled([
-      reads.findWithApprovers(owner.accountId, mine[0]!.id),
-      reads.findWithApprovers(other.accountId, theirs.id),
+      reads.find(owner.accountId, mine[0]!.id),
+      reads.find(other.accountId, theirs.id),
     ]);
     expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
     const working = coalescedDocumentReads(service.database.db);
-    expect((await working.findWithApprovers(owner.accountId, mine[0]!.id))?.document.id).toBe(mine[0]!.id);
+    expect((await working.find(owner.accountId, mine[0]!.id))?.id).toBe(mine[0]!.id);
   });
 });
 

@@ -53,6 +53,16 @@ describe('the method guard', () => {
     // The most specific template wins: the event catalogue is GET only.
     expect(await guard(routers, 'DELETE', '/api/v1/webhooks/events')).toMatchObject({ refused: 405 });
     expect(await guard(routers, 'DELETE', '/api/v1/webhooks/w1')).toEqual({ passed: true });
+    // HEAD comes with GET; TRACE and QUERY are methods HTTP defines that no route takes.
+    expect(await guard(routers, 'HEAD', '/api/v1/webhooks/events')).toEqual({ passed: true });
+    expect(await guard(routers, 'TRACE', '/api/v1/documents/abc')).toEqual({
+      refused: 405,
+      allow: 'GET, HEAD, PUT, OPTIONS',
+    });
+    expect(await guard(routers, 'QUERY', '/api/v1/webhooks/w1')).toEqual({
+      refused: 405,
+      allow: 'DELETE, OPTIONS',
+    });
     expect(await guard(routers, 'PATCH', '/nowhere')).toEqual({ passed: true });
     expect(await guard(routers, 'PROPFIND', '/api/v1/documents/abc')).toMatchObject({ refused: 501 });
     // The same answer the dashboard's error page reads.

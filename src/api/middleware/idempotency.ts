@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
-import type { Middleware } from 'koa';
+import type { Middleware, Next } from 'koa';
 import type { Db } from '../../db/knex.ts';
 import type { SecretBox } from '../../auth/secret-box.ts';
 import { idempotencyStore, openResponse } from '../../db/stores/idempotency-store.ts';
 import { AppError, errorEnvelope, isAppError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
-import type { AppContext, AppState } from '../../http/context.ts';
+import type { AppContext, AppState, AuthContext } from '../../http/context.ts';
 
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 60 * 60;
 /** A claim older than this whose request never finished (a crashed process) may be taken over. */
@@ -81,13 +81,7 @@ const MALFORMED_KEY = {
  * the same Idempotency-Key runs as a new request under its own record.
  */
 export function idempotency(deps: IdempotencyDeps): Middleware<AppState> {
-  return async (ctx, next) => {
-    const key = ctx.get('idempotency-key');
-    const auth = ctx.state.auth;
-    if (ctx.method !== 'POST' || !key || !auth) {
-      await next();
-      return;
-    }
+  const keyed = async (ctx: AppContext, next: Next, key: string, auth: AuthContext): Promise<void> => {
     const store = idempotencyStore(deps.db);
     let claimed: number | undefined;
     handles.set(ctx, {
@@ -117,6 +111,12 @@ export function idempotency(deps: IdempotencyDeps): Middleware<AppState> {
       throw err;
     }
     if (claimed !== undefined) await recordAnswer(deps, store, claimed, ctx);
+  };
+  // Any other request (every read) passes straight on, with no async frame and promise of its own.
+  return (ctx, next) => {
+    const key = ctx.get('idempotency-key');
+    const auth = ctx.state.auth;
+    return ctx.method !== 'POST' || !key || !auth ? next() : keyed(ctx, next, key, auth);
   };
 }
 
@@ -205,11 +205,13 @@ async function recordAnswer(
  * A route's own step, after its scope check: refuses a malformed Idempotency-Key and claims (or replays) a JSON
  * request's key. A multipart request is claimed by its handler, once the streamed body is known, with `begin`.
  */
-export const claimIdempotencyKey: Middleware<AppState> = async (ctx, next) => {
+export const claimIdempotencyKey: Middleware<AppState> = (ctx, next) => {
   const handle = idempotencyOf(ctx);
-  if (handle) {
-    if (!KEY_PATTERN.test(handle.key)) throw AppError.validation(MALFORMED_KEY);
-    if (!ctx.is('multipart')) await handle.begin(requestFingerprint(ctx.method, ctx.path, ctx.request.body));
-  }
-  await next();
+  return handle ? claim(ctx, next, handle) : next();
 };
+
+async function claim(ctx: AppContext, next: Next, handle: IdempotencyHandle): Promise<void> {
+  if (!KEY_PATTERN.test(handle.key)) throw AppError.validation(MALFORMED_KEY);
+  if (!ctx.is('multipart')) await handle.begin(requestFingerprint(ctx.method, ctx.path, ctx.request.body));
+  await next();
+}

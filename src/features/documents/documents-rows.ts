@@ -201,10 +201,6 @@ const WITH_APPROVERS = `${DOCUMENT_COLUMNS.map((c) => `d.${c}`).join(', ')},
   (SELECT v.token_sealed FROM document_verifications v WHERE v.document_id = d.id) AS verification_sealed`;
 
 export const BY_ID = `SELECT ${WITH_APPROVERS} FROM documents d WHERE d.id = $1 AND d.account_id = $2`;
-/** BY_ID for many at once: $1 the ids and $2 their accounts, pair by pair (uuid[] each). */
-export const BY_IDS = `SELECT ${WITH_APPROVERS}
-  FROM unnest($1::uuid[], $2::uuid[]) AS q(id, account_id) JOIN documents d ON d.id = q.id AND d.account_id = q.account_id`;
-
 /** The page joined to the total, so an empty page still brings its total (one row, its document columns null). */
 const page = (statusFilter: string, limit: string, offset: string) => `
   SELECT c.total, p.* FROM

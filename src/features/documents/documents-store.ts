@@ -5,9 +5,9 @@ import type { Db } from '../../db/knex.ts';
 import { preparedRows } from '../../db/prepared.ts';
 import { finalTokenContext, storedToken } from '../../db/sealed-columns.ts';
 import type { Approver } from './approvers-store.ts';
+import { SHOWN_BY_IDS, type ShownRow } from './shown-documents.ts';
 import {
   BY_ID,
-  BY_IDS,
   FINAL_TOKEN_BYTES,
   formatReference,
   fromWithApproversRow,
@@ -308,15 +308,13 @@ function finalFiles(db: Db) {
 
 export type DocumentsStore = ReturnType<typeof documentsStore>;
 
-type WithApprovers = ReturnType<typeof fromWithApproversRow>;
-
 const UUID_SHAPE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
- * `findWithApprovers` for the API's most frequent read, coalesced: the reads asked for while one turn of the event
- * loop runs go to PostgreSQL as one query when the turn ends, instead of a round trip each. Under many concurrent
- * clients that is one pooled connection, one statement and one wake-up of a PostgreSQL backend for a whole batch.
- * At most `maxInFlight` queries run at once: reads asked meanwhile gather until one returns, so a busier API sends
+ * The API's most frequent read, `GET /documents/{id}` (`SHOWN_BY_IDS`), coalesced: the reads asked for while one
+ * turn of the event loop runs go to PostgreSQL as one query when the turn ends, instead of a round trip each. Under
+ * many concurrent clients that is one pooled connection, one statement and one wake-up of a PostgreSQL backend for
+ * a whole batch. At most `maxInFlight` queries run at once: reads asked meanwhile gather until one returns, so a busier API sends
  * larger batches instead of more statements, and keeps fewer PostgreSQL backends competing with it for the cores.
  * It is not a cache: a read joins only a query not yet sent, so it sees every write committed before it was asked.
  * A failed query fails every read of its batch. Holds the batch being gathered: one per app, not per request.
@@ -325,7 +323,7 @@ export function coalescedDocumentReads(db: Db, maxBatch = 100, maxInFlight = 2) 
   interface Waiting {
     accountId: string;
     id: string;
-    resolve: (found: WithApprovers | undefined) => void;
+    resolve: (found: ShownRow | undefined) => void;
     reject: (err: unknown) => void;
   }
   const gathering: Waiting[] = [];
@@ -334,15 +332,13 @@ export function coalescedDocumentReads(db: Db, maxBatch = 100, maxInFlight = 2) 
   const send = async (batch: Waiting[]) => {
     try {
       // The ids are checked UUIDs, so the array literals need no quoting.
-      const rows = await preparedRows<WithApproversRow>(db, 'wathiq_documents_with_approvers', BY_IDS, [
+      const rows = await preparedRows<ShownRow>(db, 'wathiq_shown_documents', SHOWN_BY_IDS, [
         `{${batch.map((w) => w.id).join(',')}}`,
         `{${batch.map((w) => w.accountId).join(',')}}`,
       ]);
-      const byKey = new Map(rows.map((r) => [`${r.id}/${r.account_id}`, r]));
-      for (const w of batch) {
-        const row = byKey.get(`${w.id.toLowerCase()}/${w.accountId.toLowerCase()}`);
-        w.resolve(row && fromWithApproversRow(row));
-      }
+      for (const row of rows) batch[row.n - 1]!.resolve(row);
+      // A promise settles once: this settles only the reads no row answered.
+      for (const w of batch) w.resolve(undefined);
     } catch (err) {
       for (const w of batch) w.reject(err);
     }
@@ -365,7 +361,7 @@ export function coalescedDocumentReads(db: Db, maxBatch = 100, maxInFlight = 2) 
     }
   };
   return {
-    findWithApprovers(accountId: string, id: string): Promise<WithApprovers | undefined> {
+    find(accountId: string, id: string): Promise<ShownRow | undefined> {
       if (!UUID_SHAPE.test(id) || !UUID_SHAPE.test(accountId)) return Promise.resolve(undefined);
       return new Promise((resolve, reject) => {
         gathering.push({ accountId, id, resolve, reject });

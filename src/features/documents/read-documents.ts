@@ -7,21 +7,17 @@ import {
   coalescedDocumentReads,
   documentsStore,
   openVerificationToken,
-  type CoalescedDocumentReads,
   type Document,
 } from './documents-store.ts';
 import { requireDraft } from './rules.ts';
 import { serializeDocument, type SerializedDocument } from './serialize.ts';
+import { representShown } from './shown-documents.ts';
 
 /** What the reads need to show an approved document's verification URL. */
 export interface DocumentReadDeps {
   db: Knex;
   secrets: SecretBox;
   publicBaseUrl: string;
-  /** The app's coalesced reads by id (`coalescedDocumentReads`); without them each read is a query of its own. */
-  reads?: CoalescedDocumentReads;
-  /** The app's opened verification tokens (`verificationTokens`); without them each read opens its own. */
-  tokens?: VerificationTokens;
 }
 
 /**
@@ -49,8 +45,8 @@ export type VerificationTokens = ReturnType<typeof verificationTokens>;
 
 /** An approved document's verification URL, from its sealed token; none for any other status. */
 function verificationOf(
-  deps: DocumentReadDeps,
-  document: Document,
+  deps: DocumentReadDeps & { tokens?: VerificationTokens },
+  document: Pick<Document, 'id' | 'status'>,
   sealed: string | null | undefined,
 ): string | undefined {
   if (document.status !== 'approved' || !sealed) return undefined;
@@ -81,31 +77,19 @@ export async function listDocuments(
   };
 }
 
-/** The account's document with its approvers; 404 when the account has no such document. */
-export async function showDocument(
-  deps: DocumentReadDeps,
-  accountId: string,
-  id: string,
-): Promise<SerializedDocument> {
-  const found = await (deps.reads ?? documentsStore(deps.db)).findWithApprovers(accountId, id);
-  if (!found) throw AppError.notFound('Document');
-  const { document, approvers, verificationSealed } = found;
-  return serializeDocument(document, approvers, {
-    verificationUrl: verificationOf(deps, document, verificationSealed),
-  });
-}
-
 /**
- * `showDocument` for the API: the reads of one event-loop turn share one query, and a verification token is
- * opened once. Build it once per app.
+ * `GET /documents/{id}`: the account's document with its approvers, 404 when the account has no such document. The
+ * reads of one event-loop turn share one query, which selects the representation itself (`representShown`), and a
+ * verification token is opened once. Build it once per app.
  */
-export function coalescedShowDocument(deps: Omit<DocumentReadDeps, 'reads' | 'tokens'>) {
-  const withReads = {
-    ...deps,
-    reads: coalescedDocumentReads(deps.db),
-    tokens: verificationTokens(deps.secrets),
+export function coalescedShowDocument(deps: DocumentReadDeps) {
+  const reads = coalescedDocumentReads(deps.db);
+  const withTokens = { ...deps, tokens: verificationTokens(deps.secrets) };
+  return async (accountId: string, id: string): Promise<SerializedDocument> => {
+    const row = await reads.find(accountId, id);
+    if (!row) throw AppError.notFound('Document');
+    return representShown(row, verificationOf(withTokens, row, row.verification_sealed));
   };
-  return (accountId: string, id: string) => showDocument(withReads, accountId, id);
 }
 
 /**
