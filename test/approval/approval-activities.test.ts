@@ -201,3 +201,35 @@ describe('the statements of beginApproval', () => {
     }
   });
 });
+
+describe('the statements of notifyApprover', () => {
+  it('reads the document for the send without a row lock, which outside a transaction would guard nothing', async () => {
+    const { documentId, approvers } = await seedDocument(database.db, 1);
+    const counted = createDb(database.url, { poolMax: 4 });
+    const statements: { sql: string; inTransaction: boolean }[] = [];
+    counted.on('query', (q: { sql: string; __knexTxId?: string }) =>
+      statements.push({ sql: q.sql, inTransaction: q.__knexTxId !== undefined }),
+    );
+    try {
+      // One set of activities (one key), so the request opens the link token the send sealed.
+      const a = activities(() => Promise.resolve(), counted);
+      await a.markDocumentSent({ documentId, workflowId: `document-${documentId}` });
+      statements.length = 0;
+      const result = await a.notifyApprover({
+        documentId,
+        approverId: approvers[0]!.id,
+        kind: 'approval_request',
+        idempotencyKey: `request:${approvers[0]!.id}`,
+      });
+      expect(result).toMatchObject({ sent: true });
+      const reads = statements.filter((s) => /from "documents"/i.test(s.sql));
+      // The send's read, then the read under the lock of the transaction that records the approver notified.
+      expect(reads.map((s) => [/for no key update/i.test(s.sql), s.inTransaction])).toEqual([
+        [false, false],
+        [true, true],
+      ]);
+    } finally {
+      await counted.destroy();
+    }
+  });
+});

@@ -39,9 +39,13 @@ const db = () => h.service.database.db;
 const approvals = () =>
   createApprovalClient({ client: h.service.temporal.client, taskQueue: h.service.config.temporal.taskQueue });
 
-async function twoApprovers(workflowType: 'parallel' | 'sequential' = 'parallel') {
+async function twoApprovers(
+  workflowType: 'parallel' | 'sequential' = 'parallel',
+  fields: Record<string, string> = {},
+) {
   const doc = await createDocument(h, {
     workflowType,
+    fields,
     approvers: [
       { name: 'A', phone: PHONES.saudiA, action_type: 'approve_only' },
       { name: 'B', phone: PHONES.saudiB, action_type: 'approve_only' },
@@ -138,7 +142,7 @@ describe('actions recorded by the API, followed by the run', () => {
   });
 
   it('refuses an approver whose own delegation is still being taken with its own type and words (409)', async () => {
-    const { doc, a } = await twoApprovers();
+    const { doc, a } = await twoApprovers('parallel', { allow_delegation: 'true' });
     const approverId = await firstApproverId(doc.id);
     const delegation = await delegationsStore(db()).submit({
       documentId: doc.id,
@@ -289,6 +293,8 @@ describe('the statements of one action', () => {
       expect(answered.filter((sql) => /^\s*select\s+now\(\)/i.test(sql))).toEqual([]);
       // The events it records carry the approvers the decision read, with the action's own row put in.
       expect(answered.filter((sql) => /from "approvers" where "document_id"/i.test(sql))).toHaveLength(1);
+      // A document that does not allow delegation has no delegation in flight to look for.
+      expect(answered.filter((sql) => sql.includes('approver_delegations'))).toEqual([]);
       // The evidence is checked still submitted and marked accepted by one UPDATE.
       expect(answered.filter((sql) => sql.includes('approver_action_evidence'))).toEqual([
         expect.stringMatching(/^update "approver_action_evidence"[\s\S]*returning/i) as string,

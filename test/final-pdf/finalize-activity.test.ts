@@ -10,6 +10,7 @@ import { parseSamples, sumOf } from '../helpers/prometheus.ts';
 import { createFinalizer, type FinalizedDocument, signerOnce } from '../../src/features/approval/finalize.ts';
 import { createActivities } from '../../src/activities/index.ts';
 import { createWorkerDeps } from '../../src/runtime/worker-deps.ts';
+import { createDb } from '../../src/db/knex.ts';
 import { sha256Hex } from '../../src/auth/tokens.ts';
 import { documentEventsStore, fullEventData } from '../../src/features/events/document-events-store.ts';
 import { DEFAULT_PDF_LIMITS, type PdfLimits } from '../../src/pdf/limits.ts';
@@ -417,5 +418,54 @@ describe('finalization options', () => {
     expect(boxes).toContain('Signatures and stamps');
     expect(boxes).toContain(signer!.name_en);
     expect(pageText(file, 1)).not.toContain(signer!.name_en);
+  });
+});
+
+describe('the statements of a finalization', () => {
+  it('reads the approvers and the document once: the approved event and the copies take the rows finalization read, its reservations return what they wrote', async () => {
+    const doc = await completedDocument(three());
+    // A pool of its own, so only this activity's statements are counted.
+    const counted = createDb(h.service.database.url, { poolMax: 4 });
+    const statements: string[] = [];
+    counted.on('query', (q: { sql: string }) => statements.push(q.sql));
+    try {
+      const activities = createActivities(createWorkerDeps(h.service.config, counted, h.service.logger));
+      // Time-outs long enough that the copies go out in this activity.
+      const now = Date.now();
+      const env = new MockActivityEnvironment(
+        {
+          scheduledTimestampMs: now,
+          currentAttemptScheduledTimestampMs: now,
+          startToCloseTimeoutMs: 600_000,
+          scheduleToCloseTimeoutMs: 600_000,
+        },
+        { client: h.service.temporal.client },
+      );
+      const result = await env.run(
+        (input: { documentId: string; idempotencyPrefix: string }) =>
+          activities.finalizeAndSendSignedCopies(input),
+        { documentId: doc.id, idempotencyPrefix: `copies-${doc.id}` },
+      );
+      expect(result).toEqual({ copies: { sent: 3, failed: 0 }, retryCopies: false });
+      expect(
+        statements.filter((sql) => /from "approvers" where "document_id" = \$1 order/i.test(sql)),
+      ).toHaveLength(1);
+      // The verification token: written, not read back.
+      expect(statements.filter((sql) => sql.includes('document_verifications'))).toEqual([
+        expect.stringMatching(/^insert into "document_verifications"/i) as string,
+      ]);
+      // The document: read once by finalization (its reservation returns the row it wrote), not again by the copies;
+      // the move to approved reads it under its row lock.
+      expect(
+        statements.filter((sql) => /^select \* from "documents" where "id" = \$1 limit \$2$/i.test(sql)),
+      ).toHaveLength(1);
+    } finally {
+      await counted.destroy();
+    }
+    const approved = await db()('document_events')
+      .where({ document_id: doc.id, event: 'document.approved' })
+      .first<{ data: { document: { approvers: { status: string }[] } } }>('data');
+    const data = approved.data;
+    expect(data.document.approvers.map((a) => a.status)).toEqual(['completed', 'completed', 'completed']);
   });
 });

@@ -119,7 +119,8 @@ async function record(
     const refusal = refusalOf(document, approvers, action, now);
     if (refusal) throw new ApprovalRefused(refusal);
     // A delegation of this approver's step that the workflow has not answered yet: the step is being handed over.
-    const delegations = await delegationsStore(trx).submitted(documentId);
+    // Only a document that allows delegation can have one (the flag is fixed once the document is sent).
+    const delegations = document.allowDelegation ? await delegationsStore(trx).submitted(documentId) : [];
     if (delegations.some((d) => d.fromApproverId === action.approverId))
       throw new ApprovalRefused('delegation_pending');
     // Accepted here, in the transaction that writes the action: a refusal below rolls it back to `submitted`.

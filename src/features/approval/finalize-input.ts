@@ -27,6 +27,8 @@ const FINALIZABLE: readonly DocumentStatus[] = [...OPEN_STATUSES, 'approved'];
 export interface FinalizeRecord {
   document: Document;
   approvers: Approver[];
+  /** Every approver row of the document, in order, delegators included: final once all have completed. */
+  all: Approver[];
   /** Approvers who delegated their step (status `delegated`): printed in their delegate's block. */
   delegators?: Approver[];
   /** When the last approver acted: the certificate's completion time and the signing time. */
@@ -54,7 +56,7 @@ export async function loadFinalizeRecord(db: Db, documentId: string): Promise<Fi
     );
   }
   const completedAt = new Date(Math.max(...approvers.map((a) => a.actedAt!.getTime())));
-  return { document, approvers, delegators: all.filter((a) => a.status === 'delegated'), completedAt };
+  return { document, approvers, all, delegators: all.filter((a) => a.status === 'delegated'), completedAt };
 }
 
 /**

@@ -9,6 +9,7 @@ import {
   type Document,
   openFinalToken,
 } from '../documents/documents-store.ts';
+import type { Approver } from '../documents/approvers-store.ts';
 import { verificationUrl, verificationsStore } from './verifications-store.ts';
 import { isoTime } from '../../domain/time.ts';
 import { finalFileKey, finalFileUrl, finalFilename } from '../documents/final-file.ts';
@@ -31,7 +32,12 @@ import { LtvError, type RevocationOptions } from '../../pdf/ltv/revocation.ts';
 import { type PdfFinalizer, createPdfFinalizer } from '../../pdf/workers/pdf-workers.ts';
 import type { Storage } from '../../storage/storage.ts';
 import { recordArchiveTimestamp } from './archive-renewal.ts';
-import { FinalizeStateError, loadFinalizeInput, loadFinalizeRecord } from './finalize-input.ts';
+import {
+  type FinalizeRecord,
+  FinalizeStateError,
+  loadFinalizeInput,
+  loadFinalizeRecord,
+} from './finalize-input.ts';
 
 /**
  * Failure types of finalization that retrying cannot fix; the workflow sees them as non-retryable and the document
@@ -76,6 +82,11 @@ export interface FinalizedDocument {
   completedAt: Date;
   /** Added to `data.document` of the `document.approved` event. */
   document: { download_url: string; filename: string; verification_url?: string };
+  /**
+   * The document's approvers as finalization read them: no action or delegation moves them once all have
+   * completed, so the `document.approved` event and the signed copies take them instead of reading them again.
+   */
+  approvers: Approver[];
 }
 
 /**
@@ -98,11 +109,12 @@ function finalized(
   publicBaseUrl: string,
   doc: Document,
   token: string,
-  completedAt: Date,
+  record: FinalizeRecord,
   verifyToken: string | undefined,
 ): FinalizedDocument {
   return {
-    completedAt,
+    completedAt: record.completedAt,
+    approvers: record.all,
     document: {
       download_url: finalFileUrl(publicBaseUrl, token, doc),
       filename: finalFilename(doc),
@@ -124,8 +136,8 @@ export function createFinalizer(deps: FinalizerDeps): (documentId: string) => Pr
   // The original is read and composed in a worker thread (time, heap and decoding limited); signing stays here.
   const pdf = createPdfFinalizer(deps.pdf ?? DEFAULT_PDF_LIMITS, deps.logger);
 
-  const outcome = (doc: Document, token: string, completedAt: Date, verifyToken: string | undefined) =>
-    finalized(deps.publicBaseUrl, doc, token, completedAt, verifyToken);
+  const outcome = (doc: Document, token: string, record: FinalizeRecord, verifyToken: string | undefined) =>
+    finalized(deps.publicBaseUrl, doc, token, record, verifyToken);
 
   return async (documentId) => {
     const started = performance.now();
@@ -137,7 +149,7 @@ export function createFinalizer(deps: FinalizerDeps): (documentId: string) => Pr
       if (doc.finalSha256 && (await storage.stat(key))) {
         // Signed before the verification page existed: no token, none is made (the file does not print one).
         const existing = await verificationsStore(db).tokenOf(doc.id, deps.secrets);
-        return outcome(doc, token, record.completedAt, existing);
+        return outcome(doc, token, record, existing);
       }
 
       // The verification page's token is printed on the certificate, which is signed: reserved before composing,
@@ -185,7 +197,7 @@ export function createFinalizer(deps: FinalizerDeps): (documentId: string) => Pr
         'final PDF stored',
       );
       deps.metrics?.succeeded((performance.now() - started) / 1000);
-      return outcome(doc, token, record.completedAt, verifyToken);
+      return outcome(doc, token, record, verifyToken);
     } catch (err) {
       const failure = asActivityFailure(err);
       deps.metrics?.failed(failureReason(failure), !isNonRetryable(failure));
@@ -213,8 +225,9 @@ function signatureOf(result: FinalizeResult, signer: Signer): DocumentSignature 
 /** Sets the token and key once; a concurrent or retried run reads what the first one set. */
 async function reserve(db: Knex, doc: Document, secrets: SecretBox): Promise<Document> {
   if (doc.finalTokenSealed && doc.finalFileKey) return doc;
-  await documentsStore(db).reserveFinalFile(doc.id, finalFileKey(doc), secrets);
-  const reserved = await documentsStore(db).findByIdUnscoped(doc.id);
+  const reserved =
+    (await documentsStore(db).reserveFinalFile(doc.id, finalFileKey(doc), secrets)) ??
+    (await documentsStore(db).findByIdUnscoped(doc.id));
   if (!reserved?.finalTokenSealed || !reserved.finalFileKey)
     throw new Error(`could not reserve the final file of ${doc.id}`);
   return reserved;

@@ -28,14 +28,17 @@ export function verificationsStore(db: Db) {
      */
     async reserve(documentId: string, secrets: SecretBox): Promise<string> {
       const token = randomToken(VERIFICATION_TOKEN_BYTES);
-      await db('document_verifications')
+      const inserted = await db('document_verifications')
         .insert({
           document_id: documentId,
           token_sha256: sha256Hex(token),
           token_sealed: secrets.seal(token, verificationTokenContext(documentId)),
         })
         .onConflict('document_id')
-        .ignore();
+        .ignore()
+        .returning('document_id');
+      // Written by this call: the token is the one just made. Otherwise an earlier attempt's is read back.
+      if (inserted.length > 0) return token;
       const row = await db<VerificationRow>('document_verifications')
         .where({ document_id: documentId })
         .first();

@@ -252,14 +252,17 @@ function finalFiles(db: Db) {
   return {
     /**
      * Reserves the final file's token and storage key, once: only while no token is set, so a concurrent or
-     * retried finalization keeps the first reservation (read it back with `findByIdUnscoped`).
+     * retried finalization keeps the first reservation. Returns the document as this reservation left it;
+     * undefined when another had reserved it already (read theirs with `findByIdUnscoped`).
      */
-    async reserveFinalFile(id: string, key: string, secrets: SecretBox): Promise<void> {
+    async reserveFinalFile(id: string, key: string, secrets: SecretBox): Promise<Document | undefined> {
       const token = storedToken(secrets, randomToken(FINAL_TOKEN_BYTES), finalTokenContext(id));
-      await db('documents')
+      const [row] = await db<DocumentRow>('documents')
         .where({ id })
         .whereNull('final_token_sha256')
-        .update({ final_token_sha256: token.sha256, final_token_sealed: token.sealed, final_file_key: key });
+        .update({ final_token_sha256: token.sha256, final_token_sealed: token.sealed, final_file_key: key })
+        .returning('*');
+      return row && toDocument(row);
     },
 
     /**

@@ -50,7 +50,11 @@ export interface LoadedDocument {
  * approver that is not there fails for good (no retry brings it back).
  */
 export async function loadForWorkflow(db: Db, documentId: string, approverId?: string) {
-  const document = await documentsStore(db).findByIdUnscoped(documentId, { forUpdate: true });
+  // Outside a transaction a row lock ends with its statement and guards nothing, yet it still writes the row's
+  // lock and makes the statement's commit wait for a WAL flush.
+  const document = await documentsStore(db).findByIdUnscoped(documentId, {
+    forUpdate: db.isTransaction === true,
+  });
   if (!document)
     throw ApplicationFailure.nonRetryable(`Document ${documentId} does not exist`, 'document_missing');
   const approvers = await approversStore(db).listByDocument(documentId);

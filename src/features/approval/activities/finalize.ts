@@ -4,7 +4,7 @@ import { whileHeartbeating } from '../../../temporal/heartbeat.ts';
 import type { ApprovalActivities, SignedCopiesInput } from '../definitions.ts';
 import { OPEN_STATUSES } from '../rules.ts';
 import type { ActivityContext } from './context.ts';
-import { sendSignedCopies } from './signed-copies.ts';
+import { type ApprovedRead, sendSignedCopies } from './signed-copies.ts';
 
 /** Signed copies are tried in the finalization's activity only with at least this long left of its time-outs. */
 const COPIES_MIN_BUDGET_MS = 30_000;
@@ -40,14 +40,18 @@ function withinMs<T>(work: Promise<T>, ms: number): Promise<T> {
   return Promise.race([work, late]).finally(() => clearTimeout(timer));
 }
 
-/** Produces the signed PDF, then moves the document to `approved` with its event: the one writer of → approved. */
+/**
+ * Produces the signed PDF, then moves the document to `approved` with its event: the one writer of → approved.
+ * Returns the document as that move left it (none when it was approved already) and its approvers as the
+ * finalization read them.
+ */
 async function finalizeApprovedDocument(
   { deps, events }: ActivityContext,
   documentId: string,
-): Promise<void> {
+): Promise<ApprovedRead> {
   const final = await whileHeartbeating(async () => deps.finalize?.(documentId));
   const key = `document.approved:${documentId}`;
-  await events.inTransaction([key], async (trx) => {
+  const document = await events.inTransaction([key], async (trx) => {
     const current = await documentsStore(trx).findByIdUnscoped(documentId, { forUpdate: true });
     const approved = await documentsStore(trx).transition(documentId, OPEN_STATUSES, 'approved', {
       completedAt: final?.completedAt ?? new Date(),
@@ -60,20 +64,23 @@ async function finalizeApprovedDocument(
         event: 'document.approved',
         dedupeKey: key,
         document: approved,
+        approvers: final?.approvers,
         documentExtra: final?.document,
       });
+    return approved;
   });
+  return { document, approvers: final?.approvers };
 }
 
 async function finalizeAndSendSignedCopies(ctx: ActivityContext, input: SignedCopiesInput) {
-  await finalizeApprovedDocument(ctx, input.documentId);
+  const approved = await finalizeApprovedDocument(ctx, input.documentId);
   // The copies never make the finalization time out: they get what is left of this activity's time-outs
   // (less a margin), and what does not fit goes to sendSignedCopies on its own policy.
   const budget = copiesBudgetMs();
   if (budget < COPIES_MIN_BUDGET_MS) return { copies: null, retryCopies: true };
   try {
     // Heartbeating as the finalization does: the activity's heartbeat time-out still applies.
-    const copies = await whileHeartbeating(() => withinMs(sendSignedCopies(ctx, input), budget));
+    const copies = await whileHeartbeating(() => withinMs(sendSignedCopies(ctx, input, approved), budget));
     return { copies, retryCopies: false };
   } catch (err) {
     const retryCopies = !(err instanceof ApplicationFailure && err.nonRetryable);
@@ -93,7 +100,9 @@ export type FinalizeActivities = Pick<
 /** The approved document's signed PDF, its `approved` state and event, and the signed copies. */
 export function finalizeActivities(ctx: ActivityContext): FinalizeActivities {
   return {
-    finalizeApprovedDocument: ({ documentId }) => finalizeApprovedDocument(ctx, documentId),
+    finalizeApprovedDocument: async ({ documentId }) => {
+      await finalizeApprovedDocument(ctx, documentId);
+    },
     finalizeAndSendSignedCopies: (input) => finalizeAndSendSignedCopies(ctx, input),
     sendSignedCopies: (input) => sendSignedCopies(ctx, input),
   };

@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { approversStore } from '../../documents/approvers-store.ts';
+import { approversStore, type Approver } from '../../documents/approvers-store.ts';
 import { documentsStore, openFinalToken, type Document } from '../../documents/documents-store.ts';
 import { whatsAppMessagesStore } from '../../../db/stores/whatsapp-messages-store.ts';
 import { finalFilename, finalFileUrl } from '../../documents/final-file.ts';
@@ -29,8 +29,9 @@ async function recipients(
   ctx: ActivityContext,
   document: Document,
   prefix: string,
+  known: readonly Approver[] | undefined,
 ): Promise<CopyRecipient[]> {
-  const approvers = await approversStore(ctx.deps.db).listByDocument(document.id);
+  const approvers = known ?? (await approversStore(ctx.deps.db).listByDocument(document.id));
   const approverPhones = new Set(approvers.map((a) => a.phone));
   return [
     ...approvers
@@ -61,17 +62,25 @@ async function recipients(
   ];
 }
 
+/** The approved document and its approvers as the finalization that just committed them had them. */
+export interface ApprovedRead {
+  document?: Document | undefined;
+  approvers?: readonly Approver[] | undefined;
+}
+
 /**
  * Sends the approved document's signed file to its approvers and cc recipients over WhatsApp. A copy refused for
  * good is counted (the document is approved either way); a retryable failure fails the activity once the others
- * were tried, and its retry skips the copies already sent (same idempotency keys).
+ * were tried, and its retry skips the copies already sent (same idempotency keys). `known`: what the caller read
+ * of the approved document, not read again.
  */
 export async function sendSignedCopies(
   ctx: ActivityContext,
   { documentId, idempotencyPrefix }: SignedCopiesInput,
+  known: ApprovedRead = {},
 ): Promise<{ sent: number; failed: number }> {
   const { deps } = ctx;
-  const document = await documentsStore(deps.db).findByIdUnscoped(documentId);
+  const document = known.document ?? (await documentsStore(deps.db).findByIdUnscoped(documentId));
   if (!document)
     throw ApplicationFailure.nonRetryable(`Document ${documentId} does not exist`, 'document_missing');
   const finalToken = openFinalToken(document, deps.secrets);
@@ -87,7 +96,7 @@ export async function sendSignedCopies(
   let sent = 0;
   let failed = 0;
   let retryable: Error | undefined;
-  for (const recipient of await recipients(ctx, document, idempotencyPrefix)) {
+  for (const recipient of await recipients(ctx, document, idempotencyPrefix, known.approvers)) {
     try {
       await sendNotice(
         {
