@@ -1,7 +1,9 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSecretBox } from '../../src/auth/secret-box.ts';
 import { createDb, type Knex } from '../../src/db/knex.ts';
 import { named } from '../../src/db/prepared.ts';
+import { whatsAppMessagesStore } from '../../src/db/stores/whatsapp-messages-store.ts';
 import { accountsStore } from '../../src/features/accounts/accounts-store.ts';
 import { lockForAction } from '../../src/features/approval/action-lock-store.ts';
 import {
@@ -14,12 +16,15 @@ import {
   toDocument,
   type DocumentRow,
 } from '../../src/features/documents/documents-store.ts';
+import { documentEventsStore } from '../../src/features/events/document-events-store.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/test-database.ts';
 
 let database: TestDatabase;
 /** One connection: every statement below runs where the earlier ones were prepared. */
 let single: Knex;
 let documentId: string;
+let accountId: string;
+const box = createSecretBox([{ id: 'test', key: randomBytes(32) }]);
 
 beforeAll(async () => {
   database = await createTestDatabase();
@@ -31,6 +36,7 @@ beforeAll(async () => {
     passwordHash: 'x',
     plan: 'basic',
   });
+  accountId = account.id;
   documentId = randomUUID();
   await db('documents').insert({
     id: documentId,
@@ -126,5 +132,54 @@ describe('named statements on the write path', () => {
       expect(await documentsStore(trx).findByIdUnscoped(documentId, { forUpdate: true })).toEqual(document);
       expect(await approversStore(trx).listByDocument(documentId)).toEqual(before);
     });
+  });
+
+  it('record events and outbound messages after a migration adds a column to their tables', async () => {
+    const events = documentEventsStore(single);
+    const messages = whatsAppMessagesStore(single);
+    const event = (n: number) => ({
+      accountId,
+      documentId,
+      event: 'document.sent',
+      data: { n },
+      dedupeKey: `document.sent:${documentId}:${n}`,
+    });
+    const outbound = () => ({
+      idempotencyKey: `named-${randomUUID()}`,
+      accountId,
+      documentId,
+      phone: '966500000001',
+      kind: 'approval_request',
+      payload: { text: 'hello' },
+    });
+    const send = async () => {
+      const input = outbound();
+      const claimed = await messages.claimOutbound(input, box);
+      const wamid = `wamid.${randomUUID()}`;
+      await messages.recordStatus({ wamid, status: 'delivered', timestamp: new Date(), errors: [] });
+      const recorded = await messages.recordOutbound({ ...input, wamid }, box);
+      return { claimed, recorded };
+    };
+    const first = await events.record(event(1));
+    const sent = await send();
+    expect(sent.claimed).toMatchObject({ claimed: true, message: { status: 'sending' } });
+    expect(sent.recorded).toMatchObject({ status: 'delivered', sharedWith: [] });
+
+    await single.raw('ALTER TABLE document_events ADD COLUMN added_by_a_later_release text');
+    await single.raw('ALTER TABLE whatsapp_messages ADD COLUMN added_by_a_later_release text');
+
+    const second = await events.record(event(2));
+    expect(second).toEqual({
+      ...first,
+      id: second.id,
+      sequence: 2,
+      data: { n: 2 },
+      dedupeKey: event(2).dedupeKey,
+      createdAt: second.createdAt,
+    });
+    expect(await events.record(event(2))).toEqual(second);
+    const again = await send();
+    expect(again.claimed).toMatchObject({ claimed: true, message: { status: 'sending' } });
+    expect(again.recorded).toMatchObject({ status: 'delivered', sharedWith: [] });
   });
 });
