@@ -32,3 +32,28 @@ export async function preparedRows<R>(
     await client.releaseConnection(connection);
   }
 }
+
+/**
+ * The query options that name a statement knex sends (`builder.options(named(…))`): PostgreSQL
+ * parses and plans it once per connection instead of on every execution, inside a transaction too. Only for a
+ * statement whose text is the same on every call (no IN list or multi-row insert of varying length: pg refuses a
+ * name reused for another text), and that lists its columns, never `*` or `RETURNING *`: a prepared statement's
+ * result columns are fixed when it is prepared, so a column a later migration adds would fail it with `cached plan
+ * must not change result type` on every connection that prepared it until that connection closes.
+ */
+export function named(name: string): { name: string } {
+  return { name: `wathiq_${name}` };
+}
+
+/**
+ * A row type's every column, checked when compiling: a column added to the type and not to the list fails to
+ * compile, so a named statement's explicit list keeps the shape its mapper reads.
+ */
+export function allColumns<Row>() {
+  return <const C extends readonly (keyof Row & string)[]>(
+    columns: C &
+      ([Exclude<keyof Row, C[number]>] extends [never]
+        ? unknown
+        : { missing: Exclude<keyof Row, C[number]> }),
+  ): C => columns;
+}

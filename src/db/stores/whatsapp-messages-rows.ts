@@ -1,4 +1,5 @@
 import type { SecretBox } from '../../auth/secret-box.ts';
+import { allColumns } from '../prepared.ts';
 import { messagePayloadContext } from '../sealed-columns.ts';
 
 /** What the WhatsApp messages store reads and writes: the messages and statuses as rows and as the app sees them. */
@@ -115,6 +116,24 @@ export interface MessageRow {
   idempotency_key: string | null;
   created_at: Date;
 }
+
+/** Every column `MessageRow` holds: named statements return these, never `*`. */
+export const MESSAGE_COLUMNS = allColumns<MessageRow>()([
+  'id',
+  'wamid',
+  'direction',
+  'account_id',
+  'document_id',
+  'approver_id',
+  'phone',
+  'kind',
+  'payload_sealed',
+  'status',
+  'status_at',
+  'status_error',
+  'idempotency_key',
+  'created_at',
+]);
 
 export interface StatusRow {
   wamid: string;

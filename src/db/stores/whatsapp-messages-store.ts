@@ -1,9 +1,11 @@
 import type { SecretBox } from '../../auth/secret-box.ts';
 import { RATE_LIMIT_CODES } from '../../whatsapp/graph-errors.ts';
 import type { Db } from '../knex.ts';
+import { named } from '../prepared.ts';
 import { messagePayloadContext } from '../sealed-columns.ts';
 import { approverDeliveryQueries } from './whatsapp-delivery-queries.ts';
 import {
+  MESSAGE_COLUMNS,
   toMessage,
   toStatusEvent,
   type DeliveryError,
@@ -135,8 +137,9 @@ async function claimOutbound(
   secrets: SecretBox,
 ): Promise<{ message: WhatsAppMessage; claimed: boolean; earlierStatus?: OutboundStatus | undefined }> {
   // The CTE reads the row as it was before the upsert: every part of one statement sees the same snapshot.
-  const result = await db.raw<{ rows: (MessageRow & { earlier_status: OutboundStatus | null })[] }>(
-    `WITH earlier AS (SELECT status FROM whatsapp_messages WHERE idempotency_key = ?)
+  const result = await db
+    .raw<{ rows: (MessageRow & { earlier_status: OutboundStatus | null })[] }>(
+      `WITH earlier AS (SELECT status FROM whatsapp_messages WHERE idempotency_key = ?)
      INSERT INTO whatsapp_messages
        (wamid, direction, account_id, document_id, approver_id, phone, kind, payload_sealed, status,
         status_at, idempotency_key)
@@ -144,18 +147,19 @@ async function claimOutbound(
      ON CONFLICT (idempotency_key) DO UPDATE
        SET payload_sealed = EXCLUDED.payload_sealed, status = 'sending', status_at = now()
        WHERE whatsapp_messages.wamid IS NULL
-     RETURNING *, (SELECT status FROM earlier) AS earlier_status`,
-    [
-      input.idempotencyKey,
-      input.accountId ?? null,
-      input.documentId ?? null,
-      input.approverId ?? null,
-      input.phone,
-      input.kind,
-      sealOutbound(secrets, input),
-      input.idempotencyKey,
-    ],
-  );
+     RETURNING ${MESSAGE_COLUMNS.join(', ')}, (SELECT status FROM earlier) AS earlier_status`,
+      [
+        input.idempotencyKey,
+        input.accountId ?? null,
+        input.documentId ?? null,
+        input.approverId ?? null,
+        input.phone,
+        input.kind,
+        sealOutbound(secrets, input),
+        input.idempotencyKey,
+      ],
+    )
+    .options(named('whatsapp_outbound_claim'));
   const claimed = result.rows[0];
   if (claimed)
     return { message: toMessage(claimed), claimed: true, earlierStatus: claimed.earlier_status ?? undefined };
@@ -174,8 +178,9 @@ async function recordOutbound(
   input: OutboundInput & { wamid: string },
   secrets: SecretBox,
 ): Promise<WhatsAppMessage & { sharedWith: string[] }> {
-  const written = await db.raw<{ rows: (MessageRow & { shared_with: string[] })[] }>(
-    `WITH written AS (
+  const written = await db
+    .raw<{ rows: (MessageRow & { shared_with: string[] })[] }>(
+      `WITH written AS (
      INSERT INTO whatsapp_messages
        (wamid, direction, account_id, document_id, approver_id, phone, kind, payload_sealed, status,
         status_at, idempotency_key)
@@ -185,23 +190,24 @@ async function recordOutbound(
            status_at = now(),
            status_error = NULL
        WHERE whatsapp_messages.wamid IS NULL
-     RETURNING *)
+     RETURNING ${MESSAGE_COLUMNS.join(', ')})
      SELECT w.*,
             ARRAY(SELECT COALESCE(m.idempotency_key, '#' || m.id) FROM whatsapp_messages m
                    WHERE m.wamid = w.wamid AND m.direction = 'out' AND m.idempotency_key <> w.idempotency_key
                    ORDER BY m.id) AS shared_with
        FROM written w`,
-    [
-      input.wamid,
-      input.accountId ?? null,
-      input.documentId ?? null,
-      input.approverId ?? null,
-      input.phone,
-      input.kind,
-      sealOutbound(secrets, input),
-      input.idempotencyKey,
-    ],
-  );
+      [
+        input.wamid,
+        input.accountId ?? null,
+        input.documentId ?? null,
+        input.approverId ?? null,
+        input.phone,
+        input.kind,
+        sealOutbound(secrets, input),
+        input.idempotencyKey,
+      ],
+    )
+    .options(named('whatsapp_outbound_record'));
   // No row back: the key already held an id, and that earlier message is the answer.
   const sharedWith = written.rows[0]?.shared_with ?? [];
   const row =
@@ -359,8 +365,9 @@ async function listOutbox(db: Db, options: OutboxQuery = {}): Promise<WhatsAppMe
 /** Returns the rows it moved. */
 async function applyRecordedStatuses(db: Db, wamid: string): Promise<MessageRow[]> {
   // A status can arrive before the send call returned the id; fold in whatever is already recorded.
-  const { rows } = await db.raw<{ rows: MessageRow[] }>(
-    `UPDATE whatsapp_messages m
+  const { rows } = await db
+    .raw<{ rows: MessageRow[] }>(
+      `UPDATE whatsapp_messages m
         SET status = s.status, status_at = s.status_at,
             status_error = CASE WHEN s.status = 'failed' THEN s.error ELSE m.status_error END
        FROM (SELECT status, status_at,
@@ -370,8 +377,9 @@ async function applyRecordedStatuses(db: Db, wamid: string): Promise<MessageRow[
                FROM whatsapp_message_statuses WHERE wamid = ?
               ORDER BY ${rank('status')} DESC LIMIT 1) s
       WHERE m.wamid = ? AND m.direction = 'out' AND ${rank('m.status')} < ${rank('s.status')}
-      RETURNING m.*`,
-    [wamid, wamid],
-  );
+      RETURNING ${MESSAGE_COLUMNS.map((c) => `m.${c}`).join(', ')}`,
+      [wamid, wamid],
+    )
+    .options(named('whatsapp_statuses_apply'));
   return rows;
 }

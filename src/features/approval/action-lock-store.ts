@@ -1,5 +1,11 @@
 import type { Knex } from '../../db/knex.ts';
-import { toDocument, type Document, type DocumentRow } from '../documents/documents-rows.ts';
+import { named } from '../../db/prepared.ts';
+import {
+  DOCUMENT_COLUMNS,
+  toDocument,
+  type Document,
+  type DocumentRow,
+} from '../documents/documents-rows.ts';
 import type { ActionProtocol } from './definitions.ts';
 
 /** What an action's transaction learns in the statement that locks the document. */
@@ -21,17 +27,19 @@ export async function lockForAction(
   trx: Knex.Transaction,
   documentId: string,
 ): Promise<LockedForAction | undefined> {
-  const { rows } = await trx.raw<{
-    rows: (DocumentRow & { run_protocol: ActionProtocol | null; db_now: Date })[];
-  }>(
-    `SELECT d.*,
+  const { rows } = await trx
+    .raw<{
+      rows: (DocumentRow & { run_protocol: ActionProtocol | null; db_now: Date })[];
+    }>(
+      `SELECT ${DOCUMENT_COLUMNS.map((c) => `d.${c}`).join(', ')},
             (SELECT p.protocol FROM approval_run_protocols p WHERE p.document_id = d.id) AS run_protocol,
             now() AS db_now
        FROM documents d
       WHERE d.id = ?
         FOR NO KEY UPDATE OF d`,
-    [documentId],
-  );
+      [documentId],
+    )
+    .options(named('document_locked_for_action'));
   const row = rows[0];
   if (!row) return undefined;
   const { run_protocol, db_now, ...document } = row;

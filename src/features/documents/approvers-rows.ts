@@ -8,6 +8,7 @@ import type {
   VerifiedBy,
 } from '../../domain/model.ts';
 import type { SecretBox } from '../../auth/secret-box.ts';
+import { allColumns } from '../../db/prepared.ts';
 import { approverLinkContext } from '../../db/sealed-columns.ts';
 
 /** An approver as the app sees it and as its row stores it, and the columns a patch may change. */
@@ -81,6 +82,47 @@ export interface ApproverRow {
   created_at: Date;
   updated_at: Date;
 }
+
+/** Every column `ApproverRow` holds, for statements that name them (a named statement never selects `*`). */
+export const APPROVER_COLUMNS = allColumns<ApproverRow>()([
+  'id',
+  'document_id',
+  'account_id',
+  'name_ar',
+  'name_en',
+  'phone',
+  'role_ar',
+  'role_en',
+  'language',
+  'action_type',
+  'order_index',
+  'placement_page',
+  'placement_x',
+  'placement_y',
+  'placement_width',
+  'status',
+  'link_token_sha256',
+  'link_token_sealed',
+  'notify',
+  'notified_at',
+  'notification_status',
+  'notification_error',
+  'acted_at',
+  'action_channel',
+  'action_ip',
+  'action_user_agent',
+  'action_message_id',
+  'signature_key',
+  'typed_name',
+  'rejection_reason',
+  'verification',
+  'verified_by',
+  'delegated_to_id',
+  'delegated_from_id',
+  'delegation_reason',
+  'created_at',
+  'updated_at',
+]);
 
 export const toApprover = (r: ApproverRow): Approver => ({
   id: r.id,

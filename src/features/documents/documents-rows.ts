@@ -1,5 +1,6 @@
 import type { CcRecipient, DocumentStatus, ReminderSettings, WorkflowType } from '../../domain/model.ts';
 import type { SecretBox } from '../../auth/secret-box.ts';
+import { allColumns } from '../../db/prepared.ts';
 import { finalTokenContext, verificationTokenContext } from '../../db/sealed-columns.ts';
 import { toApprover, type Approver, type ApproverRow } from './approvers-rows.ts';
 
@@ -100,6 +101,43 @@ export interface DocumentRow {
   updated_at: Date;
 }
 
+/** Every column `DocumentRow` holds, for statements that name them (a named statement never selects `*`). */
+export const DOCUMENT_COLUMNS = allColumns<DocumentRow>()([
+  'id',
+  'account_id',
+  'reference',
+  'title_ar',
+  'title_en',
+  'department',
+  'workflow_type',
+  'status',
+  'expires_at',
+  'file_key',
+  'file_name',
+  'file_sha256',
+  'file_size',
+  'page_count',
+  'final_file_key',
+  'final_token_sha256',
+  'final_token_sealed',
+  'final_sha256',
+  'workflow_id',
+  'rejection_reason',
+  'sent_at',
+  'completed_at',
+  'finalization_state',
+  'finalization_error',
+  'finalization_failed_at',
+  'signature',
+  'reminders',
+  'allow_delegation',
+  'cc',
+  'template_id',
+  'template_version',
+  'created_at',
+  'updated_at',
+]);
+
 export const toDocument = (r: DocumentRow): Document => ({
   id: r.id,
   accountId: r.account_id,
@@ -151,48 +189,6 @@ const fromApproverJson = (j: ApproverJson): Approver =>
     notified_at: j.notified_at === null ? null : new Date(j.notified_at),
     acted_at: j.acted_at === null ? null : new Date(j.acted_at),
   });
-
-/** Every column of `documents` the Document reads, named: prepared statements never select `*`. */
-const DOCUMENT_COLUMNS = [
-  'id',
-  'account_id',
-  'reference',
-  'title_ar',
-  'title_en',
-  'department',
-  'workflow_type',
-  'status',
-  'expires_at',
-  'file_key',
-  'file_name',
-  'file_sha256',
-  'file_size',
-  'page_count',
-  'final_file_key',
-  'final_token_sha256',
-  'final_token_sealed',
-  'final_sha256',
-  'workflow_id',
-  'rejection_reason',
-  'sent_at',
-  'completed_at',
-  'finalization_state',
-  'finalization_error',
-  'finalization_failed_at',
-  'signature',
-  'reminders',
-  'allow_delegation',
-  'cc',
-  'template_id',
-  'template_version',
-  'created_at',
-  'updated_at',
-] as const satisfies readonly (keyof DocumentRow)[];
-/** Every column of DocumentRow is in the list: a column added to the row and forgotten here does not compile. */
-const everyColumnListed: Exclude<keyof DocumentRow, (typeof DOCUMENT_COLUMNS)[number]> extends never
-  ? true
-  : never = true;
-void everyColumnListed;
 
 /** A document row with its approvers (JSON, in order) and its sealed verification token (migration 030), if any. */
 const WITH_APPROVERS = `${DOCUMENT_COLUMNS.map((c) => `d.${c}`).join(', ')},

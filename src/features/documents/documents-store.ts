@@ -2,12 +2,13 @@ import type { CcRecipient, DocumentStatus } from '../../domain/model.ts';
 import type { SecretBox } from '../../auth/secret-box.ts';
 import { randomToken, sha256Hex } from '../../auth/tokens.ts';
 import type { Db } from '../../db/knex.ts';
-import { preparedRows } from '../../db/prepared.ts';
+import { named, preparedRows } from '../../db/prepared.ts';
 import { finalTokenContext, storedToken } from '../../db/sealed-columns.ts';
 import type { Approver } from './approvers-store.ts';
 import { SHOWN_BY_IDS, type ShownRow } from './shown-documents.ts';
 import {
   BY_ID,
+  DOCUMENT_COLUMNS,
   FINAL_TOKEN_BYTES,
   formatReference,
   fromWithApproversRow,
@@ -140,8 +141,13 @@ function documentReads(db: Db) {
 
     /** `forUpdate`: locked as findByIdForUpdate locks it. */
     async findByIdUnscoped(id: string, options: { forUpdate?: boolean } = {}): Promise<Document | undefined> {
-      const query = db<DocumentRow>('documents').where({ id });
-      const row = await (options.forUpdate ? query.forNoKeyUpdate() : query).first();
+      // The workflow's activities read and lock documents this way on every step: named, planned once a connection.
+      const query = db('documents').where({ id });
+      const row = await (
+        options.forUpdate
+          ? query.forNoKeyUpdate().options(named('document_by_id_for_update'))
+          : query.options(named('document_by_id'))
+      ).first<DocumentRow | undefined>(DOCUMENT_COLUMNS);
       return row && toDocument(row);
     },
 

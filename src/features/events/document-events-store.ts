@@ -1,5 +1,6 @@
 import type { SecretBox } from '../../auth/secret-box.ts';
 import type { Db, Knex } from '../../db/knex.ts';
+import { allColumns, named } from '../../db/prepared.ts';
 import { eventBearerContext } from '../../db/sealed-columns.ts';
 
 export interface DocumentEvent {
@@ -36,6 +37,21 @@ interface DocumentEventRow {
   created_at: Date;
   webhooks_dispatched_at: Date | null;
 }
+
+/** Every column `DocumentEventRow` holds: the named insert returns these, never `*`. */
+const EVENT_COLUMNS = allColumns<DocumentEventRow>()([
+  'id',
+  'account_id',
+  'document_id',
+  'approver_id',
+  'event',
+  'sequence',
+  'data',
+  'bearer_sealed',
+  'dedupe_key',
+  'created_at',
+  'webhooks_dispatched_at',
+]);
 
 const toEvent = (r: DocumentEventRow): DocumentEvent => ({
   id: Number(r.id),
@@ -137,8 +153,9 @@ function documentEventRecording(db: Db) {
       const insert = async (trx: Knex.Transaction): Promise<DocumentEventRow | undefined> => {
         if (!options.documentLocked || !db.isTransaction)
           await trx.raw('SELECT 1 FROM documents WHERE id = ? FOR NO KEY UPDATE', [input.documentId]);
-        const { rows } = await trx.raw<{ rows: DocumentEventRow[] }>(
-          `INSERT INTO document_events
+        const { rows } = await trx
+          .raw<{ rows: DocumentEventRow[] }>(
+            `INSERT INTO document_events
                   (account_id, document_id, approver_id, event, data, bearer_sealed, dedupe_key, sequence,
                    webhooks_dispatched_at)
            SELECT ?, ?, ?, ?, ?::jsonb, ?, ?, COALESCE(MAX(sequence), 0) + 1,
@@ -147,20 +164,21 @@ function documentEventRecording(db: Db) {
                        THEN NULL ELSE now() END
              FROM document_events WHERE document_id = ?
            ON CONFLICT (dedupe_key) DO NOTHING
-           RETURNING *`,
-          [
-            input.accountId,
-            input.documentId,
-            input.approverId ?? null,
-            input.event,
-            JSON.stringify(data),
-            bearerSealed ?? null,
-            input.dedupeKey,
-            input.accountId,
-            input.event,
-            input.documentId,
-          ],
-        );
+           RETURNING ${EVENT_COLUMNS.join(', ')}`,
+            [
+              input.accountId,
+              input.documentId,
+              input.approverId ?? null,
+              input.event,
+              JSON.stringify(data),
+              bearerSealed ?? null,
+              input.dedupeKey,
+              input.accountId,
+              input.event,
+              input.documentId,
+            ],
+          )
+          .options(named('document_event_insert'));
         return rows[0];
       };
       // The lock lasts until the end of the transaction: the caller's, or one of its own.
