@@ -47,6 +47,19 @@ const sealOutbound = (secrets: SecretBox, input: OutboundInput) =>
     messagePayloadContext({ direction: 'out', idempotencyKey: input.idempotencyKey, wamid: null }),
   );
 
+/** An outbound row's account, document, approver, phone, kind and sealed payload: the values every outbound write binds. */
+const outboundRow = (secrets: SecretBox, input: OutboundInput) => [
+  input.accountId ?? null,
+  input.documentId ?? null,
+  input.approverId ?? null,
+  input.phone,
+  input.kind,
+  sealOutbound(secrets, input),
+];
+
+/** The columns an outbound write returns, listed (never `*`: its statements are named). */
+const RETURNED = MESSAGE_COLUMNS.join(', ');
+
 function statusErrorOf(update: StatusUpdate): DeliveryError | null {
   const first = update.errors[0];
   if (update.status !== 'failed' && !first) return null;
@@ -147,17 +160,8 @@ async function claimOutbound(
      ON CONFLICT (idempotency_key) DO UPDATE
        SET payload_sealed = EXCLUDED.payload_sealed, status = 'sending', status_at = now()
        WHERE whatsapp_messages.wamid IS NULL
-     RETURNING ${MESSAGE_COLUMNS.join(', ')}, (SELECT status FROM earlier) AS earlier_status`,
-      [
-        input.idempotencyKey,
-        input.accountId ?? null,
-        input.documentId ?? null,
-        input.approverId ?? null,
-        input.phone,
-        input.kind,
-        sealOutbound(secrets, input),
-        input.idempotencyKey,
-      ],
+     RETURNING ${RETURNED}, (SELECT status FROM earlier) AS earlier_status`,
+      [input.idempotencyKey, ...outboundRow(secrets, input), input.idempotencyKey],
     )
     .options(named('whatsapp_outbound_claim'));
   const claimed = result.rows[0];
@@ -190,22 +194,13 @@ async function recordOutbound(
            status_at = now(),
            status_error = NULL
        WHERE whatsapp_messages.wamid IS NULL
-     RETURNING ${MESSAGE_COLUMNS.join(', ')})
+     RETURNING ${RETURNED})
      SELECT w.*,
             ARRAY(SELECT COALESCE(m.idempotency_key, '#' || m.id) FROM whatsapp_messages m
                    WHERE m.wamid = w.wamid AND m.direction = 'out' AND m.idempotency_key <> w.idempotency_key
                    ORDER BY m.id) AS shared_with
        FROM written w`,
-      [
-        input.wamid,
-        input.accountId ?? null,
-        input.documentId ?? null,
-        input.approverId ?? null,
-        input.phone,
-        input.kind,
-        sealOutbound(secrets, input),
-        input.idempotencyKey,
-      ],
+      [input.wamid, ...outboundRow(secrets, input), input.idempotencyKey],
     )
     .options(named('whatsapp_outbound_record'));
   // No row back: the key already held an id, and that earlier message is the answer.
@@ -237,18 +232,7 @@ async function recordSendFailure(
        SET status = EXCLUDED.status, status_at = now(), status_error = EXCLUDED.status_error,
            rate_limited_at = coalesce(EXCLUDED.rate_limited_at, whatsapp_messages.rate_limited_at)
        WHERE whatsapp_messages.wamid IS NULL`,
-    [
-      input.accountId ?? null,
-      input.documentId ?? null,
-      input.approverId ?? null,
-      input.phone,
-      input.kind,
-      sealOutbound(secrets, input),
-      status,
-      json(input.error),
-      rateLimited,
-      input.idempotencyKey,
-    ],
+    [...outboundRow(secrets, input), status, json(input.error), rateLimited, input.idempotencyKey],
   );
   return (await findByIdempotencyKey(db, input.idempotencyKey))!;
 }
