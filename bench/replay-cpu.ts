@@ -1,16 +1,16 @@
 /**
- * CPU of the approval workflow's own code, without a server: `npx tsx bench/replay-cpu.ts [--repeat 20]
- * [--baseline <git ref>]` replays the recorded `documentApproval` histories (test/histories/document-approval) through
- * the workflow bundle with `Worker.runReplayHistories`, `--repeat` times each, and prints per history replayed the CPU
- * ms of the process and of its main thread (a replay runs the workflow sandbox there, as the worker's workflow thread
- * does: the SDK's `runInContext` and its promise hook included), the promises the workflow context created, and the
- * calls into the sandbox per activation (`activate`, then one `tryUnblockConditions` per pass until no condition
- * unblocks, then `concludeActivation`). With `--baseline`, the workflow code of that ref (its `src/` put in
- * node_modules/.cache/replay-cpu) is replayed too, alternating round by round, and printed as the ratio of this code
- * to it.
+ * CPU of the approval workflow's own code, without a server: `npx tsx bench/replay-cpu.ts [--repeat 20] [--rounds 5]
+ * [--baseline <git ref>]` replays the recorded `documentApproval` histories (test/histories/document-approval)
+ * through the workflow bundle with `Worker.runReplayHistories`, `--repeat` times each in each of `--rounds` rounds,
+ * and prints per history replayed (the median round) the CPU ms of the process and of its main thread (a replay runs
+ * the workflow sandbox there, as the worker's workflow thread does: the SDK's `runInContext` and its promise hook
+ * included), the promises the workflow context created, and the calls into the sandbox per activation (`activate`,
+ * then one `tryUnblockConditions` per pass until no condition unblocks, then `concludeActivation`). With
+ * `--baseline`, the workflow code of that ref (its `src/` in a scratch folder) is replayed too, alternating round by
+ * round, and printed as the ratio of this code to it.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, symlinkSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -25,11 +25,16 @@ import { recordedHistories } from '../test/helpers/histories.ts';
 import { threadCoreSeconds } from './thread-cpu.ts';
 
 const { values: args } = parseArgs({
-  options: { repeat: { type: 'string', default: '20' }, baseline: { type: 'string' } },
+  options: {
+    repeat: { type: 'string', default: '20' },
+    rounds: { type: 'string', default: '5' },
+    baseline: { type: 'string' },
+  },
 });
 const REPEAT = Number(args.repeat);
 if (!Number.isInteger(REPEAT) || REPEAT < 1) throw new Error('--repeat takes a whole number from 1');
-const ROUNDS = 3;
+const ROUNDS = Number(args.rounds);
+if (!Number.isInteger(ROUNDS) || ROUNDS < 1) throw new Error('--rounds takes a whole number from 1');
 const ROOT = path.resolve(import.meta.dirname, '..');
 const HISTORIES = path.join(ROOT, 'test/histories/document-approval');
 
@@ -42,12 +47,16 @@ interface Code {
   bundle: { code: string };
 }
 
-/** The workflow entry of `ref`, its `src/` checked out under node_modules so the bundler finds the packages. */
+/**
+ * The workflow entry of `ref`: its `src/` in a scratch folder beside a link to this checkout's node_modules (the
+ * bundler compiles no TypeScript found under a node_modules folder).
+ */
 function entryAt(ref: string): string {
   const sha = execFileSync('git', ['rev-parse', ref], { cwd: ROOT, encoding: 'utf8' }).trim();
-  const dir = path.join(ROOT, 'node_modules/.cache/replay-cpu', sha);
+  const dir = path.join(os.tmpdir(), `wathiq-replay-cpu-${sha}`);
   if (!existsSync(dir)) {
-    mkdirSync(dir, { recursive: true });
+    mkdirSync(dir);
+    symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));
     execFileSync('sh', ['-c', `git archive ${sha} src | tar -x -C ${dir}`], { cwd: ROOT });
   }
   return path.join(dir, 'src/workflows/index.ts');
