@@ -129,9 +129,11 @@ async function applyReply(
     );
     return { result: 'wrong_phone' };
   }
-  // First seen: the ids Meta sent with a reply that is the approver's, for a later reply without the number.
+  // First seen: the ids Meta sent with a reply that is the approver's, for a later reply without the number. A
+  // `wa_id` that is the approver's phone is not stored: `identify` matches it as the phone already, so storing it
+  // would cost a write and recognise nothing more.
   await approversStore(deps.db).rememberWhatsAppIdentity(approver.id, {
-    ...(reply.waId !== undefined && { waId: reply.waId }),
+    ...(reply.waId !== undefined && reply.waId !== approver.phone && { waId: reply.waId }),
     ...(reply.userId !== undefined && { userId: reply.userId }),
   });
   const completes = { approve: 'approve_only', review: 'review_only', reject: undefined }[button.action];
