@@ -450,6 +450,8 @@ describe('the statements of a finalization', () => {
       expect(
         statements.filter((sql) => /from "approvers" where "document_id" = \$1 order/i.test(sql)),
       ).toHaveLength(1);
+      // Who stamped with the generated seal is on the approvers' rows it read: no query of its own.
+      expect(statements.filter((sql) => /^select .*"generated_seal" = /i.test(sql))).toEqual([]);
       // The verification token: written, not read back.
       expect(statements.filter((sql) => sql.includes('document_verifications'))).toEqual([
         expect.stringMatching(/^insert into "document_verifications"/i) as string,

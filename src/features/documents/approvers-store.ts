@@ -279,14 +279,6 @@ function approverMarks(db: Db) {
     async markGeneratedSeal(id: string): Promise<void> {
       await db('approvers').where({ id }).update({ generated_seal: true });
     },
-
-    /** Ids of a document's approvers who stamped with the generated seal. */
-    async generatedSealIds(documentId: string): Promise<Set<string>> {
-      const rows = await db('approvers')
-        .where({ document_id: documentId, generated_seal: true })
-        .select<{ id: string }[]>('id');
-      return new Set(rows.map((r) => r.id));
-    },
   };
 }
 
