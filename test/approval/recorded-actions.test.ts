@@ -125,15 +125,11 @@ describe('actions recorded by the API, followed by the run', () => {
     const bRow = (await db()('approvers').where({ document_id: doc.id, order_index: 2 }).first()) as {
       id: string;
     };
-    const evidenceId = await actionEvidenceStore(db()).submit({
-      documentId: doc.id,
-      approverId: bRow.id,
-      kind: 'complete',
-      evidence: { at: new Date().toISOString(), channel: 'page' },
-    });
+    const evidenceId = randomUUID();
+    const evidence = { at: new Date().toISOString(), channel: 'page' } as const;
     const deps = { ...h.service.deps, approvals: approvals() };
     await expect(
-      actInDatabase(deps, doc.id, { approverId: bRow.id, kind: 'complete', evidenceId }),
+      actInDatabase(deps, doc.id, { approverId: bRow.id, kind: 'complete', evidenceId, evidence }),
     ).rejects.toMatchObject({ refusal: 'not_your_turn' });
     expect((await pagePost(h, a, 'complete', {})).status).toBe(200);
     expect((await pagePost(h, a, 'complete', {})).status).toBe(410);
@@ -240,19 +236,15 @@ describe('the races the database arbitrates', () => {
   it('a crash between commit and signal: the relay sends the recorded action and the run follows', async () => {
     const { doc } = await twoApprovers();
     const approverId = await firstApproverId(doc.id);
-    const evidenceId = await actionEvidenceStore(db()).submit({
-      documentId: doc.id,
-      approverId,
-      kind: 'reject',
-      evidence: { at: new Date().toISOString(), channel: 'page', reason: 'no' },
-    });
+    const evidenceId = randomUUID();
+    const evidence = { at: new Date().toISOString(), channel: 'page', reason: 'no' } as const;
     // A process that commits and dies before its signal leaves: its signal is never sent.
     const died = {
       ...approvals(),
       follow: () => Promise.reject(new Error('the process died after commit')),
     };
     const deps = { ...h.service.deps, approvals: died };
-    const outcome = await actInDatabase(deps, doc.id, { approverId, kind: 'reject', evidenceId });
+    const outcome = await actInDatabase(deps, doc.id, { approverId, kind: 'reject', evidenceId, evidence });
     expect(outcome?.status).toBe('rejected');
     expect((await signalsOf(doc.id))[0]).toMatchObject({ sent_at: null });
     // The API server's relay sends it once it is older than its sender's grace.
@@ -264,15 +256,11 @@ describe('the races the database arbitrates', () => {
 });
 
 describe('the statements of one action', () => {
-  it('reads the run’s protocol and the clock in the statement that locks the document, the approvers once and the evidence in one write, inside the transaction', async () => {
+  it('reads the run’s protocol and the clock in the statement that locks the document, the approvers once and writes the evidence in one INSERT, inside the transaction', async () => {
     const { doc } = await twoApprovers();
     const approverId = await firstApproverId(doc.id);
-    const evidenceId = await actionEvidenceStore(db()).submit({
-      documentId: doc.id,
-      approverId,
-      kind: 'complete',
-      evidence: { at: new Date().toISOString(), channel: 'page' },
-    });
+    const evidenceId = randomUUID();
+    const evidence = { at: new Date().toISOString(), channel: 'page' } as const;
     // A pool of its own, so the API server's relay and purge do not show among the action's statements.
     const counted = createDb(h.service.database.url, { poolMax: 2 });
     const statements: string[] = [];
@@ -282,6 +270,7 @@ describe('the statements of one action', () => {
         approverId,
         kind: 'complete',
         evidenceId,
+        evidence,
       });
       expect(outcome.status).toBe('in_progress');
       const answered = [...statements];
@@ -295,10 +284,14 @@ describe('the statements of one action', () => {
       expect(answered.filter((sql) => /from "approvers" where "document_id"/i.test(sql))).toHaveLength(1);
       // A document that does not allow delegation has no delegation in flight to look for.
       expect(answered.filter((sql) => sql.includes('approver_delegations'))).toEqual([]);
-      // The evidence is checked still submitted and marked accepted by one UPDATE.
+      // The evidence is written with the action, accepted, by one INSERT inside its transaction: no row stored
+      // `submitted` before it and no UPDATE accepting it.
       expect(answered.filter((sql) => sql.includes('approver_action_evidence'))).toEqual([
-        expect.stringMatching(/^update "approver_action_evidence"[\s\S]*returning/i) as string,
+        expect.stringMatching(/^insert into "approver_action_evidence"[\s\S]*returning/i) as string,
       ]);
+      expect(await db()('approver_action_evidence').where({ id: evidenceId }).first('state')).toEqual({
+        state: 'accepted',
+      });
       await eventually(async () => (await signalsOf(doc.id))[0]?.sent_at !== null, 20_000);
       // Not read again for the events: each carries the approver as its own transaction left them.
       expect(await eventApprover(`approver.completed:${approverId}`, approverId)).toEqual({
@@ -318,17 +311,14 @@ describe('the statements of one action', () => {
       const second = (await db()('approvers').where({ document_id: doc.id, order_index: 2 }).first()) as {
         id: string;
       };
-      const secondEvidence = await actionEvidenceStore(db()).submit({
-        documentId: doc.id,
-        approverId: second.id,
-        kind: 'complete',
-        evidence: { at: new Date().toISOString(), channel: 'page' },
-      });
+      const secondEvidence = randomUUID();
+      const secondEvidenceContent = { at: new Date().toISOString(), channel: 'page' } as const;
       statements.length = 0;
       const last = await takeAction({ ...h.service.deps, db: counted, approvals: approvals() }, doc.id, {
         approverId: second.id,
         kind: 'complete',
         evidenceId: secondEvidence,
+        evidence: secondEvidenceContent,
       });
       expect(last).toMatchObject({ completed: 2, total: 2 });
       expect(statements.filter((sql) => sql.includes('"documents"'))).toEqual([]);

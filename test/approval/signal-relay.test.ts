@@ -1,7 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { actInDatabase } from '../../src/features/approval/act-in-database.ts';
-import { actionEvidenceStore } from '../../src/features/approval/action-evidence-store.ts';
 import {
   approvalSignalsStore,
   type SignalRow as StoredSignal,
@@ -94,16 +94,13 @@ async function recordUnsignalled(documentId: string, approverIds: string[]): Pro
   });
   const died = { ...approvals, follow: () => Promise.reject(new Error('the process died after commit')) };
   for (const approverId of approverIds) {
-    const evidenceId = await actionEvidenceStore(db()).submit({
-      documentId,
-      approverId,
-      kind: 'complete',
-      evidence: { at: new Date().toISOString(), channel: 'page' },
-    });
+    const evidenceId = randomUUID();
+    const evidence = { at: new Date().toISOString(), channel: 'page' } as const;
     await actInDatabase({ ...h.service.deps, approvals: died }, documentId, {
       approverId,
       kind: 'complete',
       evidenceId,
+      evidence,
     });
   }
 }

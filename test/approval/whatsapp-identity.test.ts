@@ -85,4 +85,25 @@ describe('a reply without the phone number', () => {
     expect(await completed(other.doc.id)).toBe(0);
     expect((await statusOf(h, other.doc.id)).progress.completed).toBe(0);
   }, 240_000);
+
+  it('is not written when the reply’s wa_id is the approver’s phone, which matches it already', async () => {
+    const phone = PHONES.saudiB;
+    const { doc, approve } = await sentTo(phone);
+    const statements: string[] = [];
+    const listen = (q: { sql: string }) => statements.push(q.sql);
+    h.service.database.db.on('query', listen);
+    try {
+      // Meta's usual reply: `from` and `contacts[].wa_id` are both the number.
+      expect((await tapButton(h, { from: phone, waId: phone, payload: approve })).status).toBe(200);
+      await eventually(async () => (await statusOf(h, doc.id)).progress.completed === 1, 60_000);
+    } finally {
+      h.service.database.db.off('query', listen);
+    }
+    expect(statements.filter((sql) => /^update "approvers" set "wa_id"/i.test(sql))).toEqual([]);
+    const stored = await h.service.database
+      .db('approvers')
+      .where({ document_id: doc.id })
+      .first<{ wa_id: string | null }>('wa_id');
+    expect(stored.wa_id).toBeNull();
+  }, 120_000);
 });

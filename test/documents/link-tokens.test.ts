@@ -44,4 +44,24 @@ describe('issueLinkTokens', () => {
     // Nothing left to give.
     expect(await store.issueLinkTokens(documentId, box)).toBe(0);
   });
+
+  it('takes the approvers the caller read under the document’s lock, and then only writes', async () => {
+    const { documentId } = await seedDocument(database.db, 3);
+    const store = approversStore(database.db);
+    const read = await store.listByDocument(documentId);
+    const statements: string[] = [];
+    const listen = (q: { sql: string }) => statements.push(q.sql);
+    database.db.on('query', listen);
+    try {
+      expect(await store.issueLinkTokens(documentId, box, read)).toBe(3);
+    } finally {
+      database.db.off('query', listen);
+    }
+    expect(statements).toEqual([
+      expect.stringMatching(/^UPDATE approvers a SET link_token_sha256/) as string,
+    ]);
+    const tokens = (await store.listByDocument(documentId)).map((a) => openLinkToken(a, box));
+    expect(new Set(tokens).size).toBe(3);
+    expect(tokens.every((t) => typeof t === 'string')).toBe(true);
+  });
 });

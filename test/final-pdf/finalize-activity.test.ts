@@ -450,15 +450,22 @@ describe('the statements of a finalization', () => {
       expect(
         statements.filter((sql) => /from "approvers" where "document_id" = \$1 order/i.test(sql)),
       ).toHaveLength(1);
+      // Who stamped with the generated seal is on the approvers' rows it read: no query of its own.
+      expect(statements.filter((sql) => /^select .*"generated_seal" = /i.test(sql))).toEqual([]);
       // The verification token: written, not read back.
       expect(statements.filter((sql) => sql.includes('document_verifications'))).toEqual([
         expect.stringMatching(/^insert into "document_verifications"/i) as string,
       ]);
       // The document: read once by finalization (its reservation returns the row it wrote), not again by the copies;
-      // the move to approved reads it under its row lock.
+      // the move to approved is one UPDATE, which decides the finalization's state from the row itself, with no
+      // locked read before it.
       expect(
         statements.filter((sql) => /^select .+ from "documents" where "id" = \$1 limit \$2$/i.test(sql)),
       ).toHaveLength(1);
+      expect(statements.filter((sql) => /from "documents".*for no key update/i.test(sql))).toEqual([]);
+      expect(statements.filter((sql) => /^update "documents" set "status"/i.test(sql))).toEqual([
+        expect.stringMatching(/"finalization_state" = CASE WHEN finalization_state = 'failed'/) as string,
+      ]);
     } finally {
       await counted.destroy();
     }

@@ -1,6 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createApprovalClient } from '../../src/features/approval/client.ts';
-import { actionEvidenceStore } from '../../src/features/approval/action-evidence-store.ts';
 import { takeAction } from '../../src/features/approval/take-action.ts';
 import { documentEventsStore, fullEventData } from '../../src/features/events/document-events-store.ts';
 import {
@@ -619,17 +619,14 @@ describe('events of the documents API and the approval workflow', () => {
         .first<{ status: string }>('status');
       expect(a.status).toBe('notified');
     });
-    // As the approval page does: the evidence stored first, then the action taken the way the run understands.
-    const evidenceId = await actionEvidenceStore(service.database.db).submit({
-      documentId: document.id,
-      approverId,
-      kind: 'complete',
-      evidence: { at: new Date().toISOString(), channel: 'page' },
-    });
+    // As the approval page does: the action taken with its evidence, the way the run understands.
+    const evidenceId = randomUUID();
+    const evidence = { at: new Date().toISOString(), channel: 'page' } as const;
     await takeAction({ ...service.deps, approvals }, document.id, {
       approverId,
       kind: 'complete',
       evidenceId,
+      evidence,
     });
 
     // Five deliveries. With this file's 400 ms receiver time-out, a loaded machine can time out an attempt the

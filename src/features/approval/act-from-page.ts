@@ -96,14 +96,14 @@ export async function pageVerification(
 
 /**
  * The approver completes or rejects from the page. A drawn signature or stamp image is stored first, then the
- * action's evidence (time, IP address, user agent, image key, typed name, reason) is written to PostgreSQL, and the
- * action is taken with the evidence's id only (takeAction: recorded under the document's row lock and signalled,
- * or the act update for runs of earlier versions): nothing personal enters the workflow's history. If the action
- * is refused, the evidence row and the image are removed again (no evidence is left attributed to an action that
- * was not taken) and the refusal becomes 409 (not their turn, not notified), 404 (not an approver of the
- * document) or 410 (too late). When an earlier run's answer is lost (a time-out, Temporal unreachable) it may
- * still take the action, so both stay; its write marks the row accepted if it does. A repeated submit writes a row
- * of its own, refused as `already_acted` and removed.
+ * action is taken with its evidence (time, IP address, user agent, image key, typed name, reason) written to
+ * PostgreSQL (takeAction: with the action, under the document's row lock, and signalled; or stored first and
+ * passed by id as the act update for runs of earlier versions): nothing personal enters the workflow's history.
+ * If the action is refused, no evidence row is left and the image is removed again (no evidence is left
+ * attributed to an action that was not taken) and the refusal becomes 409 (not their turn, not notified), 404 (not
+ * an approver of the document) or 410 (too late). When an earlier run's answer is lost (a time-out, Temporal
+ * unreachable) it may still take the action, so both stay; its write marks the row accepted if it does. A
+ * repeated submit is refused as `already_acted`.
  */
 export async function actFromPage(
   deps: ActInDatabaseDeps & { storage: Storage; writeNotices?: WriteNotices },
@@ -117,29 +117,19 @@ export async function actFromPage(
     evidence.imageKey = `approvals/${document.id}/${approver.id}/${randomUUID()}.png`;
     await deps.storage.put(evidence.imageKey, Readable.from([image]), { contentType: 'image/png' });
   }
-  const evidenceStore = actionEvidenceStore(deps.db);
-  let evidenceId: string;
+  const evidenceId = randomUUID();
   try {
-    evidenceId = await evidenceStore.submit({
-      documentId: document.id,
-      approverId: approver.id,
-      kind,
-      evidence,
-    });
-  } catch (err) {
-    if (evidence.imageKey) await deps.storage.delete(evidence.imageKey).catch(() => undefined);
-    throw err;
-  }
-  try {
-    return await takeAction(deps, document.id, { approverId: approver.id, kind, evidenceId });
+    return await takeAction(deps, document.id, { approverId: approver.id, kind, evidenceId, evidence });
   } catch (err) {
     if (!(err instanceof ApprovalRefused)) {
-      // A write the database refused took the evidence row with it (act-in-database.ts): its image goes too.
-      const left = await evidenceStore.find(evidenceId).catch(() => 'unknown' as const);
+      // A write the database refused took the evidence row with it (or never wrote it): its image goes too.
+      const left = await actionEvidenceStore(deps.db)
+        .find(evidenceId)
+        .catch(() => 'unknown' as const);
       if (!left && evidence.imageKey) await deps.storage.delete(evidence.imageKey).catch(() => undefined);
       throw err;
     }
-    await evidenceStore.discard(evidenceId);
+    // A refusal leaves no evidence row (takeAction): the image goes too.
     if (evidence.imageKey) await deps.storage.delete(evidence.imageKey).catch(() => undefined);
     if (err.refusal === 'not_your_turn' || err.refusal === 'not_notified')
       throw new AppError('action_refused', err.message);

@@ -13,7 +13,13 @@ import { lockForAction } from './action-lock-store.ts';
 import { settleSignal } from './approval-signal-relay.ts';
 import { approvalSignalsStore, type ApprovalSignal } from './approval-signals-store.ts';
 import { ApprovalRefused, type ApprovalClient } from './client.ts';
-import { ACTION_RECORDED_SIGNAL, approvalWorkflowId, type ActionKind, type Refusal } from './definitions.ts';
+import {
+  ACTION_RECORDED_SIGNAL,
+  approvalWorkflowId,
+  type ActionEvidence,
+  type ActionKind,
+  type Refusal,
+} from './definitions.ts';
 import { progressOf } from './rules.ts';
 import { decideAction, type ApprovalState } from './workflow/approval-state.ts';
 
@@ -25,6 +31,14 @@ export interface ActInDatabaseDeps {
   secrets: SecretBox;
   /** Hands the action's committed events to webhook delivery (absent: the outbox sweep sends them). */
   webhooks?: RecordedEventsDispatch;
+}
+
+/** An approver's action and what it came with, under the id its evidence row takes (chosen by the caller). */
+export interface EvidencedAction {
+  approverId: string;
+  kind: ActionKind;
+  evidenceId: string;
+  evidence: ActionEvidence;
 }
 
 /** What an action's caller hands its committed events to (the webhook dispatcher's `dispatchRecorded`). */
@@ -70,20 +84,9 @@ function refusalOf(
 export async function actInDatabase(
   deps: ActInDatabaseDeps,
   documentId: string,
-  action: { approverId: string; kind: ActionKind; evidenceId: string },
+  action: EvidencedAction,
 ): Promise<ActOutcome | undefined> {
-  let recorded: Recorded | undefined;
-  try {
-    recorded = await record(deps, documentId, action);
-  } catch (err) {
-    // A write PostgreSQL refused was rolled back: the evidence goes with it, so no row is left `submitted` for an
-    // action that was not taken (a row the commit did accept is never removed). A refusal is the caller's to clean.
-    if (!(err instanceof ApprovalRefused))
-      await actionEvidenceStore(deps.db)
-        .discard(action.evidenceId)
-        .catch(() => undefined);
-    throw err;
-  }
+  const recorded = await record(deps, documentId, action);
   if (!recorded) return undefined;
   sendAfterCommit(deps, recorded.signal);
   deps.webhooks
@@ -106,7 +109,7 @@ interface Recorded {
 async function record(
   deps: ActInDatabaseDeps,
   documentId: string,
-  action: { approverId: string; kind: ActionKind; evidenceId: string },
+  action: EvidencedAction,
 ): Promise<Recorded | undefined> {
   const events = documentEvents({ db: deps.db, logger: deps.logger, secrets: deps.secrets });
   const { result, recorded } = await events.collecting(async (trx) => {
@@ -123,9 +126,15 @@ async function record(
     const delegations = document.allowDelegation ? await delegationsStore(trx).submitted(documentId) : [];
     if (delegations.some((d) => d.fromApproverId === action.approverId))
       throw new ApprovalRefused('delegation_pending');
-    // Accepted here, in the transaction that writes the action: a refusal below rolls it back to `submitted`.
-    const stored = await actionEvidenceStore(trx).accept(action.evidenceId, action);
-    if (!stored) throw new ApprovalRefused('already_acted');
+    // Written accepted here, in the transaction that writes the action: a refusal or a failure below rolls it
+    // back. An approver who acted already was refused above, under the same lock.
+    const stored = await actionEvidenceStore(trx).recordAccepted({
+      id: action.evidenceId,
+      documentId,
+      approverId: action.approverId,
+      kind: action.kind,
+      evidence: action.evidence,
+    });
     let current: readonly Approver[] = approvers;
     if (approver!.status === 'waiting') {
       // Their turn, and they answer the request WhatsApp took, before its activity wrote them notified: written

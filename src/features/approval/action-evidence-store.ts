@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { ActionEvidence, ActionKind, ApprovalChannel, VerifiedBy } from '../../domain/model.ts';
 import type { Db } from '../../db/knex.ts';
 
@@ -59,54 +60,62 @@ const toStored = (r: EvidenceRow): StoredEvidence => ({
   },
 });
 
+/** What an action came with, for a new row: its id is chosen by the caller, so it can look for the row later. */
+export interface NewEvidence {
+  id: string;
+  documentId: string;
+  approverId: string;
+  kind: ActionKind;
+  evidence: ActionEvidence;
+}
+
+const toRow = (input: NewEvidence) => {
+  const e = input.evidence;
+  return {
+    id: input.id,
+    document_id: input.documentId,
+    approver_id: input.approverId,
+    kind: input.kind,
+    acted_at: new Date(e.at),
+    channel: e.channel,
+    ip: e.ip ?? null,
+    user_agent: e.userAgent ?? null,
+    message_id: e.messageId ?? null,
+    image_key: e.imageKey ?? null,
+    typed_name: e.typedName ?? null,
+    generated_seal: e.generatedSeal === true,
+    reason: e.reason ?? null,
+    verified_by: e.verifiedBy ?? null,
+  };
+};
+
 export function actionEvidenceStore(db: Db) {
   return {
-    /** Records what an action came with, `submitted`; returns the row's id, which is all the workflow is given. */
-    async submit(input: {
-      documentId: string;
-      approverId: string;
-      kind: ActionKind;
-      evidence: ActionEvidence;
-    }): Promise<string> {
-      const e = input.evidence;
+    /**
+     * Records what an action came with, `submitted`, for a run that is given the row's id (the act update); returns
+     * the id (a new one when none is given).
+     */
+    async submit(input: Omit<NewEvidence, 'id'> & { id?: string }): Promise<string> {
+      const id = input.id ?? randomUUID();
+      await db<EvidenceRow>(TABLE).insert(toRow({ ...input, id }));
+      return id;
+    },
+
+    /**
+     * Records what an action came with as `accepted` at once, in the transaction that decides and writes the
+     * action (act-in-database.ts): a refusal or a failure rolls the row back with the action, so no row is ever
+     * left `submitted` for it, and one INSERT does what a submit before the transaction and an accepting UPDATE in
+     * it did.
+     */
+    async recordAccepted(input: NewEvidence): Promise<StoredEvidence> {
       const [row] = await db<EvidenceRow>(TABLE)
-        .insert({
-          document_id: input.documentId,
-          approver_id: input.approverId,
-          kind: input.kind,
-          acted_at: new Date(e.at),
-          channel: e.channel,
-          ip: e.ip ?? null,
-          user_agent: e.userAgent ?? null,
-          message_id: e.messageId ?? null,
-          image_key: e.imageKey ?? null,
-          typed_name: e.typedName ?? null,
-          generated_seal: e.generatedSeal === true,
-          reason: e.reason ?? null,
-          verified_by: e.verifiedBy ?? null,
-        })
-        .returning('id');
-      return row!.id;
+        .insert({ ...toRow(input), state: 'accepted' })
+        .returning('*');
+      return toStored(row!);
     },
 
     async find(id: string): Promise<StoredEvidence | undefined> {
       const row = await db<EvidenceRow>(TABLE).where({ id }).first();
-      return row && toStored(row);
-    },
-
-    /**
-     * The row, marked accepted, when it is still `submitted` for this approver and kind of action; undefined
-     * otherwise (taken already, or another's). One statement for the check and the write, in the transaction
-     * that records the action, so a refusal after it rolls the mark back.
-     */
-    async accept(
-      id: string,
-      action: { approverId: string; kind: ActionKind },
-    ): Promise<StoredEvidence | undefined> {
-      const [row] = await db<EvidenceRow>(TABLE)
-        .where({ id, approver_id: action.approverId, kind: action.kind, state: 'submitted' })
-        .update({ state: 'accepted' })
-        .returning('*');
       return row && toStored(row);
     },
 

@@ -1,6 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import type { SecretBox } from '../../auth/secret-box.ts';
 import type { Knex } from '../../db/knex.ts';
-import { actionEvidenceStore } from './action-evidence-store.ts';
 import { approversStore, type Approver } from '../documents/approvers-store.ts';
 import { whatsAppMessagesStore } from '../../db/stores/whatsapp-messages-store.ts';
 import type { Logger } from '../../logger.ts';
@@ -129,9 +129,11 @@ async function applyReply(
     );
     return { result: 'wrong_phone' };
   }
-  // First seen: the ids Meta sent with a reply that is the approver's, for a later reply without the number.
+  // First seen: the ids Meta sent with a reply that is the approver's, for a later reply without the number. A
+  // `wa_id` that is the approver's phone is not stored: `identify` matches it as the phone already, so storing it
+  // would cost a write and recognise nothing more.
   await approversStore(deps.db).rememberWhatsAppIdentity(approver.id, {
-    ...(reply.waId !== undefined && { waId: reply.waId }),
+    ...(reply.waId !== undefined && reply.waId !== approver.phone && { waId: reply.waId }),
     ...(reply.userId !== undefined && { userId: reply.userId }),
   });
   const completes = { approve: 'approve_only', review: 'review_only', reject: undefined }[button.action];
@@ -139,20 +141,18 @@ async function applyReply(
     // Signing and stamping happen on the approval page; a stray or forged button cannot complete them.
     return { result: 'wrong_button', detail: `${button.action} for a ${approver.actionType} approver` };
   }
-  // The evidence is stored first and passed by id, as from the page (see actFromPage).
+  // The evidence goes with the action, as from the page (see actFromPage); a refusal leaves none.
   const kind = button.action === 'reject' ? 'reject' : 'complete';
-  const evidenceId = await actionEvidenceStore(deps.db).submit({
-    documentId: approver.documentId,
-    approverId: approver.id,
-    kind,
-    evidence: { at: reply.timestamp.toISOString(), channel: 'whatsapp', messageId: reply.wamid },
-  });
   try {
-    await takeAction(deps, approver.documentId, { approverId: approver.id, kind, evidenceId });
+    await takeAction(deps, approver.documentId, {
+      approverId: approver.id,
+      kind,
+      evidenceId: randomUUID(),
+      evidence: { at: reply.timestamp.toISOString(), channel: 'whatsapp', messageId: reply.wamid },
+    });
     return { result: 'accepted' };
   } catch (err) {
     if (!(err instanceof ApprovalRefused)) throw err;
-    await actionEvidenceStore(deps.db).discard(evidenceId);
     return { result: 'refused', detail: err.refusal };
   }
 }

@@ -71,7 +71,10 @@ export async function loadFinalizeInput(
   const { document, approvers, completedAt } = record;
   const delegators = new Map((record.delegators ?? []).map((d) => [d.id, d]));
   const account = await accountsStore(db).findById(document.accountId);
-  const seals = await approversStore(db).generatedSealIds(document.id);
+  // Who stamped with the generated seal: on the approvers' rows the finalization read, not read again.
+  const seals = new Set(
+    [...approvers, ...delegators.values()].filter((a) => a.generatedSeal).map((a) => a.id),
+  );
   const reminders = await whatsAppMessagesStore(db).sentRemindersByApprover(document.id);
   const read = async (key: string, what: string) => {
     const bytes = await readObject(storage, key);

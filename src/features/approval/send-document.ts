@@ -104,7 +104,7 @@ export async function commitSend(
       );
     throw err;
   }
-  const sent = await markPending(trx, deps.secrets, draft.id, approvalWorkflowId(draft.id));
+  const sent = await markPending(trx, deps.secrets, draft.id, approvalWorkflowId(draft.id), approvers);
   return sent!; // the row lock held since the read: still a draft
 }
 

@@ -34,6 +34,8 @@ export interface Approver extends ApproverFields {
   rejectionReason: string | null;
   verification: Verification;
   verifiedBy: VerifiedBy | null;
+  /** Stamped with the seal generated from the account and their name (no uploaded image). */
+  generatedSeal: boolean;
   /** Delegation (migration 022): set on the approver who delegated, to the delegate's row. */
   delegatedToId: string | null;
   /** Set on a delegate's row, to the approver who delegated to them. */
@@ -76,6 +78,7 @@ export interface ApproverRow {
   rejection_reason: string | null;
   verification: Verification;
   verified_by: VerifiedBy | null;
+  generated_seal: boolean;
   delegated_to_id?: string | null;
   delegated_from_id?: string | null;
   delegation_reason?: string | null;
@@ -117,6 +120,7 @@ export const APPROVER_COLUMNS = allColumns<ApproverRow>()([
   'rejection_reason',
   'verification',
   'verified_by',
+  'generated_seal',
   'delegated_to_id',
   'delegated_from_id',
   'delegation_reason',
@@ -156,6 +160,7 @@ export const toApprover = (r: ApproverRow): Approver => ({
   rejectionReason: r.rejection_reason,
   verification: r.verification,
   verifiedBy: r.verified_by,
+  generatedSeal: r.generated_seal,
   delegatedToId: r.delegated_to_id ?? null,
   delegatedFromId: r.delegated_from_id ?? null,
   delegationReason: r.delegation_reason ?? null,
@@ -195,6 +200,7 @@ const COLUMNS: Record<Exclude<keyof ApproverPatch, 'placement'>, keyof ApproverR
   delegatedToId: 'delegated_to_id',
   delegatedFromId: 'delegated_from_id',
   delegationReason: 'delegation_reason',
+  generatedSeal: 'generated_seal',
 };
 
 export function toRowPatch(patch: ApproverPatch): Partial<ApproverRow> {

@@ -220,12 +220,21 @@ function linkTokens(db: Db) {
       return row ? openLinkToken(toApprover(row), secrets) : undefined;
     },
 
-    /** Gives every approver of the document who has no link token one (at send: links exist from then on). */
-    async issueLinkTokens(documentId: string, secrets: SecretBox): Promise<number> {
-      const ids = await db('approvers')
-        .where({ document_id: documentId })
-        .whereNull('link_token_sha256')
-        .pluck<string[]>('id');
+    /**
+     * Gives every approver of the document who has no link token one (at send: links exist from then on).
+     * `approvers`: the document's rows as the caller read them under its row lock, so they are not read again.
+     */
+    async issueLinkTokens(
+      documentId: string,
+      secrets: SecretBox,
+      approvers?: readonly Approver[],
+    ): Promise<number> {
+      const ids = approvers
+        ? approvers.filter((a) => a.linkTokenSealed === null).map((a) => a.id)
+        : await db('approvers')
+            .where({ document_id: documentId })
+            .whereNull('link_token_sha256')
+            .pluck<string[]>('id');
       if (ids.length === 0) return 0;
       // Each token is sealed to its approver's id, so they are made here and written in one statement.
       const stored = ids.map((id) =>
@@ -269,14 +278,6 @@ function approverMarks(db: Db) {
     /** The approver stamped with the seal generated from the account and their name (no uploaded image). */
     async markGeneratedSeal(id: string): Promise<void> {
       await db('approvers').where({ id }).update({ generated_seal: true });
-    },
-
-    /** Ids of a document's approvers who stamped with the generated seal. */
-    async generatedSealIds(documentId: string): Promise<Set<string>> {
-      const rows = await db('approvers')
-        .where({ document_id: documentId, generated_seal: true })
-        .select<{ id: string }[]>('id');
-      return new Set(rows.map((r) => r.id));
     },
   };
 }

@@ -245,6 +245,25 @@ function documentChanges(db: Db) {
       return row && toDocument(row);
     },
 
+    /**
+     * The move to `approved` from one of `from`; a finalization that had failed for good reads `succeeded` from then
+     * on (failed_at stays), decided by the row itself within the UPDATE. Undefined when the guard did not hold.
+     */
+    async approve(id: string, from: readonly DocumentStatus[], at: Date): Promise<Document | undefined> {
+      const state = "CASE WHEN finalization_state = 'failed' THEN 'succeeded' ELSE finalization_state END";
+      const [row] = await db('documents')
+        .where({ id })
+        .whereIn('status', [...from])
+        .update({
+          status: 'approved',
+          completed_at: at,
+          finalization_state: db.raw(state),
+          updated_at: db.fn.now(),
+        })
+        .returning<DocumentRow[]>('*');
+      return row && toDocument(row);
+    },
+
     /** Deletes the row (approvers cascade); true when there was one. */
     async delete(accountId: string, id: string): Promise<boolean> {
       const n = await db('documents').where({ id, account_id: accountId }).delete();

@@ -46,7 +46,7 @@ async function markSent(
         await run.terminate('The send that started this workflow did not commit; the draft changed since');
         return undefined;
       }
-      const moved = await markPending(trx, deps.secrets, documentId, workflowId);
+      const moved = await markPending(trx, deps.secrets, documentId, workflowId, approvers);
       // Issuing the link tokens changes nothing an event carries of the approvers.
       if (moved)
         await events.record(trx, { event: 'document.sent', dedupeKey: key, document: moved, approvers });

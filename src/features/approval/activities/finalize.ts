@@ -52,12 +52,12 @@ async function finalizeApprovedDocument(
   const final = await whileHeartbeating(async () => deps.finalize?.(documentId));
   const key = `document.approved:${documentId}`;
   const document = await events.inTransaction([key], async (trx) => {
-    const current = await documentsStore(trx).findByIdUnscoped(documentId, { forUpdate: true });
-    const approved = await documentsStore(trx).transition(documentId, OPEN_STATUSES, 'approved', {
-      completedAt: final?.completedAt ?? new Date(),
-      // A retried finalization that succeeded: the failure is over (its time stays as failed_at).
-      ...(current?.finalizationState === 'failed' && { finalizationState: 'succeeded' as const }),
-    });
+    // A retried finalization that succeeded: the failure is over, which the move itself writes.
+    const approved = await documentsStore(trx).approve(
+      documentId,
+      OPEN_STATUSES,
+      final?.completedAt ?? new Date(),
+    );
     // The event carries the permanent download URL of the signed file (data.document.download_url).
     if (approved)
       await events.record(trx, {
