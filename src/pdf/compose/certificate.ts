@@ -1,7 +1,7 @@
 import type { FinalizeApprover, FinalizeDocumentInfo } from '../types.ts';
 import { PageCanvas, type Rgb, type TextStyle, type Typesetter } from './canvas.ts';
 import { A4 } from './pages.ts';
-import { QR_QUIET_MODULES, drawQr, qrMatrix } from './qr.ts';
+import { QR_QUIET_MODULES, drawQr, qrRuns } from './qr.ts';
 import {
   ACTION_LABEL,
   CHANNEL_LABEL,
@@ -159,11 +159,12 @@ const SMALL: TextStyle = { size: 7.5, color: [0.24, 0.26, 0.3] };
  * zone clear (nothing is drawn within QR_QUIET_MODULES modules of it). Returns the y below the band.
  */
 function verificationBand(canvas: PageCanvas, url: string, top: number): number {
-  const side = qrMatrix(url).size * QR_MODULE;
+  const qr = qrRuns(url);
+  const side = qr.size * QR_MODULE;
   const quiet = QR_QUIET_MODULES * QR_MODULE;
   const height = side + 2 * quiet;
   canvas.rect(MARGIN, top - height, WIDTH, height, { stroke: RULE, lineWidth: 0.6 });
-  drawQr(canvas, url, MARGIN + quiet, top - quiet, QR_MODULE);
+  drawQr(canvas, qr, MARGIN + quiet, top - quiet, QR_MODULE);
 
   const textX = MARGIN + side + 2 * quiet;
   const textWidth = MARGIN + WIDTH - textX - 8;

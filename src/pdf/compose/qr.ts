@@ -37,13 +37,19 @@ export function qrRuns(text: string): { size: number; runs: QrRun[] } {
 }
 
 /**
- * Draws the QR code of `text` as vector rectangles (one per horizontal run of dark modules, filled as one path),
- * its top-left corner at (x, top), each module `module` points wide. The drawing is marked content tagged
- * `/WathiqQR`, so a reader of the content stream can find it. Returns the symbol's side in points (quiet zone
- * not included: the caller keeps QR_QUIET_MODULES modules around it free).
+ * Draws a QR code (from qrRuns: the caller needs its size first, and encoding it twice cost as much as drawing it)
+ * as vector rectangles (one per horizontal run of dark modules, filled as one path), its top-left corner at
+ * (x, top), each module `module` points wide. The drawing is marked content tagged `/WathiqQR`, so a reader of the
+ * content stream can find it. Returns the symbol's side in points (quiet zone not included: the caller keeps
+ * QR_QUIET_MODULES modules around it free).
  */
-export function drawQr(canvas: PageCanvas, text: string, x: number, top: number, module: number): number {
-  const { size, runs } = qrRuns(text);
+export function drawQr(
+  canvas: PageCanvas,
+  { size, runs }: { size: number; runs: readonly QrRun[] },
+  x: number,
+  top: number,
+  module: number,
+): number {
   const ops: string[] = ['/WathiqQR BMC', 'q', '0 0 0 rg'];
   for (const { row, start, length } of runs) {
     const y = top - (row + 1) * module;
