@@ -52,9 +52,10 @@ export async function writeApproverAction(
     rejectionReason: kind === 'reject' ? (e.reason ?? null) : null,
     // A reply in the approver's own WhatsApp chat proves their number.
     verifiedBy: e.verifiedBy ?? (e.channel === 'whatsapp' ? 'whatsapp_reply' : 'none'),
+    // Stamped with the seal generated from the account and their name: the finalization draws it.
+    ...(e.generatedSeal && { generatedSeal: true }),
   });
   const approvers = acted && withApprover(action.approvers, acted);
-  if (e.generatedSeal) await approversStore(trx).markGeneratedSeal(approver.id);
   if (action.evidenceId) await actionEvidenceStore(trx).markAccepted(action.evidenceId);
 
   if (kind === 'complete') {

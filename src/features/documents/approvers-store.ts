@@ -274,11 +274,6 @@ function approverMarks(db: Db) {
         .returning<ApproverRow[]>('*');
       return row && toApprover(row);
     },
-
-    /** The approver stamped with the seal generated from the account and their name (no uploaded image). */
-    async markGeneratedSeal(id: string): Promise<void> {
-      await db('approvers').where({ id }).update({ generated_seal: true });
-    },
   };
 }
 
