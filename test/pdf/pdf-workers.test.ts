@@ -1,9 +1,10 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_PDF_LIMITS, type PdfLimits, PdfTooComplexError } from '../../src/pdf/limits.ts';
 import { PdfBusyError, createPdfFinalizer, createPdfInspector } from '../../src/pdf/workers/pdf-workers.ts';
+import { NICE_INCREMENT } from '../../src/pdf/workers/thread-priority.ts';
 import { buildPdf, deflated, objectStreamBomb } from '../helpers/pdf-bombs.ts';
 import { makePdf } from '../helpers/pdf.ts';
 import { pdfsig } from '../helpers/pdf-tools.ts';
@@ -51,6 +52,25 @@ describe('PDF inspection in a worker thread', () => {
     expect(bomb.ok).toBe(false);
     expect(!bomb.ok && bomb.reason).toMatch(/^The PDF expands to more than/);
   });
+
+  it.runIf(process.platform === 'linux')(
+    'runs its tasks at a lower CPU priority than the event loop (nice +10 in the thread, from its own /proc entry)',
+    async () => {
+      const inspector = createPdfInspector(limits({ timeoutMs: 60_000, memoryMb: 252 }));
+      const niceOf = async (task: string) => {
+        // /proc/<pid>/task/<tid>/stat: the command (in parentheses, may hold spaces), then field 19 is the nice value.
+        const stat = await readFile(`/proc/self/task/${task}/stat`, 'utf8').catch(() => '');
+        return stat ? Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]) : undefined;
+      };
+      const mine = await niceOf(String(process.pid));
+      expect(await inspector.inspect(await makePdf(1))).toMatchObject({ ok: true });
+      // The thread stays a while once idle; one of this process's threads now runs 10 below the main thread.
+      const niceValues = await Promise.all((await readdir('/proc/self/task')).map(niceOf));
+      expect(mine).toBeTypeOf('number');
+      expect(niceValues).toContain(mine! + NICE_INCREMENT);
+      expect(NICE_INCREMENT).toBe(10);
+    },
+  );
 
   it('terminates a thread past the time limit: the file is too complex, and the pool goes on', async () => {
     const inspector = createPdfInspector(limits({ timeoutMs: 4000, memoryMb: 251 }, LOOSE));

@@ -41,12 +41,6 @@ const THREAD_START_MS = 60_000;
 /** Threads idle this long are stopped (a new one starts on the next task); idle threads never hold the process. */
 const IDLE_THREAD_MS = 30_000;
 
-/**
- * The threads run at a lower CPU priority (Linux nice +10, per thread, through piscina's optional @napi-rs/nice):
- * on a busy machine the event loop, which answers every other request, is scheduled first.
- */
-const NICE_INCREMENT = 10;
-
 /** Every inspection thread was busy and the account had its share of them: refused at once (503), not queued. */
 export class PdfBusyError extends Error {
   constructor(readonly retryAfterSeconds: number) {
@@ -82,7 +76,8 @@ class PdfWorkerPool {
         maxYoungGenerationSizeMb: youngGenerationMb(limits.memoryMb),
       },
       execArgv: workerExecArgv(),
-      niceIncrement: NICE_INCREMENT,
+      // Not piscina's niceIncrement, which lowers a thread's priority before it loads its code: a thread lowers its
+      // own once loaded (pdf-worker.ts), so its start-up is not starved on a busy machine while its tasks are.
     });
     // A thread that fails with no task of its own (one that could not start, or one whose task had already ended,
     // as when a terminated thread ran out of memory on its way out): piscina reports it here, where unheard the
