@@ -30,6 +30,10 @@ export default defineConfig({
           name: 'integration',
           include: ['test/**/*.test.ts'],
           exclude: [...configDefaults.exclude, UNIT],
+          // Files run one after another in each worker process, sharing its loaded modules, as unit files do: each
+          // file starts and closes its own service, database, task queue and child processes, and the one
+          // process-wide thing, Temporal's SDK runtime, is installed once (test/helpers/temporal-runtime.ts).
+          isolate: false,
           // A real PostgreSQL and a real Temporal server, started once for the whole run.
           globalSetup: ['test/setup/global-setup.ts'],
           // A whole flow (notifications, actions, finalization and signing) through Temporal on two shared cores

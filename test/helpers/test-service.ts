@@ -20,20 +20,13 @@ import { secretBoxFromSettings } from '../../src/auth/secret-box.ts';
 import { createStorage } from '../../src/storage/create-storage.ts';
 import { createWorkerDeps } from '../../src/runtime/worker-deps.ts';
 import { createTemporalClient, type TemporalClientHandle } from '../../src/temporal/client.ts';
-import { installTemporalRuntime } from '../../src/temporal/runtime.ts';
 import { createWorker, workflowsPath } from '../../src/temporal/worker.ts';
 import { promoteOnStart, workerDeployments } from '../../src/temporal/worker-deployments.ts';
 import { workflowBuildId } from '../../src/temporal/workflow-build-id.ts';
 import { startTracingFromConfig } from '../../src/runtime/tracing.ts';
 import type { Tracing } from '../../src/tracing/sdk.ts';
 import { createTestDatabase, type TestDatabase } from './test-database.ts';
-
-let runtimeInstalled = false;
-function quietTemporalRuntime(logger: Logger): void {
-  if (runtimeInstalled) return;
-  runtimeInstalled = true;
-  installTemporalRuntime(logger);
-}
+import { ensureTestTemporalRuntime } from './temporal-runtime.ts';
 
 export interface TestAccount {
   accountId: string;
@@ -115,7 +108,7 @@ export async function startTestService(
   });
   const logger =
     options.logger ?? createLogger({ logLevel: process.env.TEST_LOG_LEVEL === 'debug' ? 'debug' : 'silent' });
-  quietTemporalRuntime(logger);
+  ensureTestTemporalRuntime(logger);
   let tracing: Tracing | undefined;
   if (options.traceTo) {
     tracing = await startTracingFromConfig(config, { exporter: options.traceTo });

@@ -1,11 +1,10 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/logger.ts';
-import { installTemporalRuntime } from '../../src/temporal/runtime.ts';
+import { ensureTestTemporalRuntime } from '../helpers/temporal-runtime.ts';
 import { workflowsPath } from '../../src/temporal/worker.ts';
 import { recordedHistories, replayRecorded } from '../helpers/histories.ts';
 
-installTemporalRuntime(createLogger({ logLevel: 'silent' }));
+ensureTestTemporalRuntime();
 
 /**
  * The archive renewal schedule's workflow, replayed from the run recorded by test/final-pdf/archive-renewal.test.ts

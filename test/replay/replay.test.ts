@@ -1,14 +1,13 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/logger.ts';
-import { installTemporalRuntime } from '../../src/temporal/runtime.ts';
+import { ensureTestTemporalRuntime } from '../helpers/temporal-runtime.ts';
 import { workflowsPath } from '../../src/temporal/worker.ts';
 import { PATCHES } from '../../src/features/approval/workflow/legacy/approval-workflow.ts';
 import { recordedHistories, replayRecorded } from '../helpers/histories.ts';
 
 // The expected nondeterminism below would otherwise be logged as warnings.
-installTemporalRuntime(createLogger({ logLevel: 'silent' }));
+ensureTestTemporalRuntime();
 
 const HISTORIES = path.resolve(import.meta.dirname, '../histories');
 /**

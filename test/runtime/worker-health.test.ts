@@ -3,9 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createLogger } from '../../src/logger.ts';
 import { checkWorkerHealth, startWorkerHealthServer } from '../../src/runtime/worker-health.ts';
-import { installTemporalRuntime } from '../../src/temporal/runtime.ts';
+import { ensureTestTemporalRuntime } from '../helpers/temporal-runtime.ts';
 import { eventually } from '../helpers/approval-flow.ts';
 import {
   startRole,
@@ -111,7 +110,7 @@ describe('the worker process with WORKER_HEALTH_PORT', () => {
 
 describe('the health of a worker that has stopped', () => {
   it('answers 503 with the worker STOPPED while the endpoint still serves', async () => {
-    installTemporalRuntime(createLogger({ logLevel: 'silent' }));
+    ensureTestTemporalRuntime();
     const connection = await NativeConnection.connect({ address: inject('temporalAddress') });
     const worker = await Worker.create({
       connection,

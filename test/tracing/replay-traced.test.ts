@@ -3,13 +3,12 @@ import path from 'node:path';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { createLogger } from '../../src/logger.ts';
-import { installTemporalRuntime } from '../../src/temporal/runtime.ts';
+import { ensureTestTemporalRuntime } from '../helpers/temporal-runtime.ts';
 import { workflowsPath } from '../../src/temporal/worker.ts';
 import { startTracing, type Tracing } from '../../src/tracing/sdk.ts';
 import { recordedHistories, replayRecorded } from '../helpers/histories.ts';
 
-installTemporalRuntime(createLogger({ logLevel: 'silent' }));
+ensureTestTemporalRuntime();
 
 const HISTORIES = path.resolve(import.meta.dirname, '../histories');
 /** Every committed history: the approval workflow's two sets, and the webhook queue's and rounds' workflows. */

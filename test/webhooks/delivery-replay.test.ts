@@ -1,12 +1,11 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/logger.ts';
-import { installTemporalRuntime } from '../../src/temporal/runtime.ts';
+import { ensureTestTemporalRuntime } from '../helpers/temporal-runtime.ts';
 import { workflowsPath } from '../../src/temporal/worker.ts';
 import { recordedHistories, replayRecorded } from '../helpers/histories.ts';
 
 // The expected nondeterminism below would otherwise be logged as warnings.
-installTemporalRuntime(createLogger({ logLevel: 'silent' }));
+ensureTestTemporalRuntime();
 
 /** Recorded by record-delivery-histories.test.ts (`temporal workflow show --output json`). */
 const HISTORIES = path.resolve(import.meta.dirname, '../histories/webhooks');
