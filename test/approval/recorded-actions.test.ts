@@ -54,6 +54,14 @@ async function twoApprovers(
   expect((await send(h, doc.id)).status).toBe(200);
   const a = linkTokenOf(await requestFor(h, PHONES.saudiA, doc.id));
   const b = workflowType === 'parallel' ? linkTokenOf(await requestFor(h, PHONES.saudiB, doc.id)) : undefined;
+  // The run marks an approver notified once the send has returned, after the Graph API has the request: wait for
+  // the rows too, so a test's first read does not fall between the two.
+  const notified = workflowType === 'parallel' ? 2 : 1;
+  await eventually(
+    async () =>
+      (await db()('approvers').where({ document_id: doc.id, status: 'notified' })).length === notified,
+    60_000,
+  );
   return { doc, a, b };
 }
 
