@@ -4,6 +4,7 @@ import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { inject } from 'vitest';
 import { devServerConfigFlags, searchAttributeFlags } from '../../src/runtime/temporal-dev-server.ts';
+import { seedPageAssets } from '../setup/page-assets-seed.ts';
 import { seedWorkflowBundle } from '../setup/workflow-bundle-seed.ts';
 
 /**
@@ -77,8 +78,8 @@ export async function waitFor(
 /**
  * Starts one role of Wathiq as its own process (`node --import tsx src/main.ts <role>`) with `env` on top of this
  * process's environment, and waits for its "Wathiq is running" banner. A worker finds the run's workflow bundle in
- * its DATA_DIR (seedWorkflowBundle); one that must bundle takes a while on a loaded machine, hence the generous
- * time-out. With `main`, a built app runs instead:
+ * its DATA_DIR (seedWorkflowBundle), an API the page assets' compressed forms (seedPageAssets); one that must bundle
+ * takes a while on a loaded machine, hence the generous time-out. With `main`, a built app runs instead:
  * `node <main> <role>`, from the folder above the one holding main.js (the image's /app for /app/dist/main.js).
  */
 export async function startRole(
@@ -87,9 +88,12 @@ export async function startRole(
   options: { name?: string; timeoutMs?: number; main?: string } = {},
 ): Promise<RunningProcess> {
   const args = options.main ? [options.main, role] : ['--import', 'tsx', 'src/main.ts', role];
-  // A built app bundles other sources (dist/), for which the run's bundle is no cache.
+  // A built app bundles other sources (dist/), for which the run's bundle is no cache; its build made the page
+  // assets' compressed forms (dist/precompressed).
   if (role === 'worker' && !options.main && env.DATA_DIR)
     await seedWorkflowBundle(inject('workflowBundleCache'), env.DATA_DIR);
+  if (role === 'api' && !options.main && env.DATA_DIR)
+    await seedPageAssets(inject('pageAssetCache'), env.DATA_DIR);
   const child = spawn(process.execPath, args, {
     cwd: options.main ? path.resolve(path.dirname(options.main), '..') : ROOT,
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },

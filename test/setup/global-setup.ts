@@ -1,4 +1,4 @@
-import { chmod, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -16,8 +16,9 @@ import { SEARCH_ATTRIBUTE_KEYS } from '../../src/temporal/search-attributes.ts';
 import { APPROVAL_ASSET_SOURCES, APPROVAL_ASSETS_BASE } from '../../src/approval-page/assets.ts';
 import { REFERENCE_ASSET_SOURCES } from '../../src/api/reference/assets.ts';
 import { buildAssetCatalog } from '../../src/http/asset-catalog.ts';
-import { createPrecompressedAssets } from '../../src/http/precompressed.ts';
+import { compressedFileName, createPrecompressedAssets } from '../../src/http/precompressed.ts';
 import { freePort } from './free-port.ts';
+import { seedPageAssets } from './page-assets-seed.ts';
 import { seedWorkflowBundle } from './workflow-bundle-seed.ts';
 
 declare module 'vitest' {
@@ -31,7 +32,10 @@ declare module 'vitest' {
     workflowBundleCache: string;
     /** DATA_DIR of every test service: local files and the development signing certificate, never ./data. */
     dataDir: string;
-    /** The approval page's assets compressed once per machine (content-addressed: every version shares it). */
+    /**
+     * This version's compressed page assets (made once per machine, content-addressed), a folder of the run's own:
+     * test services read from it, and it seeds an API process's DATA_DIR/asset-cache (page-assets-seed.ts).
+     */
     pageAssetCache: string;
   }
 }
@@ -126,7 +130,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const dataDir = path.join(scratch, 'data');
   if (bundleCached) await seedWorkflowBundle(workflowBundleCache, dataDir);
   project.provide('dataDir', dataDir);
-  project.provide('pageAssetCache', await warmPageAssets());
+  project.provide('pageAssetCache', await warmPageAssets(path.join(scratch, 'page-assets')));
+  await seedPageAssets(path.join(scratch, 'page-assets'), dataDir);
 
   return async () => {
     for (const step of teardown.reverse())
@@ -137,14 +142,27 @@ export default async function setup(project: TestProject): Promise<() => Promise
 /**
  * Compresses the approval page's and the API reference's assets as `npm run build` does, once per machine (about
  * 20 s of CPU the first time), so no test's page waits for brotli and no two test files compress the same file.
+ * Returns a folder of the run's own holding only this version's forms (the machine's cache keeps every version it
+ * ever made): the test services read from it, and test/setup/page-assets-seed.ts copies it into the DATA_DIR of
+ * every API process a test starts.
  */
-async function warmPageAssets(): Promise<string> {
+async function warmPageAssets(runDir: string): Promise<string> {
   const cacheDir = path.resolve('node_modules/.cache/wathiq/page-assets');
   const assets = createPrecompressedAssets({ cacheDir, readDirs: [] });
-  assets.register(buildAssetCatalog(APPROVAL_ASSETS_BASE, APPROVAL_ASSET_SOURCES).entries.values());
-  assets.register(buildAssetCatalog('', REFERENCE_ASSET_SOURCES).entries.values());
+  const entries = [
+    ...buildAssetCatalog(APPROVAL_ASSETS_BASE, APPROVAL_ASSET_SOURCES).entries.values(),
+    ...buildAssetCatalog('', REFERENCE_ASSET_SOURCES).entries.values(),
+  ];
+  assets.register(entries);
   await assets.warm();
-  return cacheDir;
+  await mkdir(runDir, { recursive: true });
+  for (const entry of entries)
+    for (const encoding of ['br', 'gzip'] as const) {
+      const name = compressedFileName(entry.sha256, encoding);
+      // warm() wrote every form it made to the cache; one it could not write is made by whoever needs it.
+      await copyFile(path.join(cacheDir, name), path.join(runDir, name)).catch(() => undefined);
+    }
+  return runDir;
 }
 
 const TEST_SERVER_FLAGS = [
