@@ -51,41 +51,54 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const scratch = await mkdtemp(path.join(os.tmpdir(), 'wathiq-test-'));
   await chmod(scratch, 0o755); // as root, PostgreSQL runs as its own user and must reach its folder
   teardown.push(() => rm(scratch, { recursive: true, force: true }));
+  // Brotli runs in libuv's thread pool: it goes on while PostgreSQL and Temporal start and the workflow code bundles.
+  const pageAssets = warmPageAssets(path.join(scratch, 'page-assets'));
 
-  let adminUrl = process.env.TEST_DATABASE_URL;
-  if (!adminUrl) {
-    const pgServer = await startEmbeddedPostgres({
-      dir: path.join(scratch, 'postgres', 'pgdata'),
-      port: await freePort(),
-      logger,
-    });
-    teardown.push(() => pgServer.stop());
-    // Over its Unix socket, as the service's own embedded PostgreSQL is reached: every statement of every test
-    // (the services in the test processes and their child processes alike) costs less CPU than through loopback TCP.
-    adminUrl = pgServer.localUrl('postgres');
-  }
+  // Cached per checkout (and checked against every file it was made from), as a worker process caches its own.
+  // webpack runs while PostgreSQL and Temporal start, as brotli does.
+  const workflowBundleCache = path.resolve('node_modules/.cache/wathiq/workflow-bundle');
+  const bundling = cachedWorkflowBundle({ workflowsPath: workflowsPath(), dir: workflowBundleCache, logger });
 
   const templateDatabase = `wathiq_template_${process.pid}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS ${templateDatabase}`);
-  await admin.query(`CREATE DATABASE ${templateDatabase}`);
-  await admin.end();
-  const templateUrl = new URL(adminUrl);
-  templateUrl.pathname = `/${templateDatabase}`;
-  const templateDb = createDb(templateUrl.toString(), { poolMax: 1 });
-  await migrateLatest(templateDb);
-  await templateDb.destroy();
-  teardown.push(async () => {
-    const c = new pg.Client({ connectionString: adminUrl });
-    await c.connect();
-    await c.query(`DROP DATABASE IF EXISTS ${templateDatabase} WITH (FORCE)`).catch(() => undefined);
-    await c.end();
-  });
+  /** PostgreSQL (embedded, or TEST_DATABASE_URL) and the template database migrated once; resolves its admin URL. */
+  const startDatabase = async (): Promise<string> => {
+    let adminUrl = process.env.TEST_DATABASE_URL;
+    if (!adminUrl) {
+      const pgServer = await startEmbeddedPostgres({
+        dir: path.join(scratch, 'postgres', 'pgdata'),
+        port: await freePort(),
+        logger,
+      });
+      teardown.push(() => pgServer.stop());
+      // Over its Unix socket, as the service's own embedded PostgreSQL is reached: every statement of every test
+      // (the services in the test processes and their child processes alike) costs less CPU than through loopback
+      // TCP.
+      adminUrl = pgServer.localUrl('postgres');
+    }
+    const admin = new pg.Client({ connectionString: adminUrl });
+    await admin.connect();
+    await admin.query(`DROP DATABASE IF EXISTS ${templateDatabase}`);
+    await admin.query(`CREATE DATABASE ${templateDatabase}`);
+    await admin.end();
+    const templateUrl = new URL(adminUrl);
+    templateUrl.pathname = `/${templateDatabase}`;
+    const templateDb = createDb(templateUrl.toString(), { poolMax: 1 });
+    await migrateLatest(templateDb);
+    await templateDb.destroy();
+    const url = adminUrl;
+    teardown.push(async () => {
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${templateDatabase} WITH (FORCE)`).catch(() => undefined);
+      await c.end();
+    });
+    return adminUrl;
+  };
 
-  const cliPath = (await locateOrBuildTemporalCli(process.env.TEMPORAL_CLI_PATH, logger)) ?? '';
-  let temporalAddress = process.env.TEMPORAL_ADDRESS;
-  if (!temporalAddress) {
+  /** The Temporal CLI (found or built) and its dev server, or TEMPORAL_ADDRESS. */
+  const startTemporal = async (): Promise<{ cliPath: string; temporalAddress: string }> => {
+    const cliPath = (await locateOrBuildTemporalCli(process.env.TEMPORAL_CLI_PATH, logger)) ?? '';
+    if (process.env.TEMPORAL_ADDRESS) return { cliPath, temporalAddress: process.env.TEMPORAL_ADDRESS };
     if (!cliPath)
       throw new Error(
         'The tests need the Temporal CLI: install Go, or set TEMPORAL_CLI_PATH or TEMPORAL_ADDRESS',
@@ -103,16 +116,35 @@ export default async function setup(project: TestProject): Promise<() => Promise
       },
     });
     teardown.push(() => env.teardown());
-    temporalAddress = env.address;
-  }
+    return { cliPath, temporalAddress: env.address };
+  };
 
-  // Cached per checkout (and checked against every file it was made from), as a worker process caches its own.
-  const workflowBundleCache = path.resolve('node_modules/.cache/wathiq/workflow-bundle');
-  const bundle = await cachedWorkflowBundle({
-    workflowsPath: workflowsPath(),
-    dir: workflowBundleCache,
-    logger,
-  });
+  const tearDown = async () => {
+    for (const step of teardown.reverse())
+      await step().catch((err: unknown) => logger.warn({ err }, 'teardown step failed'));
+  };
+  // Everything settles before anything is stopped: a failure of one leaves none of the others running behind it.
+  const [database, temporal, bundled, assets] = await Promise.allSettled([
+    startDatabase(),
+    startTemporal(),
+    bundling,
+    pageAssets,
+  ]);
+  if (
+    database.status === 'rejected' ||
+    temporal.status === 'rejected' ||
+    bundled.status === 'rejected' ||
+    assets.status === 'rejected'
+  ) {
+    await tearDown();
+    const reasons = [database, temporal, bundled, assets].flatMap((r): unknown[] =>
+      r.status === 'rejected' ? [r.reason] : [],
+    );
+    throw reasons[0] instanceof Error ? reasons[0] : new Error(String(reasons[0]));
+  }
+  const adminUrl = database.value;
+  const { cliPath, temporalAddress } = temporal.value;
+  const bundle = bundled.value;
   const workflowBundlePath = path.join(scratch, 'workflow-bundle.js');
   await writeFile(workflowBundlePath, bundle.code);
   const bundleCached = await stat(path.join(workflowBundleCache, 'workflow-bundle.json')).then(
@@ -130,24 +162,27 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const dataDir = path.join(scratch, 'data');
   if (bundleCached) await seedWorkflowBundle(workflowBundleCache, dataDir);
   project.provide('dataDir', dataDir);
-  project.provide('pageAssetCache', await warmPageAssets(path.join(scratch, 'page-assets')));
+  project.provide('pageAssetCache', assets.value);
   await seedPageAssets(path.join(scratch, 'page-assets'), dataDir);
 
-  return async () => {
-    for (const step of teardown.reverse())
-      await step().catch((err: unknown) => logger.warn({ err }, 'teardown step failed'));
-  };
+  return tearDown;
 }
 
 /**
  * Compresses the approval page's and the API reference's assets as `npm run build` does, once per machine (about
- * 20 s of CPU the first time), so no test's page waits for brotli and no two test files compress the same file.
+ * 20 s of CPU the first time; in the checkout's node_modules/.cache, or WATHIQ_TEST_CACHE_DIR), so no test's page
+ * waits for brotli and no two test files compress the same file.
  * Returns a folder of the run's own holding only this version's forms (the machine's cache keeps every version it
  * ever made): the test services read from it, and test/setup/page-assets-seed.ts copies it into the DATA_DIR of
  * every API process a test starts.
  */
 async function warmPageAssets(runDir: string): Promise<string> {
-  const cacheDir = path.resolve('node_modules/.cache/wathiq/page-assets');
+  // Content-addressed and checked on reading, so it may outlive the checkout: .ci/run keeps it outside its fresh
+  // clone (WATHIQ_TEST_CACHE_DIR), where every run would otherwise compress every asset again.
+  const cacheDir = path.join(
+    process.env.WATHIQ_TEST_CACHE_DIR ?? path.resolve('node_modules/.cache/wathiq'),
+    'page-assets',
+  );
   const assets = createPrecompressedAssets({ cacheDir, readDirs: [] });
   const entries = [
     ...buildAssetCatalog(APPROVAL_ASSETS_BASE, APPROVAL_ASSET_SOURCES).entries.values(),
