@@ -163,7 +163,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   if (bundleCached) await seedWorkflowBundle(workflowBundleCache, dataDir);
   project.provide('dataDir', dataDir);
   project.provide('pageAssetCache', assets.value);
-  await seedPageAssets(path.join(scratch, 'page-assets'), dataDir);
+  await seedPageAssets(assets.value, dataDir);
 
   return tearDown;
 }
