@@ -27,6 +27,13 @@ export interface GcPause {
    * (0 for the first line read). Its sum over a phase, over the phase's requests, is what each request allocated.
    */
   allocatedMb: number;
+  /**
+   * What the heap kept since the previous pause, MB: the heap after this scavenge less the heap after that pause
+   * (0 for a full collection, which frees the old generation, and for the first line read). Over a phase it is what
+   * outlived a young collection and moved to the old generation, where only a full collection frees it: a read
+   * should leave next to nothing there.
+   */
+  keptMb: number;
 }
 
 // `[pid:0x…]   1234 ms: Scavenge 4.9 (6.0) -> 4.5 (7.0) MB, pooled: 0 MB, 4.16 / 0.00 ms  (average mu = …`
@@ -47,6 +54,7 @@ export function parseGcLine(line: string, at: number): GcPause | undefined {
     beforeMb: Number(m[3]),
     afterMb: Number(m[4]),
     allocatedMb: 0,
+    keptMb: 0,
   };
 }
 
@@ -63,6 +71,7 @@ export function gcTrace(stdout: Readable, maxKept = 100_000) {
     if (!pause) return;
     const previous = pauses.at(-1);
     if (previous) pause.allocatedMb = Math.max(0, pause.beforeMb - previous.afterMb);
+    if (previous && !pause.major) pause.keptMb = Math.max(0, pause.afterMb - previous.afterMb);
     offset = Math.min(offset, pause.at - pause.v8Ms);
     if (pauses.length >= maxKept) pauses.shift();
     pauses.push(pause);

@@ -62,6 +62,8 @@ export interface PhaseFigures {
   heapUsedMb: number;
   /** What the server allocated between its pauses of the phase, MB, when they come from its --trace-gc lines. */
   gcAllocatedMb?: number;
+  /** What outlived its young collection over the phase and stayed in the old generation, MB (GcPause.keptMb). */
+  gcKeptMb?: number;
 }
 
 const isMajor = (entry: PerformanceEntry) =>
@@ -100,12 +102,15 @@ export async function observePhase(
     const after = await others();
     const busy = (await machineBusySeconds()) - busyBefore;
     let gcAllocatedMb: number | undefined;
+    let gcKeptMb: number | undefined;
     if (!serverIsThisProcess && serverGc) {
       gcAllocatedMb = 0;
+      gcKeptMb = 0;
       for (const p of serverGc.since(before.at)) {
         pauses.push(p.ms);
         if (p.major) major.push(p.ms);
         gcAllocatedMb += p.allocatedMb;
+        gcKeptMb += p.keptMb;
       }
     }
     const cores: Record<string, number> = { server: own / seconds, driver: driverCpuSeconds / seconds };
@@ -131,6 +136,7 @@ export async function observePhase(
       gcMajorMs: major.reduce((a, b) => a + b, 0),
       heapUsedMb: process.memoryUsage().heapUsed / 2 ** 20,
       gcAllocatedMb,
+      gcKeptMb,
     };
   };
 }
@@ -186,7 +192,8 @@ export function phaseLine(f: PhaseFigures): string {
         `${gc}; heap ${f.heapUsedMb.toFixed(0)} MB)`
       : f.serverGcTraced
         ? `the server's own process: ${gc}, from its --trace-gc; ` +
-          `${(((f.gcAllocatedMb ?? 0) * 1024) / f.requests).toFixed(1)} KB allocated a request between them)`
+          `${(((f.gcAllocatedMb ?? 0) * 1024) / f.requests).toFixed(1)} KB allocated a request between them, ` +
+          `${(((f.gcKeptMb ?? 0) * 1024) / f.requests).toFixed(2)} KB of it kept past a young collection)`
         : `the server's event loop and GC are its own process's (BENCH_CPU_PROF profiles it whole)`)
   );
 }

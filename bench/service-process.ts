@@ -29,7 +29,13 @@ export async function startServiceProcess(
   const profile = cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfileDir}`] : [];
   const child: ChildProcessByStdio<null, Readable, null> = spawn(
     process.execPath,
-    [...profile, ...(traceGc ? ['--trace-gc'] : []), 'scripts/start.mjs', role],
+    [
+      ...profile,
+      ...(traceGc ? ['--trace-gc'] : []),
+      ...(process.env[`BENCH_${role.toUpperCase()}_NODE_FLAGS`]?.split(' ').filter(Boolean) ?? []),
+      'scripts/start.mjs',
+      role,
+    ],
     { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] },
   );
   process.once('exit', () => child.kill('SIGKILL')); // never left behind

@@ -86,6 +86,7 @@ describe("bench:lifecycle's read-phase probe", () => {
       beforeMb: 4.9,
       afterMb: 4.5,
       allocatedMb: 0,
+      keptMb: 0,
     });
     expect(parseGcLine(full, 8)).toEqual({
       at: 8,
@@ -96,6 +97,7 @@ describe("bench:lifecycle's read-phase probe", () => {
       beforeMb: 98.6,
       afterMb: 68.9,
       allocatedMb: 0,
+      keptMb: 0,
     });
     for (const other of [
       '{"level":40,"msg":"Scavenge 1.0 (2.0) -> 1.0 (2.0) MB, 3.00 / 0.00 ms"}',
@@ -112,16 +114,18 @@ describe("bench:lifecycle's read-phase probe", () => {
     const trace = gcTrace(stdout);
     // Each line carries the server's own clock, here started 10 ms before this test's.
     const t0 = performance.now();
-    const line = (ms: number, kind = 'Scavenge') =>
-      `[1:0xab]   ${10 + Math.round(performance.now() - t0)} ms: ${kind} 5.0 (6.0) -> 4.0 (7.0) MB, pooled: 0 MB, ${ms.toFixed(2)} / 0.00 ms  (average mu = 1.000) allocation failure;\n`;
+    const line = (ms: number, kind = 'Scavenge', after = 4) =>
+      `[1:0xab]   ${10 + Math.round(performance.now() - t0)} ms: ${kind} ${(after + 1).toFixed(1)} (6.0) -> ${after.toFixed(1)} (7.0) MB, pooled: 0 MB, ${ms.toFixed(2)} / 0.00 ms  (average mu = 1.000) allocation failure;\n`;
     const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
     stdout.write(line(50)); // before the phase: not counted
     await settle();
     let cpu = 0;
     const stop = await observePhase(readings({ worker: 0 }), () => Promise.resolve((cpu += 1)), false, trace);
     await settle();
-    stdout.write('{"level":40,"msg":"not a pause"}\n' + line(2) + line(3));
-    stdout.write(line(30, 'Mark-Compact'));
+    // The second scavenge leaves the heap 0.5 MB larger than the first did: kept past a young collection.
+    stdout.write('{"level":40,"msg":"not a pause"}\n' + line(2) + line(3, 'Scavenge', 4.5));
+    // A full collection frees the old generation: it keeps nothing, whatever the heap after it.
+    stdout.write(line(30, 'Mark-Compact', 4.7));
     await settle();
     const phase = await stop(0.1, 100);
     expect(phase).toMatchObject({
@@ -130,11 +134,14 @@ describe("bench:lifecycle's read-phase probe", () => {
       gcMsTotal: 35,
       gcMsMax: 30,
       gcMajor: 1,
-      // Each line: 5.0 MB before, 4.0 after; so 1 MB allocated since the previous one, three times in the phase.
-      gcAllocatedMb: 3,
+      gcKeptMb: 0.5,
     });
+    // Allocated since the previous line: 5.0 − 4.0 (the line before the phase), 5.5 − 4.0, then 5.7 − 4.5.
+    expect(phase.gcAllocatedMb).toBeCloseTo(3.7, 9);
     expect(phaseLine(phase)).toContain('3 GC pauses, 35 ms in all');
-    expect(phaseLine(phase)).toContain('30.7 KB allocated a request between them');
+    expect(phaseLine(phase)).toContain(
+      '37.9 KB allocated a request between them, 5.12 KB of it kept past a young collection',
+    );
     expect(phaseLine(phase)).toContain('longest 30.0 ms (1 full, 30 ms');
   });
 
