@@ -195,8 +195,7 @@ function serverOutputTail(keep = 40): { add(chunk: string): void; lines(): strin
 /**
  * Why the server did not start, in its own words: the package rejects with nothing when the postmaster exits, so
  * the error carries the server's lines that say why (FATAL, ERROR, WARNING, DETAIL, HINT, and a LOG line's "could
- * not …"; its last lines when it wrote none), and says
- * which setting moves the port when the port is what was taken.
+ * not …"; its last lines when it wrote none), and names the setting that moves the port when the port was taken.
  */
 export function startFailure(port: number, err: unknown, output: readonly string[]): string {
   const telling = output.filter((line) =>
