@@ -67,12 +67,26 @@ export async function waitFor(
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (p.child.exitCode !== null || p.child.signalCode !== null)
-      throw new Error(`${p.name} exited before ${what}:\n${p.output().slice(-4000)}`);
+      throw new Error(`${p.name} exited before ${what}:\n${outputTail(p.output())}`);
     if (await ready()) return;
     await new Promise((r) => setTimeout(r, 100));
   }
   await p.kill('SIGKILL');
-  throw new Error(`${p.name}: no ${what} within ${timeoutMs} ms:\n${p.output().slice(-4000)}`);
+  throw new Error(`${p.name}: no ${what} within ${timeoutMs} ms:\n${outputTail(p.output())}`);
+}
+
+/**
+ * The end of a process's output for an error, each line cut to its start: a Go server's fatal log line is one JSON
+ * object whose message and error come first and whose stack trace alone would fill the whole tail.
+ */
+export function outputTail(output: string, chars = 4000, lineChars = 600): string {
+  return output
+    .split('\n')
+    .map((line) =>
+      line.length > lineChars ? `${line.slice(0, lineChars)}… (${line.length} characters)` : line,
+    )
+    .join('\n')
+    .slice(-chars);
 }
 
 /**
