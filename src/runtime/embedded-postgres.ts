@@ -163,6 +163,7 @@ export async function startEmbeddedPostgres(options: {
   await starting.catch((err: unknown) => {
     throw new Error(startFailure(options.port, err, output.lines()));
   });
+  output.done();
 
   const url = (database: string) =>
     `postgres://${USER}:${PASSWORD}@127.0.0.1:${options.port}/${encodeURIComponent(database)}`;
@@ -177,11 +178,16 @@ export async function startEmbeddedPostgres(options: {
   return { url, localUrl, stop: () => server.stop() };
 }
 
-/** The last lines the server wrote (it writes its log to stderr, which the package hands to onLog by the chunk). */
-function serverOutputTail(keep = 40): { add(chunk: string): void; lines(): string[] } {
+/**
+ * The last lines the server wrote while it started (it writes its log to stderr, which the package hands to onLog by
+ * the chunk); `done()` once it has started, so a running server's log is not kept.
+ */
+function serverOutputTail(keep = 40): { add(chunk: string): void; lines(): string[]; done(): void } {
   const lines: string[] = [];
+  let collecting = true;
   return {
     add(chunk) {
+      if (!collecting) return;
       for (const line of chunk.split('\n')) {
         if (line.trim() === '') continue;
         lines.push(line.trimEnd().slice(0, 500));
@@ -189,6 +195,10 @@ function serverOutputTail(keep = 40): { add(chunk: string): void; lines(): strin
       }
     },
     lines: () => [...lines],
+    done() {
+      collecting = false;
+      lines.length = 0;
+    },
   };
 }
 

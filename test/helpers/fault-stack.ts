@@ -12,7 +12,7 @@ import { startWebhookReceiver, type WebhookReceiver } from '../fakes/webhook-rec
 import { freePort } from '../setup/free-port.ts';
 import { createDriver, type LifecycleDriver } from './lifecycle-driver.ts';
 import { createTestPki, type TestPki } from './pki.ts';
-import { startRole, startTemporalServer, wathiqEnv, type RunningProcess } from './processes.ts';
+import { outputTail, startRole, startTemporalServer, wathiqEnv, type RunningProcess } from './processes.ts';
 import { startProductionTemporal } from './production-temporal.ts';
 import { createTestDatabase } from './test-database.ts';
 
@@ -125,11 +125,11 @@ async function stopRole(role: RunningProcess): Promise<void> {
   if (ended === undefined) {
     await role.kill('SIGKILL');
     console.warn(
-      `${role.name}: still running ${ROLE_STOP_MS} ms after SIGTERM; killed:\n${role.output().slice(-4000)}`,
+      `${role.name}: still running ${ROLE_STOP_MS} ms after SIGTERM; killed:\n${outputTail(role.output())}`,
     );
   } else if (ended !== 0) {
     console.warn(
-      `${role.name}: ended with ${ended} ${Date.now() - started} ms after SIGTERM:\n${role.output().slice(-4000)}`,
+      `${role.name}: ended with ${ended} ${Date.now() - started} ms after SIGTERM:\n${outputTail(role.output())}`,
     );
   }
 }

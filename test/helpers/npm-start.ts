@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { expect } from 'vitest';
 import { freePort } from '../setup/free-port.ts';
+import { outputTail } from './processes.ts';
 
 /**
  * `npm start` as a developer runs it, for tests: no DATABASE_URL or TEMPORAL_ADDRESS, so it starts an embedded
@@ -58,7 +59,7 @@ export async function npmStart(dataDir: string) {
     await new Promise((r) => setTimeout(r, 100));
   if (!app.output().includes('"startup timings"')) {
     app.child.kill('SIGKILL');
-    throw new Error(`npm start did not come up:\n${app.output().slice(-4000)}`);
+    throw new Error(`npm start did not come up:\n${outputTail(app.output())}`);
   }
   return app;
 }

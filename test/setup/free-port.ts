@@ -8,7 +8,9 @@ import net from 'node:net';
  * machine (three test files run at once, each with PostgreSQL, Temporal and HTTP clients) can take it, and the child
  * then fails with EADDRINUSE. CI saw that for `npm start`'s API and for the production-shaped Temporal's frontend.
  * So the port is drawn at random below the ephemeral range, probed by a bind, and never handed out twice by this
- * process (a caller may ask for several before it starts anything).
+ * process (a caller may ask for several before it starts anything). The service's own `freeLoopbackPort` (one port,
+ * for the Temporal SDK's metrics exporter) keeps the kernel's choice: on a server, ports below the ephemeral range
+ * are where other services listen, and a rare collision there fails the start loudly.
  */
 export async function freePort(): Promise<number> {
   const [low, high] = ASSIGNABLE;
