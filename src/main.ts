@@ -90,7 +90,10 @@ async function main(role: Role): Promise<void> {
   const infra = await infraStarting;
   markStartup('infrastructure ready');
 
-  const db = createDb(infra.databaseUrl, { poolMax: config.database.poolMax });
+  const db = createDb(infra.databaseUrl, {
+    poolMax: config.database.poolMax,
+    applicationName: role === 'all' ? 'wathiq' : `wathiq-${role}`,
+  });
   stops.push(shutdownStep('database pool', () => db.destroy()));
   if (api) {
     const [{ migrateLatest }] = api;

@@ -37,7 +37,7 @@ export async function withDatabase<T>(config: Config, run: (db: Knex) => Promise
       stopEmbedded = () => embedded.stop();
     }
   }
-  const db = createDb(url, { poolMax: 2 });
+  const db = createDb(url, { poolMax: 2, applicationName: 'wathiq-cli' });
   try {
     await migrateLatest(db, { secrets: secretBoxFromSettings(config.encryption) });
     return await run(db);

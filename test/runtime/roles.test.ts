@@ -44,6 +44,15 @@ describe('separate roles for deployment', () => {
 
     const health = await fetch(`http://127.0.0.1:${port}/api/v1/health`);
     expect(health.status).toBe(200);
+    // PostgreSQL names each role's connections, so an operator can tell them apart (pg_stat_activity, logs' %a):
+    // the API's answered the health check; the worker's, when it holds one yet, are its own.
+    const names = await database.db.raw<{ rows: { application_name: string }[] }>(
+      `SELECT DISTINCT application_name FROM pg_stat_activity
+        WHERE datname = current_database() AND application_name LIKE 'wathiq-%'`,
+    );
+    const named = names.rows.map((r) => r.application_name);
+    expect(named).toContain('wathiq-api');
+    expect(named.filter((n) => n !== 'wathiq-api' && n !== 'wathiq-worker')).toEqual([]);
 
     api.child.kill('SIGTERM');
     worker.child.kill('SIGTERM');
