@@ -64,6 +64,8 @@ beforeAll(async () => {
   expect(put.status, await put.clone().text()).toBe(200);
   expect((await send(h, doc.id)).status).toBe(200);
   token = linkTokenOf(await nthMessageTo(h, A.phone, 0));
+  // WhatsApp has the request before the activity that sent it writes the approver notified.
+  await eventually(async () => (await statusOf(h, doc.id)).approvers[0]?.status === 'notified', 30_000);
 }, 120_000);
 afterAll(() => h?.close());
 
