@@ -52,8 +52,14 @@ import { freePort } from '../test/setup/free-port.ts';
 import { makePdf } from '../test/helpers/pdf.ts';
 import { createTaskTimes, createTimeline } from './phases.ts';
 import { parseTemporalShape, startBenchTemporal } from './temporal-shape.ts';
-import { costLines, halfRateLines, storageLines, type CoreSeconds } from './user-targets.ts';
-import { findProcess, perUnit, treeCoreSeconds, untilQuiet } from './process-cpu.ts';
+import {
+  costLines,
+  halfRateLines,
+  roundTripCoreSeconds,
+  storageLines,
+  type CoreSeconds,
+} from './user-targets.ts';
+import { findProcess, perUnit, perUnitOver, treeCoreSeconds, untilQuiet } from './process-cpu.ts';
 import { startServiceProcess } from './service-process.ts';
 import { formatThreadCpu, threadCoreSeconds } from './thread-cpu.ts';
 import { formatPostgresCpu, postgresCoreSeconds } from './postgres-cpu.ts';
@@ -464,9 +470,12 @@ async function main() {
   }
   for (const N of SIZES) {
     const health = await healthRate();
+    // The baseline in two halves, one before the documents and one after them, so that what the machine does
+    // meanwhile (its speed drifts by 10 to 20 % within minutes) weighs on both sides of the ratio alike.
+    const tripsBefore = Math.ceil(ROUND_TRIPS / 2);
     const rt0 = await readCpu();
-    const { rate: roundTripRate, ms: roundTripMs } = await roundTrips(ROUND_TRIPS, `n${N}`);
-    const roundTripCost = perUnit(rt0, await readCpu(), ROUND_TRIPS);
+    const before = await roundTrips(tripsBefore, `n${N}`);
+    const rt1 = await readCpu();
     // A few documents right before the measured ones, as the round trip has its warm-up: the API's and the worker's
     // PDF threads (stopped after 30 s idle) start again, the code paths compile, the pools open their connections.
     await runPool(WARM_UP_DOCUMENTS, CONCURRENCY, async () => {
@@ -496,6 +505,25 @@ async function main() {
          FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%' ORDER BY calls DESC`,
     );
     const statementCount = statements.rows.reduce((n, r) => n + Number(r.calls), 0);
+
+    // The second half of the baseline, once the service has finished the documents' work (webhook deliveries).
+    for (const pid of [workerProcess.pid, apiProcess.pid, roots.temporal]) await untilQuiet(pid);
+    const tripsAfter = ROUND_TRIPS - tripsBefore;
+    const rt2 = await readCpu();
+    const after = await roundTrips(tripsAfter, `n${N}-after`);
+    const rt3 = await readCpu();
+    const roundTripCost = perUnitOver(
+      [
+        [rt0, rt1],
+        [rt2, rt3],
+      ],
+      ROUND_TRIPS,
+    );
+    const roundTripRate = ROUND_TRIPS / (tripsBefore / before.rate + tripsAfter / after.rate);
+    const roundTripMs = [...before.ms, ...after.ms].sort((a, b) => a - b);
+    const tripHalf = (a: CoreSeconds, b: CoreSeconds, n: number) =>
+      roundTripCoreSeconds(perUnit(a, b, n)).toFixed(4);
+    const roundTripHalves = `      the round trip's core-seconds: ${tripHalf(rt0, rt1, tripsBefore)} in the ${tripsBefore} before the documents, ${tripHalf(rt2, rt3, tripsAfter)} in the ${tripsAfter} after them`;
 
     const rows = await db.raw<{ rows: { ms: number }[] }>(
       `
@@ -559,8 +587,14 @@ async function main() {
       (k) => [k, per(k) / roundTripWork[k]] as const,
     );
     const fewest = Math.min(...inRoundTrips.map(([, n]) => n));
+    // A kind of work a document does none of (no activity task: its finalization runs as a local activity) bounds
+    // nothing.
+    const ceiling =
+      fewest > 0
+        ? `with nothing but its Temporal work a document would reach at most ${(1 / fewest).toFixed(2)}× the round trip`
+        : 'a kind of work a document does none of sets no ceiling on its rate';
     console.log(
-      `    that is ${inRoundTrips.map(([k, n]) => `${n.toFixed(2)}× a round trip's ${WORK_LABELS[k]} (${roundTripWork[k]})`).join(', ')}: with nothing but its Temporal work a document would reach at most ${(1 / fewest).toFixed(2)}× the round trip`,
+      `    that is ${inRoundTrips.map(([k, n]) => `${n.toFixed(2)}× a round trip's ${WORK_LABELS[k]} (${roundTripWork[k]})`).join(', ')}: ${ceiling}`,
     );
     const answered = [...answers].sort((a, b) => a - b);
     console.log(
@@ -574,6 +608,7 @@ async function main() {
       `    CPU over ${seconds.toFixed(1)} s, in shares of one core: ${temporal.label} ${share(cpu.temporal)}, worker ${share(cpu.worker)}, PostgreSQL ${share(cpu.postgres)}, API ${share(cpu.api)}; the benchmark's process (driver, fake Graph API) ${share(cpu.benchmark)}`,
     );
     for (const l of costLines(perUnit(cpu0, cpu1, N), roundTripCost, os.loadavg()[0]!)) console.log(l);
+    console.log(roundTripHalves);
     // By kind of thread: each moves with the code that runs there, less with the machine's neighbours.
     for (const [n, name] of ['worker', 'API'].entries())
       console.log(

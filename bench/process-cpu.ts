@@ -111,6 +111,16 @@ export async function untilQuiet(
 
 /** Each figure's growth from `a` to `b`, divided by `units` (a per-document or per-request figure). */
 export function perUnit<T extends { [K in keyof T]: number }>(a: T, b: T, units: number): T {
-  const keys = Object.keys(a) as (keyof T)[];
-  return Object.fromEntries(keys.map((k) => [k, (b[k] - a[k]) / units])) as T;
+  return perUnitOver([[a, b]], units);
+}
+
+/** Each figure's growth over several spans (each from its first reading to its second), summed, divided by `units`. */
+export function perUnitOver<T extends { [K in keyof T]: number }>(
+  spans: readonly [T, T][],
+  units: number,
+): T {
+  const keys = Object.keys(spans[0]![0]) as (keyof T)[];
+  return Object.fromEntries(
+    keys.map((k) => [k, spans.reduce((sum, [a, b]) => sum + (b[k] - a[k]), 0) / units]),
+  ) as T;
 }

@@ -3,6 +3,8 @@ import { describe, expect, it } from 'vitest';
 import {
   findProcess,
   parseProcStat,
+  perUnit,
+  perUnitOver,
   readProcStat,
   treeCoreSeconds,
   untilQuiet,
@@ -72,5 +74,25 @@ describe('parseProcStat', () => {
     expect(own?.ppid).toBe(process.ppid);
     expect(own!.own).toBeGreaterThan(0);
     expect(await readProcStat('/proc/0/stat')).toBeUndefined();
+  });
+});
+
+describe('perUnitOver', () => {
+  it('sums each figure over its spans before dividing, and one span is perUnit', () => {
+    const a = { api: 1, worker: 10 };
+    const b = { api: 3, worker: 16 };
+    const c = { api: 10, worker: 100 };
+    const d = { api: 14, worker: 102 };
+    // (3 - 1) + (14 - 10) = 6 and (16 - 10) + (102 - 100) = 8, over 4 units.
+    expect(
+      perUnitOver(
+        [
+          [a, b],
+          [c, d],
+        ],
+        4,
+      ),
+    ).toEqual({ api: 1.5, worker: 2 });
+    expect(perUnitOver([[a, b]], 2)).toEqual(perUnit(a, b, 2));
   });
 });
