@@ -22,6 +22,8 @@ export async function whileHeartbeating<T>(work: () => Promise<T>): Promise<T> {
   } catch {
     return work();
   }
+  // A local activity has no heartbeat: its workflow task is what times out when its worker dies.
+  if (context.info.isLocal) return work();
   const timer = setInterval(() => context.heartbeat(), heartbeatIntervalMs(context.info.heartbeatTimeoutMs));
   try {
     context.heartbeat();

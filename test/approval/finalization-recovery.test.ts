@@ -2,7 +2,15 @@ import { rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventually, linkTokenOf, messagesTo, pagePost, send, statusOf } from '../helpers/approval-flow.ts';
+import {
+  eventually,
+  linkTokenOf,
+  localActivities,
+  messagesTo,
+  pagePost,
+  send,
+  statusOf,
+} from '../helpers/approval-flow.ts';
 import {
   type BilingualApprover,
   type CreatedDocument,
@@ -22,11 +30,18 @@ import { retryFinalizationCli } from '../helpers/retry-cli.ts';
  * finalization.state "failed", an event, and a way out (void, or the operator's documents:retry-finalization).
  * The failure is real: the worker's signing certificate (SIGNING_P12_PATH) is moved away, which is retryable,
  * until APPROVAL_FINALIZE_RETRY_SECONDS (10 s here: a finalization's one window, long enough for a permanent
- * failure to be reported as itself on a loaded machine) runs out.
+ * failure to be reported as itself on a loaded machine) runs out. The first attempt is a local activity; the ones after
+ * it are the ordinary activity, heartbeating on APPROVAL_FINALIZE_HEARTBEAT_SECONDS.
  */
+const HEARTBEAT_SECONDS = 7;
 let h: FinalPdfHarness;
 beforeAll(async () => {
-  h = await startFinalPdfHarness({ env: { APPROVAL_FINALIZE_RETRY_SECONDS: '10' } });
+  h = await startFinalPdfHarness({
+    env: {
+      APPROVAL_FINALIZE_RETRY_SECONDS: '10',
+      APPROVAL_FINALIZE_HEARTBEAT_SECONDS: String(HEARTBEAT_SECONDS),
+    },
+  });
 });
 afterAll(async () => {
   await h.close();
@@ -83,6 +98,18 @@ describe('a finalization that fails for good', () => {
       expect(status.status).toBe('in_progress');
       expect((status as unknown as DocumentBody['data']).finalization).toMatchObject({ state: 'failed' });
       expect(await eventsOf(doc.id)).toContain('document.finalization_failed');
+      // The local attempt failed, then the ordinary activity took over, with the configured heartbeat time-out.
+      expect(
+        (await localActivities(h, doc.id)).filter((a) => a.name === 'finalizeAndSendSignedCopies'),
+      ).toEqual([{ name: 'finalizeAndSendSignedCopies', failed: true }]);
+      const history = await h.service.temporal.client.workflow.getHandle(`document-${doc.id}`).fetchHistory();
+      const finalizing = (history.events ?? []).flatMap((e) => {
+        const scheduled = e.activityTaskScheduledEventAttributes;
+        return scheduled?.activityType?.name === 'finalizeAndSendSignedCopies' ? [scheduled] : [];
+      });
+      expect(finalizing).toHaveLength(1);
+      // int64 fields arrive as Long objects, whose decimal form Number reads.
+      expect(Number(String(finalizing[0]!.heartbeatTimeout?.seconds))).toBe(HEARTBEAT_SECONDS);
 
       // A document whose finalization has not failed is refused, with a message naming why.
       const refused = await cli(other.reference);

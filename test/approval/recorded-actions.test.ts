@@ -104,9 +104,11 @@ describe('actions recorded by the API, followed by the run', () => {
     const signals = await signalsOf(doc.id);
     expect(signals).toHaveLength(2);
     expect(signals.every((s) => s.sent_at !== null)).toBe(true);
-    const history = await h.service.temporal.client.workflow
-      .getHandle(approvalWorkflowId(doc.id))
-      .fetchHistory();
+    // Approved in the read model by the finalization, a local activity: its marker is in the history once the
+    // workflow task it ran in completes, with the run.
+    const run = h.service.temporal.client.workflow.getHandle(approvalWorkflowId(doc.id));
+    await run.result();
+    const history = await run.fetchHistory();
     const signalled = (history.events ?? []).filter(
       (e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'actionRecorded',
     );

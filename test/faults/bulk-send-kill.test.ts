@@ -9,7 +9,7 @@ import { accountsStore } from '../../src/features/accounts/accounts-store.ts';
 import { startFakeGraphApi, type FakeGraphApi } from '../fakes/fake-graph-api.ts';
 import { bulkSendWorkflowId } from '../../src/features/bulk-sends/definitions.ts';
 import { eventually } from '../helpers/approval-flow.ts';
-import { heartbeatTimeouts } from '../helpers/heartbeat-timeouts.ts';
+import { heartbeatTimeouts } from '../helpers/history-timeouts.ts';
 import { startGraphGate, type GraphGate } from '../helpers/graph-gate.ts';
 import { createTestPki } from '../helpers/pki.ts';
 import { makePdf } from '../helpers/pdf.ts';

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../helpers/approval-flow.ts';
-import { heartbeatTimeouts } from '../helpers/heartbeat-timeouts.ts';
+import { workflowTaskTimeouts } from '../helpers/history-timeouts.ts';
 import { startFaultStack, TEMPORAL_SHAPES, type FaultStack } from '../helpers/fault-stack.ts';
 import {
   expectOneNotificationPerApprover,
@@ -19,10 +19,9 @@ import { startTestTsa, type TestTsa } from '../helpers/tsa-server.ts';
  * process starts. The finalization runs again on it: every document ends approved with a valid signature, nobody is
  * notified twice, and no webhook event arrives under two delivery ids. On both Temporal shapes.
  *
- * The killed attempt is given up when its heartbeat stops: after APPROVAL_FINALIZE_HEARTBEAT_SECONDS, 5 s here
- * rather than production's 30 s, so the test waits seconds for what it proves.
+ * The finalization's first attempt is a local activity, in the workflow task of the last action: the killed attempt
+ * is given up with that task, at its time-out (10 s), and the task runs again on the new worker, finalization and all.
  */
-const HEARTBEAT_SECONDS = 5;
 
 /** A time-stamp authority in front of the test TSA that holds every request while `holding` is on. */
 async function startGatedTsa(upstream: TestTsa) {
@@ -76,7 +75,6 @@ describe.each(TEMPORAL_SHAPES)(
         apis: 1,
         workers: 1,
         tsaUrl: gate.url,
-        env: { APPROVAL_FINALIZE_HEARTBEAT_SECONDS: String(HEARTBEAT_SECONDS) },
       });
     }, 600_000);
 
@@ -105,7 +103,7 @@ describe.each(TEMPORAL_SHAPES)(
       gate.release();
 
       await stack.startWorker('worker 2');
-      // The killed attempt is given up after the finalization's heartbeat time-out, then retried here.
+      // The killed attempt is given up with its workflow task, which then runs again here.
       await waitAllApproved(db, driver.documents, 180_000, driver);
       await driver.stop();
 
@@ -116,13 +114,14 @@ describe.each(TEMPORAL_SHAPES)(
       for (const doc of driver.documents) await expectSignedDownload(driver, doc, stack.dir, pki.nssDir);
       // Each finalization asked for a time-stamp; the one killed asked again on the new worker.
       expect(gate.received()).toBeGreaterThan(driver.documents.length);
-      // The killed attempt was given up for its silence, on the configured heartbeat time-out.
-      const timeouts = await heartbeatTimeouts(
+      // The killed attempt was given up with the workflow task it ran in; the finalizations all ran as local
+      // activities, the one killed too, so no ordinary finalization activity was needed.
+      const timeouts = await workflowTaskTimeouts(
         stack.temporalAddress,
         driver.documents.map((d) => `document-${d.id}`),
       );
       expect(timeouts.timedOut).toBeGreaterThanOrEqual(1);
-      expect(timeouts.scheduledWith).toEqual([HEARTBEAT_SECONDS]);
+      expect(timeouts.activities).not.toContain('finalizeAndSendSignedCopies');
     }, 420_000);
   },
 );

@@ -90,4 +90,41 @@ describe('FairSlots', () => {
     await Promise.all(tasks);
     expect(log).toEqual(['a0', 'b1', 'a1', 'b2', 'a2', 'a3', 'a4', 'a5']);
   });
+
+  it('takeSoon takes a free slot, waits behind fewer tasks than slots, and refuses a longer queue', async () => {
+    const slots = new FairSlots(2);
+    const log: string[] = [];
+    const take = taker(slots, log);
+    expect(await slots.takeSoon('a')).toBe(true);
+    expect(await slots.takeSoon('a')).toBe(true);
+    const first = slots.takeSoon('b'); // none free, nobody waiting: it waits
+    const second = slots.takeSoon('c'); // one waiting: still under a round of two
+    expect(await slots.takeSoon('d')).toBe(false); // two waiting: refused at once, nothing queued
+    const unbounded = take('e', false); // an ordinary task still queues behind them
+    slots.release('a');
+    slots.release('a');
+    expect(await first).toBe(true);
+    expect(await second).toBe(true);
+    slots.release('b');
+    await unbounded;
+    expect(log).toEqual(['e']);
+  });
+
+  it('takeSoon gives up its place when its signal aborts: the slot goes to the next task', async () => {
+    const slots = new FairSlots(1);
+    const log: string[] = [];
+    const take = taker(slots, log);
+    await take('a', false);
+    const controller = new AbortController();
+    const soon = slots.takeSoon('b', controller.signal);
+    const next = take('c', false);
+    await settle();
+    controller.abort();
+    expect(await soon).toBe(false);
+    slots.release('a');
+    expect(await next).toBe(true);
+    expect(log).toEqual(['a', 'c']);
+    // An aborted signal is refused before it queues.
+    expect(await slots.takeSoon('d', controller.signal)).toBe(false);
+  });
 });

@@ -157,6 +157,17 @@ describe('finalization in a worker thread', () => {
     }
   });
 
+  it('a finalization that takes its thread soon is refused (PdfBusyError) behind a full round, and waits behind less', async () => {
+    const finalizer = createPdfFinalizer(finalizeLimits({ concurrency: 1, timeoutMs: 120_003 }));
+    const original = await makePdf(1);
+    const input = () => sampleInput(original, pki.signer, sampleApprovers(1));
+    const holding = finalizer.finalize(input());
+    const soon = finalizer.finalize(input(), { whenBusy: 'soon' }); // behind nobody: waits for the thread
+    await expect(finalizer.finalize(input(), { whenBusy: 'soon' })).rejects.toBeInstanceOf(PdfBusyError);
+    const waited = finalizer.finalize(input(), { whenBusy: 'wait' });
+    for (const done of [holding, soon, waited]) expect((await done).pdf.length).toBeGreaterThan(0);
+  });
+
   it('takes waiting finalizations account by account, not in the order they came', async () => {
     const finalizer = createPdfFinalizer(finalizeLimits({ concurrency: 1, timeoutMs: 120_002 }));
     const original = await makePdf(1);

@@ -29,7 +29,12 @@ import { certificateSummary } from '../../pdf/sign/signature-info.ts';
 import { DEFAULT_PDF_LIMITS, type PdfLimits, PdfTooComplexError } from '../../pdf/limits.ts';
 import type { SignatureLevel } from '../../pdf/ltv/levels.ts';
 import { LtvError, type RevocationOptions } from '../../pdf/ltv/revocation.ts';
-import { type PdfFinalizer, createPdfFinalizer } from '../../pdf/workers/pdf-workers.ts';
+import {
+  type FinalizeSlot,
+  type PdfFinalizer,
+  PdfBusyError,
+  createPdfFinalizer,
+} from '../../pdf/workers/pdf-workers.ts';
 import type { Storage } from '../../storage/storage.ts';
 import { recordArchiveTimestamp } from './archive-renewal.ts';
 import {
@@ -131,7 +136,9 @@ function finalized(
  * finalization is deterministic without a time-stamp authority), and `final_sha256` is set last. A run that finds
  * `final_sha256` set and the file present does nothing. So there is never a second file or a second URL.
  */
-export function createFinalizer(deps: FinalizerDeps): (documentId: string) => Promise<FinalizedDocument> {
+export function createFinalizer(
+  deps: FinalizerDeps,
+): (documentId: string, slot?: FinalizeSlot) => Promise<FinalizedDocument> {
   const { db, storage } = deps;
   // The original is read and composed in a worker thread (time, heap and decoding limited); signing stays here.
   const pdf = createPdfFinalizer(deps.pdf ?? DEFAULT_PDF_LIMITS, deps.logger);
@@ -139,7 +146,7 @@ export function createFinalizer(deps: FinalizerDeps): (documentId: string) => Pr
   const outcome = (doc: Document, token: string, record: FinalizeRecord, verifyToken: string | undefined) =>
     finalized(deps.publicBaseUrl, doc, token, record, verifyToken);
 
-  return async (documentId) => {
+  return async (documentId, slot) => {
     const started = performance.now();
     try {
       const record = await loadFinalizeRecord(db, documentId);
@@ -163,6 +170,7 @@ export function createFinalizer(deps: FinalizerDeps): (documentId: string) => Pr
       const signer = await deps.signer();
       const result = await finalizeWithFallback(
         pdf.forAccount(doc.accountId), // queued fairly behind other accounts' finalizations
+        slot,
         {
           ...input,
           signer,
@@ -199,6 +207,9 @@ export function createFinalizer(deps: FinalizerDeps): (documentId: string) => Pr
       deps.metrics?.succeeded((performance.now() - started) / 1000);
       return outcome(doc, token, record, verifyToken);
     } catch (err) {
+      // A local attempt that would have waited long for a PDF thread (slot.whenBusy `soon`) did not fail: the
+      // ordinary activity takes over and waits its turn. Not counted as a failure.
+      if (err instanceof PdfBusyError) throw ApplicationFailure.retryable(err.message, 'PdfBusyError');
       const failure = asActivityFailure(err);
       deps.metrics?.failed(failureReason(failure), !isNonRetryable(failure));
       throw failure;
@@ -240,18 +251,22 @@ async function reserve(db: Knex, doc: Document, secrets: SecretBox): Promise<Doc
  */
 async function finalizeWithFallback(
   pdf: PdfFinalizer,
+  slot: FinalizeSlot | undefined,
   input: FinalizeInput,
   logger: Logger,
 ): Promise<FinalizeResult> {
   try {
-    return await pdf.finalize(input);
+    return await pdf.finalize(input, slot);
   } catch (err) {
     if (!(err instanceof FinalizeInputError) || err.code !== 'invalid_placement') throw err;
     logger.warn(
       { reference: input.document.reference, reason: err.message },
       'placement does not fit: marks go to the signatures page',
     );
-    return pdf.finalize({ ...input, approvers: input.approvers.map((a) => ({ ...a, placement: null })) });
+    return pdf.finalize(
+      { ...input, approvers: input.approvers.map((a) => ({ ...a, placement: null })) },
+      slot,
+    );
   }
 }
 

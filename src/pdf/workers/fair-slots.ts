@@ -35,6 +35,36 @@ export class FairSlots {
     return true;
   }
 
+  /**
+   * A slot soon: a free one at once, or a wait behind fewer tasks than there are slots (one round of them at most).
+   * False, with nothing held or queued, when the queue is longer than that or `signal` aborts while it waits.
+   */
+  async takeSoon(account: string, signal?: AbortSignal): Promise<boolean> {
+    if (this.free > 0) {
+      this.free -= 1;
+      this.grant(account);
+      return true;
+    }
+    if (this.waiting.length >= this.size || signal?.aborted) return false;
+    return new Promise<boolean>((resolve) => {
+      const onAbort = () => {
+        const at = this.waiting.indexOf(waiter);
+        if (at < 0) return;
+        this.waiting.splice(at, 1);
+        resolve(false);
+      };
+      const waiter = {
+        account,
+        grant: () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve(true);
+        },
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.waiting.push(waiter);
+    });
+  }
+
   release(account: string): void {
     this.adjust(account, -1);
     let next = -1;

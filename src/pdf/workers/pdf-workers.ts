@@ -90,17 +90,23 @@ class PdfWorkerPool {
 
   /**
    * Queued fairly per `account` (see FairSlots). `share`: throw PdfBusyError when every slot is taken and the
-   * account already holds or awaits its share; `wait`: wait for a slot. The time limit starts when the task starts
-   * in its thread (the thread says so through `started`), so a thread's start-up (loading pdf-lib, and TypeScript
+   * account already holds or awaits its share; `wait`: wait for a slot; `soon`: throw PdfBusyError unless a slot is
+   * free or the queue is shorter than the pool (FairSlots.takeSoon), or when `signal` aborts the wait. The time
+   * limit starts when the task starts in its thread (the thread says so through `started`), so a thread's start-up (loading pdf-lib, and TypeScript
    * under tsx) is not counted against the file; starting may take up to THREAD_START_MS.
    */
   async run<T>(
     name: 'inspect' | 'compose',
     task: object,
-    whenBusy: 'share' | 'wait',
+    whenBusy: WhenBusy,
     account: string,
+    signal?: AbortSignal,
   ): Promise<T> {
-    if (!(await this.slots.take(account, whenBusy === 'share'))) throw new PdfBusyError(1);
+    const taken =
+      whenBusy === 'soon'
+        ? await this.slots.takeSoon(account, signal)
+        : await this.slots.take(account, whenBusy === 'share');
+    if (!taken) throw new PdfBusyError(1);
     const controller = new AbortController();
     const { port1, port2 } = new MessageChannel();
     let limit: 'start' | 'time' = 'start';
@@ -183,29 +189,48 @@ export function createPdfInspector(limits: PdfLimits, logger?: Pick<Logger, 'err
   return forAccount('');
 }
 
+/** What a task does when every thread of its pool is busy: wait its turn, or be refused (PdfBusyError). */
+type WhenBusy = 'share' | 'wait' | 'soon';
+
+/**
+ * How a finalization takes its thread: `wait` (the default) for its turn; `soon` only if one is free or will be
+ * after at most one round of the tasks waiting (else PdfBusyError), giving up its place when `signal` aborts.
+ */
+export interface FinalizeSlot {
+  whenBusy?: 'wait' | 'soon';
+  signal?: AbortSignal;
+}
+
 /** Finalization (Temporal worker process). */
 export interface PdfFinalizer {
   /**
    * `finalizeDocument` with the original read in a worker thread (`composeFinal`); the signing, which holds the
    * private key and may call the time-stamp authority, stays in this thread. Throws what `finalizeDocument`
-   * throws, and PdfTooComplexError when the thread ran out of time or memory (permanent, like FinalizeError).
+   * throws, PdfTooComplexError when the thread ran out of time or memory (permanent, like FinalizeError), and
+   * PdfBusyError when `slot.whenBusy` is `soon` and no thread is to be had soon.
    */
-  finalize(input: FinalizeInput): Promise<FinalizeResult>;
+  finalize(input: FinalizeInput, slot?: FinalizeSlot): Promise<FinalizeResult>;
   /** The same finalizer, its work queued fairly as `account`'s behind other accounts' (the finalizer is one). */
   forAccount(account: string): PdfFinalizer;
 }
 
 export function createPdfFinalizer(limits: PdfLimits, logger?: Pick<Logger, 'error'>): PdfFinalizer {
   const pool = poolFor(limits.finalization, logger);
-  const compose = async (task: ComposeTask, account: string): Promise<ComposedFinal> => {
-    const outcome = await pool.run<ComposeOutcome>('compose', task, 'wait', account);
+  const compose = async (task: ComposeTask, account: string, slot: FinalizeSlot): Promise<ComposedFinal> => {
+    const outcome = await pool.run<ComposeOutcome>(
+      'compose',
+      task,
+      slot.whenBusy ?? 'wait',
+      account,
+      slot.signal,
+    );
     if (outcome.ok) return outcome.composed;
     const { failure } = outcome;
     if (failure.type === 'FinalizeError') throw new FinalizeError(failure.code, failure.message);
     throw new FinalizeInputError(failure.code, failure.message);
   };
   const forAccount = (account: string): PdfFinalizer => ({
-    async finalize(input) {
+    async finalize(input, slot = {}) {
       const { signer, ...rest } = input;
       const composed = await compose(
         {
@@ -215,6 +240,7 @@ export function createPdfFinalizer(limits: PdfLimits, logger?: Pick<Logger, 'err
           limits: limits.decode,
         },
         account,
+        slot,
       );
       // Loaded on first use: the API, which inspects uploads with this module too, never signs.
       const { signFinal } = await import('../finalize-document.ts');

@@ -6,12 +6,16 @@ import type { RecordRetry, WhatsAppProvider, WhatsAppTemplateConfig } from '../.
 import type { DocumentEvents, DocumentEventsDeps } from '../../events/document-events.ts';
 import type { ApprovalPolicies } from '../definitions.ts';
 import type { FinalizedDocument } from '../finalize.ts';
+import type { FinalizeSlot } from '../../../pdf/workers/pdf-workers.ts';
 import type { WorkflowRun } from './workflow-run.ts';
 
 export interface ApprovalActivityDeps extends DocumentEventsDeps {
   whatsapp: { provider: WhatsAppProvider; templates: WhatsAppTemplateConfig; recordRetry?: RecordRetry };
-  /** Produces and stores the signed final PDF; set by the finalization module. */
-  finalize?: (documentId: string) => Promise<FinalizedDocument>;
+  /**
+   * Produces and stores the signed final PDF; set by the finalization module. `slot.whenBusy` `soon`: refused
+   * (PdfBusyError, retryable) unless a PDF thread is free or will be after one round of those waiting.
+   */
+  finalize?: (documentId: string, slot?: FinalizeSlot) => Promise<FinalizedDocument>;
   /**
    * The current activity's workflow run (the worker passes `activityWorkflowRun`). markDocumentSent uses it when
    * it finds a draft; without it (activities called directly) the draft is moved unchecked.

@@ -4,6 +4,7 @@ import { whileHeartbeating } from '../../../temporal/heartbeat.ts';
 import type { ApprovalActivities, SignedCopiesInput } from '../definitions.ts';
 import { OPEN_STATUSES } from '../rules.ts';
 import type { ActivityContext } from './context.ts';
+import type { FinalizeSlot } from '../../../pdf/workers/pdf-workers.ts';
 import { type ApprovedRead, sendSignedCopies } from './signed-copies.ts';
 
 /** Signed copies are tried in the finalization's activity only with at least this long left of its time-outs. */
@@ -25,6 +26,19 @@ function copiesBudgetMs(): number {
       : Infinity,
   ];
   return (Math.min(...ends) - now) * 0.75;
+}
+
+/** How this attempt takes a PDF thread: `soon` as a local activity, else `wait` (also outside an activity). */
+function finalizeSlot(): FinalizeSlot {
+  let context: Context;
+  try {
+    context = Context.current();
+  } catch {
+    return { whenBusy: 'wait' };
+  }
+  return context.info.isLocal
+    ? { whenBusy: 'soon', signal: context.cancellationSignal }
+    : { whenBusy: 'wait' };
 }
 
 /** `work`, or a rejection once `ms` have passed (the work itself goes on; its sends are idempotent). */
@@ -49,7 +63,10 @@ async function finalizeApprovedDocument(
   { deps, events }: ActivityContext,
   documentId: string,
 ): Promise<ApprovedRead> {
-  const final = await whileHeartbeating(async () => deps.finalize?.(documentId));
+  // The local attempt (in the workflow task of the last action) takes a PDF thread only if it gets one soon: behind
+  // a longer queue it is refused at once, and the ordinary activity waits its turn instead, so no workflow task is
+  // held long, and an attempt that times out leaves the queue rather than composing for nobody.
+  const final = await whileHeartbeating(async () => deps.finalize?.(documentId, finalizeSlot()));
   const key = `document.approved:${documentId}`;
   const document = await events.inTransaction([key], async (trx) => {
     // A retried finalization that succeeded: the failure is over, which the move itself writes.

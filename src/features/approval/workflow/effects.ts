@@ -54,6 +54,15 @@ const requestsLocally = proxyLocalActivities<ApprovalActivities>({
   startToCloseTimeout: LOCAL_NOTICE_TIMEOUT,
   retry: { maximumAttempts: 1 },
 });
+/**
+ * The finalization's first attempt, in the workflow task of the last action: a document takes 0.1-0.3 s to compose
+ * and sign. Long enough that the signed copies still get their share of it (COPIES_MIN_BUDGET_MS, activities/finalize.ts)
+ * after a slow signature; a task held this long is kept alive by the SDK's workflow-task heartbeat.
+ */
+const finalizeLocally = proxyLocalActivities<ApprovalActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { maximumAttempts: 1 },
+});
 
 /** `local` first; when its attempts fail, the same call as the ordinary activity `remote`, on its whole policy. */
 function localFirst<I, O>(local: (input: I) => Promise<O>, remote: (input: I) => Promise<O>) {
@@ -87,8 +96,11 @@ export interface ApprovalEffects {
   notices: ApprovalActivities;
   /** An approval request: one local attempt, then `notices.notifyApprover` (same idempotency key: sent once). */
   request: ApprovalActivities['notifyApprover'];
-  /** The finalization's activities, ending after `ms`. */
-  finalization(ms: number): ApprovalActivities;
+  /**
+   * The finalization and the signed copies: one local attempt, then the ordinary activity on its policy, ending
+   * after `ms` (heartbeating, so a worker that dies mid-way is noticed).
+   */
+  finalize(ms: number): ApprovalActivities['finalizeAndSendSignedCopies'];
 }
 
 export function approvalEffects(policies: ApprovalPolicies): ApprovalEffects {
@@ -114,11 +126,14 @@ export function approvalEffects(policies: ApprovalPolicies): ApprovalEffects {
     },
     notices,
     request: localFirst(requestsLocally.notifyApprover, notices.notifyApprover),
-    finalization: (ms) =>
-      proxyActivities<ApprovalActivities>({
-        ...FINALIZE_POLICY,
-        heartbeatTimeout: policies.finalizeHeartbeatMs ?? FINALIZE_POLICY.heartbeatTimeout,
-        scheduleToCloseTimeout: ms,
-      }),
+    finalize: (ms) =>
+      localFirst(
+        finalizeLocally.finalizeAndSendSignedCopies,
+        proxyActivities<ApprovalActivities>({
+          ...FINALIZE_POLICY,
+          heartbeatTimeout: policies.finalizeHeartbeatMs ?? FINALIZE_POLICY.heartbeatTimeout,
+          scheduleToCloseTimeout: ms,
+        }).finalizeAndSendSignedCopies,
+      ),
   };
 }

@@ -14,12 +14,12 @@ import { failureMessage, type RunContext } from './run-context.ts';
  * `retryFinalization` or a void.
  */
 export async function finalizeOrPark(run: RunContext): Promise<void> {
-  const finalization = run.effects.finalization(run.effects.policies.finalizeMs);
+  const finalize = run.effects.finalize(run.effects.policies.finalizeMs);
   let failedOnce = false;
   for (;;) {
     try {
       run.approve(
-        await finalization.finalizeAndSendSignedCopies({
+        await finalize({
           documentId: run.input.documentId,
           idempotencyPrefix: run.workflowId,
         }),
