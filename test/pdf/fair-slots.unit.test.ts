@@ -98,7 +98,9 @@ describe('FairSlots', () => {
     expect(await slots.takeSoon('a')).toBe(true);
     expect(await slots.takeSoon('a')).toBe(true);
     const first = slots.takeSoon('b'); // none free, nobody waiting: it waits
+    expect(slots.hasRoomSoon()).toBe(true);
     const second = slots.takeSoon('c'); // one waiting: still under a round of two
+    expect(slots.hasRoomSoon()).toBe(false);
     expect(await slots.takeSoon('d')).toBe(false); // two waiting: refused at once, nothing queued
     const unbounded = take('e', false); // an ordinary task still queues behind them
     slots.release('a');

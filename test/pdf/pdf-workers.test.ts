@@ -163,9 +163,11 @@ describe('finalization in a worker thread', () => {
     const input = () => sampleInput(original, pki.signer, sampleApprovers(1));
     const holding = finalizer.finalize(input());
     const soon = finalizer.finalize(input(), { whenBusy: 'soon' }); // behind nobody: waits for the thread
+    expect(finalizer.hasRoomSoon()).toBe(false);
     await expect(finalizer.finalize(input(), { whenBusy: 'soon' })).rejects.toBeInstanceOf(PdfBusyError);
     const waited = finalizer.finalize(input(), { whenBusy: 'wait' });
     for (const done of [holding, soon, waited]) expect((await done).pdf.length).toBeGreaterThan(0);
+    expect(finalizer.hasRoomSoon()).toBe(true);
   });
 
   it('takes waiting finalizations account by account, not in the order they came', async () => {

@@ -149,6 +149,8 @@ export function createFinalizer(
   return async (documentId, slot) => {
     const started = performance.now();
     try {
+      // Refused before any work, when it would be refused at the thread anyway (see PdfBusyError below).
+      if (slot?.whenBusy === 'soon' && !pdf.hasRoomSoon()) throw new PdfBusyError(1);
       const record = await loadFinalizeRecord(db, documentId);
       const doc = await reserve(db, record.document, deps.secrets);
       const token = openFinalToken(doc, deps.secrets)!;

@@ -35,6 +35,11 @@ export class FairSlots {
     return true;
   }
 
+  /** Whether takeSoon would take or wait for a slot now (rather than refuse). */
+  hasRoomSoon(): boolean {
+    return this.free > 0 || this.waiting.length < this.size;
+  }
+
   /**
    * A slot soon: a free one at once, or a wait behind fewer tasks than there are slots (one round of them at most).
    * False, with nothing held or queued, when the queue is longer than that or `signal` aborts while it waits.
@@ -45,7 +50,7 @@ export class FairSlots {
       this.grant(account);
       return true;
     }
-    if (this.waiting.length >= this.size || signal?.aborted) return false;
+    if (!this.hasRoomSoon() || signal?.aborted) return false;
     return new Promise<boolean>((resolve) => {
       const onAbort = () => {
         const at = this.waiting.indexOf(waiter);

@@ -95,6 +95,11 @@ class PdfWorkerPool {
    * limit starts when the task starts in its thread (the thread says so through `started`), so a thread's start-up (loading pdf-lib, and TypeScript
    * under tsx) is not counted against the file; starting may take up to THREAD_START_MS.
    */
+  /** Whether a `soon` task would get a thread now (FairSlots.hasRoomSoon). */
+  hasRoomSoon(): boolean {
+    return this.slots.hasRoomSoon();
+  }
+
   async run<T>(
     name: 'inspect' | 'compose',
     task: object,
@@ -210,6 +215,8 @@ export interface PdfFinalizer {
    * PdfBusyError when `slot.whenBusy` is `soon` and no thread is to be had soon.
    */
   finalize(input: FinalizeInput, slot?: FinalizeSlot): Promise<FinalizeResult>;
+  /** Whether a finalization taking its thread `soon` would get one now: the caller can refuse before any work. */
+  hasRoomSoon(): boolean;
   /** The same finalizer, its work queued fairly as `account`'s behind other accounts' (the finalizer is one). */
   forAccount(account: string): PdfFinalizer;
 }
@@ -246,6 +253,7 @@ export function createPdfFinalizer(limits: PdfLimits, logger?: Pick<Logger, 'err
       const { signFinal } = await import('../finalize-document.ts');
       return signFinal(composed, input);
     },
+    hasRoomSoon: () => pool.hasRoomSoon(),
     forAccount,
   });
   return forAccount('');
