@@ -5,7 +5,8 @@ import { defineSlice } from './slice.ts';
 export interface ApprovalConfig {
   /**
    * How long the approval workflow retries each kind of activity (schedule-to-close) before its defined outcome,
-   * and how long a finalization attempt may go without a heartbeat before Temporal gives it up and retries it.
+   * and how long a finalization attempt after the first (a local activity) may go without a heartbeat before Temporal
+   * gives it up and retries it.
    */
   approvalPolicies: { notifyMs: number; finalizeMs: number; writeMs: number; finalizeHeartbeatMs: number };
   /** How long the API waits for an approval workflow's answer before answering 503 (the answer is then lost). */
@@ -44,7 +45,7 @@ export const approvalSlice = defineSlice({
       'how long a read-model write (PostgreSQL) is retried; then the workflow parks in "attention" until retried',
     ),
     APPROVAL_FINALIZE_HEARTBEAT_SECONDS: heartbeatSeconds(
-      'how long a finalization attempt may go without a heartbeat (every 5 s, or a third of this when shorter) before Temporal gives it up and retries it: how soon a worker killed mid-finalization is noticed; below 30 only in tests',
+      'how long a finalization attempt after the first may go without a heartbeat (every 5 s, or a third of this when shorter) before Temporal gives it up and retries it: how soon a worker killed mid-finalization is noticed (the first attempt is a local activity, given up with its workflow task after 10 s); below 30 only in tests',
     ),
     APPROVAL_ANSWER_TIMEOUT_SECONDS: z.coerce
       .number()
