@@ -88,18 +88,19 @@ class PdfWorkerPool {
     });
   }
 
-  /**
-   * Queued fairly per `account` (see FairSlots). `share`: throw PdfBusyError when every slot is taken and the
-   * account already holds or awaits its share; `wait`: wait for a slot; `soon`: throw PdfBusyError unless a slot is
-   * free or the queue is shorter than the pool (FairSlots.takeSoon), or when `signal` aborts the wait. The time
-   * limit starts when the task starts in its thread (the thread says so through `started`), so a thread's start-up (loading pdf-lib, and TypeScript
-   * under tsx) is not counted against the file; starting may take up to THREAD_START_MS.
-   */
   /** Whether a `soon` task would get a thread now (FairSlots.hasRoomSoon). */
   hasRoomSoon(): boolean {
     return this.slots.hasRoomSoon();
   }
 
+  /**
+   * Queued fairly per `account` (see FairSlots). `share`: throw PdfBusyError when every slot is taken and the
+   * account already holds or awaits its share; `wait`: wait for a slot; `soon`: throw PdfBusyError unless a slot is
+   * free or the queue is shorter than the pool (FairSlots.takeSoon), or when `signal` aborts the wait. The time
+   * limit starts when the task starts in its thread (the thread says so through `started`), so a thread's start-up
+   * (loading pdf-lib, and TypeScript under tsx) is not counted against the file; starting may take up to
+   * THREAD_START_MS.
+   */
   async run<T>(
     name: 'inspect' | 'compose',
     task: object,
