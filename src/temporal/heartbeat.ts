@@ -1,4 +1,4 @@
-import { Context } from '@temporalio/activity';
+import { currentActivityContext } from './activity-context.ts';
 
 /**
  * How often a long activity tells Temporal it is alive: every 5 s, or three times within a shorter heartbeat
@@ -16,14 +16,9 @@ export function heartbeatIntervalMs(heartbeatTimeoutMs: number | undefined): num
  * start-to-close time-out. Outside an activity (a direct call in a test) it only runs `work`.
  */
 export async function whileHeartbeating<T>(work: () => Promise<T>): Promise<T> {
-  let context: Context | undefined;
-  try {
-    context = Context.current();
-  } catch {
-    return work();
-  }
+  const context = currentActivityContext();
   // A local activity has no heartbeat: its workflow task is what times out when its worker dies.
-  if (context.info.isLocal) return work();
+  if (!context || context.info.isLocal) return work();
   const timer = setInterval(() => context.heartbeat(), heartbeatIntervalMs(context.info.heartbeatTimeoutMs));
   try {
     context.heartbeat();

@@ -1,4 +1,4 @@
-import { Context } from '@temporalio/activity';
+import { currentActivityContext } from '../../temporal/activity-context.ts';
 import type { ProviderAnswerMemory } from '../../whatsapp/index.ts';
 
 /** What a notification activity heartbeats once WhatsApp has answered: the message id, for this notice. */
@@ -36,12 +36,8 @@ function keepLocally(idempotencyKey: string, wamid: string): void {
  * on the same worker; on another one the notice is sent again, as sendNotice logs).
  */
 export function heartbeatMemory(idempotencyKey: string): ProviderAnswerMemory | undefined {
-  let context: Context;
-  try {
-    context = Context.current();
-  } catch {
-    return undefined;
-  }
+  const context = currentActivityContext();
+  if (!context) return undefined;
   if (context.info.isLocal) {
     return {
       recall: () => localAnswers.get(idempotencyKey),

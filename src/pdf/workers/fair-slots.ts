@@ -25,11 +25,7 @@ export class FairSlots {
 
   /** Resolves true once `account` holds a slot (release it with `release`); false when a bounded task is refused. */
   async take(account: string, bounded: boolean): Promise<boolean> {
-    if (this.free > 0) {
-      this.free -= 1;
-      this.grant(account);
-      return true;
-    }
+    if (this.takeFree(account)) return true;
     if (bounded && this.claimsOf(account) >= this.shareOf(account)) return false;
     await new Promise<void>((grant) => this.waiting.push({ account, grant }));
     return true;
@@ -45,11 +41,7 @@ export class FairSlots {
    * False, with nothing held or queued, when the queue is longer than that or `signal` aborts while it waits.
    */
   async takeSoon(account: string, signal?: AbortSignal): Promise<boolean> {
-    if (this.free > 0) {
-      this.free -= 1;
-      this.grant(account);
-      return true;
-    }
+    if (this.takeFree(account)) return true;
     if (!this.hasRoomSoon() || signal?.aborted) return false;
     return new Promise<boolean>((resolve) => {
       const onAbort = () => {
@@ -82,6 +74,14 @@ export class FairSlots {
       waiter!.grant();
     } else this.free += 1;
     if (this.claimsOf(account) === 0) this.servedAt.delete(account);
+  }
+
+  /** A free slot for `account`, if there is one now. */
+  private takeFree(account: string): boolean {
+    if (this.free === 0) return false;
+    this.free -= 1;
+    this.grant(account);
+    return true;
   }
 
   /** Whether a task of `a` goes before one of `b` that waits longer. */

@@ -1,5 +1,6 @@
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/activity';
 import { documentsStore } from '../../documents/documents-store.ts';
+import { currentActivityContext } from '../../../temporal/activity-context.ts';
 import { whileHeartbeating } from '../../../temporal/heartbeat.ts';
 import type { ApprovalActivities, SignedCopiesInput } from '../definitions.ts';
 import { OPEN_STATUSES } from '../rules.ts';
@@ -12,12 +13,8 @@ const COPIES_MIN_BUDGET_MS = 30_000;
 
 /** What is left of the running activity's time-outs, less a margin of a quarter; unlimited outside an activity. */
 function copiesBudgetMs(): number {
-  let info: Context['info'];
-  try {
-    info = Context.current().info;
-  } catch {
-    return Number.POSITIVE_INFINITY;
-  }
+  const info = currentActivityContext()?.info;
+  if (!info) return Number.POSITIVE_INFINITY;
   const now = Date.now();
   const ends = [
     info.scheduleToCloseTimeoutMs ? info.scheduledTimestampMs + info.scheduleToCloseTimeoutMs : Infinity,
@@ -30,13 +27,8 @@ function copiesBudgetMs(): number {
 
 /** How this attempt takes a PDF thread: `soon` as a local activity, else `wait` (also outside an activity). */
 function finalizeSlot(): FinalizeSlot {
-  let context: Context;
-  try {
-    context = Context.current();
-  } catch {
-    return { whenBusy: 'wait' };
-  }
-  return context.info.isLocal
+  const context = currentActivityContext();
+  return context?.info.isLocal
     ? { whenBusy: 'soon', signal: context.cancellationSignal }
     : { whenBusy: 'wait' };
 }
@@ -65,7 +57,8 @@ async function finalizeApprovedDocument(
 ): Promise<ApprovedRead> {
   // The local attempt (in the workflow task of the last action) takes a PDF thread only if it gets one soon: behind
   // a longer queue it is refused at once, and the ordinary activity waits its turn instead, so no workflow task is
-  // held long, and an attempt that times out leaves the queue rather than composing for nobody.
+  // held long, and an attempt that times out while it waits leaves the queue (one that times out while composing
+  // still finishes its composition, for nobody).
   const final = await whileHeartbeating(async () => deps.finalize?.(documentId, finalizeSlot()));
   const key = `document.approved:${documentId}`;
   const document = await events.inTransaction([key], async (trx) => {
