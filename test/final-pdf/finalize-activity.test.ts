@@ -14,6 +14,8 @@ import { createDb } from '../../src/db/knex.ts';
 import { sha256Hex } from '../../src/auth/tokens.ts';
 import { documentEventsStore, fullEventData } from '../../src/features/events/document-events-store.ts';
 import { DEFAULT_PDF_LIMITS, type PdfLimits } from '../../src/pdf/limits.ts';
+import { SOON_ROUNDS } from '../../src/pdf/workers/fair-slots.ts';
+import { createPdfFinalizer } from '../../src/pdf/workers/pdf-workers.ts';
 import { objectStreamBomb } from '../helpers/pdf-bombs.ts';
 import { pageText, pdfsig, qpdfCheck } from '../helpers/pdf-tools.ts';
 import { type TestTsa, startTestTsa } from '../helpers/tsa-server.ts';
@@ -375,6 +377,48 @@ describe('finalization failures', () => {
     expect(err).not.toBeInstanceOf(ApplicationFailure);
     expect((err as Error).message).toMatch(/time-stamp authority/);
     expect((await finalColumns(doc.id)).final_sha256).toBeNull();
+  });
+});
+
+describe('a finalization that takes its thread soon (the local attempt)', () => {
+  it('is refused before any work when a round is queued, and gives its place back however it ends', async () => {
+    const pdf: PdfLimits = {
+      ...DEFAULT_PDF_LIMITS,
+      finalization: { ...DEFAULT_PDF_LIMITS.finalization, concurrency: 1, timeoutMs: 120_011 },
+    };
+    const threads = createPdfFinalizer(pdf); // the same pool as the finalizer's (one per set of limits)
+    const { metrics, samples } = finalizationMetrics();
+    const soon = (id: string) => finalizer({ pdf, metrics })(id, { whenBusy: 'soon' });
+    const written = async (id: string) => ({
+      token: (await finalColumns(id)).final_token_sealed !== null,
+      verification:
+        (await db()('document_verifications')
+          .where({ document_id: id })
+          .first<object | undefined>('document_id')) !== undefined,
+    });
+    const [first, second] = [await completedDocument(three()), await completedDocument(three())];
+
+    // Places kept for other attempts: the pool's one thread and the rounds behind it.
+    const others = Array.from({ length: SOON_ROUNDS + 1 }, () => threads.admitSoon());
+    const refused = await soon(first.id).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(refused).toBeInstanceOf(ApplicationFailure);
+    expect(refused).toMatchObject({ type: 'PdfBusyError', nonRetryable: false });
+    expect(await written(first.id)).toEqual({ token: false, verification: false });
+    for (const other of others) other.cancel();
+
+    // Admitted: it composes; run again on the signed file, it ends before composing. Neither keeps its place.
+    const done = await soon(first.id);
+    expect((await soon(first.id)).document.download_url).toBe(done.document.download_url);
+    await expect(finalizer({ pdf, metrics })(second.id)).resolves.toBeDefined();
+    // A place left behind would refuse the last of these.
+    const places = Array.from({ length: SOON_ROUNDS + 1 }, () => threads.admitSoon());
+    for (const place of places) place.cancel();
+    expect(threads.hasRoomSoon()).toBe(true);
+    const counted = (await samples()).filter((s) => s.name === 'wathiq_finalization_failures_total');
+    expect(counted).toEqual([]);
   });
 });
 

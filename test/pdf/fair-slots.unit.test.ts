@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FairSlots } from '../../src/pdf/workers/fair-slots.ts';
+import { FairSlots, SOON_ROUNDS } from '../../src/pdf/workers/fair-slots.ts';
 
 /** Takes a slot and records, in `log`, when it was granted. */
 function taker(slots: FairSlots, log: string[]) {
@@ -91,23 +91,26 @@ describe('FairSlots', () => {
     expect(log).toEqual(['a0', 'b1', 'a1', 'b2', 'a2', 'a3', 'a4', 'a5']);
   });
 
-  it('takeSoon takes a free slot, waits behind fewer tasks than slots, and refuses a longer queue', async () => {
+  it('takeSoon takes a free slot, waits behind fewer than SOON_ROUNDS rounds of tasks, and refuses a longer queue', async () => {
     const slots = new FairSlots(2);
     const log: string[] = [];
     const take = taker(slots, log);
     expect(await slots.takeSoon('a')).toBe(true);
     expect(await slots.takeSoon('a')).toBe(true);
-    const first = slots.takeSoon('b'); // none free, nobody waiting: it waits
-    expect(slots.hasRoomSoon()).toBe(true);
-    const second = slots.takeSoon('c'); // one waiting: still under a round of two
+    const waiters: Promise<boolean>[] = [];
+    for (let i = 0; i < SOON_ROUNDS * 2; i++) {
+      expect(slots.hasRoomSoon()).toBe(true);
+      waiters.push(slots.takeSoon(`w${i}`)); // none free, fewer waiting than the rounds: it waits
+    }
     expect(slots.hasRoomSoon()).toBe(false);
-    expect(await slots.takeSoon('d')).toBe(false); // two waiting: refused at once, nothing queued
+    expect(await slots.takeSoon('d')).toBe(false); // the rounds are full: refused at once, nothing queued
     const unbounded = take('e', false); // an ordinary task still queues behind them
     slots.release('a');
     slots.release('a');
-    expect(await first).toBe(true);
-    expect(await second).toBe(true);
-    slots.release('b');
+    for (let i = 0; i < waiters.length; i++) {
+      expect(await waiters[i]).toBe(true);
+      slots.release(`w${i}`);
+    }
     await unbounded;
     expect(log).toEqual(['e']);
   });
@@ -128,5 +131,60 @@ describe('FairSlots', () => {
     expect(log).toEqual(['a', 'c']);
     // An aborted signal is refused before it queues.
     expect(await slots.takeSoon('d', controller.signal)).toBe(false);
+  });
+
+  it('admitSoon keeps a place that counts against the room, and its take waits however long the queue grew', async () => {
+    const slots = new FairSlots(1);
+    const places = Array.from({ length: SOON_ROUNDS + 1 }, () => slots.admitSoon()!); // the free slot, and the rounds
+    expect(places.every(Boolean)).toBe(true);
+    expect(slots.hasRoomSoon()).toBe(false);
+    expect(slots.admitSoon()).toBeUndefined();
+    const [first, ...others] = places;
+    expect(await slots.takeSoon('x')).toBe(true); // the free slot is anyone's until taken
+    const queued = ['y0', 'y1', 'y2'].map((a) => slots.take(a, false)); // the queue grows behind the admitted
+    for (const other of others) {
+      other.cancel();
+      other.cancel(); // once
+    }
+    expect(slots.hasRoomSoon()).toBe(false); // three waiting, no free slot
+    let took = false;
+    const admitted = first!.take('z').then((t) => (took = t));
+    await settle();
+    expect(took).toBe(false); // not refused: waiting behind the y's
+    slots.release('x');
+    for (const [i, y] of queued.entries()) {
+      expect(await y).toBe(true);
+      slots.release(`y${i}`);
+    }
+    expect(await admitted).toBe(true); // z holds the slot
+    // Taken, the place is gone: cancel does nothing, and a second take is an ordinary takeSoon.
+    first!.cancel();
+    expect(slots.hasRoomSoon()).toBe(true); // nobody waits or is admitted
+    const again = Array.from({ length: SOON_ROUNDS }, (_, i) => first!.take(`w${i}`)); // the rounds: they wait
+    expect(slots.hasRoomSoon()).toBe(false); // (a cancel that counted would leave room)
+    slots.release('z');
+    for (const [i, w] of again.entries()) {
+      expect(await w).toBe(true);
+      slots.release(`w${i}`);
+    }
+  });
+
+  it('an admitted take gives up when its signal aborts, and a cancelled place frees its room', async () => {
+    const slots = new FairSlots(1);
+    expect(await slots.takeSoon('a')).toBe(true);
+    const places = Array.from({ length: SOON_ROUNDS }, () => slots.admitSoon()!);
+    expect(places.every(Boolean)).toBe(true);
+    expect(slots.hasRoomSoon()).toBe(false);
+    const controller = new AbortController();
+    const waiting = places[0]!.take('b', controller.signal);
+    await settle();
+    controller.abort();
+    expect(await waiting).toBe(false);
+    expect(slots.hasRoomSoon()).toBe(true); // out of the queue, and its place is used
+    places[1]!.cancel();
+    const unused = Array.from({ length: SOON_ROUNDS }, () => slots.admitSoon()!);
+    expect(slots.hasRoomSoon()).toBe(false);
+    unused[0]!.cancel();
+    expect(slots.hasRoomSoon()).toBe(true);
   });
 });

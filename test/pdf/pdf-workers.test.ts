@@ -4,7 +4,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_PDF_LIMITS, type PdfLimits, PdfTooComplexError } from '../../src/pdf/limits.ts';
 import { PdfBusyError, createPdfFinalizer, createPdfInspector } from '../../src/pdf/workers/pdf-workers.ts';
+import { SOON_ROUNDS } from '../../src/pdf/workers/fair-slots.ts';
 import { NICE_INCREMENT } from '../../src/pdf/workers/thread-priority.ts';
+import type { FinalizeResult } from '../../src/pdf/types.ts';
 import { buildPdf, deflated, objectStreamBomb } from '../helpers/pdf-bombs.ts';
 import { makePdf } from '../helpers/pdf.ts';
 import { pdfsig } from '../helpers/pdf-tools.ts';
@@ -157,16 +159,39 @@ describe('finalization in a worker thread', () => {
     }
   });
 
-  it('a finalization that takes its thread soon is refused (PdfBusyError) behind a full round, and waits behind less', async () => {
+  it('a finalization that takes its thread soon is refused (PdfBusyError) behind SOON_ROUNDS full rounds, and waits behind less', async () => {
     const finalizer = createPdfFinalizer(finalizeLimits({ concurrency: 1, timeoutMs: 120_003 }));
     const original = await makePdf(1);
     const input = () => sampleInput(original, pki.signer, sampleApprovers(1));
     const holding = finalizer.finalize(input());
-    const soon = finalizer.finalize(input(), { whenBusy: 'soon' }); // behind nobody: waits for the thread
+    const soon: Promise<FinalizeResult>[] = [];
+    for (let i = 0; i < SOON_ROUNDS; i++) {
+      expect(finalizer.hasRoomSoon()).toBe(true);
+      soon.push(finalizer.finalize(input(), { whenBusy: 'soon' })); // behind fewer rounds: waits for the thread
+    }
     expect(finalizer.hasRoomSoon()).toBe(false);
     await expect(finalizer.finalize(input(), { whenBusy: 'soon' })).rejects.toBeInstanceOf(PdfBusyError);
     const waited = finalizer.finalize(input(), { whenBusy: 'wait' });
-    for (const done of [holding, soon, waited]) expect((await done).pdf.length).toBeGreaterThan(0);
+    for (const done of [holding, ...soon, waited]) expect((await done).pdf.length).toBeGreaterThan(0);
+    expect(finalizer.hasRoomSoon()).toBe(true);
+  });
+
+  it('a finalization admitted to take its thread soon waits its turn however long the queue has grown since', async () => {
+    const finalizer = createPdfFinalizer(finalizeLimits({ concurrency: 1, timeoutMs: 120_004 }));
+    const original = await makePdf(1);
+    const input = () => sampleInput(original, pki.signer, sampleApprovers(1));
+    const admission = finalizer.admitSoon(); // kept while it would read and reserve
+    const holding = finalizer.finalize(input()); // takes the thread
+    // The rounds fill behind it.
+    const waiting = Array.from({ length: SOON_ROUNDS }, () =>
+      finalizer.finalize(input(), { whenBusy: 'wait' }),
+    );
+    expect(finalizer.hasRoomSoon()).toBe(false);
+    expect(() => finalizer.admitSoon()).toThrow(PdfBusyError);
+    await expect(finalizer.finalize(input(), { whenBusy: 'soon' })).rejects.toBeInstanceOf(PdfBusyError);
+    const admitted = finalizer.finalize(input(), { whenBusy: 'soon', admission }); // not refused: it waits
+    for (const done of [holding, ...waiting, admitted]) expect((await done).pdf.length).toBeGreaterThan(0);
+    admission.cancel(); // taken already: changes nothing
     expect(finalizer.hasRoomSoon()).toBe(true);
   });
 

@@ -31,6 +31,7 @@ import type { SignatureLevel } from '../../pdf/ltv/levels.ts';
 import { LtvError, type RevocationOptions } from '../../pdf/ltv/revocation.ts';
 import {
   type FinalizeSlot,
+  type SoonAdmission,
   type PdfFinalizer,
   PdfBusyError,
   createPdfFinalizer,
@@ -148,9 +149,11 @@ export function createFinalizer(
 
   return async (documentId, slot) => {
     const started = performance.now();
+    // Taking its thread soon, an attempt is admitted (or refused, PdfBusyError below) before any work: one refused
+    // at the thread after its reads and reservations would leave the ordinary activity to do them again.
+    let admission: SoonAdmission | undefined;
     try {
-      // Refused before any work, when it would be refused at the thread anyway (see PdfBusyError below).
-      if (slot?.whenBusy === 'soon' && !pdf.hasRoomSoon()) throw new PdfBusyError(1);
+      if (slot?.whenBusy === 'soon') admission = pdf.admitSoon();
       const record = await loadFinalizeRecord(db, documentId);
       const doc = await reserve(db, record.document, deps.secrets);
       const token = openFinalToken(doc, deps.secrets)!;
@@ -172,7 +175,7 @@ export function createFinalizer(
       const signer = await deps.signer();
       const result = await finalizeWithFallback(
         pdf.forAccount(doc.accountId), // queued fairly behind other accounts' finalizations
-        slot,
+        { ...slot, admission },
         {
           ...input,
           signer,
@@ -215,6 +218,8 @@ export function createFinalizer(
       const failure = asActivityFailure(err);
       deps.metrics?.failed(failureReason(failure), !isNonRetryable(failure));
       throw failure;
+    } finally {
+      admission?.cancel(); // when it ended before composing (a signed file found, a failure)
     }
   };
 }

@@ -9,8 +9,10 @@ import { FinalizeError, FinalizeInputError } from '../finalize-errors.ts';
 import type { PdfInspection } from '../inspect-pdf.ts';
 import { LIMIT_REASONS, type PdfLimits, PdfTooComplexError, type WorkerLimits } from '../limits.ts';
 import type { FinalizeInput, FinalizeResult } from '../types.ts';
-import { FairSlots } from './fair-slots.ts';
+import { FairSlots, type SoonAdmission } from './fair-slots.ts';
 import type { ComposeOutcome, InspectTask } from './pdf-worker.ts';
+
+export type { SoonAdmission };
 
 /**
  * Untrusted PDFs are read in worker threads (piscina), never on the event loop: each task gets a thread of its
@@ -93,10 +95,16 @@ class PdfWorkerPool {
     return this.slots.hasRoomSoon();
   }
 
+  /** A place for a `soon` task, kept while it prepares (FairSlots.admitSoon); undefined when refused. */
+  admitSoon(): SoonAdmission | undefined {
+    return this.slots.admitSoon();
+  }
+
   /**
    * Queued fairly per `account` (see FairSlots). `share`: throw PdfBusyError when every slot is taken and the
    * account already holds or awaits its share; `wait`: wait for a slot; `soon`: throw PdfBusyError unless a slot is
-   * free or the queue is shorter than the pool (FairSlots.takeSoon), or when `signal` aborts the wait. The time
+   * free or the queue is shorter than SOON_ROUNDS rounds (FairSlots.takeSoon), or when `signal` aborts the wait; with
+   * `admission`, it waits however long the queue has grown since it was admitted (FairSlots.admitSoon). The time
    * limit starts when the task starts in its thread (the thread says so through `started`), so a thread's start-up
    * (loading pdf-lib, and TypeScript under tsx) is not counted against the file; starting may take up to
    * THREAD_START_MS.
@@ -107,11 +115,14 @@ class PdfWorkerPool {
     whenBusy: WhenBusy,
     account: string,
     signal?: AbortSignal,
+    admission?: SoonAdmission,
   ): Promise<T> {
     const taken =
-      whenBusy === 'soon'
-        ? await this.slots.takeSoon(account, signal)
-        : await this.slots.take(account, whenBusy === 'share');
+      whenBusy !== 'soon'
+        ? await this.slots.take(account, whenBusy === 'share')
+        : admission
+          ? await admission.take(account, signal)
+          : await this.slots.takeSoon(account, signal);
     if (!taken) throw new PdfBusyError(1);
     const controller = new AbortController();
     const { port1, port2 } = new MessageChannel();
@@ -200,11 +211,13 @@ type WhenBusy = 'share' | 'wait' | 'soon';
 
 /**
  * How a finalization takes its thread: `wait` (the default) for its turn; `soon` only if one is free or will be
- * after at most one round of the tasks waiting (else PdfBusyError), giving up its place when `signal` aborts.
+ * after at most SOON_ROUNDS rounds of the tasks waiting (else PdfBusyError), giving up its place when `signal` aborts;
+ * `soon` with the `admission` PdfFinalizer.admitSoon gave before its reads, waiting its turn from that place.
  */
 export interface FinalizeSlot {
   whenBusy?: 'wait' | 'soon';
   signal?: AbortSignal;
+  admission?: SoonAdmission;
 }
 
 /** Finalization (Temporal worker process). */
@@ -218,6 +231,13 @@ export interface PdfFinalizer {
   finalize(input: FinalizeInput, slot?: FinalizeSlot): Promise<FinalizeResult>;
   /** Whether a finalization taking its thread `soon` would get one now: the caller can refuse before any work. */
   hasRoomSoon(): boolean;
+  /**
+   * A place for a finalization taking its thread `soon`, kept from before the work it does ahead of composing
+   * (its reads and reservations), so that once that work is done it is not refused for a queue grown meanwhile;
+   * PdfBusyError, with no place kept, when hasRoomSoon is false. Pass it in `slot.admission`; cancel it if the
+   * finalization ends without composing (cancelling one taken does nothing).
+   */
+  admitSoon(): SoonAdmission;
   /** The same finalizer, its work queued fairly as `account`'s behind other accounts' (the finalizer is one). */
   forAccount(account: string): PdfFinalizer;
 }
@@ -231,6 +251,7 @@ export function createPdfFinalizer(limits: PdfLimits, logger?: Pick<Logger, 'err
       slot.whenBusy ?? 'wait',
       account,
       slot.signal,
+      slot.admission,
     );
     if (outcome.ok) return outcome.composed;
     const { failure } = outcome;
@@ -255,6 +276,11 @@ export function createPdfFinalizer(limits: PdfLimits, logger?: Pick<Logger, 'err
       return signFinal(composed, input);
     },
     hasRoomSoon: () => pool.hasRoomSoon(),
+    admitSoon() {
+      const admission = pool.admitSoon();
+      if (!admission) throw new PdfBusyError(1);
+      return admission;
+    },
     forAccount,
   });
   return forAccount('');
