@@ -145,7 +145,7 @@ describe('a finalization that fails for good', () => {
     }
   }, 240_000);
 
-  it('can still be voided; the retry update is then refused', async () => {
+  it('a permanent cause parks it after the local attempt alone; it can still be voided, and the retry is then refused', async () => {
     // Another real failure, a permanent one that fails at once: the stored original no longer matches its SHA-256.
     const approvers = typedSigner();
     const doc = await createBilingualDocument(h, 'parallel', approvers);
@@ -159,6 +159,16 @@ describe('a finalization that fails for good', () => {
       return d.finalization?.state === 'failed' && d;
     }, 90_000);
     expect(failed.finalization!.error).toMatch(/SHA-256/);
+    // Failed for good in the local attempt: the run parked at once, with no ordinary attempt to fail again (and
+    // count again in wathiq_finalization_failures_total).
+    expect(
+      (await localActivities(h, doc.id)).filter((a) => a.name === 'finalizeAndSendSignedCopies'),
+    ).toEqual([{ name: 'finalizeAndSendSignedCopies', failed: true }]);
+    const history = await h.service.temporal.client.workflow.getHandle(`document-${doc.id}`).fetchHistory();
+    const scheduled = (history.events ?? []).flatMap(
+      (e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? [],
+    );
+    expect(scheduled).not.toContain('finalizeAndSendSignedCopies');
 
     const res = await h.service.request(`/documents/${doc.id}/void`, { method: 'POST', account: h.account });
     expect(res.status, await res.clone().text()).toBe(200);

@@ -1,9 +1,12 @@
 import {
+  ActivityFailure,
+  ApplicationFailure,
   isCancellation,
   proxyActivities,
   proxyLocalActivities,
   type ActivityOptions,
 } from '@temporalio/workflow';
+import { RetryState } from '@temporalio/common';
 import type { ApprovalActivities, ApprovalPolicies } from '../definitions.ts';
 
 /**
@@ -65,13 +68,32 @@ const finalizeLocally = proxyLocalActivities<ApprovalActivities>({
   retry: { maximumAttempts: 1 },
 });
 
-/** `local` first; when its attempts fail, the same call as the ordinary activity `remote`, on its whole policy. */
-function localFirst<I, O>(local: (input: I) => Promise<O>, remote: (input: I) => Promise<O>) {
+/**
+ * `local` first; when its attempts fail, the same call as the ordinary activity `remote`, on its whole policy. A
+ * failure the activity marked non-retryable (a permanent cause: a tampered original, a certificate revoked) is the
+ * call's failure at once, as the ordinary activity's would be (an ActivityFailure, its cause the activity's): the
+ * ordinary activity would fail the same way, and an operator would see it twice in the failure metrics.
+ */
+function localFirst<I, O>(
+  activityType: keyof ApprovalActivities,
+  local: (input: I) => Promise<O>,
+  remote: (input: I) => Promise<O>,
+) {
   return async (input: I): Promise<O> => {
     try {
       return await local(input);
     } catch (err) {
       if (isCancellation(err)) throw err;
+      // A local activity's failure reaches the workflow as the activity's own error, not wrapped.
+      if (err instanceof ApplicationFailure && err.nonRetryable === true)
+        throw new ActivityFailure(
+          'Local activity task failed',
+          activityType,
+          undefined,
+          RetryState.NON_RETRYABLE_FAILURE,
+          undefined,
+          err,
+        );
       return remote(input);
     }
   };
@@ -117,18 +139,28 @@ export function approvalEffects(policies: ApprovalPolicies): ApprovalEffects {
     policies,
     writes,
     localWrites: {
-      markDocumentSent: localFirst(writesLocally.markDocumentSent, writes.markDocumentSent),
-      closeDocument: localFirst(writesLocally.closeDocument, writes.closeDocument),
-      markFinalizationFailed: localFirst(writesLocally.markFinalizationFailed, writes.markFinalizationFailed),
+      markDocumentSent: localFirst(
+        'markDocumentSent',
+        writesLocally.markDocumentSent,
+        writes.markDocumentSent,
+      ),
+      closeDocument: localFirst('closeDocument', writesLocally.closeDocument, writes.closeDocument),
+      markFinalizationFailed: localFirst(
+        'markFinalizationFailed',
+        writesLocally.markFinalizationFailed,
+        writes.markFinalizationFailed,
+      ),
       recordNotificationFailure: localFirst(
+        'recordNotificationFailure',
         writesLocally.recordNotificationFailure,
         writes.recordNotificationFailure,
       ),
     },
     notices,
-    request: localFirst(requestsLocally.notifyApprover, notices.notifyApprover),
+    request: localFirst('notifyApprover', requestsLocally.notifyApprover, notices.notifyApprover),
     finalize: (ms) =>
       localFirst(
+        'finalizeAndSendSignedCopies',
         finalizeLocally.finalizeAndSendSignedCopies,
         proxyActivities<ApprovalActivities>({
           ...FINALIZE_POLICY,
