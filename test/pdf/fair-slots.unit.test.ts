@@ -157,16 +157,22 @@ describe('FairSlots', () => {
       slots.release(`y${i}`);
     }
     expect(await admitted).toBe(true); // z holds the slot
-    // Taken, the place is gone: cancel does nothing, and a second take is an ordinary takeSoon.
+    // Taken, the place is gone: cancel does nothing. A second take (composing again) waits too, even behind full
+    // rounds, where takeSoon is refused.
     first!.cancel();
-    expect(slots.hasRoomSoon()).toBe(true); // nobody waits or is admitted
-    const again = Array.from({ length: SOON_ROUNDS }, (_, i) => first!.take(`w${i}`)); // the rounds: they wait
+    expect(slots.hasRoomSoon()).toBe(true); // z holds the slot, nobody waits or is admitted
+    const rounds = Array.from({ length: SOON_ROUNDS }, (_, i) => slots.take(`r${i}`, false));
     expect(slots.hasRoomSoon()).toBe(false); // (a cancel that counted would leave room)
+    expect(await slots.takeSoon('refused')).toBe(false);
+    const again = first!.take('z');
     slots.release('z');
-    for (const [i, w] of again.entries()) {
-      expect(await w).toBe(true);
-      slots.release(`w${i}`);
+    for (const [i, r] of rounds.entries()) {
+      expect(await r).toBe(true);
+      slots.release(`r${i}`);
     }
+    expect(await again).toBe(true);
+    slots.release('z');
+    expect(slots.hasRoomSoon()).toBe(true);
   });
 
   it('an admitted take gives up when its signal aborts, and a cancelled place frees its room', async () => {

@@ -8,7 +8,11 @@ export const SOON_ROUNDS = 2;
 
 /** A place kept for a task that takes its slot soon (FairSlots.admitSoon). */
 export interface SoonAdmission {
-  /** takeSoon, except that the queue's length no longer refuses it (only `signal`); once: a second is takeSoon. */
+  /**
+   * takeSoon, except that the queue's length no longer refuses it (only `signal`). The place counts against the room
+   * until the first take; a later take (a task composing again) waits as well: the task was admitted, and did its
+   * work on that promise.
+   */
   take(account: string, signal?: AbortSignal): Promise<boolean>;
   /** Gives the place up, if it was not taken (a second call does nothing). */
   cancel(): void;
@@ -85,7 +89,7 @@ export class FairSlots {
     return {
       // Admitted, it waits its turn (or until `signal` aborts) however long the queue has grown.
       take: async (account, signal) => {
-        if (!close()) return this.takeSoon(account, signal); // a second take: an ordinary one
+        close();
         return this.takeFree(account) || this.wait(account, signal);
       },
       cancel: () => void close(),
