@@ -80,11 +80,9 @@ export class FairSlots {
     if (!this.hasRoomSoon()) return undefined;
     this.admitted += 1;
     let open = true;
-    const close = (): boolean => {
-      if (!open) return false;
+    const close = () => {
+      if (open) this.admitted -= 1;
       open = false;
-      this.admitted -= 1;
-      return true;
     };
     return {
       // Admitted, it waits its turn (or until `signal` aborts) however long the queue has grown.
@@ -92,7 +90,7 @@ export class FairSlots {
         close();
         return this.takeFree(account) || this.wait(account, signal);
       },
-      cancel: () => void close(),
+      cancel: close,
     };
   }
 
