@@ -422,6 +422,39 @@ describe('a finalization that takes its thread soon (the local attempt)', () => 
   });
 });
 
+describe('a local attempt that times out while it composes', () => {
+  it('has its composition stopped: a retryable failure of its own kind, not counted as a failure', async () => {
+    const doc = await completedDocument(three());
+    const { file_key } = await finalColumns(doc.id);
+    const slow = objectStreamBomb(64 * 1024 * 1024 * 1024); // inflates until a time limit far off
+    await h.service.deps.storage.put(file_key, Readable.from([slow]));
+    await db()('documents')
+      .where({ id: doc.id })
+      .update({ file_sha256: sha256Hex(slow) });
+    const pdf: PdfLimits = {
+      ...DEFAULT_PDF_LIMITS,
+      decode: { ...DEFAULT_PDF_LIMITS.decode, maxDecodedBytes: 2 ** 40, maxDecodeRatio: 1e9 },
+      finalization: { ...DEFAULT_PDF_LIMITS.finalization, timeoutMs: 120_012 },
+    };
+    const { metrics, samples } = finalizationMetrics();
+    const attempt = new AbortController(); // the local activity's cancellation, as its time-out fires it
+    const started = performance.now();
+    const composing = finalizer({ pdf, metrics })(doc.id, { whenBusy: 'soon', signal: attempt.signal }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    await new Promise((r) => setTimeout(r, 2000));
+    attempt.abort();
+    const err = await composing;
+    expect(performance.now() - started).toBeLessThan(60_000);
+    expect(err).toBeInstanceOf(ApplicationFailure);
+    expect(err).toMatchObject({ type: 'PdfTaskCancelledError', nonRetryable: false });
+    expect((await finalColumns(doc.id)).final_sha256).toBeNull();
+    const counted = (await samples()).filter((s) => s.name === 'wathiq_finalization_failures_total');
+    expect(counted).toEqual([]);
+  });
+});
+
 describe('finalization options', () => {
   it('adds an RFC 3161 time-stamp when TSA_URL is set, and the file stays valid and trusted', async () => {
     const tsa: TestTsa = await startTestTsa(h.pki.tsa);

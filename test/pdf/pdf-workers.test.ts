@@ -3,7 +3,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_PDF_LIMITS, type PdfLimits, PdfTooComplexError } from '../../src/pdf/limits.ts';
-import { PdfBusyError, createPdfFinalizer, createPdfInspector } from '../../src/pdf/workers/pdf-workers.ts';
+import {
+  PdfBusyError,
+  PdfTaskCancelledError,
+  createPdfFinalizer,
+  createPdfInspector,
+} from '../../src/pdf/workers/pdf-workers.ts';
 import { SOON_ROUNDS } from '../../src/pdf/workers/fair-slots.ts';
 import { NICE_INCREMENT } from '../../src/pdf/workers/thread-priority.ts';
 import type { FinalizeResult } from '../../src/pdf/types.ts';
@@ -207,6 +212,31 @@ describe('finalization in a worker thread', () => {
     // a's first holds the thread; a's next two wait, then b's one: b goes before a's second.
     await Promise.all([run('a', 'a1'), run('a', 'a2'), run('a', 'a3'), run('b', 'b1')]);
     expect(done).toEqual(['a1', 'b1', 'a2', 'a3']);
+  });
+
+  it('a finalization whose caller gives up while it composes has its thread stopped, and the pool goes on', async () => {
+    const finalizer = createPdfFinalizer({
+      ...finalizeLimits({ concurrency: 1, timeoutMs: 120_006 }),
+      decode: { ...DEFAULT_PDF_LIMITS.decode, ...LOOSE },
+    });
+    const controller = new AbortController();
+    const started = performance.now();
+    const composing = finalizer
+      .finalize(sampleInput(slowBomb, pki.signer, sampleApprovers(1)), {
+        whenBusy: 'soon',
+        signal: controller.signal,
+      })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    await new Promise((r) => setTimeout(r, 1500)); // inflating the bomb, which would take past the time limit
+    controller.abort();
+    expect(await composing).toBeInstanceOf(PdfTaskCancelledError);
+    expect(performance.now() - started).toBeLessThan(60_000);
+    // The one thread is free again, and composes the next file.
+    const next = await finalizer.finalize(sampleInput(await makePdf(1), pki.signer, sampleApprovers(1)));
+    expect(next.pdf.length).toBeGreaterThan(0);
   });
 
   it('a finalization past its time limit fails with PdfTooComplexError', async () => {

@@ -34,6 +34,7 @@ import {
   type SoonAdmission,
   type PdfFinalizer,
   PdfBusyError,
+  PdfTaskCancelledError,
   createPdfFinalizer,
 } from '../../pdf/workers/pdf-workers.ts';
 import type { Storage } from '../../storage/storage.ts';
@@ -215,6 +216,9 @@ export function createFinalizer(
       // A local attempt that would have waited long for a PDF thread (slot.whenBusy `soon`) did not fail: the
       // ordinary activity takes over and waits its turn. Not counted as a failure.
       if (err instanceof PdfBusyError) throw ApplicationFailure.retryable(err.message, 'PdfBusyError');
+      // Nor did one whose attempt timed out while it composed: its composition was stopped, not failed.
+      if (err instanceof PdfTaskCancelledError)
+        throw ApplicationFailure.retryable(err.message, 'PdfTaskCancelledError');
       const failure = asActivityFailure(err);
       deps.metrics?.failed(failureReason(failure), !isNonRetryable(failure));
       throw failure;

@@ -51,6 +51,14 @@ export class PdfBusyError extends Error {
   }
 }
 
+/** The task's caller gave up (its `signal` aborted) while it ran: its thread was stopped; not the file's doing. */
+export class PdfTaskCancelledError extends Error {
+  constructor() {
+    super('The PDF task was cancelled by its caller');
+    this.name = 'PdfTaskCancelledError';
+  }
+}
+
 /** The young generation of a thread whose old generation may take `memoryMb`: an eighth of it, 4 to 16 MB. */
 export const youngGenerationMb = (memoryMb: number): number =>
   Math.min(16, Math.max(4, Math.floor(memoryMb / 8)));
@@ -104,7 +112,8 @@ class PdfWorkerPool {
    * Queued fairly per `account` (see FairSlots). `share`: throw PdfBusyError when every slot is taken and the
    * account already holds or awaits its share; `wait`: wait for a slot; `soon`: throw PdfBusyError unless a slot is
    * free or the queue is shorter than SOON_ROUNDS rounds (FairSlots.takeSoon), or when `signal` aborts the wait; with
-   * `admission`, it waits however long the queue has grown since it was admitted (FairSlots.admitSoon). The time
+   * `admission`, it waits however long the queue has grown since it was admitted (FairSlots.admitSoon). `signal`
+   * aborting while the task runs stops its thread (PdfTaskCancelledError), so no thread works on for nobody. The time
    * limit starts when the task starts in its thread (the thread says so through `started`), so a thread's start-up
    * (loading pdf-lib, and TypeScript under tsx) is not counted against the file; starting may take up to
    * THREAD_START_MS.
@@ -124,7 +133,13 @@ class PdfWorkerPool {
           ? await admission.take(account, signal)
           : await this.slots.takeSoon(account, signal);
     if (!taken) throw new PdfBusyError(1);
+    let cancelled = false;
     const controller = new AbortController();
+    const cancel = () => {
+      cancelled = true;
+      controller.abort();
+    };
+    signal?.addEventListener('abort', cancel, { once: true });
     const { port1, port2 } = new MessageChannel();
     let limit: 'start' | 'time' = 'start';
     let timer = setTimeout(() => controller.abort(), THREAD_START_MS);
@@ -134,11 +149,13 @@ class PdfWorkerPool {
       timer = setTimeout(() => controller.abort(), this.limits.timeoutMs);
     });
     try {
+      if (signal?.aborted) throw new PdfTaskCancelledError();
       return (await this.piscina.run(
         { ...task, started: port2 },
         { name, signal: controller.signal, transferList: [port2] },
       )) as T;
     } catch (err) {
+      if (cancelled) throw new PdfTaskCancelledError();
       if (controller.signal.aborted && limit === 'start') {
         // Not the file's doing: no thread could start (its last failure, if any, says why).
         throw new Error(`no PDF worker thread started the task within ${THREAD_START_MS} ms`, {
@@ -153,6 +170,7 @@ class PdfWorkerPool {
       }
       throw err;
     } finally {
+      signal?.removeEventListener('abort', cancel);
       clearTimeout(timer);
       port1.close();
       this.slots.release(account);
@@ -211,7 +229,8 @@ type WhenBusy = 'share' | 'wait' | 'soon';
 
 /**
  * How a finalization takes its thread: `wait` (the default) for its turn; `soon` only if one is free or will be
- * after at most SOON_ROUNDS rounds of the tasks waiting (else PdfBusyError), giving up its place when `signal` aborts;
+ * after at most SOON_ROUNDS rounds of the tasks waiting (else PdfBusyError), giving up its place (or stopping its
+ * composition: PdfTaskCancelledError) when `signal` aborts;
  * `soon` with the `admission` PdfFinalizer.admitSoon gave before its reads, waiting its turn from that place.
  */
 export interface FinalizeSlot {

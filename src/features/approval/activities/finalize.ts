@@ -58,7 +58,7 @@ async function finalizeApprovedDocument(
   // The local attempt (in the workflow task of the last action) takes a PDF thread only if it gets one soon, and
   // before its reads: behind a longer queue it is refused at once, and the ordinary activity waits its turn instead,
   // so no workflow task is held long, and an attempt that times out while it waits leaves the queue (one that times
-  // out while composing still finishes its composition, for nobody).
+  // out while composing has its thread stopped).
   const final = await whileHeartbeating(async () => deps.finalize?.(documentId, finalizeSlot()));
   const key = `document.approved:${documentId}`;
   const document = await events.inTransaction([key], async (trx) => {
