@@ -98,7 +98,7 @@ class PdfWorkerPool {
     });
   }
 
-  /** Whether a `soon` task would get a thread now (FairSlots.hasRoomSoon). */
+  /** Whether a `soon` task would be admitted now (FairSlots.hasRoomSoon). */
   hasRoomSoon(): boolean {
     return this.slots.hasRoomSoon();
   }
@@ -244,11 +244,12 @@ export interface PdfFinalizer {
   /**
    * `finalizeDocument` with the original read in a worker thread (`composeFinal`); the signing, which holds the
    * private key and may call the time-stamp authority, stays in this thread. Throws what `finalizeDocument`
-   * throws, PdfTooComplexError when the thread ran out of time or memory (permanent, like FinalizeError), and
-   * PdfBusyError when `slot.whenBusy` is `soon` and no thread is to be had soon.
+   * throws, PdfTooComplexError when the thread ran out of time or memory (permanent, like FinalizeError),
+   * PdfBusyError when `slot.whenBusy` is `soon` and no thread is to be had soon, and PdfTaskCancelledError when
+   * `slot.signal` aborts while it composes.
    */
   finalize(input: FinalizeInput, slot?: FinalizeSlot): Promise<FinalizeResult>;
-  /** Whether a finalization taking its thread `soon` would get one now: the caller can refuse before any work. */
+  /** Whether a finalization taking its thread `soon` would be admitted now (admitSoon would not refuse). */
   hasRoomSoon(): boolean;
   /**
    * A place for a finalization taking its thread `soon`, kept from before the work it does ahead of composing

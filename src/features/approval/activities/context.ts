@@ -12,8 +12,9 @@ import type { WorkflowRun } from './workflow-run.ts';
 export interface ApprovalActivityDeps extends DocumentEventsDeps {
   whatsapp: { provider: WhatsAppProvider; templates: WhatsAppTemplateConfig; recordRetry?: RecordRetry };
   /**
-   * Produces and stores the signed final PDF; set by the finalization module. `slot.whenBusy` `soon`: refused
-   * (PdfBusyError, retryable) unless a PDF thread is free or will be after one round of those waiting.
+   * Produces and stores the signed final PDF; set by the finalization module. `slot.whenBusy` `soon` (the local
+   * attempt): admitted before any work, or refused (PdfBusyError, retryable) when more than SOON_ROUNDS rounds of
+   * finalizations wait or are admitted; `slot.signal` aborting stops its wait or its composition.
    */
   finalize?: (documentId: string, slot?: FinalizeSlot) => Promise<FinalizedDocument>;
   /**

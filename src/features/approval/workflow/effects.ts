@@ -61,7 +61,8 @@ const requestsLocally = proxyLocalActivities<ApprovalActivities>({
  * The finalization's first attempt, in the workflow task of the last action: a document takes 0.1-0.3 s to compose
  * and sign. Long enough that the signed copies still get their share of it (COPIES_MIN_BUDGET_MS in
  * activities/finalize.ts) after a slow signature; a task held this long is kept alive by the SDK's workflow-task
- * heartbeat. The attempt takes a PDF thread only soon (FinalizeSlot), so it never waits long in the queue.
+ * heartbeat. The attempt takes a PDF thread only soon (FinalizeSlot: admitted before its reads, behind at most
+ * SOON_ROUNDS rounds), so it never waits long in the queue.
  */
 const finalizeLocally = proxyLocalActivities<ApprovalActivities>({
   startToCloseTimeout: '1 minute',
