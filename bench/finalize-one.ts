@@ -15,7 +15,7 @@ import { createSigner } from '../src/pdf/sign/signer.ts';
 import { makePdf } from '../test/helpers/pdf.ts';
 import { sampleApprovers, sampleInput } from '../test/helpers/sample-input.ts';
 import { perUnit } from './process-cpu.ts';
-import { formatThreadCpu, threadCoreSeconds } from './thread-cpu.ts';
+import { THREAD_KINDS, type ThreadCpu, formatThreadCpu, threadCoreSeconds } from './thread-cpu.ts';
 
 const { values: args } = parseArgs({ options: { documents: { type: 'string', default: '200' } } });
 const DOCUMENTS = Number(args.documents);
@@ -66,7 +66,7 @@ async function main() {
     `  each after: compose ${(compose / n).toFixed(2)} ms, sign ${(sign / n).toFixed(2)} ms of CPU`,
   );
   console.log(
-    `  by thread, ms per document: ${formatThreadCpu({ main: threads.main * 1000, workers: threads.workers * 1000, v8: threads.v8 * 1000, other: threads.other * 1000 })}`,
+    `  by thread, ms per document: ${formatThreadCpu(Object.fromEntries(THREAD_KINDS.map((k) => [k, threads[k] * 1000])) as unknown as ThreadCpu)}`,
   );
   await rm(devCertDir, { recursive: true, force: true });
 }

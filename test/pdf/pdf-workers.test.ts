@@ -10,6 +10,7 @@ import {
   createPdfInspector,
 } from '../../src/pdf/workers/pdf-workers.ts';
 import { SOON_ROUNDS } from '../../src/pdf/workers/fair-slots.ts';
+import { PDF_THREAD_NAME } from '../../src/pdf/workers/thread-name.ts';
 import { NICE_INCREMENT } from '../../src/pdf/workers/thread-priority.ts';
 import type { FinalizeResult } from '../../src/pdf/types.ts';
 import { buildPdf, deflated, objectStreamBomb } from '../helpers/pdf-bombs.ts';
@@ -61,7 +62,7 @@ describe('PDF inspection in a worker thread', () => {
   });
 
   it.runIf(process.platform === 'linux')(
-    'runs its tasks at a lower CPU priority than the event loop (nice +10 in the thread, from its own /proc entry)',
+    'runs its tasks in a thread named wathiq-pdf, at a lower CPU priority than the event loop (nice +10), from its own /proc entry',
     async () => {
       const inspector = createPdfInspector(limits({ timeoutMs: 60_000, memoryMb: 252 }));
       const niceOf = async (task: string) => {
@@ -75,10 +76,16 @@ describe('PDF inspection in a worker thread', () => {
       expect(await inspector.inspect(await makePdf(1))).toMatchObject({ ok: true });
       // The thread stays a while once idle; one of the new threads runs 10 below the main thread.
       const started = (await readdir('/proc/self/task')).filter((t) => !before.has(t));
-      const niceValues = await Promise.all(started.map(niceOf));
+      const threads = await Promise.all(
+        started.map(async (task) => ({
+          name: (await readFile(`/proc/self/task/${task}/comm`, 'utf8').catch(() => '')).trim(),
+          nice: await niceOf(task),
+        })),
+      );
       expect(mine).toBeTypeOf('number');
-      expect(niceValues).toContain(mine! + NICE_INCREMENT);
+      expect(threads).toContainEqual({ name: PDF_THREAD_NAME, nice: mine! + NICE_INCREMENT });
       expect(NICE_INCREMENT).toBe(10);
+      expect(PDF_THREAD_NAME).toBe('wathiq-pdf');
     },
   );
 

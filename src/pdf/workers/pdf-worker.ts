@@ -8,8 +8,10 @@ import type { ComposeTask, ComposedFinal } from '../finalize-document.ts';
 import { FinalizeError, FinalizeInputError } from '../finalize-errors.ts';
 import { type PdfInspection, inspectPdf } from '../inspect-pdf.ts';
 import type { DecodeLimits } from '../limits.ts';
+import { PDF_THREAD_NAME, nameThisThread } from './thread-name.ts';
 import { lowerThreadPriority } from './thread-priority.ts';
 
+nameThisThread(PDF_THREAD_NAME);
 await lowerThreadPriority();
 
 /** Every task carries a port on which the thread says it has started it: the time limit runs from then. */
