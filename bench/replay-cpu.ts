@@ -8,6 +8,12 @@
  * then one `tryUnblockConditions` per pass until no condition unblocks, then `concludeActivation`). With
  * `--baseline`, the workflow code of that ref (its `src/` in a scratch folder) is replayed too, alternating round by
  * round, and printed as the ratio of this code to it.
+ *
+ * With `--sdk-costs`, this code is also replayed (alternating round by round) with two of the SDK's safeguards
+ * switched off in this process, to measure what they cost, not to run without them: the time-out on each call into
+ * the sandbox (Node starts and joins a watchdog thread per call: the SDK's deadlock detection,
+ * `isolateExecutionTimeout`) and the stack-trace tracking (a promise hook that records where each promise of the
+ * workflow was made, for the `__stack_trace` query the Temporal UI shows).
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, symlinkSync } from 'node:fs';
@@ -16,8 +22,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import v8 from 'node:v8';
+import vm from 'node:vm';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
-import { BaseVMWorkflow } from '@temporalio/worker/lib/workflow/vm-shared.js';
+import { BaseVMWorkflow, globalHandlers } from '@temporalio/worker/lib/workflow/vm-shared.js';
 import { createLogger } from '../src/logger.ts';
 import { installTemporalRuntime } from '../src/temporal/runtime.ts';
 import { workflowsPath } from '../src/temporal/worker.ts';
@@ -29,6 +36,7 @@ const { values: args } = parseArgs({
     repeat: { type: 'string', default: '20' },
     rounds: { type: 'string', default: '5' },
     baseline: { type: 'string' },
+    'sdk-costs': { type: 'boolean', default: false },
   },
 });
 const REPEAT = Number(args.repeat);
@@ -190,6 +198,86 @@ async function main() {
       `  this code against ${args.baseline}: process CPU ${(now.process / base.process).toFixed(3)}×, main thread ${(now.main / base.main).toFixed(3)}×, promises ${(now.promises / base.promises).toFixed(3)}×`,
     );
   }
+  if (args['sdk-costs'])
+    for (const l of await safeguardCosts(codes[0]!, histories, per.get(codes[0]!.name)!.counts))
+      console.log(l);
+}
+
+/** Which of the SDK's safeguards a replay runs with (`--sdk-costs`). */
+interface Safeguards {
+  name: string;
+  timeout: boolean;
+  stackTraces: boolean;
+}
+
+const SAFEGUARDS: Safeguards[] = [
+  { name: 'as the worker runs it', timeout: true, stackTraces: true },
+  { name: 'without the time-out', timeout: false, stackTraces: true },
+  { name: 'without the stack traces', timeout: true, stackTraces: false },
+  { name: 'without either', timeout: false, stackTraces: false },
+];
+
+/**
+ * Switches for the safeguards of this process's replays, put in once: the `timeout` of the SDK's calls into the
+ * sandbox (each a `Script.runInContext`; Node starts no watchdog thread without one) is dropped, and the SDK's
+ * stack-trace hooks (its promise hook and `prepareStackTrace`) are uninstalled, or put back.
+ */
+function safeguardSwitches(): (want: Safeguards) => void {
+  let timeoutOn = true;
+  let stackTracesOn = true;
+  const runInContext = Reflect.get(vm.Script.prototype, 'runInContext') as (
+    this: vm.Script,
+    ...args: Parameters<vm.Script['runInContext']>
+  ) => unknown;
+  vm.Script.prototype.runInContext = function (this: vm.Script, context, options): unknown {
+    return runInContext.call(this, context, timeoutOn ? options : { ...options, timeout: undefined });
+  };
+  // Each replay's workflow creator installs the hooks again (install is idempotent): not while they are off.
+  const install = globalHandlers.install.bind(globalHandlers);
+  globalHandlers.install = () => {
+    if (stackTracesOn) install();
+  };
+  return (want) => {
+    timeoutOn = want.timeout;
+    stackTracesOn = want.stackTraces;
+    if (want.stackTraces) install();
+    else if (globalHandlers.installed) globalHandlers.uninstall();
+  };
+}
+
+/** This code replayed under each of SAFEGUARDS, alternating round by round; its lines. */
+async function safeguardCosts(code: Code, histories: readonly History[], counts: Counts): Promise<string[]> {
+  const cpu = new Map<string, number[]>(SAFEGUARDS.map((s) => [s.name, []]));
+  const useSafeguards = safeguardSwitches();
+  try {
+    for (let round = 0; round < ROUNDS; round++) {
+      const order = [
+        ...SAFEGUARDS.slice(round % SAFEGUARDS.length),
+        ...SAFEGUARDS.slice(0, round % SAFEGUARDS.length),
+      ];
+      for (const s of order) {
+        useSafeguards(s);
+        cpu.get(s.name)!.push((await timed(code, histories)).process);
+      }
+    }
+  } finally {
+    useSafeguards(SAFEGUARDS[0]!);
+  }
+  const n = histories.length;
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const ms = (name: string) => median(cpu.get(name)!);
+  const full = ms(SAFEGUARDS[0]!.name);
+  const activations = counts.activations / n;
+  const calls = [...counts.calls.values()].reduce((a, b) => a + b, 0) / n;
+  const promises = counts.promises / n;
+  const saved = (name: string) => full - ms(name);
+  return [
+    `  the SDK's safeguards, switched off in this process to measure them (process CPU ms per history, median of ${ROUNDS} rounds, alternated):`,
+    `    ${SAFEGUARDS.map((s) => `${s.name} ${ms(s.name).toFixed(2)}`).join(', ')}`,
+    `    the time-out on each call into the sandbox (a watchdog thread per call: deadlock detection): ${saved(SAFEGUARDS[1]!.name).toFixed(2)} ms = ${((saved(SAFEGUARDS[1]!.name) * 1000) / calls).toFixed(0)} µs a call (${calls.toFixed(1)} calls), ${(saved(SAFEGUARDS[1]!.name) / activations).toFixed(2)} ms an activation`,
+    `    the stack-trace tracking (a promise hook: the Temporal UI's stack trace): ${saved(SAFEGUARDS[2]!.name).toFixed(2)} ms = ${((saved(SAFEGUARDS[2]!.name) * 1000) / promises).toFixed(0)} µs a promise (${promises.toFixed(1)} promises), ${(saved(SAFEGUARDS[2]!.name) / activations).toFixed(2)} ms an activation`,
+    `    both: ${saved(SAFEGUARDS[3]!.name).toFixed(2)} ms, ${((100 * saved(SAFEGUARDS[3]!.name)) / full).toFixed(0)} % of the replay's CPU`,
+  ];
 }
 
 main().catch((err: unknown) => {
