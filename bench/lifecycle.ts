@@ -69,6 +69,7 @@ const { values: args } = parseArgs({
   options: {
     documents: { type: 'string', default: '200' },
     concurrency: { type: 'string', default: '20' },
+    'warm-up': { type: 'string' },
     health: { type: 'string', default: '200' },
     'round-trips': { type: 'string', default: '400' },
     series: { type: 'boolean', default: false },
@@ -94,9 +95,15 @@ const PACED = Number(args.paced);
 /** GET /documents/{id} requests after the load (`--reads`), at READ_CONNECTIONS. */
 const READS = Number(args.reads);
 const READ_CONNECTIONS = 50;
+/**
+ * Documents driven before each measured size, not counted (`--warm-up`, by default as many as run at once, so that
+ * every PDF thread has started).
+ */
+const WARM_UP_DOCUMENTS = Number(args['warm-up'] ?? CONCURRENCY);
 for (const [flag, n] of [
   ['--documents/--sizes', Math.min(...SIZES)],
   ['--concurrency', CONCURRENCY],
+  ['--warm-up', WARM_UP_DOCUMENTS],
   ['--health', HEALTH_CHECKS],
   ['--round-trips', ROUND_TRIPS],
   ['--paced', PACED],
@@ -104,8 +111,6 @@ for (const [flag, n] of [
 ] as const) {
   if (!Number.isInteger(n) || n < 1) throw new Error(`${flag} takes whole numbers from 1`);
 }
-/** Documents driven before each measured size (not counted): as many as run at once, so every PDF thread starts. */
-const WARM_UP_DOCUMENTS = CONCURRENCY;
 /** Uploads checked at once by the API (PDF_MAX_CONCURRENT_INSPECTIONS); the driver sends no more at a time. */
 const UPLOAD_SLOTS = 4;
 
@@ -415,7 +420,7 @@ async function main() {
   const yes = (met: boolean) => (met ? 'met' : 'NOT met');
 
   console.log(
-    `\nWathiq lifecycle benchmark — ${SIZES.join(', ')} documents (3 approvers: sign on the page, approve and review by WhatsApp button, half sequential), concurrency ${CONCURRENCY}, ${os.cpus().length} cores, on the ${temporal.label}`,
+    `\nWathiq lifecycle benchmark — ${SIZES.join(', ')} documents (3 approvers: sign on the page, approve and review by WhatsApp button, half sequential), concurrency ${CONCURRENCY}, ${WARM_UP_DOCUMENTS} documents of warm-up before each size, ${os.cpus().length} cores, on the ${temporal.label}`,
   );
   const uploads = limiter(UPLOAD_SLOTS);
   /** Creates document i, sends it, and waits for its workflow to end (approved, signed PDF made): its id. */
