@@ -160,10 +160,16 @@ describe('a finalization that fails for good', () => {
     }, 90_000);
     expect(failed.finalization!.error).toMatch(/SHA-256/);
     // Failed for good in the local attempt: the run parked at once, with no ordinary attempt to fail again (and
-    // count again in wathiq_finalization_failures_total).
-    expect(
-      (await localActivities(h, doc.id)).filter((a) => a.name === 'finalizeAndSendSignedCopies'),
-    ).toEqual([{ name: 'finalizeAndSendSignedCopies', failed: true }]);
+    // count again in wathiq_finalization_failures_total). The park's own write (markFinalizationFailed, a local
+    // activity in the same workflow task) can be read before that task completes and records the markers, so the
+    // history is read once they are in it.
+    const finalizing = await eventually(async () => {
+      const markers = (await localActivities(h, doc.id)).filter(
+        (a) => a.name === 'finalizeAndSendSignedCopies',
+      );
+      return markers.length > 0 && markers;
+    }, 30_000);
+    expect(finalizing).toEqual([{ name: 'finalizeAndSendSignedCopies', failed: true }]);
     const history = await h.service.temporal.client.workflow.getHandle(`document-${doc.id}`).fetchHistory();
     const scheduled = (history.events ?? []).flatMap(
       (e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? [],
