@@ -50,6 +50,9 @@ const HISTORIES = path.join(ROOT, 'test/histories/document-approval');
 installTemporalRuntime(createLogger({ logLevel: 'silent' }));
 const silent = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log() {} };
 
+/** The middle value (the upper of the two middle ones for an even count). */
+const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
 interface Code {
   name: string;
   bundle: { code: string };
@@ -174,7 +177,6 @@ async function main() {
   console.log(
     `${histories.length} documentApproval histories, replayed ${REPEAT} times each in ${ROUNDS} rounds per code (load average ${os.loadavg()[0]!.toFixed(2)}):`,
   );
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const rows = codes.map(({ name }) => {
     const { counts, cpu } = per.get(name)!;
     const n = histories.length;
@@ -264,19 +266,18 @@ async function safeguardCosts(code: Code, histories: readonly History[], counts:
     useSafeguards(SAFEGUARDS[0]!);
   }
   const n = histories.length;
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  const ms = (name: string) => median(cpu.get(name)!);
-  const full = ms(SAFEGUARDS[0]!.name);
+  const medians = SAFEGUARDS.map((s) => median(cpu.get(s.name)!));
+  const [full, noTimeout, noStackTraces, neither] = medians as [number, number, number, number];
   const activations = counts.activations / n;
   const calls = [...counts.calls.values()].reduce((a, b) => a + b, 0) / n;
   const promises = counts.promises / n;
-  const saved = (name: string) => full - ms(name);
+  const [timeout, stackTraces, both] = [full - noTimeout, full - noStackTraces, full - neither];
   return [
     `  the SDK's safeguards, switched off in this process to measure them (process CPU ms per history, median of ${ROUNDS} rounds, alternated):`,
-    `    ${SAFEGUARDS.map((s) => `${s.name} ${ms(s.name).toFixed(2)}`).join(', ')}`,
-    `    the time-out on each call into the sandbox (a watchdog thread per call: deadlock detection): ${saved(SAFEGUARDS[1]!.name).toFixed(2)} ms = ${((saved(SAFEGUARDS[1]!.name) * 1000) / calls).toFixed(0)} µs a call (${calls.toFixed(1)} calls), ${(saved(SAFEGUARDS[1]!.name) / activations).toFixed(2)} ms an activation`,
-    `    the stack-trace tracking (a promise hook: the Temporal UI's stack trace): ${saved(SAFEGUARDS[2]!.name).toFixed(2)} ms = ${((saved(SAFEGUARDS[2]!.name) * 1000) / promises).toFixed(0)} µs a promise (${promises.toFixed(1)} promises), ${(saved(SAFEGUARDS[2]!.name) / activations).toFixed(2)} ms an activation`,
-    `    both: ${saved(SAFEGUARDS[3]!.name).toFixed(2)} ms, ${((100 * saved(SAFEGUARDS[3]!.name)) / full).toFixed(0)} % of the replay's CPU`,
+    `    ${SAFEGUARDS.map((s, i) => `${s.name} ${medians[i]!.toFixed(2)}`).join(', ')}`,
+    `    the time-out on each call into the sandbox (a watchdog thread per call: deadlock detection): ${timeout.toFixed(2)} ms = ${((timeout * 1000) / calls).toFixed(0)} µs a call (${calls.toFixed(1)} calls), ${(timeout / activations).toFixed(2)} ms an activation`,
+    `    the stack-trace tracking (a promise hook: the Temporal UI's stack trace): ${stackTraces.toFixed(2)} ms = ${((stackTraces * 1000) / promises).toFixed(0)} µs a promise (${promises.toFixed(1)} promises), ${(stackTraces / activations).toFixed(2)} ms an activation`,
+    `    both: ${both.toFixed(2)} ms, ${((100 * both) / full).toFixed(0)} % of the replay's CPU`,
   ];
 }
 
