@@ -6,11 +6,17 @@ import { freePort } from '../test/setup/free-port.ts';
 import { startProductionTemporal } from '../test/helpers/production-temporal.ts';
 
 /**
- * The Temporal a benchmark runs on (`--temporal development|production`): the CLI's dev server that `npm start`
- * runs (one process, SQLite in memory, one history shard), or the production-shaped server of the fault tests
- * (PostgreSQL persistence of its own, 4 history shards; test/helpers/production-temporal.ts).
+ * The Temporal a benchmark runs on (`--temporal <shape>`):
+ * - `development` (the default): the CLI's dev server as `npm start` runs it (src/runtime/infrastructure.ts): one
+ *   process, one history shard, its state in a SQLite file, so that workflows survive a restart of the tree;
+ * - `development-in-memory`: the same server with its SQLite in memory, as the test suite runs it and as this
+ *   benchmark's `development` ran it until 2026-12-06. Nothing is written to disk, so a restart loses every
+ *   workflow: no deployment runs it, and its round trip is the cheapest a Temporal can be;
+ * - `production`: the production-shaped server of the fault tests (PostgreSQL persistence of its own, 4 history
+ *   shards; test/helpers/production-temporal.ts).
  */
-export type BenchTemporalShape = 'development' | 'production';
+export const BENCH_TEMPORAL_SHAPES = ['development', 'development-in-memory', 'production'] as const;
+export type BenchTemporalShape = (typeof BENCH_TEMPORAL_SHAPES)[number];
 
 export interface BenchTemporal {
   address: string;
@@ -24,9 +30,9 @@ export interface BenchTemporal {
 }
 
 export function parseTemporalShape(value: string): BenchTemporalShape {
-  if (value !== 'development' && value !== 'production')
-    throw new Error(`--temporal takes development or production, not ${value}`);
-  return value;
+  if (!(BENCH_TEMPORAL_SHAPES as readonly string[]).includes(value))
+    throw new Error(`--temporal takes ${BENCH_TEMPORAL_SHAPES.join(', ')}, not ${value}`);
+  return value as BenchTemporalShape;
 }
 
 export async function startBenchTemporal(
@@ -34,14 +40,23 @@ export async function startBenchTemporal(
   dir: string,
   logger: Logger,
 ): Promise<BenchTemporal> {
-  if (shape === 'development') {
+  if (shape !== 'production') {
+    const inMemory = shape === 'development-in-memory';
     const dev = await startTemporalDevServer({
       port: await freePort(),
       uiPort: await freePort(),
       namespace: 'default',
+      // Where `npm start` keeps it: DATA_DIR/temporal/temporal.db.
+      ...(!inMemory && { dbFile: path.join(dir, 'temporal', 'temporal.db') }),
       logger,
     });
-    return { address: dev.address, label: 'Temporal dev server', stop: () => dev.stop() };
+    return {
+      address: dev.address,
+      label: inMemory
+        ? 'Temporal dev server (SQLite in memory)'
+        : 'Temporal dev server (SQLite file, as npm start runs it)',
+      stop: () => dev.stop(),
+    };
   }
   const cliPath = await locateOrBuildTemporalCli(process.env.TEMPORAL_CLI_PATH, logger);
   if (!cliPath)
