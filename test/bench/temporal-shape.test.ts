@@ -61,17 +61,25 @@ describe("bench:lifecycle's Temporal shapes", () => {
     }
   };
 
-  it('development keeps its state in a SQLite file, as npm start does: a workflow outlives a restart', async () => {
-    const { found, label, file } = await survivesRestart('development');
-    expect(file).toBe(true);
-    expect(found).toBe('RUNNING');
-    expect(label).toBe('Temporal dev server (SQLite file, as npm start runs it)');
-  }, 120_000);
-
-  it('development-in-memory writes nothing: the workflow is gone after a restart', async () => {
-    const { found, label, file } = await survivesRestart('development-in-memory');
-    expect(file).toBe(false);
-    expect(found).toBe('not found: WorkflowNotFoundError');
-    expect(label).toBe('Temporal dev server (SQLite in memory)');
-  }, 120_000);
+  const shapes = [
+    {
+      shape: 'development' as const,
+      what: 'keeps its state in a SQLite file, as npm start does: a workflow outlives a restart',
+      file: true,
+      found: 'RUNNING',
+      label: 'Temporal dev server (SQLite file, as npm start runs it)',
+    },
+    {
+      shape: 'development-in-memory' as const,
+      what: 'writes nothing: the workflow is gone after a restart',
+      file: false,
+      found: 'not found: WorkflowNotFoundError',
+      label: 'Temporal dev server (SQLite in memory)',
+    },
+  ];
+  for (const { shape, what, ...expected } of shapes) {
+    it(`${shape} ${what}`, async () => {
+      expect(await survivesRestart(shape)).toEqual(expected);
+    }, 120_000);
+  }
 });
