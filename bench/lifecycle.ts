@@ -3,13 +3,13 @@
  * that shows whether cost grows linearly: `npm run bench:lifecycle -- --series` (100, 400 and 1,600 documents, one
  * after the other in the same environment; `--sizes 100,400,1600` to choose them).
  *
- * Everything real and on this machine: an embedded PostgreSQL, a Temporal dev server as `npm start` runs it (or,
- * with `--temporal production`, the production-shaped server of the fault tests: PostgreSQL persistence, 4 shards;
- * bench/temporal-shape.ts has the shapes), the worker and the
- * API (each in its own process, as deployed), and, in this process, the driver and a fake WhatsApp Cloud API on
- * loopback standing in for Meta. N documents (3 approvers each, half sequential, half parallel) are created, sent, and driven to
- * `approved` the way approvers act: the WhatsApp button (approve_only, review_only, through Meta-signed webhook
- * calls) and the approval page (sign, with a typed name). Prints, per size:
+ * Everything real and on this machine: an embedded PostgreSQL, a Temporal dev server as `npm start` runs it (or, with
+ * `--temporal production`, the production-shaped server of the fault tests: PostgreSQL persistence, 4 shards;
+ * bench/temporal-shape.ts has the shapes), the worker and the API (each in its own process, as deployed), and, in this
+ * process, the driver and a fake WhatsApp Cloud API on loopback standing in for Meta. N documents (3 approvers each,
+ * half sequential, half parallel) are created, sent, and driven to `approved` the way approvers act: the WhatsApp
+ * button (approve_only, review_only, through Meta-signed webhook calls) and the approval page (sign, with a typed
+ * name). Prints, per size:
  *
  * - documents per second end to end, as a ratio against the baseline measured in the same run: the minimal
  *   Temporal round trip (a trivial workflow with one activity, bench/round-trip/workflow.ts, on a worker of this
