@@ -53,6 +53,12 @@ const silent = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, log()
 /** The middle value (the upper of the two middle ones for an even count). */
 const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
+/** `xs` in the order of round `round`: each round starts one further along, so none always runs first. */
+const inTurn = <T>(xs: readonly T[], round: number): T[] => [
+  ...xs.slice(round % xs.length),
+  ...xs.slice(0, round % xs.length),
+];
+
 interface Code {
   name: string;
   bundle: { code: string };
@@ -171,8 +177,7 @@ async function main() {
     per.set(code.name, { counts: await count(code, histories), cpu: [] });
   }
   for (let round = 0; round < ROUNDS; round++)
-    for (const code of round % 2 ? [...codes].reverse() : codes)
-      per.get(code.name)!.cpu.push(await timed(code, histories));
+    for (const code of inTurn(codes, round)) per.get(code.name)!.cpu.push(await timed(code, histories));
 
   console.log(
     `${histories.length} documentApproval histories, replayed ${REPEAT} times each in ${ROUNDS} rounds per code (load average ${os.loadavg()[0]!.toFixed(2)}):`,
@@ -253,11 +258,7 @@ async function safeguardCosts(code: Code, histories: readonly History[], counts:
   const useSafeguards = safeguardSwitches();
   try {
     for (let round = 0; round < ROUNDS; round++) {
-      const order = [
-        ...SAFEGUARDS.slice(round % SAFEGUARDS.length),
-        ...SAFEGUARDS.slice(0, round % SAFEGUARDS.length),
-      ];
-      for (const s of order) {
+      for (const s of inTurn(SAFEGUARDS, round)) {
         useSafeguards(s);
         cpu.get(s.name)!.push((await timed(code, histories)).process);
       }

@@ -29,6 +29,9 @@ describe("bench:lifecycle's Temporal shapes", () => {
     expect(() => parseTemporalShape('dev')).toThrow(
       '--temporal takes development, development-in-memory, production, not dev',
     );
+    for (const hostile of ['', '__proto__', 'constructor', 'Development', 'production ']) {
+      expect(() => parseTemporalShape(hostile)).toThrow(`not ${hostile}`);
+    }
   });
 
   /** Starts a workflow (no worker: it waits for its first task), restarts the server in the same folder, looks for it. */
